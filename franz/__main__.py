@@ -1,0 +1,5 @@
+import sys
+
+from franz.cli.main import main
+
+sys.exit(main())

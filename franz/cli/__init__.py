@@ -1,0 +1,1 @@
+"""The `franz` command: Kafka's tools under one command."""
