@@ -1,0 +1,1 @@
+"""Pieces every layer may use: config definitions (Kafka's common.config)."""
