@@ -1,0 +1,235 @@
+"""KafkaConfig: the broker's configuration, Kafka's server.properties keys.
+
+Values come from a properties file (Java .properties syntax: `key=value` or
+`key: value`, `#`/`!` comments, backslash continuations), then `--override
+key=value` pairs, over the embedded default that lets `franz server start` run
+with no file at all: one node on 127.0.0.1:9092 with data under ./data.
+
+A bad value is refused with a ConfigError naming the key. An unknown key is
+kept (it may be meant for a topic default or a later franz) and reported in
+`unknown_keys` so the caller can warn as Kafka does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from franz.common.config_def import (
+    INT32_MAX,
+    INT64_MAX,
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigError,
+    ConfigKey,
+    at_least,
+    between,
+    each_of,
+    one_of,
+)
+from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
+
+EMBEDDED_DEFAULTS: dict[str, str] = {
+    "node.id": "1",
+    "process.roles": "broker,controller",
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "log.dirs": "./data",
+}
+
+_HOUR_MS = 60 * 60 * 1000
+
+BROKER_CONFIG_DEF = ConfigDef([
+    ConfigKey("node.id", "int", NO_DEFAULT, at_least(0)),
+    ConfigKey("broker.id", "int", -1),
+    ConfigKey("process.roles", "list", ["broker", "controller"], each_of("broker", "controller")),
+    ConfigKey("cluster.id", "string", None),
+    ConfigKey("listeners", "list", ["PLAINTEXT://:9092"]),
+    ConfigKey("advertised.listeners", "list", None),
+    ConfigKey("controller.listener.names", "list", None),
+    ConfigKey("inter.broker.listener.name", "string", None),
+    ConfigKey("listener.security.protocol.map", "list", None),
+    ConfigKey("controller.quorum.voters", "list", []),
+    ConfigKey("controller.quorum.bootstrap.servers", "list", []),
+    ConfigKey("log.dirs", "list", None),
+    ConfigKey("log.dir", "list", ["/tmp/kafka-logs"]),
+    ConfigKey("metadata.log.dir", "string", None),
+    ConfigKey("num.partitions", "int", 1, at_least(1)),
+    ConfigKey("default.replication.factor", "int", 1, at_least(1)),
+    ConfigKey("auto.create.topics.enable", "boolean", True),
+    ConfigKey("delete.topic.enable", "boolean", True),
+    # Log roll/retention in coarser units; the *.ms keys are topic synonyms below.
+    ConfigKey("log.roll.hours", "int", 168, at_least(1)),
+    ConfigKey("log.roll.jitter.hours", "int", 0, at_least(0)),
+    ConfigKey("log.retention.hours", "int", 168),
+    ConfigKey("log.retention.minutes", "int", None),
+    ConfigKey("log.retention.check.interval.ms", "long", 300_000, at_least(1)),
+    ConfigKey("log.flush.scheduler.interval.ms", "long", INT64_MAX, at_least(1)),
+    ConfigKey("log.flush.offset.checkpoint.interval.ms", "int", 60_000, at_least(0)),
+    ConfigKey("log.flush.start.offset.checkpoint.interval.ms", "int", 60_000, at_least(0)),
+    ConfigKey("log.initial.task.delay.ms", "long", 30_000, at_least(0)),
+    ConfigKey("num.recovery.threads.per.data.dir", "int", 2, at_least(1)),
+    ConfigKey("log.cleaner.enable", "boolean", True),
+    ConfigKey("log.cleaner.threads", "int", 1, at_least(0)),
+    # Network.
+    ConfigKey("socket.request.max.bytes", "int", 100 * 1024 * 1024, at_least(1)),
+    ConfigKey("socket.send.buffer.bytes", "int", 100 * 1024),
+    ConfigKey("socket.receive.buffer.bytes", "int", 100 * 1024),
+    ConfigKey("queued.max.requests", "int", 500, at_least(1)),
+    ConfigKey("connections.max.idle.ms", "long", 600_000),
+    ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
+    ConfigKey("max.connections.per.ip", "int", INT32_MAX, at_least(0)),
+    ConfigKey("num.network.threads", "int", 3, at_least(1)),
+    ConfigKey("num.io.threads", "int", 8, at_least(1)),
+    ConfigKey("request.timeout.ms", "int", 30_000, at_least(0)),
+    ConfigKey("fetch.max.bytes", "int", 55 * 1024 * 1024, at_least(1024)),
+    ConfigKey("replica.fetch.max.bytes", "int", 1024 * 1024, at_least(0)),
+    ConfigKey("max.incremental.fetch.session.cache.slots", "int", 1000, at_least(0)),
+    ConfigKey("fetch.purgatory.purge.interval.requests", "int", 1000),
+    ConfigKey("producer.purgatory.purge.interval.requests", "int", 1000),
+    # Producers and transactions.
+    ConfigKey("producer.id.expiration.ms", "int", 86_400_000, at_least(1)),
+    ConfigKey("producer.id.expiration.check.interval.ms", "int", 600_000, at_least(1)),
+    ConfigKey("transactional.id.expiration.ms", "int", 604_800_000, at_least(1)),
+    ConfigKey("transaction.max.timeout.ms", "int", 900_000, at_least(1)),
+    ConfigKey("transaction.state.log.num.partitions", "int", 50, at_least(1)),
+    ConfigKey("transaction.state.log.replication.factor", "short", 3, at_least(1)),
+    ConfigKey("transaction.state.log.min.isr", "int", 2, at_least(1)),
+    ConfigKey("transaction.state.log.segment.bytes", "int", 100 * 1024 * 1024, at_least(1)),
+    # Groups.
+    ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
+    ConfigKey("offsets.topic.replication.factor", "short", 3, at_least(1)),
+    ConfigKey("offsets.topic.segment.bytes", "int", 100 * 1024 * 1024, at_least(1)),
+    ConfigKey("offsets.topic.compression.codec", "int", 0),
+    ConfigKey("offsets.retention.minutes", "int", 7 * 24 * 60, at_least(1)),
+    ConfigKey("offsets.retention.check.interval.ms", "long", 600_000, at_least(1)),
+    ConfigKey("offsets.commit.timeout.ms", "int", 5000, at_least(1)),
+    ConfigKey("offset.metadata.max.bytes", "int", 4096),
+    ConfigKey("group.initial.rebalance.delay.ms", "int", 3000),
+    ConfigKey("group.min.session.timeout.ms", "int", 6000),
+    ConfigKey("group.max.session.timeout.ms", "int", 1_800_000),
+    ConfigKey("group.max.size", "int", INT32_MAX, at_least(1)),
+    ConfigKey("group.coordinator.rebalance.protocols", "list", ["classic", "consumer", "streams"],
+              each_of("classic", "consumer", "streams", "share")),
+    ConfigKey("group.consumer.session.timeout.ms", "int", 45_000, at_least(1)),
+    ConfigKey("group.consumer.heartbeat.interval.ms", "int", 5000, at_least(1)),
+    ConfigKey("group.consumer.max.size", "int", INT32_MAX, at_least(1)),
+    ConfigKey("group.consumer.assignors", "list", ["uniform", "range"]),
+    # Observability (franz): 0 disables the Prometheus endpoint.
+    ConfigKey("metrics.port", "int", 0, between(0, 65535)),
+])
+
+_LISTENER_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:]*):(?P<port>\d+)$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Endpoint:
+    listener_name: str
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, key: str, text: str) -> Endpoint:
+        match = _LISTENER_RE.match(text.strip())
+        if match is None:
+            raise ConfigError(key, text, "Expected a listener of the form NAME://host:port")
+        port = int(match["port"])
+        if not 0 <= port <= 65535:
+            raise ConfigError(key, text, "Port must be between 0 and 65535")
+        return cls(match["name"].upper(), match["host"].strip("[]"), port)
+
+
+def read_properties(path: str | Path) -> dict[str, str]:
+    """Parse a Java .properties file (the subset Kafka's config files use)."""
+    props: dict[str, str] = {}
+    pending = ""
+    for raw_line in Path(path).read_text(encoding="utf-8").splitlines():
+        line = pending + raw_line.strip() if pending else raw_line.strip()
+        pending = ""
+        if not line or line[0] in "#!":
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending = line[:-1]
+            continue
+        match = re.match(r"^((?:[^=:\s\\]|\\.)+)\s*[=:\s]\s*(.*)$", line)
+        if match is None:
+            props[line] = ""
+        else:
+            props[match[1]] = match[2]
+    return props
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, str]:
+    overrides = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--override", item, "Expected KEY=VALUE")
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
+class KafkaConfig:
+    """The resolved broker configuration. `values` holds typed values by key."""
+
+    def __init__(self, props: Mapping[str, Any]) -> None:
+        self.originals = dict(props)
+        self.values, unknown = BROKER_CONFIG_DEF.parse(self.originals)
+        # Keys that are topic-config synonyms are validated by LogConfig.
+        self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS]
+        for broker_key, topic_key in BROKER_SYNONYMS.items():
+            if broker_key in self.originals:
+                try:
+                    TOPIC_CONFIG_DEF.keys[topic_key].parse(self.originals[broker_key])
+                except ConfigError as exc:  # name the key the operator wrote
+                    raise ConfigError(broker_key, exc.value, exc.reason) from None
+        self.log_config = LogConfig.from_props({}, self._log_config_props())
+        self.listeners = [Endpoint.parse("listeners", text) for text in self.values["listeners"]]
+        if not self.listeners:
+            raise ConfigError("listeners", self.originals.get("listeners"), "At least one listener is required")
+        advertised = self.values["advertised.listeners"]
+        self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
+                                     if advertised else list(self.listeners))
+
+    @classmethod
+    def from_sources(cls, config_file: str | Path | None = None,
+                     overrides: Sequence[str] = ()) -> KafkaConfig:
+        props = dict(EMBEDDED_DEFAULTS) if config_file is None else read_properties(config_file)
+        props.update(parse_overrides(overrides))
+        return cls(props)
+
+    def _log_config_props(self) -> dict[str, Any]:
+        props = {key: self.originals[key] for key in BROKER_SYNONYMS if key in self.originals}
+        # Kafka: log.roll.ms else log.roll.hours; log.retention.ms else .minutes else .hours.
+        if "log.roll.ms" not in props:
+            props["log.roll.ms"] = self.values["log.roll.hours"] * _HOUR_MS
+        if "log.roll.jitter.ms" not in props:
+            props["log.roll.jitter.ms"] = self.values["log.roll.jitter.hours"] * _HOUR_MS
+        if "log.retention.ms" not in props:
+            minutes = self.values["log.retention.minutes"]
+            props["log.retention.ms"] = (minutes * 60_000 if minutes is not None
+                                         else self.values["log.retention.hours"] * _HOUR_MS)
+        if "log.flush.interval.ms" not in props:
+            props["log.flush.interval.ms"] = self.values["log.flush.scheduler.interval.ms"]
+        return props
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.values:
+            return self.values[key]
+        topic_key = BROKER_SYNONYMS.get(key)
+        if topic_key is not None:
+            return getattr(self.log_config, topic_key.replace(".", "_"))
+        raise KeyError(key)
+
+    @property
+    def node_id(self) -> int:
+        return self.values["node.id"]
+
+    @property
+    def log_dirs(self) -> list[str]:
+        return self.values["log.dirs"] or self.values["log.dir"]
+
+    def topic_config_keys(self) -> tuple[str, ...]:
+        return tuple(TOPIC_CONFIG_DEF.keys)

@@ -1,0 +1,59 @@
+import pytest
+
+from franz.common.config_def import ConfigError
+from franz.server.kafka_config import Endpoint, KafkaConfig, read_properties
+
+
+def test_embedded_default_is_one_node_on_loopback_with_data_under_dot_data():
+    config = KafkaConfig.from_sources()
+    assert config.node_id == 1
+    assert config.listeners == [Endpoint("PLAINTEXT", "127.0.0.1", 9092)]
+    assert config.advertised_listeners == config.listeners
+    assert config.log_dirs == ["./data"]
+
+
+def test_properties_file_syntax(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text(
+        "# comment\n! also a comment\n"
+        "node.id=3\n"
+        "listeners = PLAINTEXT://127.0.0.1:19092\n"
+        "log.dirs: /a,\\\n    /b\n"
+        "log.segment.bytes=4096\n"
+    )
+    props = read_properties(path)
+    assert props["log.dirs"] == "/a,/b"
+    config = KafkaConfig.from_sources(path)
+    assert config.node_id == 3
+    assert config.log_dirs == ["/a", "/b"]
+    assert config["log.segment.bytes"] == 4096
+    assert config.log_config.segment_bytes == 4096
+
+
+def test_overrides_win_over_the_file():
+    config = KafkaConfig.from_sources(None, ["num.partitions=8", "log.retention.ms=1000"])
+    assert config["num.partitions"] == 8
+    assert config.log_config.retention_ms == 1000
+
+
+def test_retention_falls_back_from_ms_to_minutes_to_hours():
+    assert KafkaConfig.from_sources(None, ["log.retention.minutes=2"]).log_config.retention_ms == 120_000
+    assert KafkaConfig.from_sources(None, ["log.retention.hours=1"]).log_config.retention_ms == 3_600_000
+
+
+def test_unknown_keys_are_reported_for_a_warning():
+    config = KafkaConfig.from_sources(None, ["no.such.key=1"])
+    assert config.unknown_keys == ["no.such.key"]
+
+
+@pytest.mark.parametrize("override, key", [
+    ("num.partitions=0", "num.partitions"),
+    ("auto.create.topics.enable=maybe", "auto.create.topics.enable"),
+    ("listeners=127.0.0.1:9092", "listeners"),
+    ("log.segment.bytes=-5", "log.segment.bytes"),
+    ("log.cleanup.policy=shred", "log.cleanup.policy"),
+    ("metrics.port=70000", "metrics.port"),
+])
+def test_bad_values_are_refused_naming_the_key(override, key):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        KafkaConfig.from_sources(None, [override])
