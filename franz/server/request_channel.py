@@ -1,0 +1,199 @@
+"""RequestChannel: what passes between the network layer and the request handlers.
+
+Owns the two message shapes of kafka.network.RequestChannel:
+
+- `Request`: one received frame of one connection, with the request header's
+  routing fields (api_key, api_version, correlation_id, client_id) read from the
+  frame's first bytes, and the body as a memoryview over the frame (no copy).
+- `Response`: what a handler gives back. Either a list of chunks to send (bytes,
+  bytearray, memoryview, or a file region: anything with `fileno()`, `position`
+  and `size`, sent with os.sendfile where the transport allows), or one of the
+  two markers `NO_RESPONSE` (acks=0 produce: answer nothing) and
+  `CLOSE_CONNECTION` (close after the responses before it are sent).
+
+Request header grammar (Kafka's RequestHeader.json; all integers big-endian):
+
+    frame          := size:int32 header body          (size counts header + body)
+    header_v1      := api_key:int16 api_version:int16 correlation_id:int32
+                      client_id:nullable_string        (int16 length, -1 = null)
+    header_v2      := header_v1 tagged_fields          (flexible versions)
+    tagged_fields  := count:uvarint (tag:uvarint size:uvarint data:byte[size])*
+
+Header v0 (no client_id) only ever served ControlledShutdown v0, which Kafka
+4.x no longer accepts, so every frame is read as v1 at least. Whether a request
+uses header v2 depends on its api_key/api_version, which only the protocol
+codec knows: the caller passes `header_version_of`; without it the header is
+read as v1 and any tagged fields stay at the start of `body`.
+
+The chunks of a Response carry the response header and body; the network layer
+adds the 4-byte size prefix.
+
+Invariants: `body` and `frame` are views over one immutable-size buffer owned
+by the Request; a malformed header raises InvalidRequestError, never returns a
+partial Request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol, runtime_checkable
+
+# int16 api_key, int16 api_version, int32 correlation_id, int16 client_id length.
+_HEADER_V1_FIXED: Final = struct.Struct(">hhih")
+HEADER_V1_FIXED_SIZE_BYTES: Final = _HEADER_V1_FIXED.size
+SIZE_PREFIX_BYTES: Final = 4
+# A uvarint of an int32 takes at most 5 bytes; more is a malformed frame.
+_UVARINT_SIZE_BYTES_MAX: Final = 5
+
+HeaderVersionOf = Callable[[int, int], int]
+
+
+class InvalidRequestError(ValueError):
+    """A frame whose request header cannot be read; the connection is closed."""
+
+
+@runtime_checkable
+class FileRegion(Protocol):
+    """A byte range of an open file: what FileRecords hands out for a fetch."""
+
+    position: int
+    size: int
+
+    def fileno(self) -> int: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FileSlice:
+    """A ready-made FileRegion over an open file object or descriptor."""
+
+    file: Any
+    position: int
+    size: int
+
+    def __post_init__(self) -> None:
+        assert self.position >= 0 and self.size >= 0, (self.position, self.size)
+
+    def fileno(self) -> int:
+        return self.file if isinstance(self.file, int) else self.file.fileno()
+
+
+Chunk = bytes | bytearray | memoryview | FileRegion
+
+
+def read_uvarint(view: memoryview, pos: int) -> tuple[int, int]:
+    """Read an unsigned varint at `pos`; return (value, position after it)."""
+    value = 0
+    for index in range(_UVARINT_SIZE_BYTES_MAX):
+        if pos >= len(view):
+            raise InvalidRequestError("Truncated varint in request header")
+        byte = view[pos]
+        pos += 1
+        value |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            return value, pos
+    raise InvalidRequestError("Varint in request header is longer than 5 bytes")
+
+
+def _read_tagged_fields(view: memoryview, pos: int) -> tuple[dict[int, memoryview], int]:
+    count, pos = read_uvarint(view, pos)
+    fields: dict[int, memoryview] = {}
+    for _ in range(count):  # bounded: each field takes >= 2 bytes of the frame
+        tag, pos = read_uvarint(view, pos)
+        size, pos = read_uvarint(view, pos)
+        if pos + size > len(view):
+            raise InvalidRequestError(f"Tagged field {tag} runs past the end of the frame")
+        fields[tag] = view[pos:pos + size]
+        pos += size
+    return fields, pos
+
+
+class Request:
+    """One request frame of one connection. The frame buffer is owned here."""
+
+    __slots__ = ("connection_id", "listener_name", "client_address", "api_key", "api_version",
+                 "correlation_id", "client_id", "header_version", "header_tagged_fields",
+                 "frame", "body", "receive_time_ns")
+
+    def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
+                 frame: bytes | bytearray, receive_time_ns: int,
+                 header_version_of: HeaderVersionOf | None = None) -> None:
+        self.connection_id = connection_id
+        self.listener_name = listener_name
+        self.client_address = client_address
+        self.receive_time_ns = receive_time_ns
+        view = memoryview(frame)
+        self.frame = view
+        if len(view) < HEADER_V1_FIXED_SIZE_BYTES:
+            raise InvalidRequestError(
+                f"Request frame of {len(view)} bytes is shorter than a request header")
+        self.api_key, self.api_version, self.correlation_id, client_id_size = \
+            _HEADER_V1_FIXED.unpack_from(view, 0)
+        pos = HEADER_V1_FIXED_SIZE_BYTES
+        if client_id_size < 0:
+            if client_id_size != -1:
+                raise InvalidRequestError(f"Invalid client id length {client_id_size}")
+            self.client_id = None
+        else:
+            end = pos + client_id_size
+            if end > len(view):
+                raise InvalidRequestError(
+                    f"Client id of {client_id_size} bytes runs past the end of the frame")
+            try:
+                self.client_id = str(view[pos:end], "utf-8")
+            except UnicodeDecodeError:
+                raise InvalidRequestError("Client id is not valid UTF-8") from None
+            pos = end
+        self.header_version = 1
+        self.header_tagged_fields: dict[int, memoryview] | None = None
+        if header_version_of is not None:
+            self.header_version = header_version_of(self.api_key, self.api_version)
+            if self.header_version >= 2:
+                self.header_tagged_fields, pos = _read_tagged_fields(view, pos)
+        self.body = view[pos:]
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.frame)
+
+    def __repr__(self) -> str:
+        return (f"Request(connection_id={self.connection_id!r}, api_key={self.api_key}, "
+                f"api_version={self.api_version}, correlation_id={self.correlation_id}, "
+                f"client_id={self.client_id!r}, size_bytes={self.size_bytes})")
+
+
+class Response:
+    """A handler's answer: chunks to send in order, or a marker (see module doc)."""
+
+    __slots__ = ("chunks", "kind", "size_bytes", "has_file_regions")
+
+    SEND: Final = "send"
+    NO_RESPONSE_KIND: Final = "no_response"
+    CLOSE_CONNECTION_KIND: Final = "close_connection"
+
+    def __init__(self, chunks: Sequence[Chunk], kind: str = SEND) -> None:
+        assert kind in (Response.SEND, Response.NO_RESPONSE_KIND, Response.CLOSE_CONNECTION_KIND)
+        self.kind = kind
+        self.chunks = list(chunks)
+        size = 0
+        regions = False
+        for chunk in self.chunks:
+            if isinstance(chunk, (bytes, bytearray, memoryview)):
+                size += chunk.nbytes if isinstance(chunk, memoryview) else len(chunk)
+            else:
+                assert isinstance(chunk, FileRegion), f"not a chunk: {type(chunk).__name__}"
+                size += chunk.size
+                regions = True
+        self.size_bytes = size
+        self.has_file_regions = regions
+        assert kind == Response.SEND or not self.chunks
+
+    def __repr__(self) -> str:
+        if self.kind != Response.SEND:
+            return f"Response.{self.kind.upper()}"
+        return f"Response(chunks={len(self.chunks)}, size_bytes={self.size_bytes})"
+
+
+NO_RESPONSE: Final = Response((), Response.NO_RESPONSE_KIND)
+CLOSE_CONNECTION: Final = Response((), Response.CLOSE_CONNECTION_KIND)
