@@ -1,0 +1,480 @@
+"""KafkaChannel: one client connection of the SocketServer (kafka.network's
+Processor work for one socket, with common.network's KafkaChannel and NetworkReceive).
+
+Owns the connection's receive state (cutting the byte stream into frames: a
+4-byte big-endian size, then the request), the in-order queue of its handler
+tasks, and the sending of their responses, with file regions sent by
+os.sendfile on the transport's own socket when the transport carries plain TCP.
+
+Invariants:
+- A frame's size is checked against `socket.request.max.bytes` before any of
+  its body is read; a negative or oversized size closes the connection with one
+  log line (Kafka's InvalidReceiveException text).
+- Handlers start in arrival order (asyncio runs new tasks FIFO, so the first
+  step of handler n runs before that of handler n+1); responses are written in
+  arrival order whatever order the handlers finish in.
+- Each dispatched request holds one of the broker's `queued.max.requests`
+  slots from dispatch until its response is handed to the transport (or
+  dropped); a slot is released exactly once.
+- With no slot free, a complete frame stays here (parked) and the channel stops
+  reading until the server wakes it: TCP flow control pushes back on the client.
+
+Buffers: every channel reads into the server's one shared read buffer (the
+loop is single-threaded and each read is consumed before the next begins); a
+complete frame is copied out once. A frame that arrives in pieces gets a buffer
+of exactly its size and the socket reads the rest straight into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import errno
+import logging
+import os
+import socket
+import struct
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from franz.server.kafka_config import Endpoint
+from franz.server.request_channel import FileRegion, InvalidRequestError, Request, Response
+
+if TYPE_CHECKING:
+    from franz.server.socket_server import SocketServer
+
+# Log lines about connections come from the socket server's logger: one place to tune.
+logger = logging.getLogger("franz.server.socket_server")
+
+# Responses up to this size are joined with their size prefix into one write.
+COALESCE_SIZE_BYTES_MAX: Final = 64 * 1024
+# Transport write-buffer limits: past the high mark a connection stops sending
+# further responses until the buffer is back under the low mark.
+WRITE_BUFFER_HIGH_BYTES: Final = 1024 * 1024
+WRITE_BUFFER_LOW_BYTES: Final = 256 * 1024
+# When the kernel send buffer is full, a file region goes on in copied chunks of this size.
+REGION_CHUNK_SIZE_BYTES: Final = 256 * 1024
+_SIZE: Final = struct.Struct(">i")
+_SIZE_MAX: Final = 2**31 - 1
+# os.sendfile errors that mean "this pair of descriptors cannot do sendfile".
+_SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP}
+# Transports whose socket carries plain TCP bytes, so sendfile may write to it.
+_PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
+
+
+class KafkaChannel(asyncio.BufferedProtocol):
+    """One client connection: framing, in-order dispatch and response writing."""
+
+    def __init__(self, server: SocketServer, endpoint: Endpoint) -> None:
+        self._server = server
+        self._endpoint = endpoint
+        self._loop = server._loop
+        self.connection_id = ""
+        self.client_address: tuple[str, int] = ("", 0)
+        self._transport: Any = None
+        self._accepted = False
+        self._closing = False
+        self._eof = False
+        self.last_active_ns = 0
+        # Receive state: `_pending` holds bytes read but not yet framed (a partial
+        # size prefix, or data left unparsed while parked); `_frame` is a frame
+        # of known size being filled in place; `_ready_frame` a complete frame
+        # waiting for a queue slot.
+        self._pending = bytearray()
+        self._frame: bytearray | None = None
+        self._frame_view: memoryview | None = None
+        self._frame_filled = 0
+        self._ready_frame: bytes | bytearray | None = None
+        self._parked = False
+        self._reading = True
+        # Send state.
+        self._inflight: collections.deque[tuple[asyncio.Task[Response], Request]] = collections.deque()
+        self._sending = False  # a response with file regions is being sent
+        self._write_paused = False
+        self._drain_waiters: list[asyncio.Future[None]] = []
+        self._sendfile_fd: int | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def connection_made(self, transport: Any) -> None:
+        self._transport = transport
+        peer = transport.get_extra_info("peername") or ("?", 0)
+        local = transport.get_extra_info("sockname") or ("?", 0)
+        self.client_address = (peer[0], peer[1])
+        server = self._server
+        reason = server._admit(self.client_address[0])
+        if reason is not None:
+            logger.info("Rejected connection from %s, %s", self.client_address[0], reason)
+            transport.close()
+            return
+        self._accepted = True
+        self.connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{server._next_index()}"
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if server.send_buffer_bytes != -1:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, server.send_buffer_bytes)
+            if (hasattr(os, "sendfile") and transport.get_extra_info("sslcontext") is None
+                    and type(transport).__name__ in _PLAIN_TCP_TRANSPORTS):
+                self._sendfile_fd = sock.fileno()
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
+        server._register(self)
+        if server._shutting_down:
+            self._close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._accepted:
+            return
+        self._closing = True
+        self._release_done()
+        self._wake_drain_waiters()
+        self._server._deregister(self)
+
+    def eof_received(self) -> bool:
+        # Half-closed by the client: answer what was received whole, then close.
+        # A partial frame left behind is dropped quietly.
+        self._eof = True
+        self._frame = self._frame_view = None
+        if not self._parked:
+            self._pending.clear()
+        return not self.is_idle() or self._parked
+
+    def _close(self) -> None:
+        """Close after whatever is already in the transport's buffer is sent."""
+        if self._closing:
+            return
+        self._closing = True
+        self._release_done()
+        self._wake_drain_waiters()
+        if self._transport is not None:
+            self._transport.close()
+
+    def abort(self) -> None:
+        self._closing = True
+        self._release_done()
+        if self._transport is not None:
+            self._transport.abort()
+
+    def is_idle(self) -> bool:
+        return not self._inflight and not self._sending and self._ready_frame is None
+
+    # -- receiving ---------------------------------------------------------
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._frame_view is not None:
+            return self._frame_view[self._frame_filled:]
+        return self._server._read_view
+
+    def buffer_updated(self, nbytes: int) -> None:
+        server = self._server
+        server._touch(self)
+        if self._closing:
+            return
+        if self._frame_view is not None:
+            self._frame_filled += nbytes
+            if self._frame_filled < len(self._frame_view):
+                return
+            frame = self._frame
+            assert frame is not None and self._frame_filled == len(frame)
+            self._frame = self._frame_view = None
+            if server._try_acquire_slot():
+                self._dispatch(frame)
+            else:
+                self._ready_frame = frame
+                self._park()
+            return
+        data = server._read_view[:nbytes]
+        if self._pending:
+            self._pending += data
+            self._consume_pending()
+        else:
+            consumed = self._consume(data)
+            self._keep_rest(data[consumed:])
+
+    def _consume_pending(self) -> None:
+        with memoryview(self._pending) as view:
+            consumed = self._consume(view)
+            rest = bytes(view[consumed:])
+        self._pending.clear()
+        self._keep_rest(memoryview(rest))
+
+    def _keep_rest(self, rest: memoryview) -> None:
+        """Keep the bytes after the last complete frame for the next read."""
+        if not rest or self._closing or (self._eof and not self._parked):
+            return
+        if self._parked or len(rest) < 4:
+            self._pending += rest
+            return
+        # The size prefix is complete and was checked by _consume: read the rest
+        # of this frame straight into a buffer of its exact size.
+        size = _SIZE.unpack_from(rest, 0)[0]
+        frame = bytearray(size)
+        filled = len(rest) - 4
+        frame[:filled] = rest[4:]
+        self._frame, self._frame_view, self._frame_filled = frame, memoryview(frame), filled
+
+    def _consume(self, data: memoryview) -> int:
+        """Dispatch the complete frames at the start of `data`; return bytes used."""
+        server = self._server
+        request_max_bytes = server.request_max_bytes
+        offset, end = 0, len(data)
+        while end - offset >= 4 and not self._parked and not self._closing:
+            size = _SIZE.unpack_from(data, offset)[0]
+            if size < 0 or size > request_max_bytes:
+                self._invalid_receive(size)
+                return end
+            if end - offset - 4 < size:
+                break
+            if not server._try_acquire_slot():
+                self._park()
+                break
+            start = offset + 4
+            offset = start + size
+            self._dispatch(bytes(data[start:offset]))
+        return offset
+
+    def _invalid_receive(self, size: int) -> None:
+        limit = self._server.request_max_bytes
+        detail = (f"Invalid receive (size = {size})" if size < 0
+                  else f"Invalid receive (size = {size} larger than {limit})")
+        logger.warning("Unexpected error from %s:%d (connection %s); closing connection: %s",
+                       self.client_address[0], self.client_address[1], self.connection_id, detail)
+        self._close()
+
+    def _park(self) -> None:
+        """No queue slot: hold what was read and stop reading until one frees."""
+        assert not self._parked
+        self._parked = True
+        self._server._waiters.append(self)
+        self._update_reading()
+
+    def unpark(self) -> None:
+        """A queue slot freed (called by the server, waiters in FIFO order)."""
+        assert self._parked
+        self._parked = False
+        if self._closing:
+            return
+        if self._ready_frame is not None:
+            if not self._server._try_acquire_slot():
+                self._park()
+                return
+            frame, self._ready_frame = self._ready_frame, None
+            self._dispatch(frame)
+        if self._pending and not self._closing:
+            self._consume_pending()
+        self._update_reading()
+        if self._eof:
+            self._pending.clear()  # a partial frame after EOF never completes
+            self._flush()
+
+    def _update_reading(self) -> None:
+        want = not (self._parked or self._closing or self._eof or self._server._shutting_down)
+        if want != self._reading and self._transport is not None and not self._transport.is_closing():
+            self._reading = want
+            if want:
+                self._transport.resume_reading()
+            else:
+                self._transport.pause_reading()
+
+    def _dispatch(self, frame: bytes | bytearray) -> None:
+        """Start the handler of one frame; its queue slot is already held."""
+        server = self._server
+        try:
+            request = Request(self.connection_id, self._endpoint.listener_name, self.client_address,
+                              frame, time.monotonic_ns(), server.header_version_of)
+        except InvalidRequestError as exc:
+            server._release_slot()
+            logger.warning("Closing connection %s: invalid request header: %s", self.connection_id, exc)
+            self._close()
+            return
+        try:
+            task = self._loop.create_task(server._handle(request))
+        except Exception as exc:  # a handler that is not a coroutine function raised at once
+            server._release_slot()
+            self._handler_failed(request, exc)
+            return
+        task.add_done_callback(self._on_handler_done)
+        self._inflight.append((task, request))
+
+    # -- sending -----------------------------------------------------------
+
+    def _on_handler_done(self, task: asyncio.Task[Response]) -> None:
+        if self._closing:
+            for entry in self._inflight:
+                if entry[0] is task:
+                    self._inflight.remove(entry)
+                    self._discard(task)
+                    break
+            return
+        self._flush()
+
+    def _discard(self, task: asyncio.Task[Response]) -> None:
+        if not task.cancelled():
+            task.exception()  # retrieved: the connection is gone, nobody will read it
+        self._server._release_slot()
+
+    def _release_done(self) -> None:
+        """On close: free the slots of finished requests whose answers go nowhere."""
+        keep = collections.deque()
+        for entry in self._inflight:
+            if entry[0].done():
+                self._discard(entry[0])
+            else:
+                keep.append(entry)
+        self._inflight = keep
+
+    def _flush(self) -> None:
+        """Send the answers at the head of the queue that are ready, in order."""
+        inflight = self._inflight
+        server = self._server
+        while inflight and inflight[0][0].done():
+            if self._closing or self._sending or self._write_paused:
+                return
+            task, request = inflight.popleft()
+            response = self._result_of(task, request)
+            if response is None:
+                return
+            if response.kind == Response.NO_RESPONSE_KIND:
+                server._release_slot()
+            elif response.kind == Response.CLOSE_CONNECTION_KIND:
+                server._release_slot()
+                self._close()
+                return
+            elif response.has_file_regions:
+                self._sending = True
+                self._loop.create_task(self._send_with_regions(response))
+                return
+            else:
+                self._write(response)
+                server._release_slot()
+                server._touch(self)
+        if self._eof and not inflight and not self._sending and not self._parked:
+            self._close()
+
+    def _result_of(self, task: asyncio.Task[Response], request: Request) -> Response | None:
+        if task.cancelled():
+            self._server._release_slot()
+            self._handler_failed(request, asyncio.CancelledError())
+            return None
+        exc = task.exception()
+        response = task.result() if exc is None else None
+        if exc is None and not isinstance(response, Response):
+            exc = TypeError(f"handler returned {type(response).__name__}, not a Response")
+        if exc is not None:
+            self._server._release_slot()
+            self._handler_failed(request, exc)
+            return None
+        if response.size_bytes > _SIZE_MAX:
+            self._server._release_slot()
+            self._handler_failed(request, ValueError(f"response of {response.size_bytes} bytes"))
+            return None
+        return response
+
+    def _handler_failed(self, request: Request, exc: BaseException) -> None:
+        logger.error("Closing connection %s after its handler failed on %r: %s: %s",
+                     self.connection_id, request, type(exc).__name__, exc)
+        logger.debug("Handler failure on connection %s", self.connection_id, exc_info=exc)
+        self._close()
+
+    def _write(self, response: Response) -> None:
+        prefix = _SIZE.pack(response.size_bytes)
+        if response.size_bytes <= COALESCE_SIZE_BYTES_MAX:
+            self._transport.write(b"".join([prefix, *response.chunks]))
+        else:
+            self._transport.write(prefix)
+            for chunk in response.chunks:
+                self._transport.write(chunk)
+
+    async def _send_with_regions(self, response: Response) -> None:
+        try:
+            self._transport.write(_SIZE.pack(response.size_bytes))
+            for chunk in response.chunks:
+                if self._closing:
+                    return
+                if isinstance(chunk, (bytes, bytearray, memoryview)):
+                    self._transport.write(chunk)
+                else:
+                    await self._send_region(chunk)
+        except (ConnectionError, EOFError, OSError) as exc:
+            if not self._closing:
+                logger.warning("Closing connection %s: sending a file region failed: %s: %s",
+                               self.connection_id, type(exc).__name__, exc)
+                self._close()
+        finally:
+            self._sending = False
+            self._server._release_slot()
+            self._server._touch(self)
+            if not self._closing:
+                self._flush()
+
+    async def _send_region(self, region: FileRegion) -> None:
+        """Send region bytes with os.sendfile on the transport's socket while the
+        kernel takes them; when it is full, hand the transport one copied chunk
+        so its drain wakes us, then go on with sendfile."""
+        in_fd, pos, remaining = region.fileno(), region.position, region.size
+        while remaining > 0:
+            if self._closing:
+                raise ConnectionError("connection closed while sending a file region")
+            if self._sendfile_fd is not None:
+                await self._wait_write_buffer_empty()
+                if self._closing:
+                    continue
+                try:
+                    sent = os.sendfile(self._sendfile_fd, in_fd, pos, remaining)
+                    if sent == 0:
+                        raise EOFError(f"file ends before the region does, at position {pos}")
+                except BlockingIOError:
+                    sent = 0
+                except OSError as exc:
+                    if exc.errno not in _SENDFILE_UNSUPPORTED:
+                        raise
+                    self._sendfile_fd = None  # fall back to copying for this connection
+                    continue
+                pos += sent
+                remaining -= sent
+                if remaining == 0:
+                    break
+            chunk = os.pread(in_fd, min(remaining, REGION_CHUNK_SIZE_BYTES), pos)
+            if not chunk:
+                raise EOFError(f"file ends before the region does, at position {pos}")
+            self._transport.write(chunk)
+            pos += len(chunk)
+            remaining -= len(chunk)
+            if self._write_paused and self._sendfile_fd is None:
+                await self._drained()
+
+    async def _wait_write_buffer_empty(self) -> None:
+        transport = self._transport
+        if transport.get_write_buffer_size() == 0:
+            return
+        # Limits of zero make the transport pause us now and resume us only once empty.
+        transport.set_write_buffer_limits(high=0, low=0)
+        try:
+            while transport.get_write_buffer_size() > 0 and not self._closing:
+                await self._drained()
+        finally:
+            if not self._closing:
+                transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
+
+    def _drained(self) -> asyncio.Future[None]:
+        future = self._loop.create_future()
+        if not self._write_paused or self._closing:
+            future.set_result(None)
+        else:
+            self._drain_waiters.append(future)
+        return future
+
+    def _wake_drain_waiters(self) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for future in waiters:
+            if not future.done():
+                future.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._wake_drain_waiters()
+        if not self._sending and not self._closing:
+            self._flush()

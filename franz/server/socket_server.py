@@ -1,0 +1,254 @@
+"""SocketServer: the broker's network layer on one asyncio loop (kafka.network.SocketServer).
+
+Owns the listening sockets (one per entry of `listeners`; port 0 allowed, the
+bound port is in `bound_endpoints`), the connection quotas (`max.connections`,
+`max.connections.per.ip`: a connection over a limit is closed at once with one
+log line), the broker-wide bound on outstanding requests, idle reaping and
+graceful shutdown. Each accepted socket gets a KafkaChannel (kafka_channel.py)
+that frames requests, runs the async `handle(request) -> Response` callable on
+each and writes the responses back in request order.
+
+Invariants and limits:
+- At most `queued.max.requests` requests are outstanding in the whole broker
+  (received and not yet answered). A channel with a complete frame when the
+  limit is reached parks it and stops reading (pause_reading) until a slot
+  frees; parked channels are woken in FIFO order.
+- A connection with nothing in flight that has received nothing for
+  `connections.max.idle.ms` (negative: never) is closed.
+- A handler that raises closes its connection (one log line); the broker keeps
+  serving every other connection.
+- Shutdown stops accepting and reading, lets outstanding requests finish within
+  a bound, then closes every connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from franz.server.kafka_channel import KafkaChannel
+from franz.server.kafka_config import Endpoint, KafkaConfig
+from franz.server.request_channel import HeaderVersionOf, Request, Response
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+READ_BUFFER_SIZE_BYTES: Final = 256 * 1024
+LISTEN_BACKLOG_DEFAULT: Final = 50  # Kafka's socket.listen.backlog.size
+SHUTDOWN_DRAIN_TIMEOUT_MS_DEFAULT: Final = 10_000
+REAPER_INTERVAL_MS_MAX: Final = 1000
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """The broker's loop: uvloop when importable, else asyncio's default."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+class SocketServer:
+    """Listeners, connection quotas, the broker-wide request bound, idle reaping."""
+
+    def __init__(self, config: KafkaConfig, handle: Handler, *,
+                 header_version_of: HeaderVersionOf | None = None) -> None:
+        self.config = config
+        self._handle = handle
+        self.header_version_of = header_version_of
+        self.request_max_bytes: int = config["socket.request.max.bytes"]
+        self.queued_requests_max: int = config["queued.max.requests"]
+        self.idle_ms: int = config["connections.max.idle.ms"]
+        self.connections_max: int = config["max.connections"]
+        self.connections_per_ip_max: int = config["max.connections.per.ip"]
+        self.send_buffer_bytes: int = config["socket.send.buffer.bytes"]
+        self.receive_buffer_bytes: int = config["socket.receive.buffer.bytes"]
+        self.listen_backlog = int(config.originals.get("socket.listen.backlog.size", LISTEN_BACKLOG_DEFAULT))
+        self.bound_endpoints: list[Endpoint] = []
+        self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
+        self._servers: list[asyncio.AbstractServer] = []
+        # Least recently active first: the idle reaper looks only at the front.
+        self._connections: collections.OrderedDict[KafkaChannel, None] = collections.OrderedDict()
+        self._connections_per_ip: dict[str, int] = {}
+        self._connection_index = 0
+        self._outstanding = 0
+        self._waiters: collections.deque[KafkaChannel] = collections.deque()
+        self._wake_scheduled = False
+        self._idle_event: asyncio.Event | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self._shutting_down = False
+        self._read_buffer = bytearray(READ_BUFFER_SIZE_BYTES)
+        self._read_view = memoryview(self._read_buffer)
+
+    # -- public --------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind every listener and start accepting."""
+        assert not self._servers, "already started"
+        self._loop = asyncio.get_running_loop()
+        self._idle_event = asyncio.Event()
+        try:
+            for endpoint in self.config.listeners:
+                sock = self._bind(endpoint)
+                server = await self._loop.create_server(
+                    lambda endpoint=endpoint: KafkaChannel(self, endpoint), sock=sock,
+                    backlog=self.listen_backlog)
+                self._servers.append(server)
+                port = sock.getsockname()[1]
+                self.bound_endpoints.append(Endpoint(endpoint.listener_name, endpoint.host, port))
+                logger.info("Listening on %s://%s:%d", endpoint.listener_name, endpoint.host, port)
+        except BaseException:
+            for server in self._servers:
+                server.close()
+            raise
+        if self.idle_ms >= 0:
+            self._reaper = self._loop.create_task(self._reap_idle())
+
+    def bound_port(self, listener_name: str) -> int:
+        for endpoint in self.bound_endpoints:
+            if endpoint.listener_name == listener_name.upper():
+                return endpoint.port
+        raise KeyError(listener_name)
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    @property
+    def outstanding_requests(self) -> int:
+        return self._outstanding
+
+    async def shutdown(self, drain_timeout_ms: int = SHUTDOWN_DRAIN_TIMEOUT_MS_DEFAULT) -> None:
+        """Stop accepting and reading, let outstanding requests finish within
+        `drain_timeout_ms`, then close every connection."""
+        if self._shutting_down:
+            return
+        self._shutting_down = True
+        for server in self._servers:
+            server.close()
+        for conn in list(self._connections):
+            conn._update_reading()
+        if self._outstanding > 0:
+            assert self._idle_event is not None
+            self._idle_event.clear()
+            try:
+                await asyncio.wait_for(self._idle_event.wait(), drain_timeout_ms / 1000)
+            except asyncio.TimeoutError:
+                logger.warning("Shutdown: %d requests still outstanding after %d ms; closing anyway",
+                               self._outstanding, drain_timeout_ms)
+        if self._reaper is not None:
+            self._reaper.cancel()
+        handlers = [task for conn in self._connections for task, _ in conn._inflight]
+        for conn in list(self._connections):
+            if conn.is_idle() and conn._transport.get_write_buffer_size() == 0:
+                conn._close()
+            else:
+                conn.abort()
+        for task in handlers:
+            task.cancel()
+        if handlers:
+            await asyncio.wait(handlers, timeout=1.0)
+        for server in self._servers:
+            await server.wait_closed()
+        # Let the transports deliver connection_lost before returning.
+        for _ in range(100):
+            if not self._connections:
+                break
+            await asyncio.sleep(0.001)
+
+    # -- used by KafkaChannel --------------------------------------------------
+
+    def _bind(self, endpoint: Endpoint) -> socket.socket:
+        if not endpoint.host and socket.has_dualstack_ipv6():  # Kafka: empty host = every interface
+            sock = socket.create_server(("", endpoint.port), family=socket.AF_INET6,
+                                        backlog=self.listen_backlog, dualstack_ipv6=True)
+        else:
+            family, _, _, _, address = socket.getaddrinfo(
+                endpoint.host or "0.0.0.0", endpoint.port, type=socket.SOCK_STREAM,
+                flags=socket.AI_PASSIVE)[0]
+            sock = socket.create_server(address[:2], family=family, backlog=self.listen_backlog)
+        if self.receive_buffer_bytes != -1:  # inherited by accepted sockets
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer_bytes)
+        sock.setblocking(False)
+        return sock
+
+    def _admit(self, ip: str) -> str | None:
+        """Count a new connection from `ip`, or say why it is refused."""
+        if len(self._connections) >= self.connections_max:
+            return (f"the broker already has the configured maximum of {self.connections_max} "
+                    "connections (max.connections).")
+        count = self._connections_per_ip.get(ip, 0)
+        if count >= self.connections_per_ip_max:
+            return (f"address already has the configured maximum of {self.connections_per_ip_max} "
+                    "connections.")
+        self._connections_per_ip[ip] = count + 1
+        return None
+
+    def _next_index(self) -> int:
+        self._connection_index += 1
+        return self._connection_index
+
+    def _register(self, conn: KafkaChannel) -> None:
+        conn.last_active_ns = time.monotonic_ns()
+        self._connections[conn] = None
+
+    def _deregister(self, conn: KafkaChannel) -> None:
+        if conn in self._connections:
+            del self._connections[conn]
+            ip = conn.client_address[0]
+            count = self._connections_per_ip[ip] - 1
+            assert count >= 0
+            if count:
+                self._connections_per_ip[ip] = count
+            else:
+                del self._connections_per_ip[ip]
+
+    def _touch(self, conn: KafkaChannel) -> None:
+        conn.last_active_ns = time.monotonic_ns()
+        if conn in self._connections:
+            self._connections.move_to_end(conn)
+
+    def _try_acquire_slot(self) -> bool:
+        if self._outstanding >= self.queued_requests_max or self._shutting_down:
+            return False
+        self._outstanding += 1
+        return True
+
+    def _release_slot(self) -> None:
+        self._outstanding -= 1
+        assert self._outstanding >= 0, "a request slot was released twice"
+        if self._waiters and not self._wake_scheduled:
+            self._wake_scheduled = True
+            self._loop.call_soon(self._wake_waiters)
+        if self._outstanding == 0 and self._idle_event is not None:
+            self._idle_event.set()
+
+    def _wake_waiters(self) -> None:
+        self._wake_scheduled = False
+        while self._waiters and self._outstanding < self.queued_requests_max and not self._shutting_down:
+            self._waiters.popleft().unpark()
+
+    async def _reap_idle(self) -> None:
+        """Close connections idle for connections.max.idle.ms (Kafka's IdleExpiryManager)."""
+        interval_s = min(REAPER_INTERVAL_MS_MAX, max(1, self.idle_ms // 4)) / 1000
+        idle_ns = self.idle_ms * 1_000_000
+        while True:
+            await asyncio.sleep(interval_s)
+            now_ns = time.monotonic_ns()
+            for _ in range(len(self._connections)):  # bounded: each is looked at once
+                conn = next(iter(self._connections), None)
+                if conn is None or now_ns - conn.last_active_ns < idle_ns:
+                    break
+                if conn.is_idle():
+                    logger.debug("Closing connection %s: idle for more than %d ms",
+                                 conn.connection_id, self.idle_ms)
+                    self._connections.move_to_end(conn)
+                    conn._close()
+                else:  # busy with a slow request: that is not idleness
+                    self._touch(conn)

@@ -1,0 +1,427 @@
+"""SocketServer against a real listening socket on 127.0.0.1, raw sockets as clients.
+
+Every test runs on asyncio's loop and on uvloop (the `loop_kind` fixture)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import resource
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, FileSlice, Response
+
+LOGGER = "franz.server.socket_server"
+
+
+def wait_until(predicate, what: str, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.005)
+
+
+def log_lines(caplog, level=logging.INFO) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == LOGGER and r.levelno >= level and not r.getMessage().startswith("Listening on")]
+
+
+def test_port_zero_binds_a_free_port_and_exposes_it(start_server, raw):
+    server = start_server(raw.echo_handler)
+    assert server.port > 0
+    assert server.server.bound_endpoints[0].port == server.port
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(7, b"hello"))
+        assert raw.recv_frame(sock) == struct.pack(">i", 7) + b"hello"
+
+
+def test_request_carries_header_fields_connection_and_listener(start_server, raw):
+    seen = []
+
+    async def handle(request):
+        seen.append(request)
+        return NO_RESPONSE
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(42, b"body!", api_key=3, api_version=12, client_id=b"cli"))
+        sock.sendall(raw.request_frame(43, b"", client_id=None))
+        wait_until(lambda: len(seen) == 2, "two requests")
+        local_port = sock.getsockname()[1]
+    first, second = seen
+    assert (first.api_key, first.api_version, first.correlation_id, first.client_id) == (3, 12, 42, "cli")
+    assert bytes(first.body) == b"body!"
+    assert first.listener_name == "PLAINTEXT"
+    assert first.client_address == ("127.0.0.1", local_port)
+    assert first.connection_id.startswith(f"127.0.0.1:{server.port}-127.0.0.1:{local_port}-")
+    assert second.client_id is None and bytes(second.body) == b""
+    assert second.receive_time_ns >= first.receive_time_ns
+
+
+def test_garbage_frame_whose_handler_raises_closes_only_that_connection(start_server, raw, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+
+    async def handle(request):
+        if request.api_key != 18:
+            raise ValueError("cannot decode this request")
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    with server.connect() as bad, server.connect() as good:
+        garbage = bytes([0x7A, 0x11, 0, 1, 0, 0, 0, 9, 0, 0]) + os.urandom(200)
+        bad.sendall(struct.pack(">i", len(garbage)) + garbage)
+        raw.assert_closed_by_server(bad)
+        good.sendall(raw.request_frame(1, b"still here"))
+        assert raw.recv_frame(good) == struct.pack(">i", 1) + b"still here"
+    lines = log_lines(caplog, logging.WARNING)
+    assert len(lines) == 1 and "handler failed" in lines[0] and "cannot decode" in lines[0]
+
+
+def test_frame_too_short_for_a_header_closes_the_connection(start_server, raw):
+    server = start_server(raw.echo_handler)
+    with server.connect() as sock:
+        sock.sendall(struct.pack(">i", 3) + b"abc")
+        raw.assert_closed_by_server(sock)
+
+
+@pytest.mark.parametrize("size, message", [
+    (0x7FFFFFFF, "Invalid receive (size = 2147483647 larger than 104857600)"),
+    (-(2**31), "Invalid receive (size = -2147483648)"),
+    (-1, "Invalid receive (size = -1)"),
+])
+def test_bad_size_prefix_closes_that_connection_cleanly(start_server, raw, caplog, size, message):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = start_server(raw.echo_handler)
+    with server.connect() as bad, server.connect() as good:
+        bad.sendall(struct.pack(">i", size) + b"x" * 100)
+        raw.assert_closed_by_server(bad)
+        good.sendall(raw.request_frame(5, b"ok"))
+        assert raw.recv_frame(good) == struct.pack(">i", 5) + b"ok"
+    lines = log_lines(caplog)
+    assert len(lines) == 1 and message in lines[0]
+
+
+def test_size_is_checked_before_the_body_arrives(start_server, raw):
+    server = start_server(raw.echo_handler, socket_request_max_bytes=1000)
+    with server.connect() as sock:
+        sock.sendall(struct.pack(">i", 1001))  # no body at all: refused on the prefix alone
+        raw.assert_closed_by_server(sock)
+
+
+def test_truncated_frame_then_eof_closes_quietly(start_server, raw, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    server = start_server(raw.echo_handler)
+    sock = server.connect()
+    sock.sendall(raw.request_frame(1, b"x" * 100)[:60])
+    wait_until(lambda: server.read(lambda: server.server.connection_count) == 1, "the connection")
+    sock.close()
+    wait_until(lambda: server.read(lambda: server.server.connection_count) == 0, "the close")
+    assert log_lines(caplog) == []
+
+
+def test_half_closed_client_still_gets_its_answers(start_server, raw):
+    server = start_server(raw.echo_handler)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1, b"a") + raw.request_frame(2, b"b") + b"\x00\x00")
+        sock.shutdown(socket.SHUT_WR)
+        assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"a"
+        assert raw.recv_frame(sock) == struct.pack(">i", 2) + b"b"
+        raw.assert_closed_by_server(sock)
+
+
+def test_pipelined_requests_answered_in_order_when_completed_out_of_order(start_server, raw):
+    count = 20
+    started: list[int] = []
+    gates: dict[int, asyncio.Event] = {}
+
+    async def handle(request):
+        started.append(request.correlation_id)
+        gate = gates.setdefault(request.correlation_id, asyncio.Event())
+        await gate.wait()
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(b"".join(raw.request_frame(i, b"r%d" % i) for i in range(count)))
+        wait_until(lambda: server.read(lambda: len(started)) == count, "all handlers to start")
+        assert server.read(lambda: list(started)) == list(range(count))
+        for i in reversed(range(count)):  # complete the last first
+            server.read(lambda i=i: gates[i].set())
+        for i in range(count):
+            assert raw.recv_frame(sock) == struct.pack(">i", i) + b"r%d" % i
+
+
+def test_no_response_and_close_connection_markers(start_server, raw):
+    async def handle(request):
+        if request.correlation_id == 1:
+            return NO_RESPONSE
+        if request.correlation_id == 3:
+            return CLOSE_CONNECTION
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(b"".join(raw.request_frame(i, b"p") for i in range(1, 5)))
+        assert raw.recv_frame(sock) == struct.pack(">i", 2) + b"p"
+        raw.assert_closed_by_server(sock)  # the answer to 4 never comes
+
+
+def test_handler_returning_something_else_closes_the_connection(start_server, raw):
+    async def handle(request):
+        return b"not a Response"
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1))
+        raw.assert_closed_by_server(sock)
+
+
+def test_large_frame_arriving_in_pieces_is_reassembled(start_server, raw):
+    server = start_server(raw.echo_handler)
+    payload = os.urandom(3 * 1024 * 1024 + 17)
+    frames = raw.request_frame(1, b"small") + raw.request_frame(2, payload) + raw.request_frame(3, b"tail")
+    with server.connect() as sock:
+        for start in range(0, len(frames), 99_991):  # odd-sized pieces split frames and prefixes
+            sock.sendall(frames[start:start + 99_991])
+        assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"small"
+        assert raw.recv_frame(sock) == struct.pack(">i", 2) + payload
+        assert raw.recv_frame(sock) == struct.pack(">i", 3) + b"tail"
+
+
+def test_size_prefix_split_across_reads(start_server, raw):
+    server = start_server(raw.echo_handler)
+    frame = raw.request_frame(9, b"split")
+    with server.connect() as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for byte in frame[:6]:
+            sock.sendall(bytes([byte]))
+            time.sleep(0.002)  # let each byte arrive as its own read
+        sock.sendall(frame[6:])
+        assert raw.recv_frame(sock) == struct.pack(">i", 9) + b"split"
+
+
+def test_backpressure_stops_reading_at_queued_max_requests_then_drains(start_server, raw):
+    queued_max = 4
+    started = []
+    gate = asyncio.Event()
+
+    async def handle(request):
+        started.append(request.correlation_id)
+        await gate.wait()
+        return await raw.echo_handler(request)
+
+    server = start_server(handle, queued_max_requests=queued_max)
+    payload = b"x" * 65536
+    frame_count = 1024  # 64 MiB: far more than socket buffers hold
+    with server.connect() as first, server.connect() as second:
+        second.sendall(raw.request_frame(10_000, b"from second"))
+        first.setblocking(False)
+        blob = memoryview(b"".join(raw.request_frame(i, payload) for i in range(frame_count)))
+        sent = 0
+        stalls = 0
+        while sent < len(blob) and stalls < 50:  # the server stops reading, so the sends stall
+            try:
+                sent += first.send(blob[sent:sent + 1 << 20])
+                stalls = 0
+            except BlockingIOError:
+                stalls += 1
+                time.sleep(0.01)
+        assert sent < len(blob), "the server kept reading past queued.max.requests"
+        assert server.read(lambda: len(started)) == queued_max
+        assert server.read(lambda: server.server.outstanding_requests) == queued_max
+        server.read(gate.set)
+        first.setblocking(True)
+        received = []
+
+        def read_all():
+            for _ in range(frame_count):
+                received.append(raw.recv_frame(first))
+        reader = threading.Thread(target=read_all)
+        reader.start()
+        first.sendall(blob[sent:])
+        reader.join(60)
+        assert len(received) == frame_count
+        assert [struct.unpack_from(">i", r)[0] for r in received] == list(range(frame_count))
+        assert raw.recv_frame(second) == struct.pack(">i", 10_000) + b"from second"
+    assert server.read(lambda: server.server.outstanding_requests) == 0
+
+
+def test_idle_connection_is_reaped(start_server, raw):
+    server = start_server(raw.echo_handler, connections_max_idle_ms=100)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1, b"once"))
+        assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"once"
+        raw.assert_closed_by_server(sock)
+    wait_until(lambda: server.read(lambda: server.server.connection_count) == 0, "the reaper")
+
+
+def test_connection_with_a_request_in_flight_is_not_idle(start_server, raw):
+    gate = asyncio.Event()
+
+    async def handle(request):
+        await gate.wait()
+        return await raw.echo_handler(request)
+
+    server = start_server(handle, connections_max_idle_ms=50)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1, b"slow"))
+        time.sleep(0.4)  # many idle periods pass while the handler waits
+        server.read(gate.set)
+        assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"slow"
+
+
+def test_max_connections_closes_new_connections_over_the_limit(start_server, raw, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = start_server(raw.echo_handler, max_connections=3)
+    held = [server.connect() for _ in range(3)]
+    try:
+        for i, sock in enumerate(held):
+            sock.sendall(raw.request_frame(i))
+            raw.recv_frame(sock)
+        with server.connect() as extra:
+            raw.assert_closed_by_server(extra)
+        lines = log_lines(caplog)
+        assert len(lines) == 1 and "maximum of 3 connections" in lines[0]
+        held.pop().close()
+        wait_until(lambda: server.read(lambda: server.server.connection_count) == 2, "a free slot")
+        with server.connect() as again:
+            again.sendall(raw.request_frame(9))
+            assert raw.recv_frame(again) == struct.pack(">i", 9)
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_max_connections_per_ip_closes_new_connections_from_that_ip(start_server, raw, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = start_server(raw.echo_handler, max_connections_per_ip=2)
+    with server.connect() as a, server.connect() as b, server.connect() as c:
+        raw.assert_closed_by_server(c)
+        for i, sock in enumerate((a, b)):
+            sock.sendall(raw.request_frame(i))
+            assert raw.recv_frame(sock) == struct.pack(">i", i)
+    lines = log_lines(caplog)
+    assert len(lines) == 1
+    assert "Rejected connection from 127.0.0.1, address already has the configured maximum of 2" in lines[0]
+
+
+def test_thousand_idle_connections_then_a_request_is_served(start_server, raw):
+    count = 1000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 2 * count + 200  # both ends live in this process
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            pytest.skip(f"RLIMIT_NOFILE hard limit {hard} < {needed}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    # A burst of connects from one process outruns Kafka's default backlog of 50
+    # whenever the server thread waits for the GIL: each overflow costs a 1 s SYN retry.
+    server = start_server(raw.echo_handler, socket_listen_backlog_size=count)
+    idle = []
+    try:
+        for _ in range(count):
+            idle.append(server.connect())
+        wait_until(lambda: server.read(lambda: server.server.connection_count) == count, "all accepted")
+        with server.connect() as sock:
+            sock.sendall(raw.request_frame(1, b"busy broker"))
+            assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"busy broker"
+        idle[0].sendall(raw.request_frame(2))
+        assert raw.recv_frame(idle[0]) == struct.pack(">i", 2)
+    finally:
+        for sock in idle:
+            sock.close()
+        if soft < needed:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_file_region_is_sent_byte_exact(start_server, raw, tmp_path):
+    content = os.urandom(12 * 1024 * 1024)
+    path = tmp_path / "segment.log"
+    path.write_bytes(content)
+    regions = [(0, 10), (1, 9 * 1024 * 1024 + 3), (len(content) - 5, 5), (77, 0)]
+    file = open(path, "rb")
+
+    async def handle(request):
+        position, size = regions[request.correlation_id]
+        return Response([struct.pack(">i", request.correlation_id), b"head",
+                         FileSlice(file, position, size), memoryview(b"tail")])
+
+    server = start_server(handle)
+    try:
+        with server.connect() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
+            sock.sendall(b"".join(raw.request_frame(i) for i in range(len(regions))))
+            for i, (position, size) in enumerate(regions):
+                time.sleep(0.05)  # a slow reader: the kernel send buffer fills
+                expected = struct.pack(">i", i) + b"head" + content[position:position + size] + b"tail"
+                assert raw.recv_frame(sock) == expected
+    finally:
+        file.close()
+
+
+def test_file_region_past_end_of_file_closes_the_connection(start_server, raw, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    path = tmp_path / "short.log"
+    path.write_bytes(b"0123456789")
+    file = open(path, "rb")
+
+    async def handle(request):
+        return Response([FileSlice(file, 5, 100)])
+
+    server = start_server(handle)
+    try:
+        with server.connect() as sock:
+            sock.sendall(raw.request_frame(1))
+            raw.assert_closed_by_server(sock)
+        wait_until(lambda: len(log_lines(caplog, logging.WARNING)) == 1, "the log line")
+    finally:
+        file.close()
+
+
+def test_graceful_shutdown_stops_accepting_and_finishes_in_flight_requests(start_server, raw):
+    gate = asyncio.Event()
+    started = []
+
+    async def handle(request):
+        started.append(request.correlation_id)
+        await gate.wait()
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1, b"in flight"))
+        wait_until(lambda: server.read(lambda: len(started)) == 1, "the handler")
+        stopping = asyncio.run_coroutine_threadsafe(server.server.shutdown(5000), server.loop)
+        wait_until(lambda: server.read(lambda: server.server._shutting_down), "shutdown to begin")
+        with pytest.raises(OSError):
+            late = socket.create_connection(("127.0.0.1", server.port), timeout=1)
+            late.sendall(raw.request_frame(2))
+            raw.recv_frame(late)  # closed without an answer if it got in at all
+        sock.sendall(raw.request_frame(3, b"too late"))
+        server.read(gate.set)
+        assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"in flight"
+        raw.assert_closed_by_server(sock)
+        stopping.result(10)
+    assert server.read(lambda: list(started)) == [1]
+    server.stop()
+
+
+def test_shutdown_closes_connections_whose_requests_outlast_the_drain_bound(start_server, raw, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+
+    async def handle(request):
+        await asyncio.Event().wait()  # never answers
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1))
+        wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == 1, "the request")
+        server.stop(drain_timeout_ms=100)
+        raw.assert_closed_by_server(sock)
+    assert any("still outstanding" in line for line in log_lines(caplog))
