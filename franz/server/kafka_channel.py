@@ -22,7 +22,13 @@ Invariants:
 Buffers: every channel reads into the server's one shared read buffer (the
 loop is single-threaded and each read is consumed before the next begins); a
 complete frame is copied out once. A frame that arrives in pieces gets a buffer
-of exactly its size and the socket reads the rest straight into it.
+of exactly its size and the socket reads the rest straight into it. Responses
+that become ready in one loop iteration are corked and written together in the
+next (one syscall for many pipelined answers). A file region goes out with
+os.sendfile on the socket once the transport's buffer is empty; when the kernel
+buffer is full the channel waits for writability on a dup of the socket's
+descriptor (loops refuse add_writer on a transport's own), closed as soon as
+the connection closes, since it keeps the socket open.
 """
 
 from __future__ import annotations
@@ -46,8 +52,10 @@ if TYPE_CHECKING:
 # Log lines about connections come from the socket server's logger: one place to tune.
 logger = logging.getLogger("franz.server.socket_server")
 
-# Responses up to this size are joined with their size prefix into one write.
-COALESCE_SIZE_BYTES_MAX: Final = 64 * 1024
+# Corked responses up to this size in all are joined into one write; past
+# OUT_SIZE_BYTES_MAX they are written without waiting for the next iteration.
+COALESCE_SIZE_BYTES_MAX: Final = 256 * 1024
+OUT_SIZE_BYTES_MAX: Final = 1024 * 1024
 # Transport write-buffer limits: past the high mark a connection stops sending
 # further responses until the buffer is back under the low mark.
 WRITE_BUFFER_HIGH_BYTES: Final = 1024 * 1024
@@ -90,9 +98,16 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # Send state.
         self._inflight: collections.deque[tuple[asyncio.Task[Response], Request]] = collections.deque()
         self._sending = False  # a response with file regions is being sent
+        # Corked output: responses that became ready in one loop iteration go
+        # out in one write in the next (one syscall for many pipelined answers).
+        self._out: list[bytes | bytearray | memoryview] = []
+        self._out_size_bytes = 0
+        self._out_responses = 0
+        self._out_scheduled = False
         self._write_paused = False
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._sendfile_fd: int | None = None
+        self._writable_fd: int | None = None  # a dup of the socket, for add_writer
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -126,8 +141,11 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if not self._accepted:
             return
         self._closing = True
+        self._write_out()  # nothing is written once closing: this frees the slots
         self._release_done()
         self._wake_drain_waiters()
+        if not self._sending:  # else the sender closes it when it stops
+            self._close_writable_fd()
         self._server._deregister(self)
 
     def eof_received(self) -> bool:
@@ -143,6 +161,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         """Close after whatever is already in the transport's buffer is sent."""
         if self._closing:
             return
+        self._write_out()  # answers before the close still go out
         self._closing = True
         self._release_done()
         self._wake_drain_waiters()
@@ -151,12 +170,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def abort(self) -> None:
         self._closing = True
+        self._write_out()
         self._release_done()
         if self._transport is not None:
             self._transport.abort()
 
     def is_idle(self) -> bool:
-        return not self._inflight and not self._sending and self._ready_frame is None
+        return not self._inflight and not self._sending and not self._out and self._ready_frame is None
 
     # -- receiving ---------------------------------------------------------
 
@@ -341,14 +361,21 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._close()
                 return
             elif response.has_file_regions:
+                self._write_out()
                 self._sending = True
                 self._loop.create_task(self._send_with_regions(response))
                 return
             else:
-                self._write(response)
-                server._release_slot()
-                server._touch(self)
-        if self._eof and not inflight and not self._sending and not self._parked:
+                self._out.append(_SIZE.pack(response.size_bytes))
+                self._out.extend(response.chunks)
+                self._out_size_bytes += response.size_bytes
+                self._out_responses += 1
+                if self._out_size_bytes >= OUT_SIZE_BYTES_MAX:
+                    self._write_out()
+        if self._out and not self._out_scheduled:
+            self._out_scheduled = True
+            self._loop.call_soon(self._write_out)
+        if self._eof and not inflight and not self._sending and not self._parked and not self._out:
             self._close()
 
     def _result_of(self, task: asyncio.Task[Response], request: Request) -> Response | None:
@@ -376,14 +403,23 @@ class KafkaChannel(asyncio.BufferedProtocol):
         logger.debug("Handler failure on connection %s", self.connection_id, exc_info=exc)
         self._close()
 
-    def _write(self, response: Response) -> None:
-        prefix = _SIZE.pack(response.size_bytes)
-        if response.size_bytes <= COALESCE_SIZE_BYTES_MAX:
-            self._transport.write(b"".join([prefix, *response.chunks]))
-        else:
-            self._transport.write(prefix)
-            for chunk in response.chunks:
-                self._transport.write(chunk)
+    def _write_out(self) -> None:
+        """Hand the corked responses to the transport and free their queue slots."""
+        self._out_scheduled = False
+        if not self._out:
+            return
+        out, responses, size_bytes = self._out, self._out_responses, self._out_size_bytes
+        self._out, self._out_size_bytes, self._out_responses = [], 0, 0
+        if not self._closing:
+            if size_bytes <= COALESCE_SIZE_BYTES_MAX:
+                self._transport.write(b"".join(out))
+            else:  # one vectored write on uvloop, no copy into one buffer
+                self._transport.writelines(out)
+            self._server._touch(self)
+        for _ in range(responses):
+            self._server._release_slot()
+        if self._eof and not self._inflight and not self._sending and not self._parked:
+            self._close()
 
     async def _send_with_regions(self, response: Response) -> None:
         try:
@@ -402,15 +438,17 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._close()
         finally:
             self._sending = False
+            if self._closing:
+                self._close_writable_fd()
             self._server._release_slot()
             self._server._touch(self)
             if not self._closing:
                 self._flush()
 
     async def _send_region(self, region: FileRegion) -> None:
-        """Send region bytes with os.sendfile on the transport's socket while the
-        kernel takes them; when it is full, hand the transport one copied chunk
-        so its drain wakes us, then go on with sendfile."""
+        """Send region bytes with os.sendfile on the transport's socket (zero
+        copy) once the transport's own buffer is empty, waiting for the socket
+        to be writable when the kernel buffer is full; else copy them."""
         in_fd, pos, remaining = region.fileno(), region.position, region.size
         while remaining > 0:
             if self._closing:
@@ -424,7 +462,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
                     if sent == 0:
                         raise EOFError(f"file ends before the region does, at position {pos}")
                 except BlockingIOError:
-                    sent = 0
+                    await self._socket_writable()
+                    continue
                 except OSError as exc:
                     if exc.errno not in _SENDFILE_UNSUPPORTED:
                         raise
@@ -432,16 +471,36 @@ class KafkaChannel(asyncio.BufferedProtocol):
                     continue
                 pos += sent
                 remaining -= sent
-                if remaining == 0:
-                    break
+                continue
             chunk = os.pread(in_fd, min(remaining, REGION_CHUNK_SIZE_BYTES), pos)
             if not chunk:
                 raise EOFError(f"file ends before the region does, at position {pos}")
             self._transport.write(chunk)
             pos += len(chunk)
             remaining -= len(chunk)
-            if self._write_paused and self._sendfile_fd is None:
+            if self._write_paused:
                 await self._drained()
+
+    async def _socket_writable(self) -> None:
+        """Wait until the kernel takes more bytes. Neither loop lets add_writer
+        watch a transport's own descriptor, so watch a duplicate of it; the
+        duplicate keeps the socket open, so it is closed as soon as sending
+        stops (see _close_writable_fd)."""
+        if self._writable_fd is None:
+            assert self._sendfile_fd is not None
+            self._writable_fd = os.dup(self._sendfile_fd)
+        future = self._loop.create_future()
+        self._drain_waiters.append(future)  # a close wakes it too
+        self._loop.add_writer(self._writable_fd, _set_done, future)
+        try:
+            await future
+        finally:
+            self._loop.remove_writer(self._writable_fd)
+
+    def _close_writable_fd(self) -> None:
+        fd, self._writable_fd = self._writable_fd, None
+        if fd is not None:
+            os.close(fd)
 
     async def _wait_write_buffer_empty(self) -> None:
         transport = self._transport
@@ -478,3 +537,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._wake_drain_waiters()
         if not self._sending and not self._closing:
             self._flush()
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

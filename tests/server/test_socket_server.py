@@ -28,6 +28,17 @@ def wait_until(predicate, what: str, timeout_s: float = 10.0) -> None:
         time.sleep(0.005)
 
 
+def open_socket_count() -> int:
+    """Socket descriptors of this process (the server's live here too)."""
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{name}").startswith("socket:")
+        except OSError:  # closed while listing
+            pass
+    return count
+
+
 def log_lines(caplog, level=logging.INFO) -> list[str]:
     return [r.getMessage() for r in caplog.records
             if r.name == LOGGER and r.levelno >= level and not r.getMessage().startswith("Listening on")]
@@ -425,3 +436,28 @@ def test_shutdown_closes_connections_whose_requests_outlast_the_drain_bound(star
         server.stop(drain_timeout_ms=100)
         raw.assert_closed_by_server(sock)
     assert any("still outstanding" in line for line in log_lines(caplog))
+
+
+def test_shutdown_during_a_stalled_file_region_closes_the_socket_and_leaks_no_descriptor(
+        start_server, raw, tmp_path):
+    path = tmp_path / "big.log"
+    with open(path, "wb") as out:
+        out.truncate(64 * 1024 * 1024)  # sparse: 64 MiB of zeros
+    file = open(path, "rb")
+    sockets_before = open_socket_count()
+
+    async def handle(request):
+        return Response([FileSlice(file, 0, 64 * 1024 * 1024)])
+
+    server = start_server(handle)
+    try:
+        with server.connect() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            sock.sendall(raw.request_frame(1))
+            wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == 1, "the send")
+            time.sleep(0.1)  # the client reads nothing: the kernel buffers fill and sendfile stalls
+            server.stop(drain_timeout_ms=100)
+            raw.assert_closed_by_server(sock)
+    finally:
+        file.close()
+    wait_until(lambda: open_socket_count() <= sockets_before, "socket descriptors to be released")
