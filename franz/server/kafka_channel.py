@@ -283,7 +283,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if self._pending and not self._closing:
             self._consume_pending()
         self._update_reading()
-        if self._eof:
+        if self._eof and not self._parked:
             self._pending.clear()  # a partial frame after EOF never completes
             self._flush()
 

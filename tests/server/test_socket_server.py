@@ -147,6 +147,25 @@ def test_half_closed_client_still_gets_its_answers(start_server, raw):
         raw.assert_closed_by_server(sock)
 
 
+def test_half_closed_client_with_requests_held_by_backpressure_gets_every_answer(start_server, raw):
+    gate = asyncio.Event()
+
+    async def handle(request):
+        await gate.wait()
+        return await raw.echo_handler(request)
+
+    server = start_server(handle, queued_max_requests=1)
+    with server.connect() as sock:
+        sock.sendall(b"".join(raw.request_frame(i, b"q%d" % i) for i in range(5)) + b"\x00\x00\x00")
+        sock.shutdown(socket.SHUT_WR)
+        wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == 1, "the first request")
+        time.sleep(0.05)  # the EOF arrives while four frames wait for a slot
+        server.read(gate.set)
+        for i in range(5):
+            assert raw.recv_frame(sock) == struct.pack(">i", i) + b"q%d" % i
+        raw.assert_closed_by_server(sock)
+
+
 def test_pipelined_requests_answered_in_order_when_completed_out_of_order(start_server, raw):
     count = 20
     started: list[int] = []
