@@ -129,6 +129,21 @@ async def echo_handler(request: Request) -> Response:
     return Response([struct.pack(">i", request.correlation_id), request.body])
 
 
+class GatedEcho:
+    """An echo handler that holds every request until `gate` is set (on the
+    server loop: `server.read(gated.gate.set)`); `started` lists the
+    correlation ids whose handlers began, in order."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.started: list[int] = []
+
+    async def __call__(self, request: Request) -> Response:
+        self.started.append(request.correlation_id)
+        await self.gate.wait()
+        return await echo_handler(request)
+
+
 class RawClient:
     """The helpers above, handed to tests by the `raw` fixture."""
 
@@ -137,6 +152,7 @@ class RawClient:
     recv_frame = staticmethod(recv_frame)
     assert_closed_by_server = staticmethod(assert_closed_by_server)
     echo_handler = staticmethod(echo_handler)
+    GatedEcho = GatedEcho
     WAIT_S = WAIT_S
 
 

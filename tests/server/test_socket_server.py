@@ -148,19 +148,14 @@ def test_half_closed_client_still_gets_its_answers(start_server, raw):
 
 
 def test_half_closed_client_with_requests_held_by_backpressure_gets_every_answer(start_server, raw):
-    gate = asyncio.Event()
-
-    async def handle(request):
-        await gate.wait()
-        return await raw.echo_handler(request)
-
+    handle = raw.GatedEcho()
     server = start_server(handle, queued_max_requests=1)
     with server.connect() as sock:
         sock.sendall(b"".join(raw.request_frame(i, b"q%d" % i) for i in range(5)) + b"\x00\x00\x00")
         sock.shutdown(socket.SHUT_WR)
         wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == 1, "the first request")
         time.sleep(0.05)  # the EOF arrives while four frames wait for a slot
-        server.read(gate.set)
+        server.read(handle.gate.set)
         for i in range(5):
             assert raw.recv_frame(sock) == struct.pack(">i", i) + b"q%d" % i
         raw.assert_closed_by_server(sock)
@@ -239,14 +234,7 @@ def test_size_prefix_split_across_reads(start_server, raw):
 
 def test_backpressure_stops_reading_at_queued_max_requests_then_drains(start_server, raw):
     queued_max = 4
-    started = []
-    gate = asyncio.Event()
-
-    async def handle(request):
-        started.append(request.correlation_id)
-        await gate.wait()
-        return await raw.echo_handler(request)
-
+    handle = raw.GatedEcho()
     server = start_server(handle, queued_max_requests=queued_max)
     payload = b"x" * 65536
     frame_count = 1024  # 64 MiB: far more than socket buffers hold
@@ -264,9 +252,9 @@ def test_backpressure_stops_reading_at_queued_max_requests_then_drains(start_ser
                 stalls += 1
                 time.sleep(0.01)
         assert sent < len(blob), "the server kept reading past queued.max.requests"
-        assert server.read(lambda: len(started)) == queued_max
+        assert server.read(lambda: len(handle.started)) == queued_max
         assert server.read(lambda: server.server.outstanding_requests) == queued_max
-        server.read(gate.set)
+        server.read(handle.gate.set)
         first.setblocking(True)
         received = []
 
@@ -293,17 +281,12 @@ def test_idle_connection_is_reaped(start_server, raw):
 
 
 def test_connection_with_a_request_in_flight_is_not_idle(start_server, raw):
-    gate = asyncio.Event()
-
-    async def handle(request):
-        await gate.wait()
-        return await raw.echo_handler(request)
-
+    handle = raw.GatedEcho()
     server = start_server(handle, connections_max_idle_ms=50)
     with server.connect() as sock:
         sock.sendall(raw.request_frame(1, b"slow"))
         time.sleep(0.4)  # many idle periods pass while the handler waits
-        server.read(gate.set)
+        server.read(handle.gate.set)
         assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"slow"
 
 
@@ -415,18 +398,11 @@ def test_file_region_past_end_of_file_closes_the_connection(start_server, raw, t
 
 
 def test_graceful_shutdown_stops_accepting_and_finishes_in_flight_requests(start_server, raw):
-    gate = asyncio.Event()
-    started = []
-
-    async def handle(request):
-        started.append(request.correlation_id)
-        await gate.wait()
-        return await raw.echo_handler(request)
-
+    handle = raw.GatedEcho()
     server = start_server(handle)
     with server.connect() as sock:
         sock.sendall(raw.request_frame(1, b"in flight"))
-        wait_until(lambda: server.read(lambda: len(started)) == 1, "the handler")
+        wait_until(lambda: server.read(lambda: len(handle.started)) == 1, "the handler")
         stopping = asyncio.run_coroutine_threadsafe(server.server.shutdown(5000), server.loop)
         wait_until(lambda: server.read(lambda: server.server._shutting_down), "shutdown to begin")
         with pytest.raises(OSError):
@@ -434,11 +410,11 @@ def test_graceful_shutdown_stops_accepting_and_finishes_in_flight_requests(start
             late.sendall(raw.request_frame(2))
             raw.recv_frame(late)  # closed without an answer if it got in at all
         sock.sendall(raw.request_frame(3, b"too late"))
-        server.read(gate.set)
+        server.read(handle.gate.set)
         assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"in flight"
         raw.assert_closed_by_server(sock)
         stopping.result(10)
-    assert server.read(lambda: list(started)) == [1]
+    assert server.read(lambda: list(handle.started)) == [1]
     server.stop()
 
 
