@@ -327,8 +327,12 @@ class FileRecords:
         pos = self._start if start_position is None else start_position
         end = self._end if self._is_slice else self._start + self._size
         fd = self.fd
+        pread = os.pread
         while pos < end - HEADER_SIZE_UP_TO_MAGIC:
-            header = _pread_fully(fd, min(RECORD_BATCH_OVERHEAD, end - pos), pos)
+            want = min(RECORD_BATCH_OVERHEAD, end - pos)
+            header = pread(fd, want, pos)
+            if len(header) != want:
+                header = _pread_fully(fd, want, pos)
             if len(header) < HEADER_SIZE_UP_TO_MAGIC:
                 return  # the file shrank under us: nothing more to read
             length = _unpack_i32(header, LENGTH_OFFSET)[0]

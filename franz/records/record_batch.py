@@ -67,6 +67,12 @@ _unpack_i32 = INT32.unpack_from
 _unpack_i16 = INT16.unpack_from
 _unpack_u32 = UINT32.unpack_from
 _unpack_prefix = PREFIX_STRUCT.unpack_from
+_pack_i64 = INT64.pack_into
+_pack_i32 = INT32.pack_into
+_pack_u32 = UINT32.pack_into
+_pack_i16 = INT16.pack_into
+_unpack_header = HEADER_STRUCT.unpack_from
+_new_tuple = tuple.__new__  # BatchHeader._make without its extra call and length check
 
 # The attribute bits Kafka keeps when it recomputes attributes (computeAttributes):
 # codec, transactional, control, delete horizon. Timestamp type is set anew;
@@ -122,22 +128,20 @@ def check_batch_bounds(buffer, position: int, limit: int) -> int:
 class RecordBatch:
     """A v2 batch at buffer[position : position + size_in_bytes]. See module docstring."""
 
-    __slots__ = ("_buf", "_header_only", "_pos", "_size")
+    __slots__ = ("_buf", "_pos", "_size")
 
     def __init__(self, buffer, position: int = 0) -> None:
         self._size = check_batch_bounds(buffer, position, len(buffer))
         self._buf = buffer
         self._pos = position
-        self._header_only = False
 
     @classmethod
     def _trusted(cls, buffer, position: int, size: int) -> RecordBatch:
-        """A view whose bounds the caller already checked (MemoryRecords' hot loop)."""
+        """A view whose bounds the caller already checked (see MemoryRecords.batches)."""
         self = object.__new__(cls)
         self._buf = buffer
         self._pos = position
         self._size = size
-        self._header_only = False
         return self
 
     @classmethod
@@ -150,12 +154,7 @@ class RecordBatch:
         length and magic checks.
         """
         assert len(header) >= RECORD_BATCH_OVERHEAD
-        self = object.__new__(cls)
-        self._buf = header
-        self._pos = 0
-        self._size = _unpack_i32(header, 8)[0] + LOG_OVERHEAD
-        self._header_only = True
-        return self
+        return _HeaderOnlyRecordBatch._trusted(header, 0, _unpack_i32(header, 8)[0] + LOG_OVERHEAD)
 
     # ---- where it lives -----------------------------------------------------
     @property
@@ -170,7 +169,7 @@ class RecordBatch:
 
     def header(self) -> BatchHeader:
         """All header fields at once: one struct call (the storage engine's hot path)."""
-        return BatchHeader._make(HEADER_STRUCT.unpack_from(self._buf, self._pos))
+        return _new_tuple(BatchHeader, _unpack_header(self._buf, self._pos))
 
     # ---- header fields ------------------------------------------------------
     @property
@@ -284,17 +283,19 @@ class RecordBatch:
 
     # ---- validation ---------------------------------------------------------
     def _body(self) -> memoryview:
-        if self._header_only:
-            raise ValueError("this batch view holds only the header; load the full batch")
         return memoryview(self._buf)[self._pos:self._pos + self._size]
 
     def compute_checksum(self) -> int:
         """CRC32C of bytes [ATTRIBUTES_OFFSET, end) of the batch."""
-        return crc32c(self._body()[ATTRIBUTES_OFFSET:])
+        pos = self._pos
+        return crc32c(memoryview(self._buf)[pos + ATTRIBUTES_OFFSET:pos + self._size])
 
     def is_valid(self) -> bool:
         """True iff the stored CRC matches the bytes (size >= 61 holds by construction)."""
-        return self.checksum == self.compute_checksum()
+        buf = self._buf
+        pos = self._pos
+        return (_unpack_u32(buf, pos + CRC_OFFSET)[0]
+                == crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET:pos + self._size]))
 
     def ensure_valid(self) -> None:
         """Raise CorruptRecordError (at this batch's position) unless is_valid()."""
@@ -402,16 +403,35 @@ class RecordBatch:
               max_timestamp: int | None = None, timestamp_type: TimestampType | None = None) -> None:
         """Assign what the broker assigns on append, with at most one CRC recompute.
 
-        Fields left as None keep their value.
+        Fields left as None keep their value. Same result as the set_*()
+        calls (Kafka's setLastOffset/setPartitionLeaderEpoch/setMaxTimestamp),
+        done in one pass for the broker's per-batch append path.
         """
+        buf = self._buf
+        pos = self._pos
         if base_offset is not None:
-            self.set_base_offset(base_offset)
+            _pack_i64(buf, pos, base_offset)
         if partition_leader_epoch is not None:
-            self.set_partition_leader_epoch(partition_leader_epoch)
-        if max_timestamp is not None or timestamp_type is not None:
-            self.set_max_timestamp(
-                self.timestamp_type if timestamp_type is None else timestamp_type,
-                self.max_timestamp if max_timestamp is None else max_timestamp)
+            _pack_i32(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
+        if max_timestamp is None and timestamp_type is None:
+            return
+        low = buf[pos + ATTRIBUTES_OFFSET + 1]
+        is_log_append = (bool(low & TIMESTAMP_TYPE_MASK) if timestamp_type is None
+                         else timestamp_type == TimestampType.LOG_APPEND_TIME)
+        if timestamp_type == TimestampType.NO_TIMESTAMP_TYPE:
+            raise ValueError("Timestamp type must be provided to compute attributes for message format v2")
+        current = _unpack_i64(buf, pos + MAX_TIMESTAMP_OFFSET)[0]
+        if max_timestamp is None:
+            max_timestamp = current
+        if max_timestamp == current and is_log_append == bool(low & TIMESTAMP_TYPE_MASK):
+            return  # unchanged: Kafka skips the CRC too
+        attributes = low & _KEPT_ATTRIBUTE_BITS
+        if is_log_append:
+            attributes |= TIMESTAMP_TYPE_MASK
+        _pack_i16(buf, pos + ATTRIBUTES_OFFSET, attributes)
+        _pack_i64(buf, pos + MAX_TIMESTAMP_OFFSET, max_timestamp)
+        _pack_u32(buf, pos + CRC_OFFSET,
+                  crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET:pos + self._size]))
 
     # ---- misc ---------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -428,6 +448,21 @@ class RecordBatch:
                 f"compression={self.compression_type.name_lower}, "
                 f"timestamp_type={self.timestamp_type.name}, crc={self.checksum}, "
                 f"position={self._pos}, size={self._size})")
+
+
+class _HeaderOnlyRecordBatch(RecordBatch):
+    """RecordBatch.header_view(): the header bytes of a batch stored elsewhere."""
+
+    __slots__ = ()
+
+    def _body(self) -> memoryview:
+        raise ValueError("this batch view holds only the header; load the full batch")
+
+    def compute_checksum(self) -> int:
+        return crc32c(self._body())
+
+    def is_valid(self) -> bool:
+        return self.checksum == self.compute_checksum()
 
 
 assert MAGIC_OFFSET == 16

@@ -92,3 +92,38 @@ def test_batches_over_memoryview_and_from_position():
     first = MemoryRecords(buf).first_batch().size_in_bytes
     mr = MemoryRecords(memoryview(buf))
     assert [b.base_offset for b in mr.batches(first)] == [2, 4]
+
+
+def test_validate_batches_yields_positions_and_headers():
+    buf = batches_buffer()
+    mr = MemoryRecords(buf)
+    got = list(mr.validate_batches())
+    assert [(p, h) for p, h in got] == [(b.position, b.header()) for b in mr.batches()]
+    assert [h.base_offset for _, h in got] == [0, 2, 4]
+
+
+def test_validate_batches_raises_at_the_first_bad_crc():
+    buf = batches_buffer()
+    second = MemoryRecords(buf).first_batch().size_in_bytes
+    buf[second + 70] ^= 0x10
+    seen = []
+    with pytest.raises(CorruptRecordError, match="crc") as e:
+        for pos, _ in MemoryRecords(buf).validate_batches():
+            seen.append(pos)
+    assert seen == [0] and e.value.position == second
+
+
+def test_validate_batches_reports_structure_like_batches():
+    buf = batches_buffer()
+    with pytest.raises(CorruptRecordError, match="runs past"):
+        list(MemoryRecords(bytes(buf[:-5])).validate_batches())
+    assert len(list(MemoryRecords(bytes(buf[:-5])).validate_batches(stop_at_partial_batch=True))) == 2
+    assert len(list(MemoryRecords(bytes(buf) + b"\x00" * 5).validate_batches(stop_at_partial_batch=True))) == 3
+    with pytest.raises(CorruptRecordError, match="truncated"):
+        list(MemoryRecords(bytes(buf) + b"\x00" * 5).validate_batches())
+    with pytest.raises(CorruptRecordError, match="smaller than the minimum"):  # Kafka: even if partial
+        list(MemoryRecords(bytes(buf) + b"\x00" * 20).validate_batches(stop_at_partial_batch=True))
+    bad = bytearray(buf)
+    bad[16] = 1
+    with pytest.raises(CorruptRecordError, match="magic"):
+        list(MemoryRecords(bad).validate_batches())

@@ -173,3 +173,41 @@ def test_equal_batches_compare_equal():
 def test_crc_covers_attributes_to_end():
     data = sample()
     assert struct.unpack_from(">I", data, CRC_OFFSET)[0] == crc32c(bytes(data[21:]))
+
+
+def test_stamp_timestamp_type_alone_keeps_max_timestamp():
+    data = sample()
+    b = RecordBatch(data)
+    b.stamp(timestamp_type=TimestampType.LOG_APPEND_TIME)
+    assert b.max_timestamp == 1010 and b.timestamp_type is TimestampType.LOG_APPEND_TIME and b.is_valid()
+
+
+def test_stamp_max_timestamp_alone_keeps_timestamp_type():
+    data = sample()
+    b = RecordBatch(data)
+    b.stamp(max_timestamp=2020)
+    assert b.max_timestamp == 2020 and b.timestamp_type is TimestampType.CREATE_TIME and b.is_valid()
+
+
+def test_stamp_with_unchanged_timestamp_leaves_crc_bytes_alone():
+    data = sample()
+    crc = bytes(data[17:21])
+    RecordBatch(data).stamp(base_offset=3, max_timestamp=1010, timestamp_type=TimestampType.CREATE_TIME)
+    assert bytes(data[17:21]) == crc
+
+
+def test_stamp_equals_the_set_methods():
+    a, b = sample(), sample()
+    RecordBatch(a).stamp(base_offset=9, partition_leader_epoch=1, max_timestamp=77,
+                         timestamp_type=TimestampType.LOG_APPEND_TIME)
+    vb = RecordBatch(b)
+    vb.set_base_offset(9)
+    vb.set_partition_leader_epoch(1)
+    vb.set_max_timestamp(TimestampType.LOG_APPEND_TIME, 77)
+    assert a == b
+
+
+def test_set_last_offset_moves_base_offset():
+    b = RecordBatch(sample())
+    b.set_last_offset(100)
+    assert (b.base_offset, b.last_offset) == (98, 100)
