@@ -1,6 +1,9 @@
 """franz/records/compression.py: the four codecs, framed as Kafka writes them, bounded on read."""
 
+import os
+import shutil
 import struct
+import subprocess
 import zlib
 
 import cramjam
@@ -128,7 +131,6 @@ def test_lz4_frame_descriptor_is_kafkas():
 
 
 def test_lz4_incompressible_block_is_stored_with_high_bit():
-    import os
     noise = os.urandom(1000)
     data = compress(CompressionType.LZ4, noise)
     (size,) = struct.unpack_from("<I", data, 7)
@@ -195,3 +197,52 @@ def test_batch_records_section_is_one_stream_after_the_header(codec):
     packed = RecordBatch(build_batch(recs, compression_type=codec))
     section = packed.to_bytes()[61:]
     assert decompress(codec, section) == plain.to_bytes()[61:]
+
+
+JAVA_GZIP_LIKE_KAFKA = """
+import java.io.*;
+import java.util.zip.*;
+
+public class GzipLikeKafka {
+    // Kafka's GzipCompression.wrapForOutput: BufferedOutputStream(16 KiB) over
+    // GzipOutputStream(8 KiB buffer, level) (a GZIPOutputStream that sets the level).
+    static class Gz extends GZIPOutputStream {
+        Gz(OutputStream o, int size, int level) throws IOException { super(o, size); def.setLevel(level); }
+    }
+    public static void main(String[] args) throws Exception {
+        DataInputStream in = new DataInputStream(System.in);
+        DataOutputStream stdout = new DataOutputStream(new BufferedOutputStream(System.out));
+        int count = in.readInt();
+        for (int n = 0; n < count; n++) {
+            byte[] data = new byte[in.readInt()];
+            in.readFully(data);
+            ByteArrayOutputStream bos = new ByteArrayOutputStream();
+            try (OutputStream out = new BufferedOutputStream(new Gz(bos, 8 * 1024, -1), 16 * 1024)) {
+                for (int i = 0; i < data.length; i += 100)  // records arrive in small writes
+                    out.write(data, i, Math.min(100, data.length - i));
+            }
+            stdout.writeInt(bos.size());
+            stdout.write(bos.toByteArray());
+        }
+        stdout.flush();
+    }
+}
+"""
+
+
+@pytest.mark.interop
+@pytest.mark.skipif(shutil.which("java") is None, reason="needs a JDK")
+def test_gzip_bytes_equal_the_jdks_as_kafka_drives_it(tmp_path):
+    source = tmp_path / "GzipLikeKafka.java"
+    source.write_text(JAVA_GZIP_LIKE_KAFKA)
+    sections = [b"", b"x", PAYLOAD, os.urandom(70000),
+                build_batch([SimpleRecord(b"v%d" % i * 30, b"k", 1000 + i) for i in range(500)])[61:]]
+    stdin = struct.pack(">i", len(sections)) + b"".join(struct.pack(">i", len(s)) + s for s in sections)
+    out = subprocess.run(["java", str(source)], input=stdin, capture_output=True, check=True,
+                         timeout=120).stdout
+    pos = 0
+    for section in sections:
+        (n,) = struct.unpack_from(">i", out, pos)
+        assert out[pos + 4:pos + 4 + n] == compress(CompressionType.GZIP, section)
+        pos += 4 + n
+    assert pos == len(out)
