@@ -1,0 +1,484 @@
+"""LogSegment: one `.log` file of record batches and its three indexes.
+
+A segment covers the offsets [base_offset, next segment's base offset). It owns
+
+    <base>.log        FileRecords: the batches, back to back, exactly as appended
+    <base>.index      OffsetIndex, sparse: last offset of a batch -> its start position
+    <base>.timeindex  TimeIndex, sparse: max timestamp so far -> the offset carrying it
+    <base>.txnindex   TransactionIndex, only once an aborted transaction ends here
+
+Invariants:
+- An index entry is added when more than `index.interval.bytes` were appended
+  since the last one; entries point at batch starts, never inside a batch.
+- Every offset in the segment fits an int32 relative to base_offset
+  (LogSegmentOffsetOverflowError otherwise), so index entries always fit.
+- The indexes are derived data: `recover()` rebuilds all of them from the
+  batches, and cuts the file at the first byte that is not a valid batch.
+- Not thread safe for writers: the partition lock serialises appends, as in
+  Kafka. Readers use `read()`, which only slices the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time as _time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from franz.records import (
+    CorruptRecordError,
+    FileRecords,
+    InvalidRecordError,
+    LogOffsetPosition,
+    MemoryRecords,
+    TimestampAndOffset,
+)
+from franz.records.errors import RecordsError
+from franz.storage import files
+from franz.storage.index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
+from franz.storage.log_config import LogConfig
+from franz.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_TIMESTAMP_OFFSET = TimestampOffset(-1, -1)
+
+
+def now_ms() -> int:
+    return _time.time_ns() // 1_000_000
+
+
+class LogSegmentOffsetOverflowError(Exception):
+    """An offset that does not fit an int32 relative to the segment's base offset."""
+
+    def __init__(self, segment: LogSegment, offset: int) -> None:
+        super().__init__(f"Detected offset overflow at offset {offset} in segment {segment}")
+        self.segment = segment
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class LogOffsetMetadata:
+    """An offset with, when known, where it is: its segment and byte position."""
+
+    message_offset: int
+    segment_base_offset: int = -1
+    relative_position_in_segment: int = -1
+
+    @property
+    def message_offset_only(self) -> bool:
+        return self.segment_base_offset == -1 and self.relative_position_in_segment == -1
+
+    def on_older_segment(self, that: LogOffsetMetadata) -> bool:
+        assert not self.message_offset_only and not that.message_offset_only
+        return self.segment_base_offset < that.segment_base_offset
+
+    def on_same_segment(self, that: LogOffsetMetadata) -> bool:
+        return self.segment_base_offset == that.segment_base_offset
+
+    def position_diff(self, that: LogOffsetMetadata) -> int:
+        assert self.on_same_segment(that)
+        return self.relative_position_in_segment - that.relative_position_in_segment
+
+
+@dataclass(slots=True)
+class FetchDataInfo:
+    """What a read returns: where it started, the records (a file slice or
+    MemoryRecords), whether the first batch was cut by the size limit, and
+    aborted transactions for READ_COMMITTED reads."""
+
+    fetch_offset_metadata: LogOffsetMetadata
+    records: Any
+    first_entry_incomplete: bool = False
+    aborted_transactions: list[AbortedTxn] | None = None
+
+
+EMPTY_RECORDS = MemoryRecords(b"")
+
+
+@dataclass(frozen=True, slots=True)
+class RollParams:
+    max_segment_ms: int
+    max_segment_bytes: int
+    max_timestamp_in_messages: int
+    max_offset_in_messages: int
+    messages_size: int
+    now: int
+
+
+class LogSegment:
+    def __init__(self, log_records: FileRecords, lazy_offset_index: LazyIndex, lazy_time_index: LazyIndex,
+                 txn_index: TransactionIndex, base_offset: int, index_interval_bytes: int,
+                 roll_jitter_ms: int, time_ms=now_ms) -> None:
+        self.log = log_records
+        self.lazy_offset_index = lazy_offset_index
+        self.lazy_time_index = lazy_time_index
+        self.txn_index = txn_index
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.roll_jitter_ms = roll_jitter_ms
+        self._time_ms = time_ms
+        self.created = time_ms()
+        self.bytes_since_last_index_entry = 0
+        self.rolling_based_timestamp: int | None = None
+        self._max_timestamp_and_offset_so_far = UNKNOWN_TIMESTAMP_OFFSET
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def open(cls, directory: Path | str, base_offset: int, config: LogConfig, time_ms=now_ms,
+             file_already_exists: bool = False, init_file_size: int = 0, preallocate: bool = False,
+             file_suffix: str = "") -> LogSegment:
+        max_index_size = config.max_index_size
+        jitter = random.randrange(config.segment_jitter_ms) if config.segment_jitter_ms > 0 else 0
+        return cls(
+            FileRecords.open(files.log_file(directory, base_offset, file_suffix),
+                             file_already_exists=file_already_exists,
+                             preallocate_bytes=init_file_size if preallocate else 0),
+            LazyIndex.for_offset(files.offset_index_file(directory, base_offset, file_suffix), base_offset,
+                                 max_index_size),
+            LazyIndex.for_time(files.time_index_file(directory, base_offset, file_suffix), base_offset,
+                               max_index_size),
+            TransactionIndex(base_offset, files.transaction_index_file(directory, base_offset, file_suffix)),
+            base_offset,
+            config.index_interval_bytes,
+            min(jitter, config.segment_ms),
+            time_ms,
+        )
+
+    @staticmethod
+    def delete_files_if_exist(directory: Path | str, base_offset: int, file_suffix: str = "") -> None:
+        for make in (files.offset_index_file, files.time_index_file, files.transaction_index_file, files.log_file):
+            make(directory, base_offset, file_suffix).unlink(missing_ok=True)
+
+    # -- accessors -----------------------------------------------------------------------
+    @property
+    def offset_index(self) -> OffsetIndex:
+        return self.lazy_offset_index.get()
+
+    @property
+    def time_index(self) -> TimeIndex:
+        return self.lazy_time_index.get()
+
+    @property
+    def offset_index_file(self) -> Path:
+        return self.lazy_offset_index.file
+
+    @property
+    def time_index_file(self) -> Path:
+        return self.lazy_time_index.file
+
+    @property
+    def log_file(self) -> Path:
+        return Path(self.log.path)
+
+    def size(self) -> int:
+        return self.log.size_in_bytes
+
+    def read_max_timestamp_and_offset_so_far(self) -> TimestampOffset:
+        if self._max_timestamp_and_offset_so_far is UNKNOWN_TIMESTAMP_OFFSET:
+            self._max_timestamp_and_offset_so_far = self.time_index.last_entry()
+        return self._max_timestamp_and_offset_so_far
+
+    def max_timestamp_so_far(self) -> int:
+        return self.read_max_timestamp_and_offset_so_far().timestamp
+
+    def _shallow_offset_of_max_timestamp_so_far(self) -> int:
+        return self.read_max_timestamp_and_offset_so_far().offset
+
+    def can_convert_to_relative_offset(self, offset: int) -> bool:
+        return self.offset_index.can_append_offset(offset)
+
+    def _ensure_offset_in_range(self, offset: int) -> None:
+        if not self.can_convert_to_relative_offset(offset):
+            raise LogSegmentOffsetOverflowError(self, offset)
+
+    # -- roll ----------------------------------------------------------------------------
+    def should_roll(self, roll_params: RollParams) -> bool:
+        reached_roll_ms = (self.time_waited_for_roll(roll_params.now, roll_params.max_timestamp_in_messages)
+                           > roll_params.max_segment_ms - self.roll_jitter_ms)
+        size = self.size()
+        return (size > roll_params.max_segment_bytes - roll_params.messages_size
+                or (size > 0 and reached_roll_ms)
+                or self.offset_index.is_full() or self.time_index.is_full()
+                or not self.can_convert_to_relative_offset(roll_params.max_offset_in_messages))
+
+    def _load_first_batch_timestamp(self) -> None:
+        if self.rolling_based_timestamp is None:
+            for batch in self.log.batches():
+                self.rolling_based_timestamp = batch.max_timestamp
+                break
+
+    def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
+        self._load_first_batch_timestamp()
+        ts = self.rolling_based_timestamp if self.rolling_based_timestamp is not None else -1
+        if ts >= 0:
+            return message_timestamp - ts
+        return now - self.created
+
+    def get_first_batch_timestamp(self) -> int:
+        self._load_first_batch_timestamp()
+        ts = self.rolling_based_timestamp
+        return ts if ts is not None and ts >= 0 else 2**63 - 1
+
+    def resize_indexes(self, size: int) -> None:
+        self.offset_index.resize(size)
+        self.time_index.resize(size)
+
+    def on_become_inactive_segment(self) -> None:
+        """Called when a newer segment becomes active: write the roll entry and trim."""
+        self.time_index.maybe_append(self.max_timestamp_so_far(), self._shallow_offset_of_max_timestamp_so_far(),
+                                     skip_full_check=True)
+        self.offset_index.trim_to_valid_size()
+        self.time_index.trim_to_valid_size()
+        self.log.trim()
+
+    # -- append --------------------------------------------------------------------------
+    def append(self, largest_offset: int, largest_timestamp_ms: int, shallow_offset_of_max_timestamp: int,
+               records: MemoryRecords) -> None:
+        """Append `records` (already validated, offsets assigned) ending at largest_offset."""
+        size = records.size_in_bytes
+        if size <= 0:
+            return
+        physical_position = self.log.size_in_bytes
+        if physical_position == 0:
+            self.rolling_based_timestamp = largest_timestamp_ms
+        self._ensure_offset_in_range(largest_offset)
+        self.log.append(records)
+        if largest_timestamp_ms > self.max_timestamp_so_far():
+            self._max_timestamp_and_offset_so_far = TimestampOffset(largest_timestamp_ms,
+                                                                    shallow_offset_of_max_timestamp)
+        if self.bytes_since_last_index_entry > self.index_interval_bytes:
+            self.offset_index.append(largest_offset, physical_position)
+            self.time_index.maybe_append(self.max_timestamp_so_far(), self._shallow_offset_of_max_timestamp_so_far())
+            self.bytes_since_last_index_entry = 0
+        self.bytes_since_last_index_entry += size
+
+    def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
+        if completed_txn.is_aborted:
+            self.txn_index.append(AbortedTxn(completed_txn.producer_id, completed_txn.first_offset,
+                                             completed_txn.last_offset, last_stable_offset))
+
+    def _update_producer_state(self, producer_state_manager, batch) -> None:
+        # Recovery trusts the log as a follower would (AppendOrigin.REPLICATION).
+        from franz.storage.producer_state import AppendOrigin  # noqa: PLC0415 (cycle-free, lazy)
+        if batch.producer_id >= 0:
+            append_info = producer_state_manager.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
+            completed_txn = append_info.append(batch)
+            producer_state_manager.update(append_info)
+            if completed_txn is not None:
+                last_stable_offset = producer_state_manager.last_stable_offset(completed_txn)
+                self.update_txn_index(completed_txn, last_stable_offset)
+                producer_state_manager.complete_txn(completed_txn)
+        producer_state_manager.update_map_end_offset(batch.last_offset + 1)
+
+    # -- read ----------------------------------------------------------------------------
+    def translate_offset(self, offset: int, starting_file_position: int = 0) -> LogOffsetPosition | None:
+        """Position and size of the first batch whose last offset is >= `offset`, or None."""
+        mapping = self.offset_index.lookup(offset)
+        return self.log.search_for_offset_with_size(offset, max(mapping.position, starting_file_position))
+
+    def read(self, start_offset: int, max_size: int, max_position: int | None = -1,
+             min_one_message: bool = False) -> FetchDataInfo | None:
+        """A zero-copy slice from the batch holding start_offset, at most max_size bytes
+        (or the whole first batch with min_one_message) and never past max_position.
+        None if start_offset is past the end of this segment."""
+        if max_size < 0:
+            raise ValueError(f"Invalid max size {max_size} for log read from segment {self.log}")
+        if max_position == -1:
+            max_position = self.size()
+        start = self.translate_offset(start_offset)
+        if start is None:
+            return None
+        offset_metadata = LogOffsetMetadata(start_offset, self.base_offset, start.position)
+        adjusted_max_size = max(max_size, start.size) if min_one_message else max_size
+        if adjusted_max_size == 0 or max_position is None:
+            return FetchDataInfo(offset_metadata, EMPTY_RECORDS)
+        fetch_size = min(max_position - start.position, adjusted_max_size)
+        return FetchDataInfo(offset_metadata, self.log.slice(start.position, max(fetch_size, 0)),
+                             adjusted_max_size < start.size)
+
+    def fetch_upper_bound_offset(self, start_offset_position: OffsetPosition, fetch_size: int) -> int | None:
+        entry = self.offset_index.fetch_upper_bound_offset(start_offset_position, fetch_size)
+        return None if entry is None else entry.offset
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
+
+    def find_offset_by_timestamp(self, timestamp_ms: int, starting_offset: int) -> TimestampAndOffset | None:
+        timestamp_offset = self.time_index.lookup(timestamp_ms)
+        position = self.offset_index.lookup(max(timestamp_offset.offset, starting_offset)).position
+        return self.log.search_for_timestamp(timestamp_ms, position, starting_offset)
+
+    def read_next_offset(self) -> int:
+        fetch = self.read(self.offset_index.last_offset, self.log.size_in_bytes)
+        if fetch is None:
+            return self.base_offset
+        next_offset = self.base_offset
+        for batch in fetch.records.batches():
+            next_offset = batch.next_offset
+        return next_offset
+
+    def has_overflow(self) -> bool:
+        next_offset = self.read_next_offset()
+        return next_offset > self.base_offset and not self.can_convert_to_relative_offset(next_offset - 1)
+
+    # -- recovery and truncation ---------------------------------------------------------
+    def recover(self, producer_state_manager, leader_epoch_cache=None) -> int:
+        """Rebuild the indexes from the batches; cut the file at the first invalid byte.
+
+        Every batch's structure and CRC is checked; producer state and the epoch
+        cache are fed as the batches are replayed. Returns the bytes truncated.
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.txn_index.reset()
+        valid_bytes = 0
+        last_index_entry = 0
+        self._max_timestamp_and_offset_so_far = UNKNOWN_TIMESTAMP_OFFSET
+        reason = None
+        try:
+            for batch in self.log.batches():
+                batch.ensure_valid()
+                self._ensure_offset_in_range(batch.last_offset)
+                if batch.max_timestamp > self.max_timestamp_so_far():
+                    self._max_timestamp_and_offset_so_far = TimestampOffset(batch.max_timestamp, batch.last_offset)
+                if valid_bytes - last_index_entry > self.index_interval_bytes:
+                    self.offset_index.append(batch.last_offset, valid_bytes)
+                    self.time_index.maybe_append(self.max_timestamp_so_far(),
+                                                 self._shallow_offset_of_max_timestamp_so_far())
+                    last_index_entry = valid_bytes
+                valid_bytes += batch.size_in_bytes
+                if leader_epoch_cache is not None:
+                    epoch = batch.partition_leader_epoch
+                    latest = leader_epoch_cache.latest_epoch()
+                    if epoch >= 0 and (latest is None or latest < 0 or epoch > latest):
+                        leader_epoch_cache.assign(epoch, batch.base_offset)
+                if producer_state_manager is not None:
+                    self._update_producer_state(producer_state_manager, batch)
+        except (CorruptRecordError, InvalidRecordError, RecordsError, LogSegmentOffsetOverflowError) as exc:
+            reason = str(exc)
+        truncated = self.log.size_in_bytes - valid_bytes
+        if truncated > 0:
+            log.warning("Found invalid messages in log segment %s at byte offset %d: %s. "
+                        "Truncating %d bytes.", self.log.path, valid_bytes,
+                        reason or "a partial or zero-filled batch at the end", truncated)
+            self.log.truncate_to(valid_bytes)
+        self.offset_index.trim_to_valid_size()
+        # A cleanly closed segment always ends with the largest timestamp seen; do the same.
+        self.time_index.maybe_append(self.max_timestamp_so_far(), self._shallow_offset_of_max_timestamp_so_far(),
+                                     skip_full_check=True)
+        self.time_index.trim_to_valid_size()
+        return truncated
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove every batch at or after the one holding `offset`; returns bytes removed."""
+        mapping = self.translate_offset(offset)
+        offset_index, time_index = self.offset_index, self.time_index
+        offset_index.truncate_to(offset)
+        time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
+        offset_index.resize(offset_index.max_index_size)
+        time_index.resize(time_index.max_index_size)
+        bytes_truncated = 0 if mapping is None else self.log.truncate_to(mapping.position)
+        if self.log.size_in_bytes == 0:
+            self.created = self._time_ms()
+            self.rolling_based_timestamp = None
+        self.bytes_since_last_index_entry = 0
+        if self.max_timestamp_so_far() >= 0:
+            self._max_timestamp_and_offset_so_far = self._read_largest_timestamp()
+        return bytes_truncated
+
+    def _read_largest_timestamp(self) -> TimestampOffset:
+        last_entry = self.time_index.last_entry()
+        position = self.offset_index.lookup(last_entry.offset).position
+        after = self.log.largest_timestamp_after(position)
+        if after.timestamp > last_entry.timestamp:
+            return TimestampOffset(after.timestamp, after.offset)
+        return last_entry
+
+    def sanity_check(self, time_index_file_newly_created: bool) -> None:
+        if not self.offset_index_file.exists():
+            raise FileNotFoundError(f"Offset index file {self.offset_index_file} does not exist")
+        if time_index_file_newly_created:
+            self.time_index.resize(0)
+        self.txn_index.sanity_check()
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def flush(self) -> None:
+        self.log.flush()
+        self.offset_index.flush()
+        self.time_index.flush()
+        self.txn_index.flush()
+
+    def update_parent_dir(self, directory: Path | str) -> None:
+        self.log.update_parent_dir(directory)
+        self.lazy_offset_index.update_parent_dir(directory)
+        self.lazy_time_index.update_parent_dir(directory)
+        self.txn_index.update_parent_dir(directory)
+
+    def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
+        def renamed(path: Path) -> Path:
+            name = path.name
+            assert name.endswith(old_suffix), (name, old_suffix)
+            return path.with_name(name[: len(name) - len(old_suffix)] + new_suffix)
+        self.log.rename_to(renamed(self.log_file))
+        self.lazy_offset_index.rename_to(renamed(self.offset_index_file))
+        self.lazy_time_index.rename_to(renamed(self.time_index_file))
+        self.txn_index.rename_to(renamed(self.txn_index.file))
+
+    def has_suffix(self, suffix: str) -> bool:
+        return all(path.name.endswith(suffix) for path in
+                   (self.log_file, self.offset_index_file, self.time_index_file, self.txn_index.file))
+
+    def close(self) -> None:
+        if self._max_timestamp_and_offset_so_far is not UNKNOWN_TIMESTAMP_OFFSET:
+            try:
+                self.time_index.maybe_append(self.max_timestamp_so_far(),
+                                             self._shallow_offset_of_max_timestamp_so_far(), skip_full_check=True)
+            except (ValueError, OSError) as exc:
+                log.warning("Failed to append the roll entry to %s: %s", self.time_index_file, exc)
+        self.lazy_offset_index.close()
+        self.lazy_time_index.close()
+        self.log.close()
+        self.txn_index.close()
+
+    def close_handlers(self) -> None:
+        self.lazy_offset_index.close_handler()
+        self.lazy_time_index.close_handler()
+        self.log.close_handlers()
+        self.txn_index.close()
+
+    def delete_if_exists(self) -> None:
+        for kind, delete, path in (("log", self.log.delete_if_exists, self.log_file),
+                                   ("offset index", self.lazy_offset_index.delete_if_exists, self.offset_index_file),
+                                   ("time index", self.lazy_time_index.delete_if_exists, self.time_index_file),
+                                   ("transaction index", self.txn_index.delete_if_exists, self.txn_index.file)):
+            if delete():
+                log.info("Deleted %s %s.", kind, path)
+
+    def deleted(self) -> bool:
+        return not any(p.exists() for p in (self.log_file, self.offset_index_file, self.time_index_file,
+                                            self.txn_index.file))
+
+    def last_modified(self) -> int:
+        return int(os.stat(self.log_file).st_mtime * 1000)
+
+    def set_last_modified(self, ms: int) -> None:
+        for path in (self.log_file, self.offset_index_file, self.time_index_file):
+            if path.exists():
+                os.utime(path, (ms / 1000, ms / 1000))
+
+    def largest_record_timestamp(self) -> int | None:
+        ts = self.max_timestamp_so_far()
+        return ts if ts >= 0 else None
+
+    def largest_timestamp(self) -> int:
+        ts = self.max_timestamp_so_far()
+        return ts if ts >= 0 else self.last_modified()
+
+    def __repr__(self) -> str:
+        return (f"LogSegment(baseOffset={self.base_offset}, size={self.size()}, "
+                f"largestRecordTimestamp={self._max_timestamp_and_offset_so_far.timestamp})")
