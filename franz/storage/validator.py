@@ -1,0 +1,195 @@
+"""LogValidator: checks a produce request's batches and assigns what the leader assigns.
+
+On the leader, for each v2 batch in order: structure and CRC (CorruptRecord),
+size against `max.message.bytes` (MESSAGE_TOO_LARGE), base offset 0 and
+offsets that fit the record count (INVALID_RECORD), timestamps within
+`message.timestamp.before/after.max.ms` for CreateTime (INVALID_TIMESTAMP),
+no control batches from clients. Then, in place and with one CRC recompute at
+most: base offset from the log end, the partition leader epoch, and for
+LogAppendTime the timestamp type bit and max timestamp = now.
+
+Compressed batches are decompressed (bounded) only to validate records: keys
+are required on compacted topics, and record offset deltas must run 0..n-1.
+When the topic's `compression.type` names a codec different from the
+producer's, the batch is rebuilt with the topic codec, as Kafka recompresses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from franz.records import (
+    CompressionType,
+    CorruptRecordError,
+    MemoryRecords,
+    MemoryRecordsBuilder,
+    RecordBatch,
+    TimestampType,
+)
+from franz.records.errors import RecordsError
+from franz.storage.log_config import LogConfig
+
+# Kafka protocol error codes (Errors.java) carried by the exceptions below.
+CORRUPT_MESSAGE = 2
+MESSAGE_TOO_LARGE = 10
+INVALID_TIMESTAMP = 32
+UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+INVALID_RECORD = 87
+
+_TOPIC_CODECS = {
+    "uncompressed": CompressionType.NONE, "gzip": CompressionType.GZIP, "snappy": CompressionType.SNAPPY,
+    "lz4": CompressionType.LZ4, "zstd": CompressionType.ZSTD,
+}
+
+
+class RecordValidationError(Exception):
+    """A produce that must be refused; `error_code` is Kafka's, `record_errors` lists
+    (batch index, record index, message) for INVALID_RECORD as Kafka reports them."""
+
+    def __init__(self, error_code: int, message: str, record_errors: list[tuple[int, int, str]] | None = None):
+        super().__init__(message)
+        self.error_code = error_code
+        self.record_errors = record_errors or []
+
+
+@dataclasses.dataclass(slots=True)
+class ValidationResult:
+    validated_records: MemoryRecords
+    log_append_time_ms: int
+    max_timestamp_ms: int
+    shallow_offset_of_max_timestamp: int
+    first_offset: int
+    last_offset: int
+    num_messages: int
+    messages_size_maybe_changed: bool
+    source_compression: CompressionType
+    batches: list[RecordBatch]
+
+
+def target_compression(config: LogConfig, source: CompressionType) -> CompressionType:
+    return source if config.compression_type == "producer" else _TOPIC_CODECS[config.compression_type]
+
+
+def _check_timestamp(batch_index: int, timestamp: int, now_ms: int, config: LogConfig) -> None:
+    if timestamp < 0:
+        return  # NO_TIMESTAMP
+    if now_ms - timestamp > config.message_timestamp_before_max_ms:
+        raise RecordValidationError(
+            INVALID_TIMESTAMP,
+            f"Timestamp {timestamp} of message in batch {batch_index} is before the allowed range "
+            f"[{now_ms - config.message_timestamp_before_max_ms}, {now_ms + config.message_timestamp_after_max_ms}]")
+    if timestamp - now_ms > config.message_timestamp_after_max_ms:
+        raise RecordValidationError(
+            INVALID_TIMESTAMP,
+            f"Timestamp {timestamp} of message in batch {batch_index} is after the allowed range "
+            f"[{now_ms - config.message_timestamp_before_max_ms}, {now_ms + config.message_timestamp_after_max_ms}]")
+
+
+def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, now_ms: int,
+                      log_append: bool) -> None:
+    """Decompress and check each record of a batch (compressed or on a compacted topic)."""
+    errors = []
+    count = 0
+    try:
+        for index, record in enumerate(batch.records()):
+            expected_delta = index
+            if record.offset - batch.base_offset != expected_delta:
+                errors.append((batch_index, index, f"Inner record offset delta {record.offset - batch.base_offset} "
+                                                   f"does not match expected {expected_delta}"))
+            if config.compact and record.key is None:
+                errors.append((batch_index, index, "Compacted topic cannot accept message without key in topic "
+                                                   "partition"))
+            if not log_append:
+                _check_timestamp(batch_index, record.timestamp, now_ms, config)
+            count += 1
+    except RecordsError as exc:
+        raise RecordValidationError(CORRUPT_MESSAGE, f"Record is corrupt: {exc}") from None
+    if count != batch.record_count:
+        raise RecordValidationError(INVALID_RECORD, f"Record count {batch.record_count} in batch {batch_index} "
+                                                    f"does not match the {count} records it holds")
+    if errors:
+        raise RecordValidationError(INVALID_RECORD, errors[0][2], errors)
+
+
+def analyze_and_validate(records: MemoryRecords, config: LogConfig, is_from_client: bool) -> list[RecordBatch]:
+    """Structure, CRC, size and shape checks of every batch (UnifiedLog.analyzeAndValidateRecords)."""
+    batches = []
+    try:
+        for index, batch in enumerate(records.batches()):
+            if batch.magic != 2:
+                raise RecordValidationError(UNSUPPORTED_FOR_MESSAGE_FORMAT, f"Magic {batch.magic} is not supported")
+            if is_from_client and batch.base_offset != 0:
+                raise RecordValidationError(
+                    INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
+                                    f"but it is {batch.base_offset}")
+            if batch.size_in_bytes > config.max_message_bytes:
+                raise RecordValidationError(
+                    MESSAGE_TOO_LARGE, f"The record batch size in the append is {batch.size_in_bytes} bytes "
+                                       f"which exceeds the maximum configured value of {config.max_message_bytes}.")
+            batch.ensure_valid()
+            if batch.record_count <= 0 or batch.last_offset_delta != batch.record_count - 1:
+                raise RecordValidationError(
+                    INVALID_RECORD, f"Batch {index} has lastOffsetDelta {batch.last_offset_delta} for "
+                                    f"{batch.record_count} records")
+            if is_from_client and batch.is_control_batch:
+                raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
+            batches.append(batch)
+    except CorruptRecordError as exc:
+        raise RecordValidationError(CORRUPT_MESSAGE, str(exc)) from None
+    except RecordsError as exc:
+        raise RecordValidationError(getattr(exc, "error_code", CORRUPT_MESSAGE), str(exc)) from None
+    if not batches:
+        raise RecordValidationError(INVALID_RECORD, "The produce request carries no record batch")
+    return batches
+
+
+def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: int, now_ms: int,
+                                         config: LogConfig, partition_leader_epoch: int,
+                                         is_from_client: bool = True) -> ValidationResult:
+    """Validate `records` and stamp base offsets from `next_offset` (a writable buffer is required)."""
+    batches = analyze_and_validate(records, config, is_from_client)
+    log_append = config.message_timestamp_type == "LogAppendTime"
+    source = batches[0].compression_type
+    target = target_compression(config, source)
+    rebuilt = None
+    if any(batch.compression_type != target for batch in batches):
+        rebuilt = _recompress(batches, target, config)
+        records = MemoryRecords(bytearray(rebuilt))
+        batches = list(records.batches())
+
+    offset = next_offset
+    max_timestamp = -1
+    shallow_offset_of_max = -1
+    num_messages = 0
+    for index, batch in enumerate(batches):
+        if batch.is_compressed or config.compact:
+            _validate_records(index, batch, config, now_ms, log_append)
+        elif not log_append:
+            _check_timestamp(index, batch.max_timestamp, now_ms, config)
+        batch_max = now_ms if log_append else batch.max_timestamp
+        batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
+                    max_timestamp=batch_max,
+                    timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME)
+        last = offset + batch.last_offset_delta
+        if batch_max > max_timestamp:
+            max_timestamp, shallow_offset_of_max = batch_max, last
+        num_messages += batch.record_count
+        offset = last + 1
+    return ValidationResult(records, now_ms if log_append else -1, max_timestamp, shallow_offset_of_max,
+                            next_offset, offset - 1, num_messages, rebuilt is not None, source, batches)
+
+
+def _recompress(batches: list[RecordBatch], target: CompressionType, config: LogConfig) -> bytes:
+    out = bytearray()
+    for batch in batches:
+        builder = MemoryRecordsBuilder(compression_type=target, timestamp_type=batch.timestamp_type,
+                                       base_offset=0, partition_leader_epoch=batch.partition_leader_epoch,
+                                       is_transactional=batch.is_transactional)
+        if batch.producer_id >= 0:
+            builder.set_producer_state(batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                                       batch.is_transactional)
+        for record in batch.records():
+            builder.append_with_offset(record.offset - batch.base_offset, record.timestamp, record.key,
+                                       record.value, record.headers)
+        out += builder.build_bytes()
+    return bytes(out)

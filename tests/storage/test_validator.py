@@ -1,0 +1,95 @@
+"""Behaviours of Kafka's LogValidatorTest, as franz's own tests."""
+
+import pytest
+
+from franz.records import CompressionType, MemoryRecords, SimpleRecord, TimestampType, build_batch
+from franz.storage.log_config import LogConfig
+from franz.storage.validator import (
+    CORRUPT_MESSAGE,
+    INVALID_RECORD,
+    INVALID_TIMESTAMP,
+    MESSAGE_TOO_LARGE,
+    RecordValidationError,
+    validate_messages_and_assign_offsets,
+)
+
+NOW = 1_700_000_000_000
+
+
+def produce(*values, compression=CompressionType.NONE, timestamp=NOW, keys=None, base_offset=0):
+    keys = keys or [None] * len(values)
+    return MemoryRecords(bytearray(build_batch(
+        [SimpleRecord(v, key=k, timestamp=timestamp) for v, k in zip(values, keys, strict=True)],
+        base_offset=base_offset, compression_type=compression)))
+
+
+def validate(records, config=None, next_offset=100, epoch=5):
+    return validate_messages_and_assign_offsets(records, next_offset, NOW, config or LogConfig.from_props({}), epoch)
+
+
+@pytest.mark.parametrize("codec", list(CompressionType))
+def test_offsets_and_epoch_are_assigned_in_place_and_the_crc_stays_valid(codec):
+    result = validate(produce(b"a", b"b", b"c", compression=codec))
+    batch = next(result.validated_records.batches())
+    assert (batch.base_offset, batch.last_offset, batch.partition_leader_epoch) == (100, 102, 5)
+    assert batch.is_valid()
+    assert [r.offset for r in batch.records()] == [100, 101, 102]
+    assert (result.first_offset, result.last_offset, result.num_messages) == (100, 102, 3)
+
+
+def test_log_append_time_stamps_now():
+    config = LogConfig.from_props({"message.timestamp.type": "LogAppendTime"})
+    result = validate(produce(b"a", timestamp=5), config)
+    batch = next(result.validated_records.batches())
+    assert batch.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert batch.max_timestamp == NOW and result.log_append_time_ms == NOW and batch.is_valid()
+
+
+def test_a_timestamp_outside_the_allowed_range_is_invalid():
+    config = LogConfig.from_props({"message.timestamp.before.max.ms": "1000"})
+    with pytest.raises(RecordValidationError) as info:
+        validate(produce(b"old", timestamp=NOW - 5000), config)
+    assert info.value.error_code == INVALID_TIMESTAMP
+    with pytest.raises(RecordValidationError) as info:
+        validate(produce(b"future", timestamp=NOW + 2 * 3_600_000))
+    assert info.value.error_code == INVALID_TIMESTAMP
+
+
+def test_a_batch_over_max_message_bytes_is_too_large():
+    config = LogConfig.from_props({"max.message.bytes": "100"})
+    with pytest.raises(RecordValidationError) as info:
+        validate(produce(b"x" * 200), config)
+    assert info.value.error_code == MESSAGE_TOO_LARGE
+
+
+def test_a_bad_crc_is_corrupt():
+    records = produce(b"a")
+    records.buffer[-1] ^= 0xFF
+    with pytest.raises(RecordValidationError) as info:
+        validate(records)
+    assert info.value.error_code == CORRUPT_MESSAGE
+
+
+def test_a_nonzero_base_offset_from_a_client_is_invalid():
+    with pytest.raises(RecordValidationError) as info:
+        validate(produce(b"a", base_offset=7))
+    assert info.value.error_code == INVALID_RECORD
+
+
+def test_compacted_topics_require_keys_record_by_record():
+    config = LogConfig.from_props({"cleanup.policy": "compact"})
+    with pytest.raises(RecordValidationError) as info:
+        validate(produce(b"a", b"b", keys=[b"k", None], compression=CompressionType.GZIP), config)
+    assert info.value.error_code == INVALID_RECORD
+    assert info.value.record_errors[0][:2] == (0, 1)
+    validate(produce(b"a", keys=[b"k"]), config)
+
+
+def test_the_topic_codec_recompresses_a_different_producer_codec():
+    config = LogConfig.from_props({"compression.type": "zstd"})
+    result = validate(produce(b"a", b"b", compression=CompressionType.GZIP), config)
+    batch = next(result.validated_records.batches())
+    assert batch.compression_type == CompressionType.ZSTD and batch.is_valid()
+    assert [r.value for r in batch.records()] == [b"a", b"b"]
+    assert [r.offset for r in batch.records()] == [100, 101]
+    assert result.messages_size_maybe_changed
