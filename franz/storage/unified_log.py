@@ -1,0 +1,506 @@
+"""UnifiedLog: the semantics of one partition's log on top of LocalLog.
+
+Owns what LocalLog does not: the log start offset, the high watermark, the
+last stable offset, producer state (idempotence and transactions), the leader
+epoch cache, validation on the leader, retention, and reads by isolation.
+
+Invariants (asserted after every change):
+    log_start_offset <= last_stable_offset <= high_watermark <= log_end_offset
+- The high watermark only moves forward except on truncation; the log start
+  offset only moves forward and never past the high watermark.
+- A duplicate batch from an idempotent producer is answered with the offsets
+  it got the first time and is not written again.
+- Appends are serialised by `self.lock` (Kafka's partition lock); readers take
+  no lock and read only below the bound their isolation level allows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+import threading
+import uuid
+from pathlib import Path
+
+from franz.records import MemoryRecords, TimestampAndOffset
+from franz.storage import files
+from franz.storage.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCheckpointFile, PartitionMetadataFile
+from franz.storage.epoch_cache import LeaderEpochFileCache
+from franz.storage.loader import LogLoader, rebuild_producer_state
+from franz.storage.local_log import LocalLog, OffsetOutOfRangeError
+from franz.storage.log_config import LogConfig
+from franz.storage.producer_state import (
+    AppendOrigin,
+    ProducerStateManager,
+    ProducerStateManagerConfig,
+    update_producers,
+)
+from franz.storage.segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams, now_ms
+from franz.storage.segments import LogSegments
+from franz.storage.txn_index import AbortedTxn
+from franz.storage.validator import (
+    RecordValidationError,
+    analyze_and_validate,
+    validate_messages_and_assign_offsets,
+)
+
+log = logging.getLogger(__name__)
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+
+class FetchIsolation(enum.Enum):
+    LOG_END = 0
+    HIGH_WATERMARK = 1
+    TXN_COMMITTED = 2
+
+
+class UnexpectedAppendOffsetError(Exception):
+    error_code = -1
+
+
+@dataclasses.dataclass(slots=True)
+class LogAppendInfo:
+    first_offset: int
+    last_offset: int
+    last_leader_epoch: int
+    max_timestamp: int
+    shallow_offset_of_max_timestamp: int
+    log_append_time_ms: int
+    log_start_offset: int
+    num_messages: int
+    valid_bytes: int
+    duplicate: bool = False
+
+
+class UnifiedLog:
+    def __init__(self, log_start_offset: int, local_log: LocalLog, leader_epoch_cache: LeaderEpochFileCache,
+                 producer_state_manager: ProducerStateManager, topic_id: uuid.UUID | None = None,
+                 time_ms=now_ms) -> None:
+        self.local_log = local_log
+        self.leader_epoch_cache = leader_epoch_cache
+        self.producer_state_manager = producer_state_manager
+        self.topic_id = topic_id
+        self.time_ms = time_ms
+        self.lock = threading.RLock()
+        self._log_start_offset = log_start_offset
+        self._high_watermark = log_start_offset
+        self._first_unstable_offset: int | None = None
+        self._update_first_unstable_offset()
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def create(cls, directory: Path | str, config: LogConfig, log_start_offset: int = 0, recovery_point: int = 0,
+               had_clean_shutdown: bool = True, topic_id: uuid.UUID | None = None, scheduler=None,
+               time_ms=now_ms, max_transaction_timeout_ms: int = 900_000,
+               producer_state_config: ProducerStateManagerConfig | None = None) -> UnifiedLog:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        topic, partition = files.parse_topic_partition_name(directory.name)
+        topic_partition = f"{topic}-{partition}"
+        metadata = PartitionMetadataFile(directory)
+        if topic_id is not None and not metadata.exists():
+            metadata.write(topic_id)  # before any data, as Kafka does
+        elif topic_id is None and metadata.exists():
+            topic_id = metadata.read()
+        epoch_cache = LeaderEpochFileCache(topic_partition,
+                                           LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILE))
+        producer_state = ProducerStateManager(topic_partition, directory, max_transaction_timeout_ms,
+                                              producer_state_config, time_ms)
+        segments = LogSegments(topic_partition)
+        offsets = LogLoader(directory, topic_partition, config, had_clean_shutdown, segments, log_start_offset,
+                            recovery_point, epoch_cache, producer_state, max_transaction_timeout_ms,
+                            time_ms).load()
+        local_log = LocalLog(directory, config, segments, offsets.recovery_point, offsets.next_offset_metadata,
+                             topic_partition, scheduler, time_ms)
+        return cls(offsets.log_start_offset, local_log, epoch_cache, producer_state, topic_id, time_ms)
+
+    # -- offsets -------------------------------------------------------------------------
+    @property
+    def dir(self) -> Path:
+        return self.local_log.dir
+
+    @property
+    def config(self) -> LogConfig:
+        return self.local_log.config
+
+    @property
+    def topic_partition(self) -> str:
+        return self.local_log.topic_partition
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.local_log.log_end_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        return self.local_log.log_end_offset_metadata
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @property
+    def recovery_point(self) -> int:
+        return self.local_log.recovery_point
+
+    @property
+    def last_stable_offset(self) -> int:
+        fuo = self._first_unstable_offset
+        return self._high_watermark if fuo is None else min(fuo, self._high_watermark)
+
+    @property
+    def segments(self) -> LogSegments:
+        return self.local_log.segments
+
+    def number_of_segments(self) -> int:
+        return len(self.local_log.segments)
+
+    def size(self) -> int:
+        return self.local_log.segments.size_in_bytes()
+
+    def _check_invariants(self) -> None:
+        assert self._log_start_offset <= self.last_stable_offset <= self._high_watermark <= self.log_end_offset, (
+            f"{self.topic_partition}: logStartOffset={self._log_start_offset} lastStableOffset="
+            f"{self.last_stable_offset} highWatermark={self._high_watermark} logEndOffset={self.log_end_offset}")
+
+    def _update_first_unstable_offset(self) -> None:
+        fuo = self.producer_state_manager.first_unstable_offset()
+        if fuo is not None and fuo < self._log_start_offset:
+            fuo = self._log_start_offset
+        self._first_unstable_offset = fuo
+
+    def update_high_watermark(self, high_watermark: int) -> int:
+        """Set the high watermark, clamped to [log start, LEO] (may move back: truncation)."""
+        with self.lock:
+            new_hw = max(self._log_start_offset, min(high_watermark, self.log_end_offset))
+            self._high_watermark = new_hw
+            self.producer_state_manager.on_high_watermark_updated(new_hw)
+            self._update_first_unstable_offset()
+            self._check_invariants()
+            return new_hw
+
+    def maybe_increment_high_watermark(self, new_high_watermark: int) -> int | None:
+        """Move the high watermark forward only; returns the old one if it moved."""
+        with self.lock:
+            if new_high_watermark > self.log_end_offset:
+                raise ValueError(f"High watermark {new_high_watermark} update exceeds current log end offset "
+                                 f"{self.log_end_offset}")
+            old = self._high_watermark
+            if new_high_watermark > old:
+                self.update_high_watermark(new_high_watermark)
+                return old
+            return None
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int, reason: str = "") -> bool:
+        with self.lock:
+            if new_log_start_offset > self._high_watermark:
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {new_log_start_offset} of partition "
+                    f"{self.topic_partition} since it is larger than the high watermark {self._high_watermark}")
+            if new_log_start_offset <= self._log_start_offset:
+                return False
+            log.info("[UnifiedLog partition=%s, dir=%s] Incremented log start offset to %d due to %s",
+                     self.topic_partition, self.dir.parent, new_log_start_offset, reason or "request")
+            self._log_start_offset = new_log_start_offset
+            self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+            self.producer_state_manager.on_log_start_offset_incremented(new_log_start_offset)
+            self._update_first_unstable_offset()
+            self._check_invariants()
+            return True
+
+    # -- append --------------------------------------------------------------------------
+    def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
+                         origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
+        """Validate, assign offsets from the LEO, dedup idempotent retries, write."""
+        with self.lock:
+            now = self.time_ms()
+            result = validate_messages_and_assign_offsets(
+                records, self.log_end_offset, now, self.config, leader_epoch,
+                is_from_client=origin == AppendOrigin.CLIENT)
+            return self._append(result.validated_records, result.batches, origin, now, result.log_append_time_ms)
+
+    def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
+        """Append batches whose offsets the leader already assigned."""
+        with self.lock:
+            batches = analyze_and_validate(records, self.config, is_from_client=False)
+            if batches[0].base_offset < self.log_end_offset:
+                raise UnexpectedAppendOffsetError(
+                    f"Unexpected offset in append to {self.topic_partition}. First offset "
+                    f"{batches[0].base_offset} is less than the next offset {self.log_end_offset}.")
+            return self._append(records, batches, AppendOrigin.REPLICATION, self.time_ms(), -1)
+
+    def _append(self, records: MemoryRecords, batches, origin: AppendOrigin, now: int,
+                log_append_time_ms: int) -> LogAppendInfo:
+        first = batches[0]
+        last = batches[-1]
+        max_timestamp, shallow_offset_of_max = -1, -1
+        for batch in batches:
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp, shallow_offset_of_max = batch.max_timestamp, batch.last_offset
+        info = LogAppendInfo(first.base_offset, last.last_offset, last.partition_leader_epoch, max_timestamp,
+                             shallow_offset_of_max, log_append_time_ms, self._log_start_offset,
+                             sum(b.record_count for b in batches), records.size_in_bytes)
+
+        # Producer state: a retry of a batch already written is answered with its offsets.
+        producers: dict = {}
+        completed_txns = []
+        segment_position = LogOffsetMetadata(first.base_offset, self.local_log.segments.active_segment.base_offset,
+                                             self.local_log.segments.active_segment.size())
+        for batch in batches:
+            if batch.producer_id >= 0:
+                if origin == AppendOrigin.CLIENT:
+                    entry = self.producer_state_manager.last_entry(batch.producer_id)
+                    duplicate = entry.find_duplicate_batch(batch) if entry is not None else None
+                    if duplicate is not None:
+                        info.first_offset = duplicate.last_offset - duplicate.offset_delta
+                        info.last_offset = duplicate.last_offset
+                        info.max_timestamp = duplicate.timestamp
+                        info.duplicate = True
+                        return info
+                completed = update_producers(self.producer_state_manager, batch, producers, segment_position,
+                                             origin)
+                if completed is not None:
+                    completed_txns.append(completed)
+
+        # The LSO is tracked by offset; the position metadata given to producer
+        # state above is informational only, so a roll here does not stale it.
+        segment = self._maybe_roll(records.size_in_bytes, info)
+        self.local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+
+        for batch in batches:
+            epoch = batch.partition_leader_epoch
+            latest = self.leader_epoch_cache.latest_epoch()
+            if epoch >= 0 and (latest is None or epoch > latest):
+                self.leader_epoch_cache.assign(epoch, batch.base_offset)
+        for append_info in producers.values():
+            self.producer_state_manager.update(append_info)
+        for completed in completed_txns:
+            last_stable_offset = self.producer_state_manager.last_stable_offset(completed)
+            segment.update_txn_index(completed, last_stable_offset)
+            self.producer_state_manager.complete_txn(completed)
+        self.producer_state_manager.update_map_end_offset(info.last_offset + 1)
+        self._update_first_unstable_offset()
+
+        if self.local_log.unflushed_messages >= self.config.flush_messages:
+            self.flush(self.log_end_offset)
+        self._check_invariants()
+        return info
+
+    def _maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
+        segment = self.local_log.segments.active_segment
+        params = RollParams(self.config.segment_ms, self.config.segment_bytes, info.max_timestamp,
+                            info.last_offset, messages_size, self.time_ms())
+        if segment.should_roll(params):
+            log.info("[UnifiedLog partition=%s, dir=%s] Rolling new log segment (log_size = %d/%d}, "
+                     "offset_index_size = %d/%d, time_index_size = %d/%d)", self.topic_partition, self.dir.parent,
+                     segment.size(), self.config.segment_bytes, segment.offset_index.entries,
+                     segment.offset_index.max_entries, segment.time_index.entries, segment.time_index.max_entries)
+            return self.roll(info.first_offset)
+        return segment
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment, snapshot producer state at its base, flush the old ones."""
+        with self.lock:
+            new_segment = self.local_log.roll(expected_next_offset)
+            self.producer_state_manager.update_map_end_offset(new_segment.base_offset)
+            self.producer_state_manager.take_snapshot()
+            # Kafka flushes the rolled segments on a scheduler thread; franz keeps
+            # the data path simple and fsyncs them here, under the partition lock.
+            self.flush(new_segment.base_offset)
+            return new_segment
+
+    def flush(self, offset: int) -> None:
+        """fsync everything below `offset` and move the recovery point to it."""
+        with self.lock:
+            offset = min(offset, self.log_end_offset)
+            if offset > self.local_log.recovery_point:
+                self.local_log.flush(offset)
+                self.local_log.mark_flushed(offset)
+
+    # -- read ----------------------------------------------------------------------------
+    def _offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        leo = self.local_log.log_end_offset_metadata
+        if offset == leo.message_offset:
+            return leo
+        return self.local_log.convert_to_offset_metadata_or_throw(offset)
+
+    def read(self, start_offset: int, max_length: int, isolation: FetchIsolation,
+             min_one_message: bool) -> FetchDataInfo:
+        if start_offset < self._log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
+                f"have log segments starting from offset: {self._log_start_offset}.")
+        if isolation == FetchIsolation.LOG_END:
+            bound = self.local_log.log_end_offset_metadata
+        elif isolation == FetchIsolation.HIGH_WATERMARK:
+            bound = self._offset_metadata(self._high_watermark)
+        else:
+            bound = self._offset_metadata(self.last_stable_offset)
+        return self.local_log.read(start_offset, max_length, min_one_message, bound,
+                                   isolation == FetchIsolation.TXN_COMMITTED)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset,
+                                                           upper_bound_offset)
+
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
+        """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), or by time."""
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return TimestampAndOffset(-1, self._log_start_offset,
+                                      self.leader_epoch_cache.epoch_for_offset(self._log_start_offset))
+        if target_timestamp in (LATEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP):
+            return TimestampAndOffset(-1, self.log_end_offset, self.leader_epoch_cache.latest_epoch())
+        segments = self.local_log.segments.values()
+        if target_timestamp == MAX_TIMESTAMP:
+            best = max(segments, key=lambda s: s.max_timestamp_so_far(), default=None)
+            if best is None or best.max_timestamp_so_far() < 0:
+                return None
+            wanted = best.max_timestamp_so_far()
+            for batch in best.log.batches():
+                if batch.max_timestamp == wanted:
+                    for record in batch.records():
+                        if record.timestamp == wanted:
+                            epoch = batch.partition_leader_epoch
+                            return TimestampAndOffset(wanted, record.offset, epoch if epoch >= 0 else None)
+            return None
+        for segment in segments:
+            if segment.largest_timestamp() >= target_timestamp:
+                found = segment.find_offset_by_timestamp(target_timestamp, self._log_start_offset)
+                if found is not None:
+                    return found
+        return None
+
+    # -- retention -----------------------------------------------------------------------
+    def _deletable_segments(self, predicate) -> list[LogSegment]:
+        values = self.local_log.segments.values()
+        deletable = []
+        for index, segment in enumerate(values):
+            next_segment = values[index + 1] if index + 1 < len(values) else None
+            upper_bound = next_segment.base_offset if next_segment is not None else self.log_end_offset
+            is_last_and_empty = next_segment is None and segment.size() == 0
+            # Never delete at or past the HW, so the log start can never pass it.
+            if self._high_watermark >= upper_bound and predicate(segment, next_segment) and not is_last_and_empty:
+                deletable.append(segment)
+            else:
+                break
+        return deletable
+
+    def _delete_segments(self, deletable: list[LogSegment], reason: str) -> int:
+        if not deletable:
+            return 0
+        if len(deletable) == self.number_of_segments():
+            self.roll()  # keep an active segment
+        self.local_log.remove_and_delete_segments(deletable, async_delete=True, reason=reason)
+        first = self.local_log.segments.first_segment_base_offset()
+        self.maybe_increment_log_start_offset(max(self._log_start_offset, first), reason)
+        return len(deletable)
+
+    def delete_old_segments(self) -> int:
+        """Retention: below the log start offset always; by time and size when cleanup.policy has delete."""
+        with self.lock:
+            deleted = self._delete_segments(self._deletable_segments(
+                lambda segment, next_segment: next_segment is not None
+                and next_segment.base_offset <= self._log_start_offset), "log start offset breach")
+            if self.config.delete:
+                deleted += self._delete_retention_ms_breached()
+                deleted += self._delete_retention_size_breached()
+            return deleted
+
+    def _delete_retention_ms_breached(self) -> int:
+        retention_ms = self.config.retention_ms
+        if retention_ms < 0:
+            return 0
+        start_ms = self.time_ms()
+        return self._delete_segments(self._deletable_segments(
+            lambda segment, _next: start_ms - segment.largest_timestamp() > retention_ms),
+            f"retention time {retention_ms}ms breach")
+
+    def _delete_retention_size_breached(self) -> int:
+        retention_size = self.config.retention_bytes
+        size = self.size()
+        if retention_size < 0 or size < retention_size:
+            return 0
+        excess = [size - retention_size]
+
+        def should_delete(segment: LogSegment, _next) -> bool:
+            if excess[0] - segment.size() >= 0:
+                excess[0] -= segment.size()
+                return True
+            return False
+        return self._delete_segments(self._deletable_segments(should_delete),
+                                     f"retention size in bytes {retention_size} breach")
+
+    # -- truncation ----------------------------------------------------------------------
+    def truncate_to(self, target_offset: int) -> bool:
+        if target_offset < 0:
+            raise ValueError(f"Cannot truncate partition {self.topic_partition} to a negative offset "
+                             f"({target_offset}).")
+        with self.lock:
+            if target_offset >= self.log_end_offset:
+                return False
+            log.info("[UnifiedLog partition=%s, dir=%s] Truncating to offset %d", self.topic_partition,
+                     self.dir.parent, target_offset)
+            if self.local_log.segments.first_segment_base_offset() > target_offset:
+                self.truncate_fully_and_start_at(target_offset)
+                return True
+            self.local_log.truncate_to(target_offset)
+            self.leader_epoch_cache.truncate_from_end(target_offset)
+            self._log_start_offset = min(target_offset, self._log_start_offset)
+            rebuild_producer_state(self.producer_state_manager, self.local_log.segments, self._log_start_offset,
+                                   target_offset, self.time_ms)
+            if self._high_watermark >= self.log_end_offset:
+                self._high_watermark = self.log_end_offset
+            self._update_first_unstable_offset()
+            self._check_invariants()
+            return True
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        with self.lock:
+            self.local_log.truncate_fully_and_start_at(new_offset)
+            self.leader_epoch_cache.clear_and_flush()
+            self.producer_state_manager.truncate_fully_and_start_at(new_offset)
+            self._log_start_offset = new_offset
+            self._high_watermark = new_offset
+            self._update_first_unstable_offset()
+            self._check_invariants()
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        """Snapshot producer state at the LEO and close the segments (flush first for a clean stop)."""
+        with self.lock:
+            self.producer_state_manager.update_map_end_offset(self.log_end_offset)
+            self.producer_state_manager.take_snapshot()
+            self.local_log.close()
+
+    def close_handlers(self) -> None:
+        self.local_log.close_handlers()
+
+    def delete(self) -> None:
+        with self.lock:
+            self.local_log.delete_all_segments()
+            self.leader_epoch_cache.clear_and_flush()
+            for path in self.dir.glob("*.snapshot"):
+                path.unlink(missing_ok=True)
+
+    def rename_dir(self, name: str) -> None:
+        with self.lock:
+            self.local_log.rename_dir(name)
+            self.producer_state_manager.update_parent_dir(self.local_log.dir)
+
+    def __repr__(self) -> str:
+        return (f"UnifiedLog(dir={self.dir}, topicId={self.topic_id}, logStartOffset={self._log_start_offset}, "
+                f"highWatermark={self._high_watermark}, logEndOffset={self.log_end_offset})")
+
+
+__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "MAX_TIMESTAMP", "FetchIsolation", "LogAppendInfo",
+           "RecordValidationError", "UnifiedLog"]

@@ -1,0 +1,196 @@
+"""Behaviours of Kafka's UnifiedLogTest, as franz's own tests."""
+
+import time
+
+import pytest
+
+from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_batch, build_control_batch
+from franz.storage.local_log import OffsetOutOfRangeError
+from franz.storage.log_config import LogConfig
+from franz.storage.producer_state import AppendOrigin, OutOfOrderSequenceError
+from franz.storage.unified_log import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    FetchIsolation,
+    UnifiedLog,
+)
+
+
+def make_log(tmp_path, **props):
+    config = LogConfig.from_props({"file.delete.delay.ms": 0, "message.timestamp.after.max.ms": 2**62,
+                                   "message.timestamp.before.max.ms": 2**62, **props})
+    return UnifiedLog.create(tmp_path / "topic-0", config)
+
+
+def produce(*values, timestamp=1000, producer_id=-1, epoch=-1, sequence=-1, transactional=False):
+    return MemoryRecords(bytearray(build_batch(
+        [SimpleRecord(v, timestamp=timestamp + i) for i, v in enumerate(values)], producer_id=producer_id,
+        producer_epoch=epoch, base_sequence=sequence, is_transactional=transactional)))
+
+
+def read_values(log, start, isolation=FetchIsolation.LOG_END, max_length=1 << 20):
+    fetch = log.read(start, max_length, isolation, False)
+    return [r.value for b in fetch.records.batches() for r in b.records()]
+
+
+def test_appends_get_consecutive_offsets_and_read_back(tmp_path):
+    log = make_log(tmp_path)
+    first = log.append_as_leader(produce(b"a", b"b"), leader_epoch=0)
+    second = log.append_as_leader(produce(b"c"), leader_epoch=0)
+    assert (first.first_offset, first.last_offset, second.first_offset) == (0, 1, 2)
+    assert log.log_end_offset == 3
+    assert read_values(log, 0) == [b"a", b"b", b"c"]
+    log.close()
+
+
+def test_reads_under_the_high_watermark_see_only_committed_data(tmp_path):
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"a"), 0)
+    log.append_as_leader(produce(b"b"), 0)
+    assert read_values(log, 0, FetchIsolation.HIGH_WATERMARK) == []
+    log.maybe_increment_high_watermark(1)
+    assert read_values(log, 0, FetchIsolation.HIGH_WATERMARK) == [b"a"]
+    assert log.maybe_increment_high_watermark(0) is None  # never backwards
+    with pytest.raises(ValueError):
+        log.maybe_increment_high_watermark(5)  # never past the LEO
+    log.close()
+
+
+def test_segments_roll_at_segment_bytes_and_reads_cross_them(tmp_path):
+    log = make_log(tmp_path, **{"segment.bytes": 200})
+    for i in range(20):
+        log.append_as_leader(produce(b"value-%02d" % i), 0)
+    assert log.number_of_segments() > 3
+    values = []
+    offset = 0
+    while offset < log.log_end_offset:
+        fetch = log.read(offset, 1 << 20, FetchIsolation.LOG_END, False)
+        batch_values = [(r.offset, r.value) for b in fetch.records.batches() for r in b.records()]
+        values += [v for _, v in batch_values]
+        offset = batch_values[-1][0] + 1
+    assert values == [b"value-%02d" % i for i in range(20)]
+    assert sorted(p.name for p in log.dir.glob("*.snapshot"))  # a producer snapshot per roll
+    log.close()
+
+
+def test_an_idempotent_retry_gets_the_original_offsets_and_is_not_written_twice(tmp_path):
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"x"), 0)
+    first = log.append_as_leader(produce(b"a", b"b", producer_id=9, epoch=0, sequence=0), 0)
+    retry = log.append_as_leader(produce(b"a", b"b", producer_id=9, epoch=0, sequence=0), 0)
+    assert retry.duplicate and (retry.first_offset, retry.last_offset) == (first.first_offset, first.last_offset)
+    assert log.log_end_offset == 3
+    with pytest.raises(OutOfOrderSequenceError):
+        log.append_as_leader(produce(b"c", producer_id=9, epoch=0, sequence=5), 0)
+    log.close()
+
+
+def test_an_open_transaction_holds_the_last_stable_offset_and_an_abort_is_indexed(tmp_path):
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"t1", b"t2", producer_id=4, epoch=0, sequence=0, transactional=True), 0)
+    log.maybe_increment_high_watermark(log.log_end_offset)
+    assert log.last_stable_offset == 0
+    assert read_values(log, 0, FetchIsolation.TXN_COMMITTED) == []
+    marker = MemoryRecords(bytearray(build_control_batch(ControlRecordType.ABORT, producer_id=4, producer_epoch=0,
+                                                         coordinator_epoch=0)))
+    log.append_as_leader(marker, 0, origin=AppendOrigin.COORDINATOR)
+    log.maybe_increment_high_watermark(log.log_end_offset)
+    assert log.last_stable_offset == 3
+    fetch = log.read(0, 1 << 20, FetchIsolation.TXN_COMMITTED, False)
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in fetch.aborted_transactions] == [(4, 0, 2)]
+    log.close()
+
+
+def test_log_start_offset_moves_only_up_to_the_high_watermark_and_reads_below_it_are_out_of_range(tmp_path):
+    log = make_log(tmp_path)
+    for value in (b"a", b"b", b"c"):
+        log.append_as_leader(produce(value), 0)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.maybe_increment_log_start_offset(2)
+    log.maybe_increment_high_watermark(3)
+    assert log.maybe_increment_log_start_offset(2, "delete records")
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(1, 100, FetchIsolation.LOG_END, False)
+    assert read_values(log, 2) == [b"c"]
+    log.close()
+
+
+def test_retention_by_size_deletes_whole_old_segments_below_the_high_watermark(tmp_path):
+    log = make_log(tmp_path, **{"segment.bytes": 200, "retention.bytes": 300})
+    for i in range(20):
+        log.append_as_leader(produce(b"value-%02d" % i), 0)
+    assert log.delete_old_segments() == 0  # nothing is below the HW yet
+    log.maybe_increment_high_watermark(log.log_end_offset)
+    assert log.delete_old_segments() > 0
+    assert log.size() <= 300 + 200
+    assert log.log_start_offset == log.segments.first_segment_base_offset()
+    log.close()
+
+
+def test_retention_by_time_uses_each_segments_largest_timestamp(tmp_path):
+    log = make_log(tmp_path, **{"segment.bytes": 120, "retention.ms": 1000})
+    for i in range(5):
+        log.append_as_leader(produce(b"old-%d" % i, timestamp=1000), 0)
+    log.maybe_increment_high_watermark(log.log_end_offset)
+    log.time_ms = lambda: 10_000
+    assert log.delete_old_segments() >= 4
+    assert log.log_start_offset >= 4
+    log.close()
+
+
+def test_fetch_offset_by_timestamp(tmp_path):
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"a", timestamp=100), 0)
+    log.append_as_leader(produce(b"b", timestamp=500), 0)
+    log.append_as_leader(produce(b"c", timestamp=300), 0)
+    assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP).offset == 0
+    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP).offset == 3
+    assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP)[:2] == (500, 1)
+    assert log.fetch_offset_by_timestamp(200).offset == 1
+    assert log.fetch_offset_by_timestamp(1000) is None
+    log.close()
+
+
+def test_truncate_to_drops_later_records_and_epochs(tmp_path):
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"a"), 0)
+    log.append_as_leader(produce(b"b"), 1)
+    log.append_as_leader(produce(b"c"), 2)
+    assert log.leader_epoch_cache.latest_epoch() == 2
+    assert log.truncate_to(1)
+    assert log.log_end_offset == 1 and log.leader_epoch_cache.latest_epoch() == 0
+    log.append_as_leader(produce(b"d"), 3)
+    assert read_values(log, 0) == [b"a", b"d"]
+    log.close()
+
+
+def test_clean_close_and_reopen_keeps_everything(tmp_path):
+    # Real timestamps: producers whose last write is older than producer.id.expiration.ms
+    # are expired on load, as in Kafka.
+    now = int(time.time() * 1000)
+    log = make_log(tmp_path, **{"segment.bytes": 200})
+    for i in range(10):
+        log.append_as_leader(produce(b"v%d" % i, producer_id=3, epoch=0, sequence=i, timestamp=now), 0)
+    log.flush(log.log_end_offset)
+    log.close()
+    reopened = UnifiedLog.create(tmp_path / "topic-0", log.config, recovery_point=10, had_clean_shutdown=True)
+    assert reopened.log_end_offset == 10
+    assert reopened.producer_state_manager.last_entry(3).last_seq == 9
+    retry = reopened.append_as_leader(produce(b"v9", producer_id=3, epoch=0, sequence=9, timestamp=now), 0)
+    assert retry.duplicate and retry.last_offset == 9
+    reopened.close()
+
+
+def test_unclean_reopen_cuts_a_torn_tail(tmp_path):
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"kept"), 0)
+    log.append_as_leader(produce(b"torn"), 0)
+    path = log.segments.active_segment.log_file
+    log.close()
+    data = path.read_bytes()
+    path.write_bytes(data[:-5])
+    reopened = UnifiedLog.create(tmp_path / "topic-0", log.config, had_clean_shutdown=False)
+    assert reopened.log_end_offset == 1
+    assert read_values(reopened, 0) == [b"kept"]
+    reopened.close()
