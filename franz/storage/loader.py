@@ -166,9 +166,12 @@ class LogLoader:
 
     # -- step 3: recovery ----------------------------------------------------------------
     def _recover_segment(self, segment: LogSegment) -> int:
-        """Recover one segment with producer state rebuilt up to its base offset."""
-        producer_state = ProducerStateManager(self.topic_partition, self.dir, self.max_transaction_timeout_ms,
-                                              self.producer_state_manager.config, self.time_ms)
+        """Recover one segment with producer state rebuilt up to its base offset.
+
+        Kafka uses a throwaway ProducerStateManager here; franz reuses the log's
+        own so that its view of the snapshot files never goes stale. The final
+        rebuild in load() reloads it to the log end either way."""
+        producer_state = self.producer_state_manager
         rebuild_producer_state(producer_state, self.segments, self.log_start_offset_checkpoint,
                                segment.base_offset, self.time_ms)
         truncated = segment.recover(producer_state, self.leader_epoch_cache)

@@ -1,0 +1,276 @@
+"""LogManager: every partition log of the broker's log dirs (Kafka's LogManager).
+
+Per log dir it owns `meta.properties`, the three checkpoint files
+(`recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`,
+`replication-offset-checkpoint`) and the clean-shutdown marker
+`.kafka_cleanshutdown`: written after every log is flushed and closed on a
+controlled stop, removed at start. Its presence at start means no recovery is
+needed; its absence means every log recovers from its recovery point.
+
+Background tasks (KafkaScheduler): flush of logs whose `flush.ms` elapsed
+(`log.flush.scheduler.interval.ms`), checkpoints (`log.flush.offset.checkpoint
+.interval.ms`, `log.flush.start.offset.checkpoint.interval.ms`) and retention
+(`log.retention.check.interval.ms`). Logs load in parallel on
+`num.recovery.threads.per.data.dir` threads per dir.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from franz.storage import files
+from franz.storage.checkpoint import (
+    CLEAN_SHUTDOWN_FILE,
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+    REPLICATION_OFFSET_CHECKPOINT_FILE,
+    CheckpointError,
+    MetaProperties,
+    OffsetCheckpointFile,
+    flush_dir,
+    uuid_to_kafka_string,
+)
+from franz.storage.log_config import LogConfig
+from franz.storage.scheduler import KafkaScheduler
+from franz.storage.segment import now_ms
+from franz.storage.unified_log import UnifiedLog
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+INT64_MAX = 2**63 - 1
+
+
+class LogManager:
+    def __init__(self, log_dirs: list[str | Path], default_config: LogConfig, node_id: int = 1,
+                 cluster_id: str | None = None, num_recovery_threads_per_data_dir: int = 2,
+                 flush_check_ms: int = INT64_MAX, flush_recovery_offset_checkpoint_ms: int = 60_000,
+                 flush_start_offset_checkpoint_ms: int = 60_000, retention_check_ms: int = 300_000,
+                 initial_task_delay_ms: int = 30_000, file_delete_delay_ms: int | None = None,
+                 topic_config: Callable[[str], LogConfig] | None = None, time_ms=now_ms) -> None:
+        self.log_dirs = [Path(d).resolve() for d in log_dirs]
+        self.default_config = default_config
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.num_recovery_threads_per_data_dir = num_recovery_threads_per_data_dir
+        self.flush_check_ms = flush_check_ms
+        self.flush_recovery_offset_checkpoint_ms = flush_recovery_offset_checkpoint_ms
+        self.flush_start_offset_checkpoint_ms = flush_start_offset_checkpoint_ms
+        self.retention_check_ms = retention_check_ms
+        self.initial_task_delay_ms = initial_task_delay_ms
+        self.file_delete_delay_ms = (default_config.file_delete_delay_ms if file_delete_delay_ms is None
+                                     else file_delete_delay_ms)
+        self.topic_config = topic_config or (lambda topic: default_config)
+        self.time_ms = time_ms
+        self.scheduler = KafkaScheduler("kafka-log-")
+        self.logs: dict[TopicPartition, UnifiedLog] = {}
+        self._log_dir_of: dict[TopicPartition, Path] = {}
+        self._lock = threading.RLock()
+        self.had_clean_shutdown: dict[Path, bool] = {}
+
+    # -- startup -------------------------------------------------------------------------
+    def startup(self, start_background_tasks: bool = True) -> None:
+        for log_dir in self.log_dirs:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            self._ensure_meta_properties(log_dir)
+        self._load_logs()
+        if start_background_tasks:
+            self._start_background_tasks()
+
+    def _ensure_meta_properties(self, log_dir: Path) -> None:
+        meta = MetaProperties.read(log_dir)
+        if meta is None:
+            cluster_id = self.cluster_id or uuid_to_kafka_string(uuid.uuid4())
+            self.cluster_id = cluster_id
+            MetaProperties(self.node_id, cluster_id, uuid_to_kafka_string(uuid.uuid4())).write(log_dir)
+            return
+        if meta.node_id != self.node_id:
+            raise RuntimeError(f"Stored node id {meta.node_id} doesn't match previous node id {self.node_id} in "
+                               f"meta.properties in {log_dir}. If you moved your data, make sure your configured "
+                               "node id matches.")
+        if self.cluster_id is None:
+            self.cluster_id = meta.cluster_id
+        elif meta.cluster_id and meta.cluster_id != self.cluster_id:
+            raise RuntimeError(f"Invalid cluster.id in {log_dir}/meta.properties: expected {self.cluster_id}, "
+                               f"found {meta.cluster_id}")
+
+    @staticmethod
+    def _read_checkpoint(path: Path) -> dict[TopicPartition, int]:
+        try:
+            return OffsetCheckpointFile(path).read()
+        except CheckpointError as exc:
+            log.warning("Error occurred while reading %s; resetting to no entries: %s", path, exc)
+            return {}
+
+    def _load_logs(self) -> None:
+        start = time.monotonic()
+        for log_dir in self.log_dirs:
+            marker = log_dir / CLEAN_SHUTDOWN_FILE
+            clean = marker.exists()
+            self.had_clean_shutdown[log_dir] = clean
+            if not clean:
+                log.info("Attempting recovery for all logs in %s since no clean shutdown file was found", log_dir)
+            recovery_points = self._read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT_FILE)
+            log_start_offsets = self._read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
+            high_watermarks = self._read_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT_FILE)
+            partition_dirs = []
+            for child in sorted(log_dir.iterdir()):
+                if not child.is_dir():
+                    continue
+                if files.is_delete_dir(child.name):
+                    log.info("Deleting log directory %s left by an unfinished delete", child)
+                    shutil.rmtree(child, ignore_errors=True)
+                    continue
+                try:
+                    partition_dirs.append((files.parse_topic_partition_name(child.name), child))
+                except ValueError:
+                    log.warning("Skipping directory %s: not a topic-partition directory", child)
+            total = len(partition_dirs)
+            loaded = [0]
+            counter_lock = threading.Lock()
+
+            def load(item) -> None:
+                tp, directory = item
+                log_start = log_start_offsets.get(tp, 0)
+                partition_log = UnifiedLog.create(directory, self.topic_config(tp[0]), log_start,
+                                                  recovery_points.get(tp, 0), had_clean_shutdown=clean,
+                                                  scheduler=self.scheduler, time_ms=self.time_ms)
+                if tp in high_watermarks:
+                    partition_log.update_high_watermark(high_watermarks[tp])
+                with self._lock:
+                    self.logs[tp] = partition_log
+                    self._log_dir_of[tp] = log_dir
+                with counter_lock:
+                    loaded[0] += 1
+                    done = loaded[0]
+                log.info("Completed load of %s with %d segments, local-log-start-offset %d and log-end-offset %d "
+                         "(%d/%d completed in %s)", partition_log, partition_log.number_of_segments(),
+                         partition_log.log_start_offset, partition_log.log_end_offset, done, total, log_dir)
+
+            with ThreadPoolExecutor(max_workers=self.num_recovery_threads_per_data_dir,
+                                    thread_name_prefix="log-recovery-") as pool:
+                for result in [pool.submit(load, item) for item in partition_dirs]:
+                    result.result()
+            marker.unlink(missing_ok=True)
+            flush_dir(log_dir)
+        log.info("Loaded %d logs in %dms", len(self.logs), int((time.monotonic() - start) * 1000))
+
+    def _start_background_tasks(self) -> None:
+        delay = self.initial_task_delay_ms
+        self.scheduler.schedule("kafka-log-retention", self.cleanup_logs, delay, self.retention_check_ms)
+        if self.flush_check_ms < INT64_MAX:
+            self.scheduler.schedule("kafka-log-flusher", self.flush_dirty_logs, delay, self.flush_check_ms)
+        if self.flush_recovery_offset_checkpoint_ms > 0:
+            self.scheduler.schedule("kafka-recovery-point-checkpoint", self.checkpoint_log_recovery_offsets,
+                                    delay, self.flush_recovery_offset_checkpoint_ms)
+        if self.flush_start_offset_checkpoint_ms > 0:
+            self.scheduler.schedule("kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets,
+                                    delay, self.flush_start_offset_checkpoint_ms)
+
+    # -- logs ----------------------------------------------------------------------------
+    def get_log(self, topic: str, partition: int) -> UnifiedLog | None:
+        return self.logs.get((topic, partition))
+
+    def all_logs(self) -> list[UnifiedLog]:
+        with self._lock:
+            return list(self.logs.values())
+
+    def _next_log_dir(self) -> Path:
+        counts = {d: 0 for d in self.log_dirs}
+        for d in self._log_dir_of.values():
+            counts[d] = counts.get(d, 0) + 1
+        return min(self.log_dirs, key=lambda d: counts[d])
+
+    def get_or_create_log(self, topic: str, partition: int, topic_id: uuid.UUID | None = None,
+                          config: LogConfig | None = None) -> UnifiedLog:
+        tp = (topic, partition)
+        with self._lock:
+            existing = self.logs.get(tp)
+            if existing is not None:
+                return existing
+            log_dir = self._next_log_dir()
+            directory = log_dir / files.partition_dir_name(topic, partition)
+            partition_log = UnifiedLog.create(directory, config or self.topic_config(topic), topic_id=topic_id,
+                                              scheduler=self.scheduler, time_ms=self.time_ms)
+            flush_dir(log_dir)
+            self.logs[tp] = partition_log
+            self._log_dir_of[tp] = log_dir
+            log.info("Created log for partition %s-%d in %s with properties %s", topic, partition, directory,
+                     dict(partition_log.config.overrides))
+            return partition_log
+
+    def delete_log(self, topic: str, partition: int) -> None:
+        """Rename the partition dir to `<tp>.<uuid>-delete`, then delete it after file.delete.delay.ms."""
+        tp = (topic, partition)
+        with self._lock:
+            partition_log = self.logs.pop(tp, None)
+            self._log_dir_of.pop(tp, None)
+        if partition_log is None:
+            return
+        partition_log.close()
+        partition_log.rename_dir(files.delete_dir_name(topic, partition))
+        flush_dir(partition_log.dir.parent)
+        target = partition_log.dir
+        self.scheduler.schedule_once("kafka-delete-logs", lambda: shutil.rmtree(target, ignore_errors=True),
+                                     self.file_delete_delay_ms)
+        self.checkpoint_log_recovery_offsets()
+        self.checkpoint_log_start_offsets()
+        log.info("Log for partition %s-%d is renamed to %s and is scheduled for deletion", topic, partition, target)
+
+    # -- background work -----------------------------------------------------------------
+    def flush_dirty_logs(self) -> None:
+        now = self.time_ms()
+        for partition_log in self.all_logs():
+            since = now - partition_log.local_log.last_flush_time
+            if since >= partition_log.config.flush_ms:
+                partition_log.flush(partition_log.log_end_offset)
+
+    def cleanup_logs(self) -> int:
+        total = 0
+        for partition_log in self.all_logs():
+            total += partition_log.delete_old_segments()
+        return total
+
+    def _write_checkpoint(self, file_name: str, value: Callable[[UnifiedLog], int]) -> None:
+        with self._lock:
+            by_dir: dict[Path, dict[TopicPartition, int]] = {d: {} for d in self.log_dirs}
+            for tp, partition_log in self.logs.items():
+                by_dir[self._log_dir_of[tp]][tp] = value(partition_log)
+        for log_dir, offsets in by_dir.items():
+            OffsetCheckpointFile(log_dir / file_name).write(offsets)
+
+    def checkpoint_log_recovery_offsets(self) -> None:
+        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, lambda partition_log: partition_log.recovery_point)
+
+    def checkpoint_log_start_offsets(self) -> None:
+        self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT_FILE, lambda partition_log: partition_log.log_start_offset)
+
+    def checkpoint_high_watermarks(self) -> None:
+        self._write_checkpoint(REPLICATION_OFFSET_CHECKPOINT_FILE, lambda partition_log: partition_log.high_watermark)
+
+    # -- shutdown ------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Flush and close every log, write the checkpoints, then the clean-shutdown marker."""
+        log.info("Shutting down.")
+        self.scheduler.shutdown()
+        for partition_log in self.all_logs():
+            partition_log.flush(partition_log.log_end_offset)
+            partition_log.close()
+        self.checkpoint_log_recovery_offsets()
+        self.checkpoint_log_start_offsets()
+        self.checkpoint_high_watermarks()
+        for log_dir in self.log_dirs:
+            marker = log_dir / CLEAN_SHUTDOWN_FILE
+            with open(marker, "w") as handle:
+                handle.flush()
+                os.fsync(handle.fileno())
+            flush_dir(log_dir)
+        log.info("Shutdown complete.")

@@ -1,0 +1,184 @@
+"""Behaviours of Kafka's LogManagerTest and LogLoaderTest, on real directories and files."""
+
+import logging
+import time
+
+import pytest
+
+from franz.records import MemoryRecords, SimpleRecord, build_batch
+from franz.storage.log_config import LogConfig
+from franz.storage.log_manager import LogManager
+from franz.storage.unified_log import FetchIsolation
+
+
+def config(**props):
+    return LogConfig.from_props({"segment.bytes": 300, "file.delete.delay.ms": 0,
+                                 "message.timestamp.after.max.ms": 2**62, **props})
+
+
+def manager(tmp_path, **kwargs):
+    result = LogManager([tmp_path / "data"], config(), initial_task_delay_ms=0, **kwargs)
+    result.startup(start_background_tasks=False)
+    return result
+
+
+def produce(value: bytes):
+    return MemoryRecords(bytearray(build_batch([SimpleRecord(value, timestamp=int(time.time() * 1000))])))
+
+
+def fill(log_manager, topic="t", partition=0, count=20):
+    partition_log = log_manager.get_or_create_log(topic, partition)
+    for i in range(count):
+        partition_log.append_as_leader(produce(b"value-%03d" % i), 0)
+    partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
+    return partition_log
+
+
+def values(partition_log):
+    result, offset = [], partition_log.log_start_offset
+    while offset < partition_log.log_end_offset:
+        fetch = partition_log.read(offset, 1 << 20, FetchIsolation.LOG_END, True)
+        records = [r for b in fetch.records.batches() for r in b.records()]
+        result += [r.value for r in records]
+        offset = records[-1].offset + 1
+    return result
+
+
+def test_first_start_writes_meta_properties_and_a_clean_stop_writes_the_marker_and_checkpoints(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.shutdown()
+    data = tmp_path / "data"
+    assert (data / "meta.properties").exists()
+    assert (data / ".kafka_cleanshutdown").exists()
+    assert (data / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 20\n"
+    assert (data / "log-start-offset-checkpoint").read_text() == "0\n1\nt 0 0\n"
+    assert (data / "replication-offset-checkpoint").read_text() == "0\n1\nt 0 20\n"
+
+
+def test_clean_restart_loses_nothing_and_removes_the_marker(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.shutdown()
+    restarted = manager(tmp_path)
+    assert restarted.had_clean_shutdown[(tmp_path / "data").resolve()]
+    assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+    partition_log = restarted.get_log("t", 0)
+    assert values(partition_log) == [b"value-%03d" % i for i in range(20)]
+    assert partition_log.high_watermark == 20
+    restarted.shutdown()
+
+
+def test_unclean_restart_recovers_from_the_recovery_point_and_cuts_a_torn_tail(tmp_path, caplog):
+    log_manager = manager(tmp_path)
+    partition_log = fill(log_manager)
+    partition_log.flush(partition_log.log_end_offset)
+    log_manager.checkpoint_log_recovery_offsets()
+    active = partition_log.segments.active_segment.log_file
+    log_manager.scheduler.shutdown()
+    partition_log.close()
+    # No shutdown(): no marker. Tear the last batch.
+    data = active.read_bytes()
+    active.write_bytes(data[:-7])
+    with caplog.at_level(logging.WARNING):
+        restarted = manager(tmp_path)
+    recovered = restarted.get_log("t", 0)
+    assert recovered.log_end_offset == 19
+    assert values(recovered) == [b"value-%03d" % i for i in range(19)]
+    assert any("Truncating" in r.getMessage() and str(active.name) in r.getMessage() for r in caplog.records)
+    restarted.shutdown()
+
+
+def test_a_log_start_checkpoint_beyond_the_log_end_restarts_the_log_there(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager, count=5)
+    log_manager.shutdown()
+    (tmp_path / "data" / "log-start-offset-checkpoint").write_text("0\n1\nt 0 100\n")
+    restarted = manager(tmp_path)
+    partition_log = restarted.get_log("t", 0)
+    assert partition_log.log_start_offset == 100 and partition_log.log_end_offset == 100
+    restarted.shutdown()
+
+
+def test_a_deleted_index_is_rebuilt_and_an_orphan_index_removed(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.shutdown()
+    partition_dir = tmp_path / "data" / "t-0"
+    first_index = sorted(partition_dir.glob("*.index"))[0]
+    first_index.unlink()
+    orphan = partition_dir / "00000000000000099999.index"
+    orphan.write_bytes(b"\x00" * 8)
+    restarted = manager(tmp_path)
+    assert first_index.exists() and not orphan.exists()
+    assert values(restarted.get_log("t", 0)) == [b"value-%03d" % i for i in range(20)]
+    restarted.shutdown()
+
+
+def test_a_swap_left_by_a_crash_is_rolled_forward(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.shutdown()
+    partition_dir = tmp_path / "data" / "t-0"
+    logs = sorted(partition_dir.glob("*.log"))
+    # A compaction that produced a copy of the first segment and crashed before swapping it in.
+    swap = logs[0].with_name(logs[0].name + ".swap")
+    swap.write_bytes(logs[0].read_bytes())
+    (partition_dir / (logs[1].name + ".cleaned")).write_bytes(b"junk")
+    (partition_dir / (logs[1].name + ".deleted")).write_bytes(b"junk")
+    restarted = manager(tmp_path)
+    assert not list(partition_dir.glob("*.swap")) and not list(partition_dir.glob("*.cleaned"))
+    assert not list(partition_dir.glob("*.deleted"))
+    assert values(restarted.get_log("t", 0)) == [b"value-%03d" % i for i in range(20)]
+    restarted.shutdown()
+
+
+def test_garbage_checkpoints_are_tolerated(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.shutdown()
+    (tmp_path / "data" / "recovery-point-offset-checkpoint").write_text("garbage\n")
+    restarted = manager(tmp_path)
+    assert restarted.get_log("t", 0).log_end_offset == 20
+    restarted.shutdown()
+
+
+def test_garbage_leader_epoch_checkpoint_fails_the_load_with_a_clear_error(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.shutdown()
+    (tmp_path / "data" / "t-0" / "leader-epoch-checkpoint").write_text("0\n1\nnot an entry\n")
+    with pytest.raises(OSError, match="leader-epoch-checkpoint"):
+        manager(tmp_path)
+
+
+def test_retention_task_deletes_old_segments(tmp_path):
+    log_manager = LogManager([tmp_path / "data"], config(**{"retention.bytes": 400}), initial_task_delay_ms=0)
+    log_manager.startup(start_background_tasks=False)
+    partition_log = fill(log_manager, count=40)
+    before = partition_log.number_of_segments()
+    assert log_manager.cleanup_logs() > 0
+    assert partition_log.number_of_segments() < before
+    log_manager.shutdown()
+
+
+def test_delete_log_renames_the_dir_then_removes_it(tmp_path):
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.delete_log("t", 0)
+    deadline = time.monotonic() + 5
+    while list((tmp_path / "data").glob("t-0*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not list((tmp_path / "data").glob("t-0*"))
+    assert log_manager.get_log("t", 0) is None
+    log_manager.shutdown()
+
+
+def test_many_partitions_load_in_parallel(tmp_path):
+    log_manager = manager(tmp_path)
+    for partition in range(30):
+        fill(log_manager, partition=partition, count=2)
+    log_manager.shutdown()
+    restarted = manager(tmp_path)
+    assert len(restarted.logs) == 30
+    restarted.shutdown()
