@@ -28,7 +28,6 @@ from franz.common.config_def import (
     at_least,
     between,
     each_of,
-    one_of,
 )
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
 

@@ -25,7 +25,12 @@ from pathlib import Path
 
 from franz.records import MemoryRecords, TimestampAndOffset
 from franz.storage import files
-from franz.storage.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE, LeaderEpochCheckpointFile, PartitionMetadataFile
+from franz.storage.checkpoint import (
+    LEADER_EPOCH_CHECKPOINT_FILE,
+    CheckpointError,
+    LeaderEpochCheckpointFile,
+    PartitionMetadataFile,
+)
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
 from franz.storage.local_log import LocalLog, OffsetOutOfRangeError
@@ -108,8 +113,18 @@ class UnifiedLog:
             metadata.write(topic_id)  # before any data, as Kafka does
         elif topic_id is None and metadata.exists():
             topic_id = metadata.read()
-        epoch_cache = LeaderEpochFileCache(topic_partition,
-                                           LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILE))
+        epoch_checkpoint = LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILE)
+        try:
+            epoch_cache = LeaderEpochFileCache(topic_partition, epoch_checkpoint)
+            rebuild_epochs = False
+        except CheckpointError as exc:
+            # Kafka takes the log dir offline here; franz rebuilds the cache from
+            # the batch headers, which carry every epoch, and says so.
+            log.warning("Discarding unreadable %s and rebuilding the leader epoch cache from the log: %s",
+                        epoch_checkpoint.path, exc)
+            epoch_checkpoint.path.write_text("")
+            epoch_cache = LeaderEpochFileCache(topic_partition, epoch_checkpoint)
+            rebuild_epochs = True
         producer_state = ProducerStateManager(topic_partition, directory, max_transaction_timeout_ms,
                                               producer_state_config, time_ms)
         segments = LogSegments(topic_partition)
@@ -118,6 +133,13 @@ class UnifiedLog:
                             time_ms).load()
         local_log = LocalLog(directory, config, segments, offsets.recovery_point, offsets.next_offset_metadata,
                              topic_partition, scheduler, time_ms)
+        if rebuild_epochs:
+            for segment in segments.values():
+                for batch in segment.log.batches():
+                    latest = epoch_cache.latest_epoch()
+                    epoch = batch.partition_leader_epoch
+                    if epoch >= 0 and (latest is None or epoch > latest):
+                        epoch_cache.assign(epoch, max(batch.base_offset, offsets.log_start_offset))
         return cls(offsets.log_start_offset, local_log, epoch_cache, producer_state, topic_id, time_ms)
 
     # -- offsets -------------------------------------------------------------------------

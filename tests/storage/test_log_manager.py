@@ -3,7 +3,6 @@
 import logging
 import time
 
-import pytest
 
 from franz.records import MemoryRecords, SimpleRecord, build_batch
 from franz.storage.log_config import LogConfig
@@ -143,13 +142,21 @@ def test_garbage_checkpoints_are_tolerated(tmp_path):
     restarted.shutdown()
 
 
-def test_garbage_leader_epoch_checkpoint_fails_the_load_with_a_clear_error(tmp_path):
+def test_garbage_leader_epoch_checkpoint_is_rebuilt_from_the_batches_with_a_warning(tmp_path, caplog):
     log_manager = manager(tmp_path)
-    fill(log_manager)
+    partition_log = log_manager.get_or_create_log("t", 0)
+    for epoch in (0, 0, 3, 3, 7):
+        partition_log.append_as_leader(produce(b"e%d" % epoch), epoch)
+    expected = partition_log.leader_epoch_cache.epoch_entries()
     log_manager.shutdown()
-    (tmp_path / "data" / "t-0" / "leader-epoch-checkpoint").write_text("0\n1\nnot an entry\n")
-    with pytest.raises(OSError, match="leader-epoch-checkpoint"):
-        manager(tmp_path)
+    checkpoint = tmp_path / "data" / "t-0" / "leader-epoch-checkpoint"
+    checkpoint.write_text("0\n1\nnot an entry\n")
+    with caplog.at_level(logging.WARNING):
+        restarted = manager(tmp_path)
+    assert restarted.get_log("t", 0).leader_epoch_cache.epoch_entries() == expected
+    assert any("leader-epoch-checkpoint" in r.getMessage() for r in caplog.records)
+    assert checkpoint.read_text() == "0\n3\n0 0\n3 2\n7 4\n"
+    restarted.shutdown()
 
 
 def test_retention_task_deletes_old_segments(tmp_path):
