@@ -1,0 +1,184 @@
+"""The log engine beside the raw disk, in one run.
+
+Run:  .venv/bin/python bench/storage_bench.py [--append-mib 512] [--recovery-mib 1024] [--partitions 1000] [--runs 3]
+
+Rows (medians of --runs; ratios against the limit measured in the same run):
+- raw write:     os.write of 16 KiB chunks to a fresh file (page cache, no fsync),
+                 the limit for appends.
+- append:        UnifiedLog.append_as_leader of 16 KiB batches of 100-byte
+                 records (validate + CRC + stamp offsets/epoch + index + write),
+                 one partition, default flush policy (no fsync per append, as Kafka).
+                 Target: >= 60% of raw write.
+- raw read:      os.pread of 1 MiB chunks of the same log files (page cache).
+- read:          UnifiedLog.read by offset, 1 MiB per fetch, then pread of the
+                 returned slice (what sendfile would send), from offset 0 to the end.
+- recovery:      reopening an unclean log of --recovery-mib (no clean-shutdown
+                 marker, recovery point 0): every batch CRC-checked, indexes and
+                 producer state rebuilt. Reported as s/GiB; Kafka operators quote
+                 5-15 s/GB. Target: <= 1 s/GiB.
+- clean start:   LogManager.startup over --partitions cleanly shut partitions.
+                 Target: < 2 s for 1,000.
+Not a timed test: it prints figures, it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from franz.records import MemoryRecords, SimpleRecord, build_batch  # noqa: E402
+from franz.storage.log_config import LogConfig  # noqa: E402
+from franz.storage.log_manager import LogManager  # noqa: E402
+from franz.storage.unified_log import FetchIsolation, UnifiedLog  # noqa: E402
+
+MIB = 1024 * 1024
+BATCH_BYTES = 16 * 1024
+RECORD_BYTES = 100
+
+
+def template_batch() -> bytes:
+    now = int(time.time() * 1000)
+    records = []
+    while True:
+        records.append(SimpleRecord(b"v" * RECORD_BYTES, timestamp=now))
+        batch = build_batch(records)
+        if len(batch) > BATCH_BYTES - 120:
+            return batch
+
+
+def bench_raw_write(directory: Path, total_bytes: int) -> float:
+    chunk = os.urandom(BATCH_BYTES)
+    path = directory / "raw.bin"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    start = time.perf_counter()
+    written = 0
+    while written < total_bytes:
+        written += os.write(fd, chunk)
+    elapsed = time.perf_counter() - start
+    os.close(fd)
+    path.unlink()
+    return written / elapsed / MIB
+
+
+def bench_append(directory: Path, total_bytes: int, config: LogConfig) -> tuple[float, float, UnifiedLog]:
+    template = template_batch()
+    count = total_bytes // len(template)
+    buffers = [MemoryRecords(bytearray(template)) for _ in range(count)]  # fresh request buffers, untimed
+    partition_log = UnifiedLog.create(directory / "bench-0", config)
+    start = time.perf_counter()
+    for records in buffers:
+        partition_log.append_as_leader(records, 0)
+    elapsed = time.perf_counter() - start
+    partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
+    return count * len(template) / elapsed / MIB, count / elapsed, partition_log
+
+
+def bench_raw_read(partition_log: UnifiedLog) -> float:
+    total = 0
+    start = time.perf_counter()
+    for segment in partition_log.segments.values():
+        fd = os.open(segment.log_file, os.O_RDONLY)
+        position = 0
+        while True:
+            data = os.pread(fd, MIB, position)
+            if not data:
+                break
+            position += len(data)
+        total += position
+        os.close(fd)
+    return total / (time.perf_counter() - start) / MIB
+
+
+def bench_read(partition_log: UnifiedLog) -> float:
+    offset, total = 0, 0
+    start = time.perf_counter()
+    while offset < partition_log.log_end_offset:
+        fetch = partition_log.read(offset, MIB, FetchIsolation.HIGH_WATERMARK, True)
+        records = fetch.records
+        data = os.pread(records.fd, records.size_in_bytes, records.start)
+        total += len(data)
+        last = None
+        for batch in records.batches():
+            last = batch
+        offset = last.next_offset
+    return total / (time.perf_counter() - start) / MIB
+
+
+def bench_recovery(directory: Path, total_bytes: int) -> float:
+    config = LogConfig.from_props({"segment.bytes": 128 * MIB, "message.timestamp.after.max.ms": 2**62})
+    _rate, _batches, partition_log = bench_append(directory, total_bytes, config)
+    size = partition_log.size()
+    partition_log.close()
+    os.sync()
+    start = time.perf_counter()
+    reopened = UnifiedLog.create(directory / "bench-0", config, recovery_point=0, had_clean_shutdown=False)
+    elapsed = time.perf_counter() - start
+    assert reopened.log_end_offset == partition_log.log_end_offset
+    reopened.close()
+    return elapsed / (size / (1024 * MIB))
+
+
+def bench_clean_start(directory: Path, partitions: int) -> float:
+    config = LogConfig.from_props({"message.timestamp.after.max.ms": 2**62})
+    manager = LogManager([directory / "data"], config, initial_task_delay_ms=10**9)
+    manager.startup(start_background_tasks=False)
+    payload = template_batch()
+    for partition in range(partitions):
+        manager.get_or_create_log("start", partition).append_as_leader(MemoryRecords(bytearray(payload)), 0)
+    manager.shutdown()
+    start = time.perf_counter()
+    restarted = LogManager([directory / "data"], config, initial_task_delay_ms=10**9)
+    restarted.startup(start_background_tasks=False)
+    elapsed = time.perf_counter() - start
+    assert len(restarted.logs) == partitions
+    restarted.shutdown()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--append-mib", type=int, default=512)
+    parser.add_argument("--recovery-mib", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--dir", default=None, help="where to write (default: a temp dir)")
+    args = parser.parse_args()
+    config = LogConfig.from_props({"message.timestamp.after.max.ms": 2**62})
+    rows: dict[str, list[float]] = {k: [] for k in
+                                    ("raw write", "append", "append batches/s", "raw read", "read", "recovery",
+                                     "clean start")}
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+            tmp_path = Path(tmp)
+            rows["raw write"].append(bench_raw_write(tmp_path, args.append_mib * MIB))
+            rate, batches, partition_log = bench_append(tmp_path, args.append_mib * MIB, config)
+            rows["append"].append(rate)
+            rows["append batches/s"].append(batches)
+            rows["raw read"].append(bench_raw_read(partition_log))
+            rows["read"].append(bench_read(partition_log))
+            partition_log.close()
+            shutil.rmtree(tmp_path / "bench-0")
+            rows["recovery"].append(bench_recovery(tmp_path, args.recovery_mib * MIB))
+            shutil.rmtree(tmp_path / "bench-0")
+            rows["clean start"].append(bench_clean_start(tmp_path, args.partitions))
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    print(f"{'row':<22}{'median':>14}  limit / target")
+    print(f"{'raw write MB/s':<22}{med['raw write']:>14.0f}  (limit)")
+    print(f"{'append MB/s':<22}{med['append']:>14.0f}  ratio {med['append'] / med['raw write']:.2f} "
+          f"of raw write (target >= 0.60); {med['append batches/s']:.0f} batches/s of 16 KiB")
+    print(f"{'raw read MB/s':<22}{med['raw read']:>14.0f}  (limit)")
+    print(f"{'read MB/s':<22}{med['read']:>14.0f}  ratio {med['read'] / med['raw read']:.2f} of raw read")
+    print(f"{'recovery s/GiB':<22}{med['recovery']:>14.2f}  target <= 1.0 (Kafka operators quote 5-15 s/GB)")
+    print(f"{'clean start s':<22}{med['clean start']:>14.2f}  for {args.partitions} partitions (target < 2.0)")
+
+
+if __name__ == "__main__":
+    main()
