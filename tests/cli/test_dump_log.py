@@ -1,0 +1,112 @@
+"""`franz dump-log` on files written by franz's own log engine, run as a real command."""
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_batch, build_control_batch
+from franz.storage.log_config import LogConfig
+from franz.storage.producer_state import AppendOrigin
+from franz.storage.unified_log import UnifiedLog
+
+TS = int(time.time() * 1000) - 60_000  # recent: an old first timestamp would roll the segment (segment.ms)
+
+
+def dump(*args):
+    result = subprocess.run([sys.executable, "-m", "franz", "dump-log", *map(str, args)],
+                            capture_output=True, text=True, timeout=60)
+    return result.returncode, result.stdout, result.stderr
+
+
+@pytest.fixture
+def partition_dir(tmp_path):
+    config = LogConfig.from_props({"index.interval.bytes": 1, "message.timestamp.before.max.ms": 2**62,
+                                   "message.timestamp.after.max.ms": 2**62})
+    log = UnifiedLog.create(tmp_path / "t-0", config)
+    log.append_as_leader(MemoryRecords(bytearray(build_batch(
+        [SimpleRecord(b"hello", key=b"k1", timestamp=TS), SimpleRecord(b"world", timestamp=TS + 1,
+                                                                        headers=(("h", b"v"),))]))), 0)
+    now = int(time.time() * 1000)
+    log.append_as_leader(MemoryRecords(bytearray(build_batch(
+        [SimpleRecord(b"txn", timestamp=now)], producer_id=7, producer_epoch=0, base_sequence=0,
+        is_transactional=True))), 0)
+    log.append_as_leader(MemoryRecords(bytearray(build_control_batch(
+        ControlRecordType.ABORT, producer_id=7, producer_epoch=0, coordinator_epoch=3, timestamp=now))), 0,
+        origin=AppendOrigin.COORDINATOR)
+    log.flush(log.log_end_offset)
+    log.close()
+    return tmp_path / "t-0"
+
+
+def test_log_batches_are_printed_as_kafka_dump_log_prints_them(partition_dir):
+    code, out, _ = dump(partition_dir / "00000000000000000000.log")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == f"Dumping {partition_dir / '00000000000000000000.log'}"
+    assert lines[1] == "Log starting offset: 0"
+    assert lines[2].startswith("baseOffset: 0 lastOffset: 1 count: 2 baseSequence: -1 lastSequence: -1 "
+                               "producerId: -1 producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: false "
+                               "isControl: false deleteHorizonMs: OptionalLong.empty position: 0 "
+                               f"CreateTime: {TS + 1} size: ")
+    assert lines[2].endswith("magic: 2 compresscodec: none crc: " + lines[2].split("crc: ")[1].split()[0]
+                             + " isvalid: true")
+    assert "isTransactional: true" in lines[3] and "isControl: true" in lines[4]
+
+
+def test_print_data_log_prints_records_keys_payloads_and_markers(partition_dir):
+    code, out, _ = dump("--print-data-log", partition_dir / "00000000000000000000.log")
+    records = [line for line in out.splitlines() if line.startswith("|")]
+    assert records[0] == (f"| offset: 0 CreateTime: {TS} keySize: 2 valueSize: 5 sequence: -1 headerKeys: [] "
+                          "key: k1 payload: hello")
+    assert records[1].endswith("headerKeys: [h] payload: world")
+    assert records[3].endswith("endTxnMarker: ABORT coordinatorEpoch: 3")
+    assert code == 0
+
+
+def test_indexes_txnindex_snapshot_and_epoch_checkpoint(partition_dir):
+    code, out, _ = dump(partition_dir / "00000000000000000000.index", partition_dir / "00000000000000000000.timeindex",
+                        partition_dir / "00000000000000000000.txnindex", partition_dir / "leader-epoch-checkpoint",
+                        *sorted(partition_dir.glob("*.snapshot")))
+    assert code == 0, out
+    assert "offset: 2 position: " in out
+    assert re.search(r"^timestamp: \d+ offset: 2$", out, re.MULTILINE)
+    assert "version: 0 producerId: 7 firstOffset: 2 lastOffset: 3 lastStableOffset: 4" in out
+    assert "epoch: 0 startOffset: 0" in out
+    assert "producerId: 7 producerEpoch: 0 coordinatorEpoch: 3" in out
+
+
+def test_index_sanity_check_passes_and_catches_an_entry_past_the_log(partition_dir):
+    index = partition_dir / "00000000000000000000.index"
+    code, out, _ = dump("--index-sanity-check", index)
+    assert code == 0 and f"{index} passed sanity check." in out
+    data = bytearray(index.read_bytes())
+    data[-4:] = (10**6).to_bytes(4, "big")
+    index.write_bytes(bytes(data))
+    code, out, err = dump("--index-sanity-check", index)
+    assert code == 1 and "does not point at a batch start" in err
+
+
+def test_a_corrupt_batch_is_reported_with_its_position_and_the_tool_goes_on(partition_dir):
+    log_file = partition_dir / "00000000000000000000.log"
+    data = bytearray(log_file.read_bytes())
+    data[70] ^= 0xFF  # inside the first batch's records: its CRC fails
+    log_file.write_bytes(bytes(data) + b"\x00\x00\x00")
+    code, out, err = dump(log_file, partition_dir / "leader-epoch-checkpoint")
+    assert code == 1
+    assert "isvalid: false" in out and "fails its CRC check" in err
+    assert "Found 3 invalid bytes at the end of 00000000000000000000.log" in out
+    assert "epoch: 0 startOffset: 0" in out
+
+
+def test_json_output_is_one_object_per_file(partition_dir):
+    code, out, _ = dump("--json", "--deep-iteration", partition_dir / "00000000000000000000.log",
+                        partition_dir / "00000000000000000000.index")
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(docs) == 2
+    assert [b["baseOffset"] for b in docs[0]["batches"]] == [0, 2, 3]
+    assert docs[0]["batches"][0]["records"][1]["headerKeys"] == ["h"]
+    assert docs[1]["entries"][0]["offset"] >= 0
