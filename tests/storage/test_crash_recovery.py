@@ -77,6 +77,13 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
             assert values == list(range(len(values))), "values must be in order with no gap"
             assert len(values) - 1 >= acknowledged, f"acknowledged {acknowledged} but only {len(values)} survived"
             check_indexes(partition_log)
+            partition_log.flush(partition_log.log_end_offset)
+            for segment in partition_log.segments.values():
+                segment.offset_index.flush()
+            indexes = sorted(str(p) for p in partition_log.dir.glob("*.index"))
+            tool = subprocess.run([sys.executable, "-m", "franz", "dump-log", "--index-sanity-check", *indexes],
+                                  capture_output=True, text=True, env=env, timeout=60)
+            assert tool.returncode == 0, tool.stderr
             acknowledged = len(values) - 1  # the next writer continues after what survived
         finally:
             # Leave it as a crash would: no clean-shutdown marker for the next round.
