@@ -34,6 +34,7 @@ from franz.records import (
     InvalidRecordError,
     LogOffsetPosition,
     MemoryRecords,
+    RecordBatch,
     TimestampAndOffset,
 )
 from franz.records.errors import RecordsError
@@ -45,6 +46,8 @@ from franz.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearch
 log = logging.getLogger(__name__)
 
 UNKNOWN_TIMESTAMP_OFFSET = TimestampOffset(-1, -1)
+RECOVERY_CHUNK_BYTES = 8 * 1024 * 1024  # bounded memory per recovering segment
+LOG_OVERHEAD = 12
 
 
 def now_ms() -> int:
@@ -339,25 +342,48 @@ class LogSegment:
         last_index_entry = 0
         self._max_timestamp_and_offset_so_far = UNKNOWN_TIMESTAMP_OFFSET
         reason = None
+        file_size = self.log.size_in_bytes
+        chunk_bytes = RECOVERY_CHUNK_BYTES
         try:
-            for batch in self.log.batches():
-                batch.ensure_valid()
-                self._ensure_offset_in_range(batch.last_offset)
-                if batch.max_timestamp > self.max_timestamp_so_far():
-                    self._max_timestamp_and_offset_so_far = TimestampOffset(batch.max_timestamp, batch.last_offset)
-                if valid_bytes - last_index_entry > self.index_interval_bytes:
-                    self.offset_index.append(batch.last_offset, valid_bytes)
-                    self.time_index.maybe_append(self.max_timestamp_so_far(),
-                                                 self._shallow_offset_of_max_timestamp_so_far())
-                    last_index_entry = valid_bytes
-                valid_bytes += batch.size_in_bytes
-                if leader_epoch_cache is not None:
-                    epoch = batch.partition_leader_epoch
-                    latest = leader_epoch_cache.latest_epoch()
-                    if epoch >= 0 and (latest is None or latest < 0 or epoch > latest):
-                        leader_epoch_cache.assign(epoch, batch.base_offset)
-                if producer_state_manager is not None:
-                    self._update_producer_state(producer_state_manager, batch)
+            # Read big chunks and check them with one struct call and one CRC call per
+            # batch (MemoryRecords.validate_batches): a pread per batch costs more than
+            # the CRC itself.
+            while valid_bytes < file_size:
+                want = min(chunk_bytes, file_size - valid_bytes)
+                chunk = bytearray(self.log.read_bytes(valid_bytes, want))
+                consumed = 0
+                for position, header in MemoryRecords(chunk).validate_batches(stop_at_partial_batch=True):
+                    size = header.batch_length + LOG_OVERHEAD
+                    last_offset = header.base_offset + header.last_offset_delta
+                    self._ensure_offset_in_range(last_offset)
+                    if header.max_timestamp > self.max_timestamp_so_far():
+                        self._max_timestamp_and_offset_so_far = TimestampOffset(header.max_timestamp, last_offset)
+                    if valid_bytes - last_index_entry > self.index_interval_bytes:
+                        self.offset_index.append(last_offset, valid_bytes)
+                        self.time_index.maybe_append(self.max_timestamp_so_far(),
+                                                     self._shallow_offset_of_max_timestamp_so_far())
+                        last_index_entry = valid_bytes
+                    valid_bytes += size
+                    consumed = position + size
+                    if leader_epoch_cache is not None:
+                        epoch = header.partition_leader_epoch
+                        latest = leader_epoch_cache.latest_epoch()
+                        if epoch >= 0 and (latest is None or latest < 0 or epoch > latest):
+                            leader_epoch_cache.assign(epoch, header.base_offset)
+                    if producer_state_manager is not None:
+                        if header.producer_id >= 0:
+                            self._update_producer_state(producer_state_manager, RecordBatch(chunk, position))
+                        else:
+                            producer_state_manager.update_map_end_offset(last_offset + 1)
+                if consumed == 0:
+                    # Either a batch larger than the chunk, or a partial batch at the end.
+                    if want < file_size - valid_bytes and len(chunk) >= LOG_OVERHEAD:
+                        needed = int.from_bytes(chunk[8:12], "big", signed=True) + LOG_OVERHEAD
+                        if want < needed <= file_size - valid_bytes:
+                            chunk_bytes = needed
+                            continue
+                    break
+                chunk_bytes = RECOVERY_CHUNK_BYTES
         except (CorruptRecordError, InvalidRecordError, RecordsError, LogSegmentOffsetOverflowError) as exc:
             reason = str(exc)
         truncated = self.log.size_in_bytes - valid_bytes

@@ -247,3 +247,18 @@ def test_change_file_suffixes_and_delete(tmp_path):
     assert segment.log_file.name == "00000000000000000040.log.deleted"
     segment.delete_if_exists()
     assert segment.deleted()
+
+
+def test_recover_reads_batches_larger_than_its_chunk_and_small_chunks_change_nothing(tmp_path, monkeypatch):
+    import franz.storage.segment as segment_module
+
+    segment = make_segment(tmp_path, index_interval_bytes=50)
+    for i in range(12):
+        append(segment, 40 + i, b"v" * (30 * (i % 4 + 1)), timestamp=1000 + i)
+    expected = segment.offset_index.entries_list()
+    size = segment.size()
+    monkeypatch.setattr(segment_module, "RECOVERY_CHUNK_BYTES", 64)
+    assert segment.recover(ProducerStateManager("t-0", tmp_path, 60_000)) == 0
+    assert segment.size() == size and segment.offset_index.entries_list() == expected
+    assert segment.read_next_offset() == 52
+    segment.close()
