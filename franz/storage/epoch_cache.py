@@ -78,11 +78,13 @@ class LeaderEpochFileCache:
     def truncate_from_start(self, start_offset: int) -> None:
         """Drop entries wholly below start_offset; the last of them moves up to start at it."""
         with self._lock:
+            before = list(self._entries)
             removed = []
             while self._entries and self._entries[0].start_offset <= start_offset:
                 removed.append(self._entries.pop(0))
             if removed:
                 self._entries.insert(0, EpochEntry(removed[-1].epoch, start_offset))
+            if self._entries != before:  # Kafka rewrites even an unchanged cache; skip that fsync
                 self.write_to_file()
 
     def clear_and_flush(self) -> None:
