@@ -198,6 +198,8 @@ class Dumper:
             starts = {b.position for b in records.batches()}
             for n in range(index.entries):
                 entry = index.entry(n)
+                if entry.offset == index.base_offset and entry.position == 0 and (n > 0 or size == 0):
+                    break  # the zero-filled, pre-allocated tail of an active segment's index
                 if entry.position >= size or entry.position not in starts:
                     self.problem(f"Index {path} entry {n} ({entry.offset} -> {entry.position}) does not point at "
                                  f"a batch start in {log_path.name} (size {size})")

@@ -110,3 +110,11 @@ def test_json_output_is_one_object_per_file(partition_dir):
     assert [b["baseOffset"] for b in docs[0]["batches"]] == [0, 2, 3]
     assert docs[0]["batches"][0]["records"][1]["headerKeys"] == ["h"]
     assert docs[1]["entries"][0]["offset"] >= 0
+
+
+def test_the_preallocated_index_of_an_open_active_segment_passes_the_sanity_check(tmp_path):
+    config = LogConfig.from_props({})
+    log = UnifiedLog.create(tmp_path / "t-0", config)  # active, empty, index pre-allocated with zeros
+    code, out, err = dump("--index-sanity-check", tmp_path / "t-0" / "00000000000000000000.index")
+    log.close()
+    assert code == 0, err
