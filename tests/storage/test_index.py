@@ -2,6 +2,7 @@
 plus brute-force properties across the warm/cold boundary and corruption cases."""
 
 import bisect
+import itertools
 import random
 import struct
 
@@ -391,15 +392,18 @@ def _gaps(draw, low=1):
 _targets = st.lists(st.integers(-5, 130_000), max_size=40)
 
 
+def _offset_index_of(tmp_path_factory, offsets, positions) -> OffsetIndex:
+    index = OffsetIndex(tmp_path_factory.mktemp("idx") / "00000000000000000000.index", 0, 8 * 3001)
+    for offset, position in zip(offsets, positions):
+        index.append(offset, position)
+    return index
+
+
 @settings(max_examples=60, deadline=None)
 @given(_gaps(), _targets)
 def test_offset_lookup_equals_brute_force_across_the_warm_and_cold_sections(tmp_path_factory, gaps, targets):
-    index = OffsetIndex(tmp_path_factory.mktemp("idx") / "00000000000000000000.index", 0, 8 * 3001)
-    offsets, offset = [], 0
-    for i, gap in enumerate(gaps):
-        offset += gap
-        index.append(offset, i)
-        offsets.append(offset)
+    offsets = list(itertools.accumulate(gaps))
+    index = _offset_index_of(tmp_path_factory, offsets, range(len(offsets)))
     for target in targets + offsets[::97] + [o - 1 for o in offsets[::89]] + offsets[-1026:][:3] + offsets[-3:]:
         slot = bisect.bisect_right(offsets, target) - 1
         expected = OffsetPosition(0, 0) if slot < 0 else OffsetPosition(offsets[slot], slot)
@@ -410,12 +414,8 @@ def test_offset_lookup_equals_brute_force_across_the_warm_and_cold_sections(tmp_
 @settings(max_examples=60, deadline=None)
 @given(_gaps(), st.lists(st.integers(0, 130_000), max_size=20), st.integers(0, 5000))
 def test_fetch_upper_bound_equals_the_smallest_position_at_or_past_the_end(tmp_path_factory, gaps, starts, size):
-    index = OffsetIndex(tmp_path_factory.mktemp("idx") / "00000000000000000000.index", 0, 8 * 3001)
-    positions, position = [], 0
-    for i, gap in enumerate(gaps):
-        position += gap
-        index.append(i, position)
-        positions.append(position)
+    positions = list(itertools.accumulate(gaps))
+    index = _offset_index_of(tmp_path_factory, range(len(positions)), positions)
     for start in starts:
         end = start + size
         found = index.fetch_upper_bound_offset(OffsetPosition(0, start), size)
