@@ -16,6 +16,7 @@ Background tasks (KafkaScheduler): flush of logs whose `flush.ms` elapsed
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -36,6 +37,7 @@ from franz.storage.checkpoint import (
     MetaProperties,
     OffsetCheckpointFile,
     flush_dir,
+    random_kafka_uuid,
     uuid_to_kafka_string,
 )
 from franz.storage.log_config import LogConfig
@@ -75,6 +77,7 @@ class LogManager:
         self._log_dir_of: dict[TopicPartition, Path] = {}
         self._lock = threading.RLock()
         self.had_clean_shutdown: dict[Path, bool] = {}
+        self.broker_epoch = 0
 
     # -- startup -------------------------------------------------------------------------
     def startup(self, start_background_tasks: bool = True) -> None:
@@ -88,9 +91,9 @@ class LogManager:
     def _ensure_meta_properties(self, log_dir: Path) -> None:
         meta = MetaProperties.read(log_dir)
         if meta is None:
-            cluster_id = self.cluster_id or uuid_to_kafka_string(uuid.uuid4())
+            cluster_id = self.cluster_id or uuid_to_kafka_string(random_kafka_uuid())
             self.cluster_id = cluster_id
-            MetaProperties(self.node_id, cluster_id, uuid_to_kafka_string(uuid.uuid4())).write(log_dir)
+            MetaProperties(self.node_id, cluster_id, uuid_to_kafka_string(random_kafka_uuid())).write(log_dir)
             return
         if meta.node_id != self.node_id:
             raise RuntimeError(f"Stored node id {meta.node_id} doesn't match previous node id {self.node_id} in "
@@ -269,7 +272,10 @@ class LogManager:
         self.checkpoint_high_watermarks()
         for log_dir in self.log_dirs:
             marker = log_dir / CLEAN_SHUTDOWN_FILE
-            with open(marker, "w") as handle:
+            # Kafka 4.x's CleanShutdownFileHandler content; a single node has broker epoch 0 until
+            # franz has a controller that hands out epochs.
+            with open(marker, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"version": 0, "brokerEpoch": self.broker_epoch}, separators=(",", ":")))
                 handle.flush()
                 os.fsync(handle.fileno())
             flush_dir(log_dir)

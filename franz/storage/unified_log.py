@@ -518,6 +518,9 @@ class UnifiedLog:
         with self.lock:
             self.local_log.rename_dir(name)
             self.producer_state_manager.update_parent_dir(self.local_log.dir)
+            # Kafka re-points the epoch cache at the renamed dir (LeaderEpochFileCache.withCheckpoint).
+            self.leader_epoch_cache = self.leader_epoch_cache.with_checkpoint(
+                LeaderEpochCheckpointFile(self.local_log.dir / LEADER_EPOCH_CHECKPOINT_FILE))
 
     def __repr__(self) -> str:
         return (f"UnifiedLog(dir={self.dir}, topicId={self.topic_id}, logStartOffset={self._log_start_offset}, "

@@ -49,7 +49,7 @@ def test_first_start_writes_meta_properties_and_a_clean_stop_writes_the_marker_a
     log_manager.shutdown()
     data = tmp_path / "data"
     assert (data / "meta.properties").exists()
-    assert (data / ".kafka_cleanshutdown").exists()
+    assert (data / ".kafka_cleanshutdown").read_text() == '{"version":0,"brokerEpoch":0}'
     assert (data / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 20\n"
     assert (data / "log-start-offset-checkpoint").read_text() == "0\n1\nt 0 0\n"
     assert (data / "replication-offset-checkpoint").read_text() == "0\n1\nt 0 20\n"
