@@ -152,8 +152,15 @@ class LogLoader:
             segment = LogSegment.open(self.dir, base_offset, self.config, self.time_ms, file_already_exists=True)
             try:
                 segment.sanity_check(time_index_newly_created)
-                segment.offset_index.sanity_check()
+                offset_index = segment.offset_index
+                offset_index.sanity_check()
                 segment.time_index.sanity_check()
+                if offset_index.entries:
+                    last = offset_index.entry(offset_index.entries - 1)
+                    if 0 < last.position and last.position >= segment.size():
+                        # franz's addition: Kafka would trust this entry until a read went astray.
+                        raise CorruptIndexError(f"Index file {offset_index.file} has an entry {last} pointing "
+                                                f"past the end of {segment.log_file} ({segment.size()} bytes)")
             except FileNotFoundError:
                 log.error("%sCould not find offset index file corresponding to log file %s, recovering segment "
                           "and rebuilding index files...", self._ident, segment.log_file)

@@ -189,3 +189,27 @@ def test_many_partitions_load_in_parallel(tmp_path):
     restarted = manager(tmp_path)
     assert len(restarted.logs) == 30
     restarted.shutdown()
+
+
+def test_a_truncated_index_and_an_index_pointing_past_the_log_are_rebuilt(tmp_path, caplog):
+    def manager(tmp_path):  # dense indexes: an entry for every batch after the first
+        result = LogManager([tmp_path / "data"], config(**{"index.interval.bytes": 1}), initial_task_delay_ms=0)
+        result.startup(start_background_tasks=False)
+        return result
+
+    log_manager = manager(tmp_path)
+    fill(log_manager)
+    log_manager.shutdown()
+    partition_dir = tmp_path / "data" / "t-0"
+    first, second = sorted(partition_dir.glob("*.index"))[:2]
+    good_first, good_second = first.read_bytes(), second.read_bytes()
+    assert len(good_first) >= 8 and len(good_second) >= 8
+    first.write_bytes(good_first[:-3])  # not a whole number of entries
+    second.write_bytes(good_second[:-4] + (10**6).to_bytes(4, "big"))  # last entry past the .log
+    with caplog.at_level(logging.ERROR):
+        restarted = manager(tmp_path)
+    assert values(restarted.get_log("t", 0)) == [b"value-%03d" % i for i in range(20)]
+    messages = " ".join(r.getMessage() for r in caplog.records)
+    assert first.name.replace(".index", ".log") in messages and second.name.replace(".index", ".log") in messages
+    restarted.shutdown()
+    assert first.read_bytes() == good_first and second.read_bytes() == good_second
