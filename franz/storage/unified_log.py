@@ -263,25 +263,25 @@ class UnifiedLog:
 
     def _append(self, records: MemoryRecords, batches, origin: AppendOrigin, now: int,
                 log_append_time_ms: int) -> LogAppendInfo:
-        first = batches[0]
-        last = batches[-1]
+        headers = [batch.header() for batch in batches]  # one struct call per batch
+        first, last = headers[0], headers[-1]
         max_timestamp, shallow_offset_of_max = -1, -1
-        for batch in batches:
-            if batch.max_timestamp > max_timestamp:
-                max_timestamp, shallow_offset_of_max = batch.max_timestamp, batch.last_offset
-        info = LogAppendInfo(first.base_offset, last.last_offset, last.partition_leader_epoch, max_timestamp,
-                             shallow_offset_of_max, log_append_time_ms, self._log_start_offset,
-                             sum(b.record_count for b in batches), records.size_in_bytes)
+        for header in headers:
+            if header.max_timestamp > max_timestamp:
+                max_timestamp = header.max_timestamp
+                shallow_offset_of_max = header.base_offset + header.last_offset_delta
+        info = LogAppendInfo(first.base_offset, last.base_offset + last.last_offset_delta,
+                             last.partition_leader_epoch, max_timestamp, shallow_offset_of_max, log_append_time_ms,
+                             self._log_start_offset, sum(h.record_count for h in headers), records.size_in_bytes)
 
         # Producer state: a retry of a batch already written is answered with its offsets.
         producers: dict = {}
         completed_txns = []
-        segment_position = LogOffsetMetadata(first.base_offset, self.local_log.segments.active_segment.base_offset,
-                                             self.local_log.segments.active_segment.size())
-        for batch in batches:
-            if batch.producer_id >= 0:
+        segment_position = None
+        for batch, header in zip(batches, headers):
+            if header.producer_id >= 0:
                 if origin == AppendOrigin.CLIENT:
-                    entry = self.producer_state_manager.last_entry(batch.producer_id)
+                    entry = self.producer_state_manager.last_entry(header.producer_id)
                     duplicate = entry.find_duplicate_batch(batch) if entry is not None else None
                     if duplicate is not None:
                         info.first_offset = duplicate.last_offset - duplicate.offset_delta
@@ -289,6 +289,9 @@ class UnifiedLog:
                         info.max_timestamp = duplicate.timestamp
                         info.duplicate = True
                         return info
+                if segment_position is None:
+                    active = self.local_log.segments.active_segment
+                    segment_position = LogOffsetMetadata(first.base_offset, active.base_offset, active.size())
                 completed = update_producers(self.producer_state_manager, batch, producers, segment_position,
                                              origin)
                 if completed is not None:
@@ -299,11 +302,12 @@ class UnifiedLog:
         segment = self._maybe_roll(records.size_in_bytes, info)
         self.local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
 
-        for batch in batches:
-            epoch = batch.partition_leader_epoch
-            latest = self.leader_epoch_cache.latest_epoch()
-            if epoch >= 0 and (latest is None or epoch > latest):
-                self.leader_epoch_cache.assign(epoch, batch.base_offset)
+        for header in headers:
+            epoch = header.partition_leader_epoch
+            if epoch >= 0:
+                latest = self.leader_epoch_cache.latest_epoch()
+                if latest is None or epoch > latest:
+                    self.leader_epoch_cache.assign(epoch, header.base_offset)
         for append_info in producers.values():
             self.producer_state_manager.update(append_info)
         for completed in completed_txns:

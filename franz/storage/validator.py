@@ -111,36 +111,44 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
         raise RecordValidationError(INVALID_RECORD, errors[0][2], errors)
 
 
+_CONTROL_BIT = 0x20
+_CODEC_MASK = 0x07
+
+
 def analyze_and_validate(records: MemoryRecords, config: LogConfig, is_from_client: bool) -> list[RecordBatch]:
-    """Structure, CRC, size and shape checks of every batch (UnifiedLog.analyzeAndValidateRecords)."""
+    """Structure, CRC, size and shape checks of every batch (UnifiedLog.analyzeAndValidateRecords).
+
+    One struct call and one CRC call per batch (MemoryRecords.validate_batches);
+    each returned view carries its parsed header as `batch_header`."""
     batches = []
+    buffer = records.buffer
+    max_message_bytes = config.max_message_bytes
     try:
-        for index, batch in enumerate(records.batches()):
-            if batch.magic != 2:
-                raise RecordValidationError(UNSUPPORTED_FOR_MESSAGE_FORMAT, f"Magic {batch.magic} is not supported")
-            if is_from_client and batch.base_offset != 0:
+        for index, (position, header) in enumerate(records.validate_batches()):
+            size = header.batch_length + 12
+            if is_from_client and header.base_offset != 0:
                 raise RecordValidationError(
                     INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
-                                    f"but it is {batch.base_offset}")
-            if batch.size_in_bytes > config.max_message_bytes:
+                                    f"but it is {header.base_offset}")
+            if size > max_message_bytes:
                 raise RecordValidationError(
-                    MESSAGE_TOO_LARGE, f"The record batch size in the append is {batch.size_in_bytes} bytes "
-                                       f"which exceeds the maximum configured value of {config.max_message_bytes}.")
-            batch.ensure_valid()
-            if batch.record_count <= 0 or batch.last_offset_delta != batch.record_count - 1:
+                    MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
+                                       f"which exceeds the maximum configured value of {max_message_bytes}.")
+            count = header.record_count
+            if count <= 0 or header.last_offset_delta != count - 1:
                 raise RecordValidationError(
-                    INVALID_RECORD, f"Batch {index} has lastOffsetDelta {batch.last_offset_delta} for "
-                                    f"{batch.record_count} records")
-            if is_from_client and batch.is_control_batch:
+                    INVALID_RECORD, f"Batch {index} has lastOffsetDelta {header.last_offset_delta} for "
+                                    f"{count} records")
+            if is_from_client and header.attributes & _CONTROL_BIT:
                 raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
-            batches.append(batch)
+            batches.append((RecordBatch._trusted(buffer, position, size), header))
     except CorruptRecordError as exc:
         raise RecordValidationError(CORRUPT_MESSAGE, str(exc)) from None
     except RecordsError as exc:
         raise RecordValidationError(getattr(exc, "error_code", CORRUPT_MESSAGE), str(exc)) from None
     if not batches:
         raise RecordValidationError(INVALID_RECORD, "The produce request carries no record batch")
-    return batches
+    return [batch for batch, _ in batches]
 
 
 def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: int, now_ms: int,
@@ -161,19 +169,21 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     max_timestamp = -1
     shallow_offset_of_max = -1
     num_messages = 0
+    compact = config.compact
+    timestamp_type = TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME
     for index, batch in enumerate(batches):
-        if batch.is_compressed or config.compact:
+        header = batch.header()
+        if header.attributes & _CODEC_MASK or compact:
             _validate_records(index, batch, config, now_ms, log_append)
         elif not log_append:
-            _check_timestamp(index, batch.max_timestamp, now_ms, config)
-        batch_max = now_ms if log_append else batch.max_timestamp
+            _check_timestamp(index, header.max_timestamp, now_ms, config)
+        batch_max = now_ms if log_append else header.max_timestamp
         batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
-                    max_timestamp=batch_max,
-                    timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME)
-        last = offset + batch.last_offset_delta
+                    max_timestamp=batch_max, timestamp_type=timestamp_type)
+        last = offset + header.last_offset_delta
         if batch_max > max_timestamp:
             max_timestamp, shallow_offset_of_max = batch_max, last
-        num_messages += batch.record_count
+        num_messages += header.record_count
         offset = last + 1
     return ValidationResult(records, now_ms if log_append else -1, max_timestamp, shallow_offset_of_max,
                             next_offset, offset - 1, num_messages, rebuilt is not None, source, batches)
