@@ -375,3 +375,16 @@ def test_random_operations_match_the_model_and_survive_a_reload(tmp_path_factory
         expected = (epochs[floor] if floor >= 0 else epoch, starts[floor + 1])
     assert cache.end_offset_for(epoch, 1000) == expected
     assert LeaderEpochFileCache("t-0", LeaderEpochCheckpointFile(path)).epoch_entries() == cache.epoch_entries()
+
+
+def test_truncate_from_start_that_changes_nothing_does_not_rewrite_the_checkpoint(tmp_path):
+    from franz.storage.checkpoint import LeaderEpochCheckpointFile as _File
+    from franz.storage.epoch_cache import LeaderEpochFileCache as _Cache
+
+    checkpoint = _File(tmp_path / "leader-epoch-checkpoint")
+    cache = _Cache("t-0", checkpoint)
+    cache.assign(0, 0)
+    before = checkpoint.path.stat()
+    cache.truncate_from_start(0)  # what every log load does at log start 0
+    after = checkpoint.path.stat()
+    assert (before.st_ino, before.st_mtime_ns) == (after.st_ino, after.st_mtime_ns)
