@@ -377,12 +377,7 @@ def test_random_operations_match_the_model_and_survive_a_reload(tmp_path_factory
     assert LeaderEpochFileCache("t-0", LeaderEpochCheckpointFile(path)).epoch_entries() == cache.epoch_entries()
 
 
-def test_truncate_from_start_that_changes_nothing_does_not_rewrite_the_checkpoint(tmp_path):
-    from franz.storage.checkpoint import LeaderEpochCheckpointFile as _File
-    from franz.storage.epoch_cache import LeaderEpochFileCache as _Cache
-
-    checkpoint = _File(tmp_path / "leader-epoch-checkpoint")
-    cache = _Cache("t-0", checkpoint)
+def test_truncate_from_start_that_changes_nothing_does_not_rewrite_the_checkpoint(cache, checkpoint):
     cache.assign(0, 0)
     before = checkpoint.path.stat()
     cache.truncate_from_start(0)  # what every log load does at log start 0
