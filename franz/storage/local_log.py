@@ -96,6 +96,40 @@ def delete_segment_files(segments: Iterable[LogSegment], async_delete: bool, dir
         delete_segments()
 
 
+def replace_segments(existing_segments: LogSegments, new_segments: Iterable[LogSegment],
+                     old_segments: Iterable[LogSegment], directory: Path, topic_partition: str, config: LogConfig,
+                     scheduler=None, is_recovered_swap_file: bool = False) -> list[LogSegment]:
+    """Kafka's LocalLog.replaceSegments: swap cleaned segments in for old ones, crash-safely.
+
+    New segments arrive as `.cleaned`; they are renamed `.swap` (the commit point a
+    restart recognises), added to the map, the old segments are removed and renamed
+    `.deleted`, and only then are the `.swap` suffixes dropped. Returns the old
+    segments that were deleted without a new segment at the same base offset.
+    """
+    sorted_new = sorted(new_segments, key=lambda s: s.base_offset)
+    assert sorted_new, "replace_segments needs at least one new segment"
+    sorted_old = sorted((s for s in old_segments if existing_segments.contains(s.base_offset)),
+                        key=lambda s: s.base_offset)
+    if not is_recovered_swap_file:
+        for segment in reversed(sorted_new):
+            segment.change_file_suffixes(files.CLEANED_FILE_SUFFIX, files.SWAP_FILE_SUFFIX)
+    for segment in reversed(sorted_new):
+        existing_segments.add(segment)
+    new_base_offsets = {s.base_offset for s in sorted_new}
+    deleted_not_replaced = []
+    for segment in sorted_old:
+        # The first new segment takes the first old one's slot in the map: keep it there.
+        if segment.base_offset != sorted_new[0].base_offset:
+            existing_segments.remove(segment.base_offset)
+        delete_segment_files([segment], True, directory, topic_partition, config, scheduler)
+        if segment.base_offset not in new_base_offsets:
+            deleted_not_replaced.append(segment)
+    for segment in sorted_new:
+        segment.change_file_suffixes(files.SWAP_FILE_SUFFIX, "")
+    flush_dir(directory)
+    return deleted_not_replaced
+
+
 class LocalLog:
     def __init__(self, directory: Path | str, config: LogConfig, segments: LogSegments, recovery_point: int,
                  next_offset_metadata: LogOffsetMetadata, topic_partition: str, scheduler=None,

@@ -130,3 +130,27 @@ def test_recovery_point_never_exceeds_the_log_end(tmp_path):
     local_log.truncate_to(1)
     assert local_log.recovery_point == 1
     local_log.close()
+
+
+def test_replace_segments_swaps_cleaned_segments_in_and_deletes_the_old(tmp_path):
+    from franz.storage.local_log import replace_segments
+    local_log = make_log(tmp_path)
+    append(local_log, b"a", b"b")
+    local_log.roll()
+    append(local_log, b"c")
+    local_log.roll()
+    append(local_log, b"d")
+    old = local_log.segments.values()[:2]
+    cleaned = LogSegment.open(local_log.dir, 0, local_log.config, file_suffix=".cleaned")
+    for value, offset in ((b"b", 1), (b"c", 2)):
+        batch = MemoryRecords(bytearray(build_batch([SimpleRecord(value, timestamp=1000)], base_offset=offset)))
+        cleaned.append(offset, 1000, offset, batch)
+    deleted = replace_segments(local_log.segments, [cleaned], old, local_log.dir, "t-0", local_log.config)
+    assert [s.base_offset for s in deleted] == [2]
+    assert local_log.segments.base_offsets() == [0, 3]
+    names = sorted(p.name for p in local_log.dir.iterdir())
+    assert not [n for n in names if n.endswith((".cleaned", ".swap", ".deleted"))]
+    # A read returns data from one segment, as Kafka's does.
+    assert values_read(local_log, 0) == [b"b", b"c"]
+    assert values_read(local_log, 3) == [b"d"]
+    local_log.close()
