@@ -1,0 +1,1 @@
+"""Kafka message schemas, one module per area (see franz/protocol/schema.py)."""

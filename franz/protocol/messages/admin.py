@@ -1,0 +1,211 @@
+"""Schemas of Topic, config, log-dir and producer-id administration.
+
+Written down from Kafka's message JSON specs in the language of
+franz/protocol/schema.py; versions start at Kafka 4.x's baseline (KIP-896).
+"""
+
+SCHEMAS = """\
+CreateTopics key=19 versions=2-7 flex=5+
+ request
+    topics []
+      name string
+      num_partitions int32
+      replication_factor int16
+      assignments []
+        partition_index int32
+        broker_ids []int32
+      configs []
+        name string
+        value string null
+    timeout_ms int32 default=60000
+    validate_only bool
+ response
+    throttle_time_ms int32
+    topics []
+      name string
+      topic_id uuid 7+
+      error_code int16
+      error_message string null
+      topic_config_error_code int16 5+ tag=0
+      num_partitions int32 5+ default=-1
+      replication_factor int16 5+ default=-1
+      configs [] 5+ null
+        name string 5+
+        value string 5+ null
+        read_only bool 5+
+        config_source int8 5+ default=-1
+        is_sensitive bool 5+
+
+DeleteTopics key=20 versions=1-6 flex=4+
+ request
+    topics [] 6+
+      name string 6+ null default=null
+      topic_id uuid 6+
+    topic_names []string 1-5
+    timeout_ms int32
+ response
+    throttle_time_ms int32
+    responses []
+      name string null=6+
+      topic_id uuid 6+
+      error_code int16
+      error_message string 5+ null default=null
+
+CreatePartitions key=37 versions=0-3 flex=2+
+ request
+    topics []
+      name string
+      count int32
+      assignments [] null
+        broker_ids []int32
+    timeout_ms int32
+    validate_only bool
+ response
+    throttle_time_ms int32
+    results []
+      name string
+      error_code int16
+      error_message string null default=null
+
+DescribeConfigs key=32 versions=1-4 flex=4+
+ request
+    resources []
+      resource_type int8
+      resource_name string
+      configuration_keys []string null
+    include_synonyms bool
+    include_documentation bool 3+
+ response
+    throttle_time_ms int32
+    results []
+      error_code int16
+      error_message string null
+      resource_type int8
+      resource_name string
+      configs []
+        name string
+        value string null
+        read_only bool
+        config_source int8 default=-1
+        is_sensitive bool
+        synonyms []
+          name string
+          value string null
+          source int8
+        config_type int8 3+
+        documentation string 3+ null
+
+IncrementalAlterConfigs key=44 versions=0-1 flex=1+
+ request
+    resources []
+      resource_type int8
+      resource_name string
+      configs []
+        name string
+        config_operation int8
+        value string null
+    validate_only bool
+ response
+    throttle_time_ms int32
+    responses []
+      error_code int16
+      error_message string null
+      resource_type int8
+      resource_name string
+
+DeleteRecords key=21 versions=0-2 flex=2+
+ request
+    topics []
+      name string
+      partitions []
+        partition_index int32
+        offset int64
+    timeout_ms int32
+ response
+    throttle_time_ms int32
+    topics []
+      name string
+      partitions []
+        partition_index int32
+        low_watermark int64
+        error_code int16
+
+InitProducerId key=22 versions=0-5 flex=2+
+ request
+    transactional_id string null
+    transaction_timeout_ms int32
+    producer_id int64 3+ default=-1
+    producer_epoch int16 3+ default=-1
+ response
+    throttle_time_ms int32
+    error_code int16
+    producer_id int64 default=-1
+    producer_epoch int16
+
+DescribeCluster key=60 versions=0-1 flex=0+
+ request
+    include_cluster_authorized_operations bool
+    endpoint_type int8 1+ default=1
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null default=null
+    endpoint_type int8 1+ default=1
+    cluster_id string
+    controller_id int32 default=-1
+    brokers []
+      broker_id int32
+      host string
+      port int32
+      rack string null default=null
+    cluster_authorized_operations int32 default=-2147483648
+
+DescribeLogDirs key=35 versions=1-4 flex=2+
+ request
+    topics [] null
+      topic string
+      partitions []int32
+ response
+    throttle_time_ms int32
+    error_code int16 3+
+    results []
+      error_code int16
+      log_dir string
+      topics []
+        name string
+        partitions []
+          partition_index int32
+          partition_size int64
+          offset_lag int64
+          is_future_key bool
+      total_bytes int64 4+ default=-1
+      usable_bytes int64 4+ default=-1
+
+SaslHandshake key=17 versions=0-1
+ request
+    mechanism string
+ response
+    error_code int16
+    mechanisms []string
+
+DescribeProducers key=61 versions=0-0 flex=0+
+ request
+    topics []
+      name string
+      partition_indexes []int32
+ response
+    throttle_time_ms int32
+    topics []
+      name string
+      partitions []
+        partition_index int32
+        error_code int16
+        error_message string null default=null
+        active_producers []
+          producer_id int64
+          producer_epoch int32
+          last_sequence int32 default=-1
+          last_timestamp int64 default=-1
+          coordinator_epoch int32
+          current_txn_start_offset int64 default=-1
+"""

@@ -1,0 +1,83 @@
+"""Schemas of The transaction coordinator's APIs.
+
+Written down from Kafka's message JSON specs in the language of
+franz/protocol/schema.py; versions start at Kafka 4.x's baseline (KIP-896).
+"""
+
+SCHEMAS = """\
+AddPartitionsToTxn key=24 versions=0-4 flex=3+
+ request
+    transactions [] 4+
+      transactional_id string 4+
+      producer_id int64 4+
+      producer_epoch int16 4+
+      verify_only bool 4+ default=false
+      topics [] 4+
+        name string
+        partitions []int32
+    v3_and_below_transactional_id string 0-3
+    v3_and_below_producer_id int64 0-3
+    v3_and_below_producer_epoch int16 0-3
+    v3_and_below_topics [] 0-3
+      name string
+      partitions []int32
+ response
+    throttle_time_ms int32
+    error_code int16 4+
+    results_by_transaction [] 4+
+      transactional_id string 4+
+      topic_results [] 4+
+        name string
+        results_by_partition []
+          partition_index int32
+          partition_error_code int16
+    results_by_topic_v3_and_below [] 0-3
+      name string
+      results_by_partition []
+        partition_index int32
+        partition_error_code int16
+
+AddOffsetsToTxn key=25 versions=0-4 flex=3+
+ request
+    transactional_id string
+    producer_id int64
+    producer_epoch int16
+    group_id string
+ response
+    throttle_time_ms int32
+    error_code int16
+
+EndTxn key=26 versions=0-4 flex=3+
+ request
+    transactional_id string
+    producer_id int64
+    producer_epoch int16
+    committed bool
+ response
+    throttle_time_ms int32
+    error_code int16
+
+TxnOffsetCommit key=28 versions=0-4 flex=3+
+ request
+    transactional_id string
+    group_id string
+    producer_id int64
+    producer_epoch int16
+    generation_id int32 3+ default=-1
+    member_id string 3+
+    group_instance_id string 3+ null default=null
+    topics []
+      name string
+      partitions []
+        partition_index int32
+        committed_offset int64
+        committed_leader_epoch int32 2+ default=-1
+        committed_metadata string null
+ response
+    throttle_time_ms int32
+    topics []
+      name string
+      partitions []
+        partition_index int32
+        error_code int16
+"""
