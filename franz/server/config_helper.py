@@ -1,0 +1,154 @@
+"""DescribeConfigs and IncrementalAlterConfigs answers (kafka.server.ConfigHelper, ConfigAdminManager).
+
+A topic config's value is its override, else the broker's synonym key when the
+operator set one, else the built-in default; `config_source` says which
+(DYNAMIC_TOPIC_CONFIG 1, STATIC_BROKER_CONFIG 4, DEFAULT_CONFIG 5) and the
+synonyms list, when asked for, gives every layer in that order, as Kafka does.
+Values are rendered as Kafka renders them: lists comma-joined, booleans
+lower-case, absent values null.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from franz.common.config_def import ConfigDef
+from franz.protocol.errors import Errors
+from franz.server.controller import ApiError, Controller
+from franz.server.kafka_config import BROKER_CONFIG_DEF, KafkaConfig
+from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
+
+TOPIC_RESOURCE: Final = 2
+BROKER_RESOURCE: Final = 4
+DYNAMIC_TOPIC_CONFIG: Final = 1
+STATIC_BROKER_CONFIG: Final = 4
+DEFAULT_CONFIG: Final = 5
+CONFIG_TYPES: Final = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7,
+                       "class": 8, "password": 9}
+HIDDEN_TOPIC_KEYS: Final = frozenset(("internal.segment.bytes",))
+_TOPIC_TO_BROKER: Final = {topic: broker for broker, topic in BROKER_SYNONYMS.items()}
+
+
+def render(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(item) for item in value)
+    return str(value)
+
+
+def _typed(definition: ConfigDef, key: str, raw: Any) -> Any:
+    return definition.keys[key].parse(raw) if raw is not None else definition.keys[key].default
+
+
+def _topic_entries(controller: Controller, config: KafkaConfig, name: str, keys, include_synonyms: bool,
+                   version: int) -> list[dict]:
+    topic = controller.metadata.get(name)
+    assert topic is not None
+    broker_values = controller._broker_defaults
+    entries = []
+    for key, definition in TOPIC_CONFIG_DEF.keys.items():
+        if key in HIDDEN_TOPIC_KEYS or (keys is not None and key not in keys):
+            continue
+        layers = []
+        if key in topic.configs:
+            layers.append((key, render(_typed(TOPIC_CONFIG_DEF, key, topic.configs[key])), DYNAMIC_TOPIC_CONFIG))
+        broker_key = _TOPIC_TO_BROKER.get(key)
+        if broker_key is not None and broker_key in config.originals:
+            layers.append((broker_key, render(_typed(TOPIC_CONFIG_DEF, key, broker_values[broker_key])),
+                           STATIC_BROKER_CONFIG))
+        default_name = broker_key or key
+        layers.append((default_name, render(definition.default), DEFAULT_CONFIG))
+        _, value, source = layers[0]
+        entries.append({"name": key, "value": value, "read_only": False, "config_source": source,
+                        "is_sensitive": False, "config_type": CONFIG_TYPES[definition.type],
+                        "documentation": None,
+                        "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in layers]
+                        if include_synonyms else []})
+    return entries
+
+
+def _broker_entries(config: KafkaConfig, keys, include_synonyms: bool) -> list[dict]:
+    entries = []
+    for key, definition in BROKER_CONFIG_DEF.keys.items():
+        if keys is not None and key not in keys:
+            continue
+        source = STATIC_BROKER_CONFIG if key in config.originals else DEFAULT_CONFIG
+        value = render(config.values.get(key))
+        entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
+                        "is_sensitive": False, "config_type": CONFIG_TYPES[definition.type],
+                        "documentation": None,
+                        "synonyms": [{"name": key, "value": value, "source": source}] if include_synonyms else []})
+    for broker_key, topic_key in BROKER_SYNONYMS.items():
+        if keys is not None and broker_key not in keys:
+            continue
+        source = STATIC_BROKER_CONFIG if broker_key in config.originals else DEFAULT_CONFIG
+        value = render(config[broker_key])
+        entries.append({"name": broker_key, "value": value, "read_only": False, "config_source": source,
+                        "is_sensitive": False, "config_type": CONFIG_TYPES[TOPIC_CONFIG_DEF.keys[topic_key].type],
+                        "documentation": None,
+                        "synonyms": [{"name": broker_key, "value": value, "source": source}]
+                        if include_synonyms else []})
+    return entries
+
+
+def describe(controller: Controller, config: KafkaConfig, resource: dict, include_synonyms: bool,
+             include_documentation: bool, version: int) -> dict:
+    kind, name, keys = resource["resource_type"], resource["resource_name"], resource["configuration_keys"]
+    result = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name, "configs": []}
+    wanted = set(keys) if keys is not None else None
+    if kind == TOPIC_RESOURCE:
+        if controller.metadata.get(name) is None:
+            result.update(error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                          error_message=f"The topic '{name}' does not exist.")
+        else:
+            result["configs"] = _topic_entries(controller, config, name, wanted, include_synonyms, version)
+    elif kind == BROKER_RESOURCE:
+        if name not in ("", str(config.node_id)):
+            result.update(error_code=Errors.INVALID_REQUEST,
+                          error_message=f"Unexpected broker id, expected {config.node_id} or empty string, "
+                                        f"but received {name}")
+        else:
+            result["configs"] = _broker_entries(config, wanted, include_synonyms)
+    else:
+        result.update(error_code=Errors.INVALID_REQUEST,
+                      error_message=f"Unsupported resource type {kind} for DescribeConfigs")
+    return result
+
+
+def create_topics_configs(controller: Controller, name: str, overrides: dict) -> list[dict]:
+    """The `configs` of a CreateTopics v5+ answer: every topic config and its source."""
+    broker_values = controller._broker_defaults
+    entries = []
+    for key, definition in TOPIC_CONFIG_DEF.keys.items():
+        if key in HIDDEN_TOPIC_KEYS:
+            continue
+        broker_key = _TOPIC_TO_BROKER.get(key)
+        if key in overrides:
+            value, source = _typed(TOPIC_CONFIG_DEF, key, overrides[key]), DYNAMIC_TOPIC_CONFIG
+        elif broker_key is not None and broker_key in controller.config.originals:
+            value, source = _typed(TOPIC_CONFIG_DEF, key, broker_values[broker_key]), STATIC_BROKER_CONFIG
+        else:
+            value, source = definition.default, DEFAULT_CONFIG
+        entries.append({"name": key, "value": render(value), "read_only": False, "config_source": source,
+                        "is_sensitive": False})
+    return entries
+
+
+def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool) -> dict:
+    kind, name = resource["resource_type"], resource["resource_name"]
+    answer = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name}
+    try:
+        if kind == TOPIC_RESOURCE:
+            operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
+            controller.alter_topic_configs(name, operations, validate_only)
+        elif kind == BROKER_RESOURCE:
+            raise ApiError(Errors.INVALID_REQUEST,
+                           "franz reads broker configs at start only; change them in the config file")
+        else:
+            raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
+    except ApiError as exc:
+        answer.update(error_code=exc.code, error_message=exc.message)
+    return answer

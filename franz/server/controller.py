@@ -1,0 +1,275 @@
+"""The single-node controller: topic creation, deletion, partitions and topic configs.
+
+In Kafka 4.x these changes go through the KRaft controller
+(ReplicationControlManager, ConfigurationControlManager) and land in the
+`__cluster_metadata` log. franz runs one node, so the controller acts at once
+and the log dirs themselves are the record of topics: every partition directory
+holds `partition.metadata` (topic id) from its creation on, so a restart finds
+every topic and its partition count there. Topic config overrides, which no
+partition file holds, live in `topic-configs.json` in the first log dir,
+replaced atomically on every change.
+
+Errors are raised as ApiError(code, message) with Kafka's codes and messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from franz.common.config_def import ConfigError
+from franz.protocol.errors import Errors
+from franz.server.kafka_config import KafkaConfig
+from franz.server.metadata_cache import (
+    InvalidTopicError,
+    MetadataCache,
+    TopicMetadata,
+    validate_topic_name,
+)
+from franz.storage.checkpoint import flush_dir, random_kafka_uuid, uuid_to_kafka_string
+from franz.storage.log_config import TOPIC_CONFIG_DEF, LogConfig
+from franz.storage.log_manager import LogManager
+
+logger = logging.getLogger(__name__)
+
+TOPIC_CONFIGS_FILE: Final = "topic-configs.json"
+PARTITIONS_MAX: Final = 100_000
+
+
+class ApiError(Exception):
+    def __init__(self, code: Errors, message: str | None = None) -> None:
+        super().__init__(message or code.name)
+        self.code = code
+        self.message = message
+
+
+class Controller:
+    def __init__(self, config: KafkaConfig, log_manager: LogManager, metadata: MetadataCache) -> None:
+        self.config = config
+        self.log_manager = log_manager
+        self.metadata = metadata
+        self._configs_path = Path(config.log_dirs[0]).resolve() / TOPIC_CONFIGS_FILE
+        self._broker_defaults = config._log_config_props()
+        self._stored_configs = self._read_stored_configs()
+
+    def _read_stored_configs(self) -> dict[str, dict[str, str]]:
+        if not self._configs_path.exists():
+            return {}
+        try:
+            stored = json.loads(self._configs_path.read_text("utf-8"))
+            if not isinstance(stored, dict):
+                raise ValueError("not a JSON object")
+            return {str(topic): {str(k): str(v) for k, v in configs.items()} for topic, configs in stored.items()}
+        except (OSError, ValueError, AttributeError) as exc:
+            logger.warning("Ignoring unreadable %s: %s", self._configs_path, exc)
+            return {}
+
+    # -- startup ---------------------------------------------------------------
+
+    def load(self) -> None:
+        """Rebuild the topic registry from the loaded logs and the config file; this node
+        leads every partition, so each HW moves to its LEO (the ISR is this node)."""
+        stored = self._stored_configs
+        partitions: dict[str, int] = {}
+        topic_ids = {}
+        for (topic, partition), partition_log in self.log_manager.logs.items():
+            partitions[topic] = max(partitions.get(topic, 0), partition + 1)
+            if partition_log.topic_id is not None:
+                topic_ids[topic] = partition_log.topic_id
+        for topic, count in partitions.items():
+            topic_id = topic_ids.get(topic) or random_kafka_uuid()
+            self.metadata.put(TopicMetadata(topic, topic_id, count, dict(stored.get(topic, {}))))
+            for partition in range(count):  # a partition dir lost to a crash comes back empty
+                self._create_log(topic, partition)
+        for partition_log in self.log_manager.all_logs():
+            partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
+
+    def topic_log_config(self, topic: str) -> LogConfig:
+        metadata = self.metadata.get(topic)
+        overrides = metadata.configs if metadata is not None else self._stored_configs.get(topic, {})
+        return LogConfig.from_props(overrides, self._broker_defaults)
+
+    # -- topics ----------------------------------------------------------------
+
+    def validate_new_topic(self, name: str, num_partitions: int, replication_factor: int,
+                           assignments: list[dict], configs: Mapping[str, str | None]) -> tuple[int, dict]:
+        """Check a CreateTopics entry; returns (partition count, config overrides)."""
+        try:
+            validate_topic_name(name)
+        except InvalidTopicError as exc:
+            raise ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc)) from None
+        if name in self.metadata.topics:
+            raise ApiError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if assignments:
+            if num_partitions != -1 or replication_factor != -1:
+                raise ApiError(Errors.INVALID_REQUEST,
+                               "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                               "Both cannot be used at the same time.")
+            for index, assignment in enumerate(sorted(assignments, key=lambda a: a["partition_index"])):
+                if assignment["partition_index"] != index:
+                    raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
+                                   "partitions should be a consecutive 0-based integer sequence")
+                if assignment["broker_ids"] != [self.config.node_id]:
+                    raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
+                                   f"The manual partition assignment includes broker(s) "
+                                   f"{sorted(set(assignment['broker_ids']) - {self.config.node_id})} "
+                                   "which are not registered." if assignment["broker_ids"] else
+                                   "The manual partition assignment includes an empty replica list.")
+            num_partitions = len(assignments)
+        else:
+            if num_partitions == -1:
+                num_partitions = self.config["num.partitions"]
+            if replication_factor == -1:
+                replication_factor = self.config["default.replication.factor"]
+            if num_partitions <= 0:
+                raise ApiError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid "
+                               "non-positive value.")
+            if num_partitions > PARTITIONS_MAX:
+                raise ApiError(Errors.INVALID_PARTITIONS,
+                               f"Number of partitions {num_partitions} exceeds franz's limit of {PARTITIONS_MAX}.")
+            if replication_factor <= 0:
+                raise ApiError(Errors.INVALID_REPLICATION_FACTOR,
+                               "Replication factor must be larger than 0, or -1 to use the default value.")
+            if replication_factor > 1:
+                raise ApiError(Errors.INVALID_REPLICATION_FACTOR,
+                               f"Unable to replicate the partition {replication_factor} time(s): The target "
+                               f"replication factor of {replication_factor} cannot be reached because only 1 "
+                               "broker(s) are registered.")
+        overrides = self._validated_configs(configs)
+        return num_partitions, overrides
+
+    def _validated_configs(self, configs: Mapping[str, str | None]) -> dict[str, str]:
+        overrides: dict[str, str] = {}
+        for key, value in configs.items():
+            if key not in TOPIC_CONFIG_DEF:
+                raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
+            if value is None:
+                raise ApiError(Errors.INVALID_CONFIG, f"Null value not supported for topic configs: {key}")
+            overrides[key] = value
+        try:
+            LogConfig.from_props(overrides, self._broker_defaults)
+        except ConfigError as exc:
+            raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+        return overrides
+
+    def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str]) -> TopicMetadata:
+        topic = TopicMetadata(name, random_kafka_uuid(), num_partitions, overrides)
+        self.metadata.put(topic)
+        if overrides:
+            self._store_configs()
+        for partition in range(num_partitions):
+            self._create_log(name, partition)
+        logger.info("Created topic %s with topic ID %s and %d partition(s)", name, uuid_to_kafka_string(topic.topic_id),
+                    num_partitions)
+        return topic
+
+    def _create_log(self, topic: str, partition: int) -> None:
+        metadata = self.metadata.topics[topic]
+        self.log_manager.get_or_create_log(topic, partition, metadata.topic_id, self.topic_log_config(topic))
+
+    def delete_topic(self, name: str) -> None:
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                           "This server does not host this topic-partition.")
+        self.metadata.remove(name)
+        if topic.configs:
+            self._store_configs()
+        for partition in range(topic.num_partitions):
+            self.log_manager.delete_log(name, partition)
+        logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
+
+    def create_partitions(self, name: str, count: int, assignments: list | None, validate_only: bool) -> None:
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                           "This server does not host this topic-partition.")
+        if count < topic.num_partitions:
+            raise ApiError(Errors.INVALID_PARTITIONS,
+                           f"The topic {name} currently has {topic.num_partitions} partition(s); "
+                           f"{count} would not be an increase.")
+        if count == topic.num_partitions:
+            raise ApiError(Errors.INVALID_PARTITIONS, f"Topic already has {topic.num_partitions} partition(s).")
+        if count > PARTITIONS_MAX:
+            raise ApiError(Errors.INVALID_PARTITIONS,
+                           f"Number of partitions {count} exceeds franz's limit of {PARTITIONS_MAX}.")
+        if assignments is not None:
+            if len(assignments) != count - topic.num_partitions:
+                raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
+                               f"Attempted to add {count - topic.num_partitions} additional partition(s), "
+                               f"but only {len(assignments)} assignment(s) were specified.")
+            for assignment in assignments:
+                if assignment["broker_ids"] != [self.config.node_id]:
+                    raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
+                                   "The manual partition assignment includes brokers which are not registered.")
+        if validate_only:
+            return
+        old = topic.num_partitions
+        topic.num_partitions = count
+        for partition in range(old, count):
+            self._create_log(name, partition)
+        logger.info("Increased partition count of %s from %d to %d", name, old, count)
+
+    # -- configs ---------------------------------------------------------------
+
+    def alter_topic_configs(self, name: str, operations: list[tuple[str, int, str | None]],
+                            validate_only: bool) -> None:
+        """IncrementalAlterConfigs on a topic: (key, op, value) with op SET 0, DELETE 1,
+        APPEND 2, SUBTRACT 3 (list keys only)."""
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        configs = dict(topic.configs)
+        for key, op, value in operations:
+            if key not in TOPIC_CONFIG_DEF:
+                raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
+            if op == 0:
+                if value is None:
+                    raise ApiError(Errors.INVALID_REQUEST, f"Null value not supported for : {key}")
+                configs[key] = value
+            elif op == 1:
+                configs.pop(key, None)
+            elif op in (2, 3):
+                if TOPIC_CONFIG_DEF.keys[key].type != "list":
+                    raise ApiError(Errors.INVALID_CONFIG,
+                                   f"Config value append is not allowed for config key: {key}")
+                current = [item for item in configs.get(key, self._default_text(key)).split(",") if item]
+                items = [item for item in (value or "").split(",") if item]
+                if op == 2:
+                    current += [item for item in items if item not in current]
+                else:
+                    current = [item for item in current if item not in items]
+                configs[key] = ",".join(current)
+            else:
+                raise ApiError(Errors.INVALID_REQUEST, f"Unknown alter config operation {op}")
+        self._validated_configs(configs)
+        if validate_only:
+            return
+        topic.configs = configs
+        self._store_configs()
+        new_config = self.topic_log_config(name)
+        for partition in range(topic.num_partitions):
+            partition_log = self.log_manager.get_log(name, partition)
+            if partition_log is not None:
+                partition_log.local_log.update_config(new_config)
+        logger.info("Updated configs of topic %s: %s", name, configs)
+
+    def _default_text(self, key: str) -> str:
+        value = getattr(LogConfig.from_props({}, self._broker_defaults), key.replace(".", "_"), "")
+        if isinstance(value, (list, tuple)):
+            return ",".join(value)
+        return "" if value is None else str(value)
+
+    def _store_configs(self) -> None:
+        content = {name: topic.configs for name, topic in sorted(self.metadata.topics.items()) if topic.configs}
+        temporary = self._configs_path.with_suffix(".json.tmp")
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(content, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, self._configs_path)
+        flush_dir(self._configs_path.parent)

@@ -1,0 +1,472 @@
+"""KafkaApis: decode each request, run its handler, encode the answer (kafka.server.KafkaApis).
+
+`handle(request)` is the SocketServer's handler. Rules at the door, as Kafka's
+RequestContext and SocketServer apply them:
+- an API key franz does not serve, or a body that does not parse under its
+  version, closes that connection (one log line), since nothing after it on
+  the connection can be framed with confidence;
+- a known API in a version outside its range is answered with
+  UNSUPPORTED_VERSION: ApiVersions in v0 (with the ranges, so the client can
+  pick), other APIs with a top-level error code at the nearest version franz
+  speaks; an API without a top-level error code closes the connection;
+- acks=0 produces are not answered, and a failed one closes the connection so
+  that the producer notices (Kafka's rule).
+
+Handlers of the data path live here; topic administration goes through the
+Controller, config rendering through config_helper, log dirs and producer ids
+through their owners. Each handler returns the response body as a dict in
+the schema's field names (franz/protocol/messages).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import shutil
+import uuid
+from typing import Any, Final
+
+from franz.protocol import api_keys
+from franz.protocol.codec import decode_request, encode_response
+from franz.protocol.codegen import MessageDecodeError
+from franz.protocol.errors import Errors
+from franz.server import config_helper
+from franz.server.controller import ApiError, Controller
+from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
+from franz.server.producer_id_manager import ProducerIdManager
+from franz.server.replica_manager import PartitionFetch, ReplicaManager
+from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response
+from franz.storage.local_log import OffsetOutOfRangeError
+from franz.storage.unified_log import (
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    FetchIsolation,
+)
+
+logger = logging.getLogger(__name__)
+
+AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
+_SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+API = api_keys.SCHEMAS_BY_NAME
+
+
+def _key(name: str) -> int:
+    return API[name].api_key
+
+
+class KafkaApis:
+    def __init__(self, config, metadata: MetadataCache, controller: Controller,
+                 replica_manager: ReplicaManager, producer_ids: ProducerIdManager) -> None:
+        self.config = config
+        self.metadata = metadata
+        self.controller = controller
+        self.replica_manager = replica_manager
+        self.producer_ids = producer_ids
+        self.fetch_max_bytes = config["fetch.max.bytes"]
+        self.handlers = {
+            _key("ApiVersions"): self.handle_api_versions,
+            _key("Metadata"): self.handle_metadata,
+            _key("Produce"): self.handle_produce,
+            _key("Fetch"): self.handle_fetch,
+            _key("ListOffsets"): self.handle_list_offsets,
+            _key("OffsetForLeaderEpoch"): self.handle_offset_for_leader_epoch,
+            _key("CreateTopics"): self.handle_create_topics,
+            _key("DeleteTopics"): self.handle_delete_topics,
+            _key("CreatePartitions"): self.handle_create_partitions,
+            _key("DescribeConfigs"): self.handle_describe_configs,
+            _key("IncrementalAlterConfigs"): self.handle_incremental_alter_configs,
+            _key("DeleteRecords"): self.handle_delete_records,
+            _key("InitProducerId"): self.handle_init_producer_id,
+            _key("DescribeCluster"): self.handle_describe_cluster,
+            _key("DescribeLogDirs"): self.handle_describe_log_dirs,
+        }
+
+    def register(self, name: str, handler) -> None:
+        """Serve one more API (the coordinators add theirs)."""
+        self.handlers[_key(name)] = handler
+
+    # -- the door ----------------------------------------------------------------
+
+    async def handle(self, request: Request) -> Response:
+        api_key, version = request.api_key, request.api_version
+        handler = self.handlers.get(api_key)
+        schema = api_keys.SCHEMAS.get(api_key)
+        if handler is None or schema is None:
+            logger.warning("Closing connection %s from %s: unknown API key %d", request.connection_id,
+                           request.client_address[0], api_key)
+            return CLOSE_CONNECTION
+        if not schema.min_version <= version <= schema.max_version:
+            return self._unsupported_version(request, schema)
+        try:
+            body = decode_request(api_key, version, request.body)
+        except MessageDecodeError as exc:
+            logger.debug("Undecodable frame: %s", bytes(request.frame).hex())
+            logger.warning("Closing connection %s from %s: invalid %s request v%d: %s", request.connection_id,
+                           request.client_address[0], schema.name, version, exc)
+            return CLOSE_CONNECTION
+        result = await handler(request, body)
+        if isinstance(result, Response):
+            return result
+        return Response(encode_response(api_key, version, request.correlation_id, result))
+
+    def _unsupported_version(self, request: Request, schema) -> Response:
+        logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,
+                    request.api_version, request.connection_id, schema.min_version, schema.max_version)
+        if schema.api_key == _key("ApiVersions"):
+            body = self._api_versions_body(Errors.UNSUPPORTED_VERSION)
+            return Response(encode_response(schema.api_key, 0, request.correlation_id, body))
+        if not any(field.name == "error_code" for field in schema.response):
+            return CLOSE_CONNECTION
+        nearest = min(max(request.api_version, schema.min_version), schema.max_version)
+        body = {"error_code": Errors.UNSUPPORTED_VERSION}
+        return Response(encode_response(schema.api_key, nearest, request.correlation_id, body))
+
+    # -- discovery ---------------------------------------------------------------
+
+    def _api_versions_body(self, error: Errors = Errors.NONE) -> dict:
+        rows = api_keys.advertised_ranges(set(self.handlers))
+        return {"error_code": error, "throttle_time_ms": 0, "finalized_features_epoch": -1,
+                "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi} for k, lo, hi in rows]}
+
+    async def handle_api_versions(self, request: Request, body: dict) -> dict:
+        if request.api_version >= 3:
+            for field in ("client_software_name", "client_software_version"):
+                if not _SOFTWARE_NAME.fullmatch(body[field] or ""):
+                    return {"error_code": Errors.INVALID_REQUEST, "api_keys": []}
+        return self._api_versions_body()
+
+    def _brokers(self, request: Request) -> list[dict]:
+        endpoint = self.metadata.endpoint_for(request.listener_name)
+        return [{"node_id": self.metadata.node_id, "host": endpoint.host, "port": endpoint.port, "rack": None}]
+
+    def _topic_metadata(self, topic: TopicMetadata) -> dict:
+        node = self.metadata.node_id
+        return {"error_code": 0, "name": topic.name, "topic_id": topic.topic_id.bytes,
+                "is_internal": topic.is_internal,
+                "partitions": [{"error_code": 0, "partition_index": index, "leader_id": node,
+                                "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
+                                "offline_replicas": []} for index in range(topic.num_partitions)],
+                "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+    async def handle_metadata(self, request: Request, body: dict) -> dict:
+        requested = body["topics"]
+        if request.api_version == 0 and not requested:
+            requested = None  # v0: an empty list means all topics
+        topics: list[dict] = []
+        if requested is None:
+            topics = [self._topic_metadata(t) for t in self.metadata.topics.values()]
+        else:
+            auto_create = body["allow_auto_topic_creation"] and self.config["auto.create.topics.enable"]
+            for entry in requested:
+                name = entry["name"]
+                if name is None:
+                    name = self.metadata.name_of(entry["topic_id"])
+                    if name is None:
+                        topics.append({"error_code": Errors.UNKNOWN_TOPIC_ID, "name": None,
+                                       "topic_id": entry["topic_id"], "partitions": []})
+                        continue
+                topic = self.metadata.get(name)
+                if topic is None and auto_create:
+                    topic = self._auto_create(name)
+                if isinstance(topic, TopicMetadata):
+                    topics.append(self._topic_metadata(topic))
+                else:
+                    topics.append({"error_code": topic if topic is not None else Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                   "name": name, "partitions": []})
+        return {"throttle_time_ms": 0, "brokers": self._brokers(request), "cluster_id": self.metadata.cluster_id,
+                "controller_id": self.metadata.node_id, "topics": topics}
+
+    def _auto_create(self, name: str) -> TopicMetadata | Errors:
+        try:
+            count, overrides = self.controller.validate_new_topic(name, -1, -1, [], {})
+        except ApiError as exc:
+            return exc.code
+        return self.controller.create_topic(name, count, overrides)
+
+    async def handle_describe_cluster(self, request: Request, body: dict) -> dict:
+        return {"error_code": 0, "endpoint_type": 1, "cluster_id": self.metadata.cluster_id,
+                "controller_id": self.metadata.node_id, "brokers": [
+                    {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None}
+                    for b in self._brokers(request)],
+                "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+    # -- produce -----------------------------------------------------------------
+
+    async def handle_produce(self, request: Request, body: dict) -> Any:
+        acks = body["acks"]
+        entries: dict[tuple[str, int], Any] = {}
+        results: dict[tuple[str, int], dict] = {}
+        transactional = body["transactional_id"] is not None
+        for topic in body["topic_data"]:
+            for partition in topic["partition_data"]:
+                key = (topic["name"], partition["index"])
+                if acks not in (-1, 0, 1):
+                    results[key] = {"error_code": Errors.INVALID_REQUIRED_ACKS}
+                elif transactional:
+                    results[key] = {"error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+                elif not self.metadata.has_partition(*key):
+                    results[key] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                else:
+                    entries[key] = partition["records"]
+        if entries:
+            loop = asyncio.get_running_loop()
+            appended = await loop.run_in_executor(self.replica_manager.append_executor,
+                                                  self.replica_manager.append_records, acks, entries)
+            results.update(appended)
+            self.replica_manager.on_appended(entries)
+            if acks == -1:
+                await self.replica_manager.wait_for_acks(body["timeout_ms"], appended)
+        if acks == 0:
+            if any(r["error_code"] for r in results.values()):
+                logger.info("Closing connection %s: acks=0 produce failed: %s", request.connection_id,
+                            {f"{k[0]}-{k[1]}": Errors(r["error_code"]).name for k, r in results.items()
+                             if r["error_code"]})
+                return CLOSE_CONNECTION
+            return NO_RESPONSE
+        by_topic: dict[str, list] = {}
+        for (name, index), result in results.items():
+            result = dict(result)
+            result.setdefault("base_offset", -1)
+            result.setdefault("log_append_time_ms", -1)
+            result.setdefault("log_start_offset", -1)
+            result["index"] = index
+            by_topic.setdefault(name, []).append(result)
+        return {"responses": [{"name": n, "partition_responses": p} for n, p in by_topic.items()],
+                "throttle_time_ms": 0}
+
+    # -- fetch -------------------------------------------------------------------
+
+    async def handle_fetch(self, request: Request, body: dict) -> dict:
+        version = request.api_version
+        isolation = FetchIsolation.TXN_COMMITTED if body["isolation_level"] == 1 else FetchIsolation.HIGH_WATERMARK
+        fetches: list[PartitionFetch] = []
+        unknown_ids: list[tuple[bytes, int]] = []
+        for topic in body["topics"]:
+            name = topic["topic"] if version < 13 else self.metadata.name_of(topic["topic_id"])
+            for partition in topic["partitions"]:
+                if name is None:
+                    unknown_ids.append((topic["topic_id"], partition["partition"]))
+                    continue
+                fetches.append(PartitionFetch(name, partition["partition"], partition["fetch_offset"],
+                                              partition["partition_max_bytes"]))
+        max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
+        await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, body["min_bytes"],
+                                                  body["max_wait_ms"])
+        responses: list[dict] = []
+        by_topic: dict[str, list] = {}
+        for fetch in fetches:
+            by_topic.setdefault(fetch.topic, []).append({
+                "partition_index": fetch.partition, "error_code": fetch.error,
+                "high_watermark": fetch.high_watermark, "last_stable_offset": fetch.last_stable_offset,
+                "log_start_offset": fetch.log_start_offset, "aborted_transactions": fetch.aborted,
+                "preferred_read_replica": -1, "records": fetch.records})
+        for name, partitions in by_topic.items():
+            topic = self.metadata.get(name)
+            responses.append({"topic": name, "topic_id": topic.topic_id.bytes if topic else bytes(16),
+                              "partitions": partitions})
+        for topic_id, index in unknown_ids:
+            responses.append({"topic": "", "topic_id": topic_id, "partitions": [
+                {"partition_index": index, "error_code": Errors.UNKNOWN_TOPIC_ID, "high_watermark": -1,
+                 "records": b""}]})
+        # Fetch sessions (KIP-227) are not kept yet: session id 0 tells the
+        # client to go on sending full fetch requests, which is always allowed.
+        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+    # -- offsets -----------------------------------------------------------------
+
+    async def handle_list_offsets(self, request: Request, body: dict) -> dict:
+        read_committed = body["isolation_level"] == 1
+        topics = []
+        for topic in body["topics"]:
+            partitions = []
+            for entry in topic["partitions"]:
+                partitions.append(self._list_offset(topic["name"], entry, read_committed))
+            topics.append({"name": topic["name"], "partitions": partitions})
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    def _list_offset(self, name: str, entry: dict, read_committed: bool) -> dict:
+        index = entry["partition_index"]
+        answer = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1, "leader_epoch": -1}
+        partition = self.replica_manager.get_partition(name, index)
+        if partition is None:
+            answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            return answer
+        log = partition.log
+        timestamp = entry["timestamp"]
+        fetchable = log.last_stable_offset if read_committed else log.high_watermark
+        if timestamp == LATEST_TIMESTAMP:
+            answer["offset"] = fetchable
+            epoch = log.leader_epoch_cache.epoch_for_offset(max(fetchable - 1, 0))
+            answer["leader_epoch"] = epoch if epoch is not None else -1
+            return answer
+        if timestamp < 0 and timestamp not in (EARLIEST_TIMESTAMP, MAX_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            answer["error_code"] = Errors.UNSUPPORTED_VERSION if timestamp == -5 else Errors.INVALID_REQUEST
+            return answer
+        found = log.fetch_offset_by_timestamp(timestamp)
+        if found is not None and (timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP)
+                                  or found.offset < fetchable):
+            answer["timestamp"] = found.timestamp
+            answer["offset"] = found.offset
+            answer["leader_epoch"] = found.leader_epoch if found.leader_epoch is not None else -1
+        return answer
+
+    async def handle_offset_for_leader_epoch(self, request: Request, body: dict) -> dict:
+        topics = []
+        for topic in body["topics"]:
+            partitions = []
+            for entry in topic["partitions"]:
+                index = entry["partition"]
+                answer = {"partition": index, "error_code": 0, "leader_epoch": -1, "end_offset": -1}
+                partition = self.replica_manager.get_partition(topic["topic"], index)
+                if partition is None:
+                    answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif entry["current_leader_epoch"] > partition.leader_epoch:
+                    answer["error_code"] = Errors.UNKNOWN_LEADER_EPOCH
+                elif 0 <= entry["current_leader_epoch"] < partition.leader_epoch:
+                    answer["error_code"] = Errors.FENCED_LEADER_EPOCH
+                else:
+                    log = partition.log
+                    epoch, end = log.leader_epoch_cache.end_offset_for(entry["leader_epoch"], log.log_end_offset)
+                    answer["leader_epoch"], answer["end_offset"] = epoch, end
+                partitions.append(answer)
+            topics.append({"topic": topic["topic"], "partitions": partitions})
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    async def handle_delete_records(self, request: Request, body: dict) -> dict:
+        topics = []
+        for topic in body["topics"]:
+            partitions = []
+            for entry in topic["partitions"]:
+                index = entry["partition_index"]
+                answer = {"partition_index": index, "low_watermark": -1, "error_code": 0}
+                partition = self.replica_manager.get_partition(topic["name"], index)
+                if partition is None:
+                    answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    log = partition.log
+                    offset = entry["offset"]
+                    offset = log.high_watermark if offset == -1 else offset
+                    try:
+                        if offset < 0:
+                            raise OffsetOutOfRangeError(f"offset {offset}")
+                        log.maybe_increment_log_start_offset(offset, "client delete records request")
+                        answer["low_watermark"] = log.log_start_offset
+                    except OffsetOutOfRangeError:
+                        answer["error_code"] = Errors.OFFSET_OUT_OF_RANGE
+                partitions.append(answer)
+            topics.append({"name": topic["name"], "partitions": partitions})
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    # -- producers ---------------------------------------------------------------
+
+    async def handle_init_producer_id(self, request: Request, body: dict) -> dict:
+        if body["transactional_id"] is not None:
+            # Transactions arrive with the transaction coordinator.
+            return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE, "producer_id": -1, "producer_epoch": -1}
+        loop = asyncio.get_running_loop()
+        producer_id, epoch = await loop.run_in_executor(
+            None, self.producer_ids.init_producer_id, body["producer_id"], body["producer_epoch"])
+        return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": epoch}
+
+    # -- topics ------------------------------------------------------------------
+
+    async def handle_create_topics(self, request: Request, body: dict) -> dict:
+        results = []
+        for entry in body["topics"]:
+            name = entry["name"]
+            result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None,
+                                      "num_partitions": -1, "replication_factor": -1, "configs": None}
+            try:
+                configs = {c["name"]: c["value"] for c in entry["configs"]}
+                count, overrides = self.controller.validate_new_topic(
+                    name, entry["num_partitions"], entry["replication_factor"], entry["assignments"], configs)
+                if body["validate_only"]:
+                    topic = TopicMetadata(name, uuid.UUID(int=0), count, overrides)
+                else:
+                    topic = self.controller.create_topic(name, count, overrides)
+                result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,
+                              configs=config_helper.create_topics_configs(self.controller, name, overrides))
+            except ApiError as exc:
+                result.update(error_code=exc.code, error_message=exc.message)
+            results.append(result)
+        return {"throttle_time_ms": 0, "topics": results}
+
+    async def handle_delete_topics(self, request: Request, body: dict) -> dict:
+        if request.api_version >= 6:
+            requested = [(t["name"], t["topic_id"]) for t in body["topics"]]
+        else:
+            requested = [(name, None) for name in body["topic_names"]]
+        responses = []
+        for name, topic_id in requested:
+            answer: dict[str, Any] = {"name": name, "topic_id": topic_id or bytes(16), "error_code": 0,
+                                      "error_message": None}
+            if name is None:
+                name = self.metadata.name_of(topic_id) if topic_id else None
+                answer["name"] = name
+                if name is None:
+                    answer["error_code"] = Errors.UNKNOWN_TOPIC_ID
+                    responses.append(answer)
+                    continue
+            topic = self.metadata.get(name)
+            if topic is not None:
+                answer["topic_id"] = topic.topic_id.bytes
+            try:
+                if not self.config["delete.topic.enable"]:
+                    raise ApiError(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
+                self.controller.delete_topic(name)
+                for key in [(name, index) for index in range(topic.num_partitions)]:
+                    self.replica_manager.on_appended([key])  # parked fetches answer at once
+            except ApiError as exc:
+                answer.update(error_code=exc.code, error_message=exc.message)
+            responses.append(answer)
+        return {"throttle_time_ms": 0, "responses": responses}
+
+    async def handle_create_partitions(self, request: Request, body: dict) -> dict:
+        results = []
+        for entry in body["topics"]:
+            answer = {"name": entry["name"], "error_code": 0, "error_message": None}
+            try:
+                self.controller.create_partitions(entry["name"], entry["count"], entry["assignments"],
+                                                  body["validate_only"])
+            except ApiError as exc:
+                answer.update(error_code=exc.code, error_message=exc.message)
+            results.append(answer)
+        return {"throttle_time_ms": 0, "results": results}
+
+    # -- configs -----------------------------------------------------------------
+
+    async def handle_describe_configs(self, request: Request, body: dict) -> dict:
+        results = [config_helper.describe(self.controller, self.config, resource, body["include_synonyms"],
+                                          body["include_documentation"], request.api_version)
+                   for resource in body["resources"]]
+        return {"throttle_time_ms": 0, "results": results}
+
+    async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
+        responses = [config_helper.incremental_alter(self.controller, self.config, resource, body["validate_only"])
+                     for resource in body["resources"]]
+        return {"throttle_time_ms": 0, "responses": responses}
+
+    # -- log dirs ----------------------------------------------------------------
+
+    async def handle_describe_log_dirs(self, request: Request, body: dict) -> dict:
+        wanted = None
+        if body["topics"] is not None:
+            wanted = {(t["topic"], p) for t in body["topics"] for p in t["partitions"]}
+        log_manager = self.replica_manager.log_manager
+        results = []
+        for log_dir in log_manager.log_dirs:
+            topics: dict[str, list] = {}
+            for (name, index), log in sorted(log_manager.logs.items()):
+                if log.dir.parent != log_dir or (wanted is not None and (name, index) not in wanted):
+                    continue
+                topics.setdefault(name, []).append({"partition_index": index, "partition_size": log.size(),
+                                                    "offset_lag": 0, "is_future_key": False})
+            usage = shutil.disk_usage(log_dir)
+            results.append({"error_code": 0, "log_dir": str(log_dir), "total_bytes": usage.total,
+                            "usable_bytes": usage.free,
+                            "topics": [{"name": n, "partitions": p} for n, p in topics.items()]})
+        return {"throttle_time_ms": 0, "error_code": 0, "results": results}
+

@@ -1,0 +1,143 @@
+"""KafkaServer: one franz node, started and stopped as a whole (kafka.server.KafkaRaftServer).
+
+Startup order, as Kafka's: config -> log manager (loads and, after an unclean
+stop, recovers every log) -> metadata and controller (topics from the log
+dirs) -> replica manager and purgatories -> request handlers -> socket server.
+The node serves requests only once every log is loaded.
+
+Shutdown (SIGTERM or SIGINT, the contract in DESIGN.md) is the controlled one:
+stop accepting and let in-flight requests finish, stop the purgatories and the
+append thread, then LogManager.shutdown() flushes, trims indexes, snapshots
+producer state, writes the checkpoints and the clean-shutdown marker. Exit 0.
+
+Log lines keep Kafka's wording where operators grep for them
+("Kafka Server started", "shut down completed").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from franz.common.config_def import ConfigError
+from franz.protocol import api_keys
+from franz.server.controller import Controller
+from franz.server.kafka_apis import KafkaApis
+from franz.server.kafka_config import Endpoint, KafkaConfig
+from franz.server.metadata_cache import MetadataCache
+from franz.server.producer_id_manager import ProducerIdManager
+from franz.server.replica_manager import ReplicaManager
+from franz.server.socket_server import SocketServer, new_event_loop
+from franz.storage.log_manager import LogManager
+
+logger = logging.getLogger("franz.server.KafkaRaftServer")
+
+LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
+HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5000  # replica.high.watermark.checkpoint.interval.ms
+
+
+class KafkaServer:
+    def __init__(self, config: KafkaConfig) -> None:
+        self.config = config
+        self.log_manager: LogManager | None = None
+        self.socket_server: SocketServer | None = None
+        self.replica_manager: ReplicaManager | None = None
+        self.apis: KafkaApis | None = None
+        self.metadata: MetadataCache | None = None
+        self.controller: Controller | None = None
+        self._prefix = f"[KafkaRaftServer nodeId={config.node_id}]"
+
+    async def startup(self) -> None:
+        config = self.config
+        for key in config.unknown_keys:
+            logger.warning("The configuration '%s' was supplied but isn't a known config.", key)
+        loop = asyncio.get_running_loop()
+        log_manager = LogManager(
+            config.log_dirs, config.log_config, node_id=config.node_id, cluster_id=config["cluster.id"],
+            num_recovery_threads_per_data_dir=config["num.recovery.threads.per.data.dir"],
+            flush_check_ms=config["log.flush.scheduler.interval.ms"],
+            flush_recovery_offset_checkpoint_ms=config["log.flush.offset.checkpoint.interval.ms"],
+            flush_start_offset_checkpoint_ms=config["log.flush.start.offset.checkpoint.interval.ms"],
+            retention_check_ms=config["log.retention.check.interval.ms"],
+            initial_task_delay_ms=config["log.initial.task.delay.ms"])
+        self.log_manager = log_manager
+        controller_holder: list[Controller] = []
+        log_manager.topic_config = lambda topic: controller_holder[0].topic_log_config(topic)
+        metadata = MetadataCache(config.node_id, "", [])
+        controller = Controller(config, log_manager, metadata)
+        controller_holder.append(controller)
+        # Loading may recover logs for a long time: off the loop.
+        await loop.run_in_executor(None, log_manager.startup)
+        metadata.cluster_id = log_manager.cluster_id or ""
+        controller.load()
+        self.metadata, self.controller = metadata, controller
+        log_manager.scheduler.schedule("highwatermark-checkpoint", log_manager.checkpoint_high_watermarks,
+                                       HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS)
+        self.replica_manager = ReplicaManager(config.node_id, log_manager, metadata)
+        self.replica_manager.startup()
+        self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
+                              ProducerIdManager(log_manager.log_dirs[0]))
+        self.socket_server = SocketServer(config, self.apis.handle,
+                                          header_version_of=api_keys.request_header_version)
+        await self.socket_server.start()
+        metadata.advertised = self._advertised_endpoints()
+        logger.info("%s Kafka Server started", self._prefix)
+
+    def _advertised_endpoints(self) -> list[Endpoint]:
+        assert self.socket_server is not None
+        if self.config.values["advertised.listeners"]:
+            return self.config.advertised_listeners
+        # Port 0 binds a free port: advertise the bound one; an empty host, this host's loopback name.
+        return [Endpoint(e.listener_name, e.host or "localhost", e.port) for e in self.socket_server.bound_endpoints]
+
+    async def shutdown(self) -> None:
+        logger.info("%s shutting down", self._prefix)
+        if self.socket_server is not None:
+            await self.socket_server.shutdown()
+        if self.replica_manager is not None:
+            await self.replica_manager.shutdown()
+        if self.log_manager is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.log_manager.shutdown)
+        logger.info("%s shut down completed", self._prefix)
+
+
+async def _serve(config: KafkaConfig) -> int:
+    server = KafkaServer(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await server.startup()
+    except BaseException:
+        logger.exception("%s Fatal error during startup. Prepare to shutdown", server._prefix)
+        await server.shutdown()
+        return 1
+    await stop.wait()
+    await server.shutdown()
+    return 0
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stdout)
+    logging.Formatter.default_msec_format = "%s,%03d"
+
+
+def run_from_cli(args: argparse.Namespace) -> int:
+    configure_logging()
+    try:
+        config = KafkaConfig.from_sources(args.config, args.override)
+    except ConfigError as exc:
+        print(f"franz: invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
+        print(f"franz: cannot read configuration: {exc}", file=sys.stderr)
+        return 2
+    loop = new_event_loop()
+    try:
+        return loop.run_until_complete(_serve(config))
+    finally:
+        loop.close()

@@ -1,0 +1,92 @@
+"""MetadataCache: what the broker knows of topics, partitions and itself (kafka.server.MetadataCache).
+
+On a single node every partition is led by this node with leader epoch 0,
+replicas = ISR = [node.id]; the cache maps topic names to TopicMetadata
+(topic id, partition count, config overrides) and topic ids back to names.
+
+Invariants: names and ids are one-to-one; a topic's partitions are 0..n-1;
+readers take no lock (the dicts are replaced or updated in single steps on the
+event loop, the only writer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid
+from typing import Final
+
+from franz.server.kafka_config import Endpoint
+
+LEADER_EPOCH: Final = 0
+TOPIC_NAME_LENGTH_MAX: Final = 249
+_LEGAL_TOPIC_CHARS: Final = re.compile(r"[a-zA-Z0-9._-]+")
+INTERNAL_TOPICS: Final = frozenset(("__consumer_offsets", "__transaction_state"))
+
+
+class InvalidTopicError(ValueError):
+    """A topic name Kafka's Topic.validate refuses."""
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's org.apache.kafka.common.internals.Topic.validate, with its messages."""
+    if not name:
+        raise InvalidTopicError("Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise InvalidTopicError("Topic name cannot be \".\" or \"..\"")
+    if len(name) > TOPIC_NAME_LENGTH_MAX:
+        raise InvalidTopicError(
+            f"Topic name is illegal, it can't be longer than {TOPIC_NAME_LENGTH_MAX} characters, "
+            f"topic name: {name}")
+    if not _LEGAL_TOPIC_CHARS.fullmatch(name):
+        raise InvalidTopicError(
+            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
+            "alphanumerics, '.', '_' and '-'")
+
+
+@dataclasses.dataclass
+class TopicMetadata:
+    name: str
+    topic_id: uuid.UUID
+    num_partitions: int
+    configs: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def is_internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+
+class MetadataCache:
+    def __init__(self, node_id: int, cluster_id: str, advertised: list[Endpoint]) -> None:
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.advertised = advertised
+        self.topics: dict[str, TopicMetadata] = {}
+        self.topic_names_by_id: dict[bytes, str] = {}
+
+    def put(self, topic: TopicMetadata) -> None:
+        self.topics[topic.name] = topic
+        self.topic_names_by_id[topic.topic_id.bytes] = topic.name
+
+    def remove(self, name: str) -> TopicMetadata | None:
+        topic = self.topics.pop(name, None)
+        if topic is not None:
+            self.topic_names_by_id.pop(topic.topic_id.bytes, None)
+        return topic
+
+    def get(self, name: str) -> TopicMetadata | None:
+        return self.topics.get(name)
+
+    def name_of(self, topic_id: bytes) -> str | None:
+        return self.topic_names_by_id.get(bytes(topic_id))
+
+    def has_partition(self, name: str, partition: int) -> bool:
+        topic = self.topics.get(name)
+        return topic is not None and 0 <= partition < topic.num_partitions
+
+    def endpoint_for(self, listener_name: str) -> Endpoint:
+        """This node's advertised endpoint on the listener a request came in on."""
+        for endpoint in self.advertised:
+            if endpoint.listener_name == listener_name:
+                return endpoint
+        return self.advertised[0]

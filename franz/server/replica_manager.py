@@ -1,0 +1,247 @@
+"""ReplicaManager: appends to and reads from the partitions this node leads (kafka.server.ReplicaManager).
+
+Appends: `append_records` runs on the single append thread (AppendExecutor), so
+batches of one connection, and of pipelined requests, reach a partition in the
+order they arrived; it returns per-partition results with Kafka's error codes.
+acks=-1 produces then wait in the produce purgatory until the HW passes them.
+
+Reads: `fetch_messages` reads each partition up to its partition max bytes and
+the response budget (the first partition with data may exceed both by one
+batch, Kafka's min-one-message rule), bounded by the HW for consumers
+(the LSO for read_committed, plus the aborted transactions in range), and
+parks in the fetch purgatory until fetch.min.bytes are there or max.wait.ms.
+
+Record bytes leave as file regions of the segment (sent with os.sendfile) when
+large, or copied with one pread when small, where a sendfile round trip costs
+more than the copy. A region owns a duplicate of the segment's descriptor, so
+a segment deleted meanwhile cannot make the send read another file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final
+
+from franz.protocol.errors import Errors
+from franz.records import FileRecords, MemoryRecords
+from franz.server.delayed_operations import DelayedFetch, DelayedProduce
+from franz.server.metadata_cache import MetadataCache
+from franz.server.partition import Partition
+from franz.server.purgatory import DelayedOperationPurgatory
+from franz.storage.local_log import OffsetOutOfRangeError
+from franz.storage.log_manager import LogManager
+from franz.storage.unified_log import FetchIsolation, UnifiedLog
+
+logger = logging.getLogger(__name__)
+
+COPY_SIZE_BYTES_MAX: Final = 64 * 1024
+TopicPartition = tuple[str, int]
+
+
+class FileRegion:
+    """Bytes [position, position + size) of a file, on a descriptor of its own."""
+
+    __slots__ = ("_fd", "position", "size")
+
+    def __init__(self, fd: int, position: int, size: int) -> None:
+        self._fd = os.dup(fd)
+        self.position = position
+        self.size = size
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def __del__(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+
+def response_records(records: Any) -> Any:
+    """Records of a read as a response chunk: bytes-like or a FileRegion."""
+    if isinstance(records, FileRecords):
+        size = records.size_in_bytes
+        if size == 0:
+            return b""
+        if size <= COPY_SIZE_BYTES_MAX:
+            return os.pread(records.fd, size, records.start)
+        return FileRegion(records.fd, records.start, size)
+    if isinstance(records, MemoryRecords):
+        return records.buffer
+    return records
+
+
+@dataclasses.dataclass(slots=True)
+class PartitionFetch:
+    """One partition of a fetch: what was asked and what the read found."""
+    topic: str
+    partition: int
+    fetch_offset: int
+    partition_max_bytes: int
+    error: Errors = Errors.NONE
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: Any = b""
+    size_bytes: int = 0
+    aborted: list | None = None
+    position: Any = None
+
+
+class ReplicaManager:
+    def __init__(self, node_id: int, log_manager: LogManager, metadata: MetadataCache) -> None:
+        self.node_id = node_id
+        self.log_manager = log_manager
+        self.metadata = metadata
+        self._partitions: dict[TopicPartition, Partition] = {}
+        self.append_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="append")
+        self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = \
+            DelayedOperationPurgatory("Produce", broker_id=node_id)
+        self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = \
+            DelayedOperationPurgatory("Fetch", broker_id=node_id)
+
+    def startup(self) -> None:
+        self.produce_purgatory.start()
+        self.fetch_purgatory.start()
+
+    async def shutdown(self) -> None:
+        await self.produce_purgatory.shutdown()
+        await self.fetch_purgatory.shutdown()
+        self.append_executor.shutdown(wait=True)
+
+    def get_partition(self, topic: str, partition: int) -> Partition | None:
+        key = (topic, partition)
+        found = self._partitions.get(key)
+        if found is not None and found.log is self.log_manager.get_log(topic, partition):
+            return found
+        log = self.log_manager.get_log(topic, partition)
+        if log is None or not self.metadata.has_partition(topic, partition):
+            self._partitions.pop(key, None)
+            return None
+        found = Partition(topic, partition, log, self.node_id)
+        self._partitions[key] = found
+        return found
+
+    def log_of(self, key: TopicPartition) -> UnifiedLog | None:
+        partition = self.get_partition(*key)
+        return partition.log if partition is not None else None
+
+    # -- produce ---------------------------------------------------------------
+
+    def append_records(self, required_acks: int, entries: dict[TopicPartition, Any]) -> dict[TopicPartition, dict]:
+        """Append each partition's records; runs on the append thread."""
+        results: dict[TopicPartition, dict] = {}
+        for key, records in entries.items():
+            partition = self.get_partition(*key)
+            if partition is None:
+                results[key] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                continue
+            if records is None:
+                results[key] = {"error_code": Errors.CORRUPT_MESSAGE,
+                                "error_message": "Produce request contained null records"}
+                continue
+            try:
+                buffer = records if isinstance(records, bytearray) else bytearray(records)
+                info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks)
+            except Exception as exc:  # every storage error carries its Kafka code
+                code = getattr(exc, "error_code", None)
+                if isinstance(exc, OffsetOutOfRangeError):
+                    code = Errors.OFFSET_OUT_OF_RANGE
+                if code is None or code == Errors.UNKNOWN_SERVER_ERROR:
+                    logger.error("Error processing append operation on partition %s-%d", *key, exc_info=exc)
+                    code = Errors.UNKNOWN_SERVER_ERROR
+                result = {"error_code": int(code), "error_message": str(exc),
+                          "log_start_offset": partition.log.log_start_offset}
+                record_errors = getattr(exc, "record_errors", None)
+                if record_errors:
+                    result["record_errors"] = [{"batch_index": record_index,
+                                                "batch_index_error_message": message}
+                                               for _batch, record_index, message in record_errors]
+                results[key] = result
+                continue
+            results[key] = {"error_code": 0, "base_offset": info.first_offset,
+                            "log_append_time_ms": info.log_append_time_ms,
+                            "log_start_offset": info.log_start_offset,
+                            "last_offset": info.last_offset}
+        return results
+
+    async def wait_for_acks(self, timeout_ms: int, results: dict[TopicPartition, dict]) -> None:
+        """acks=-1: wait until the HW passes every successful append (DelayedProduce)."""
+        pending = {key: result["last_offset"] + 1 for key, result in results.items()
+                   if result["error_code"] == 0}
+        if not pending:
+            return
+
+        def check(key: TopicPartition, required_offset: int):
+            partition = self.get_partition(*key)
+            if partition is None:
+                return True, Errors.NOT_LEADER_OR_FOLLOWER
+            return partition.check_enough_replicas_reach_offset(required_offset)
+
+        operation = DelayedProduce(timeout_ms, asyncio.get_running_loop(), pending, check)
+        self.produce_purgatory.try_complete_else_watch(operation, list(pending))
+        errors = await operation.future
+        for key, error in errors.items():
+            results[key]["error_code"] = int(error)
+
+    def on_appended(self, keys) -> None:
+        """New data or a new HW on these partitions: retry the operations watching them."""
+        for key in keys:
+            self.produce_purgatory.check_and_complete(key)
+            self.fetch_purgatory.check_and_complete(key)
+
+    # -- fetch -----------------------------------------------------------------
+
+    def read_from_log(self, fetches: list[PartitionFetch], isolation: FetchIsolation, max_bytes: int,
+                      hard_max_bytes_limit: bool) -> int:
+        """Read every partition in order; returns the bytes read."""
+        remaining = max_bytes
+        total = 0
+        min_one_message = not hard_max_bytes_limit
+        for fetch in fetches:
+            fetch.records, fetch.size_bytes, fetch.aborted = b"", 0, None
+            partition = self.get_partition(fetch.topic, fetch.partition)
+            if partition is None:
+                fetch.error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            log = partition.log
+            try:
+                info = log.read(fetch.fetch_offset, min(fetch.partition_max_bytes, max(remaining, 0)), isolation,
+                                min_one_message)
+            except OffsetOutOfRangeError:
+                fetch.error = Errors.OFFSET_OUT_OF_RANGE
+                fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
+                continue
+            fetch.error = Errors.NONE
+            fetch.high_watermark = log.high_watermark
+            fetch.last_stable_offset = log.last_stable_offset
+            fetch.log_start_offset = log.log_start_offset
+            fetch.position = info.fetch_offset_metadata
+            size = info.records.size_in_bytes
+            fetch.size_bytes = size
+            fetch.records = response_records(info.records)
+            if isolation == FetchIsolation.TXN_COMMITTED:
+                fetch.aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                                 for txn in (info.aborted_transactions or [])]
+            if size > 0:
+                min_one_message = False
+            remaining -= size
+            total += size
+        return total
+
+    async def fetch_messages(self, fetches: list[PartitionFetch], isolation: FetchIsolation, max_bytes: int,
+                             min_bytes: int, max_wait_ms: int, hard_max_bytes_limit: bool = False) -> None:
+        total = self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)
+        errors = any(fetch.error != Errors.NONE for fetch in fetches)
+        if max_wait_ms <= 0 or not fetches or total >= min_bytes or errors:
+            return
+        positions = {(fetch.topic, fetch.partition): (fetch.position, fetch.partition_max_bytes)
+                     for fetch in fetches if fetch.position is not None}
+        operation = DelayedFetch(max_wait_ms, asyncio.get_running_loop(), min_bytes, positions, self.log_of)
+        self.fetch_purgatory.try_complete_else_watch(operation, list(positions))
+        await operation.future
+        self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)
