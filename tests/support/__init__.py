@@ -1,0 +1,1 @@
+"""Helpers shared by tests that need real processes (a broker, clients)."""

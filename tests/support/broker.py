@@ -1,0 +1,99 @@
+"""A real `franz server start` process on 127.0.0.1 for tests.
+
+BrokerProcess starts the broker on a free port with its own data dir, waits
+for Kafka's "Kafka Server started" line, and stops it with SIGTERM (or SIGKILL
+when a test wants a crash). Every wait is bounded; the process never outlives
+the test (stop() kills what does not exit in time).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+STARTED_LINE = "Kafka Server started"
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class BrokerProcess:
+    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, port: int | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.overrides = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": str(self.data_dir),
+                          "log.initial.task.delay.ms": "1000"}
+        self.overrides.update(overrides or {})
+        self.process: subprocess.Popen | None = None
+        self.lines: list[str] = []
+        self._reader: threading.Thread | None = None
+        self._started = threading.Event()
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> BrokerProcess:
+        command = [sys.executable, "-m", "franz.cli.main", "server", "start"]
+        for key, value in self.overrides.items():
+            command += ["--override", f"{key}={value}"]
+        self._started.clear()
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
+        self._reader.start()
+        if not self._started.wait(START_TIMEOUT_S):
+            self.stop(signal.SIGKILL)
+            raise RuntimeError("broker did not start:\n" + "\n".join(self.lines[-40:]))
+        return self
+
+    def _read(self, process: subprocess.Popen) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            self.lines.append(line.rstrip("\n"))
+            if STARTED_LINE in line:
+                self._started.set()
+
+    def stop(self, sig: int = signal.SIGTERM) -> int | None:
+        process, self.process = self.process, None
+        if process is None:
+            return None
+        if process.poll() is None:
+            process.send_signal(sig)
+            try:
+                process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(STOP_TIMEOUT_S)
+        if self._reader is not None:
+            self._reader.join(STOP_TIMEOUT_S)
+        return process.returncode
+
+    def kill(self) -> int | None:
+        return self.stop(signal.SIGKILL)
+
+    def restart(self, sig: int = signal.SIGTERM) -> BrokerProcess:
+        self.stop(sig)
+        return self.start()
+
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for_line(self, text: str, timeout_s: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if any(text in line for line in self.lines):
+                return True
+            time.sleep(0.05)
+        return False
