@@ -1,0 +1,156 @@
+"""Bad input against a running broker process: the right Kafka error code, or
+that one connection closed cleanly; the broker stays up, serves others and
+loses nothing."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+from franz.protocol.errors import Errors
+from franz.records import MemoryRecords, SimpleRecord
+from tests.support.raw_client import RawClient
+
+PRODUCE, FETCH, LIST_OFFSETS, METADATA, API_VERSIONS, CREATE_TOPICS = 0, 1, 2, 3, 18, 19
+
+
+def _create_topic(client: RawClient, name: str, partitions: int = 1) -> None:
+    answer = client.request(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": partitions,
+                                                          "replication_factor": 1}], "timeout_ms": 5000})
+    assert answer["topics"][0]["error_code"] == 0, answer
+
+
+def _produce(client: RawClient, topic: str, records: bytes, acks: int = 1, version: int = 9) -> dict:
+    answer = client.request(PRODUCE, version, {"acks": acks, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": 0, "records": records}]}]})
+    return answer["responses"][0]["partition_responses"][0]
+
+
+def _batch(*values: bytes) -> bytes:
+    return bytes(MemoryRecords.with_records([SimpleRecord(value=v) for v in values]).buffer)
+
+
+def _still_serving(broker) -> None:
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
+        assert answer["error_code"] == 0
+
+
+def test_garbage_bytes_close_only_that_connection(broker):
+    with RawClient(broker.bootstrap) as other:
+        with socket.create_connection(("127.0.0.1", broker.port), timeout=10) as sock:
+            sock.sendall(struct.pack(">i", 12) + b"\xff" * 12)
+            assert sock.recv(1) == b""
+        assert other.request(METADATA, 12, {"topics": None})["brokers"]
+
+
+def test_a_two_gib_size_prefix_is_refused_before_reading_the_body(broker):
+    with socket.create_connection(("127.0.0.1", broker.port), timeout=10) as sock:
+        sock.sendall(struct.pack(">i", 2**31 - 1))
+        assert sock.recv(1) == b""
+    _still_serving(broker)
+
+
+def test_a_truncated_frame_then_close_leaves_the_broker_serving(broker):
+    with socket.create_connection(("127.0.0.1", broker.port), timeout=10) as sock:
+        sock.sendall(struct.pack(">i", 100) + b"\x00\x03\x00\x0c")
+    _still_serving(broker)
+
+
+def test_an_unknown_api_key_closes_the_connection(broker):
+    with RawClient(broker.bootstrap) as client:
+        client.send_frame(struct.pack(">hhih", 9999, 0, 1, -1))
+        assert client.receive_frame() is None
+    assert broker.wait_for_line("unknown API key 9999")
+    _still_serving(broker)
+
+
+def test_an_unsupported_api_versions_version_is_answered_in_v0_with_the_ranges(broker):
+    with RawClient(broker.bootstrap) as client:
+        client.send_frame(struct.pack(">hhih", API_VERSIONS, 99, 5, -1) + b"\x00")  # header v2
+        frame = client.receive_frame()
+        from franz.protocol.codec import decode_response
+        correlation_id, answer = decode_response(API_VERSIONS, 0, frame)
+        assert correlation_id == 5
+        assert answer["error_code"] == Errors.UNSUPPORTED_VERSION
+        assert any(row["api_key"] == PRODUCE for row in answer["api_keys"])
+
+
+def test_an_unsupported_metadata_version_gets_unsupported_version_or_a_clean_close(broker):
+    with RawClient(broker.bootstrap) as client:
+        client.send_frame(struct.pack(">hhih", METADATA, 99, 5, -1))
+        assert client.receive_frame() is None  # Metadata has no top-level error code
+    with RawClient(broker.bootstrap) as client:
+        client.send_frame(struct.pack(">hhih", PRODUCE, 2, 6, -1) + b"\x00" * 10)
+        assert client.receive_frame() is None  # below Kafka 4.x's baseline: closed, as Kafka does
+    _still_serving(broker)
+
+
+def test_a_malformed_body_closes_the_connection(broker):
+    with RawClient(broker.bootstrap) as client:
+        client.send_frame(struct.pack(">hhih", METADATA, 1, 1, -1) + struct.pack(">i", 1000))
+        assert client.receive_frame() is None
+    _still_serving(broker)
+
+
+def test_a_batch_with_a_bad_crc_is_refused_with_corrupt_message_and_not_written(broker):
+    with RawClient(broker.bootstrap) as client:
+        _create_topic(client, "crc")
+        good = _batch(b"kept")
+        assert _produce(client, "crc", good)["error_code"] == 0
+        bad = bytearray(_batch(b"lost"))
+        bad[-1] ^= 0xFF
+        answer = _produce(client, "crc", bytes(bad))
+        assert answer["error_code"] == Errors.CORRUPT_MESSAGE
+        offsets = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
+            {"name": "crc", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+        assert offsets["topics"][0]["partitions"][0]["offset"] == 1
+
+
+def test_an_oversized_batch_is_refused_with_message_too_large(broker_factory):
+    broker = broker_factory({"message.max.bytes": "1000"})
+    with RawClient(broker.bootstrap) as client:
+        _create_topic(client, "big")
+        answer = _produce(client, "big", _batch(b"x" * 5000))
+        assert answer["error_code"] == Errors.MESSAGE_TOO_LARGE
+
+
+def test_produce_to_a_missing_topic_without_auto_create(broker_factory):
+    broker = broker_factory({"auto.create.topics.enable": "false"})
+    with RawClient(broker.bootstrap) as client:
+        assert _produce(client, "missing", _batch(b"v"))["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        metadata = client.request(METADATA, 12, {"topics": [{"name": "missing"}]})
+        assert metadata["topics"][0]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_fetch_out_of_range_answers_offset_out_of_range(broker):
+    with RawClient(broker.bootstrap) as client:
+        _create_topic(client, "oor")
+        _produce(client, "oor", _batch(b"a", b"b"))
+        answer = client.request(FETCH, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1,
+                                            "max_bytes": 1 << 20, "isolation_level": 0, "session_epoch": -1,
+                                            "topics": [{"topic": "oor", "partitions": [
+                                                {"partition": 0, "fetch_offset": 50,
+                                                 "partition_max_bytes": 1 << 20}]}]})
+        assert answer["responses"][0]["partitions"][0]["error_code"] == Errors.OFFSET_OUT_OF_RANGE
+
+
+def test_an_acks_zero_produce_that_fails_closes_the_connection(broker):
+    with RawClient(broker.bootstrap) as client:
+        client.correlation_id += 1
+        from franz.protocol.codec import encode_request
+        client.send_frame(encode_request(PRODUCE, 9, 1, "c", {"acks": 0, "timeout_ms": 1000, "topic_data": [
+            {"name": "nope", "partition_data": [{"index": 0, "records": _batch(b"x")}]}]}))
+        assert client.receive_frame() is None
+
+
+def test_a_thousand_idle_connections_at_once(broker):
+    sockets = []
+    try:
+        for _ in range(1000):
+            sockets.append(socket.create_connection(("127.0.0.1", broker.port), timeout=10))
+        _still_serving(broker)
+    finally:
+        for sock in sockets:
+            sock.close()
+    _still_serving(broker)

@@ -1,0 +1,45 @@
+"""The broker process's contract: start, controlled stop, config errors (DESIGN.md)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+from tests.support.broker import BrokerProcess, free_port
+
+
+def test_sigterm_is_a_controlled_shutdown_with_the_clean_marker(tmp_path):
+    broker = BrokerProcess(tmp_path / "data").start()
+    assert broker.stop(signal.SIGTERM) == 0
+    assert (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+    assert "shut down completed" in broker.output()
+    assert (tmp_path / "data" / "meta.properties").exists()
+    broker.start()
+    try:
+        assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()  # removed at start
+        assert "no clean shutdown file was found" not in broker.output().split("Kafka Server started")[-2]
+    finally:
+        broker.stop()
+
+
+def test_sigint_also_stops_cleanly(tmp_path):
+    broker = BrokerProcess(tmp_path / "data").start()
+    assert broker.stop(signal.SIGINT) == 0
+
+
+def test_an_unknown_key_is_warned_about(tmp_path):
+    broker = BrokerProcess(tmp_path / "data", {"no.such.key": "1"}).start()
+    try:
+        assert "The configuration 'no.such.key' was supplied but isn't a known config." in broker.output()
+    finally:
+        broker.stop()
+
+
+def test_a_bad_value_is_refused_naming_the_key(tmp_path):
+    command = [sys.executable, "-m", "franz.cli.main", "server", "start",
+               "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+               "--override", f"log.dirs={tmp_path}", "--override", "num.partitions=zero"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "num.partitions" in result.stderr

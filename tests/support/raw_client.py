@@ -1,0 +1,60 @@
+"""A blocking Kafka protocol client over one socket, for tests that need exact bytes."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+from franz.protocol.codec import decode_response, encode_request
+
+TIMEOUT_S = 10.0
+
+
+class RawClient:
+    def __init__(self, bootstrap: str) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT_S)
+        self.correlation_id = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def send_frame(self, payload: bytes) -> None:
+        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+
+    def receive_frame(self) -> bytes | None:
+        """One response frame, or None when the broker closed the connection."""
+        head = self._receive_exactly(4)
+        if head is None:
+            return None
+        return self._receive_exactly(struct.unpack(">i", head)[0])
+
+    def _receive_exactly(self, size: int) -> bytes | None:
+        data = bytearray()
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return bytes(data)
+
+    def request(self, api_key: int, version: int, body: dict) -> dict:
+        self.correlation_id += 1
+        self.send_frame(encode_request(api_key, version, self.correlation_id, "raw-client", body))
+        frame = self.receive_frame()
+        assert frame is not None, "broker closed the connection"
+        correlation_id, response = decode_response(api_key, version, frame)
+        assert correlation_id == self.correlation_id
+        return response
+
+    def is_closed_by_peer(self) -> bool:
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
