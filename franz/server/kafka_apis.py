@@ -33,6 +33,7 @@ from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
 from franz.server import config_helper
 from franz.server.controller import ApiError, Controller
+from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
@@ -66,6 +67,7 @@ class KafkaApis:
         self.replica_manager = replica_manager
         self.producer_ids = producer_ids
         self.fetch_max_bytes = config["fetch.max.bytes"]
+        self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.handlers = {
             _key("ApiVersions"): self.handle_api_versions,
             _key("Metadata"): self.handle_metadata,
@@ -242,38 +244,62 @@ class KafkaApis:
     async def handle_fetch(self, request: Request, body: dict) -> dict:
         version = request.api_version
         isolation = FetchIsolation.TXN_COMMITTED if body["isolation_level"] == 1 else FetchIsolation.HIGH_WATERMARK
-        fetches: list[PartitionFetch] = []
+        requested: list[CachedPartition] = []
         unknown_ids: list[tuple[bytes, int]] = []
         for topic in body["topics"]:
-            name = topic["topic"] if version < 13 else self.metadata.name_of(topic["topic_id"])
+            name, topic_id = self._fetch_topic(version, topic)
             for partition in topic["partitions"]:
                 if name is None:
-                    unknown_ids.append((topic["topic_id"], partition["partition"]))
+                    unknown_ids.append((topic_id, partition["partition"]))
                     continue
-                fetches.append(PartitionFetch(name, partition["partition"], partition["fetch_offset"],
-                                              partition["partition_max_bytes"]))
+                requested.append(CachedPartition(name, partition["partition"], topic_id, partition["fetch_offset"],
+                                                 partition["partition_max_bytes"]))
+        forgotten = []
+        for topic in body["forgotten_topics_data"]:
+            name, _ = self._fetch_topic(version, topic)
+            if name is not None:
+                forgotten.extend((name, index) for index in topic["partitions"])
+        if version >= 7:
+            context = self.fetch_sessions.new_context(body["session_id"], body["session_epoch"], requested, forgotten)
+        else:
+            context = FetchContext(partitions=requested)
+        if context.error != Errors.NONE:
+            return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
+        fetches = [PartitionFetch(c.topic, c.partition, c.fetch_offset, c.partition_max_bytes)
+                   for c in context.partitions]
         max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
         await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, body["min_bytes"],
                                                   body["max_wait_ms"])
-        responses: list[dict] = []
-        by_topic: dict[str, list] = {}
-        for fetch in fetches:
-            by_topic.setdefault(fetch.topic, []).append({
+        session_id = 0
+        if context.new_session_wanted:
+            session_id = self.fetch_sessions.create_session(context.partitions)
+        elif context.incremental:
+            session_id = context.session.session_id
+        by_topic: dict[str, tuple[bytes, list]] = {}
+        for cached, fetch in zip(context.partitions, fetches):
+            changed = cached.needs_response(fetch.error, fetch.size_bytes, fetch.high_watermark,
+                                            fetch.last_stable_offset, fetch.log_start_offset)
+            if context.incremental and not changed:
+                continue
+            by_topic.setdefault(fetch.topic, (cached.topic_id, []))[1].append({
                 "partition_index": fetch.partition, "error_code": fetch.error,
                 "high_watermark": fetch.high_watermark, "last_stable_offset": fetch.last_stable_offset,
                 "log_start_offset": fetch.log_start_offset, "aborted_transactions": fetch.aborted,
                 "preferred_read_replica": -1, "records": fetch.records})
-        for name, partitions in by_topic.items():
-            topic = self.metadata.get(name)
-            responses.append({"topic": name, "topic_id": topic.topic_id.bytes if topic else bytes(16),
-                              "partitions": partitions})
+        responses = [{"topic": name, "topic_id": topic_id, "partitions": partitions}
+                     for name, (topic_id, partitions) in by_topic.items()]
         for topic_id, index in unknown_ids:
             responses.append({"topic": "", "topic_id": topic_id, "partitions": [
                 {"partition_index": index, "error_code": Errors.UNKNOWN_TOPIC_ID, "high_watermark": -1,
                  "records": b""}]})
-        # Fetch sessions (KIP-227) are not kept yet: session id 0 tells the
-        # client to go on sending full fetch requests, which is always allowed.
-        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+        return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
+
+    def _fetch_topic(self, version: int, topic: dict) -> tuple[str | None, bytes]:
+        """(name, topic id) of a fetch request topic: by name before v13, by id from v13."""
+        if version >= 13:
+            return self.metadata.name_of(topic["topic_id"]), bytes(topic["topic_id"])
+        metadata = self.metadata.get(topic["topic"])
+        return topic["topic"], metadata.topic_id.bytes if metadata is not None else bytes(16)
 
     # -- offsets -----------------------------------------------------------------
 
@@ -417,6 +443,7 @@ class KafkaApis:
                 if not self.config["delete.topic.enable"]:
                     raise ApiError(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
                 self.controller.delete_topic(name)
+                self.fetch_sessions.remove_topic(name)
                 for key in [(name, index) for index in range(topic.num_partitions)]:
                     self.replica_manager.on_appended([key])  # parked fetches answer at once
             except ApiError as exc:

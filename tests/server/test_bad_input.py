@@ -8,26 +8,9 @@ import socket
 import struct
 
 from franz.protocol.errors import Errors
-from franz.records import MemoryRecords, SimpleRecord
-from tests.support.raw_client import RawClient
+from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, API_VERSIONS, CREATE_TOPICS = 0, 1, 2, 3, 18, 19
-
-
-def _create_topic(client: RawClient, name: str, partitions: int = 1) -> None:
-    answer = client.request(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": partitions,
-                                                          "replication_factor": 1}], "timeout_ms": 5000})
-    assert answer["topics"][0]["error_code"] == 0, answer
-
-
-def _produce(client: RawClient, topic: str, records: bytes, acks: int = 1, version: int = 9) -> dict:
-    answer = client.request(PRODUCE, version, {"acks": acks, "timeout_ms": 5000, "topic_data": [
-        {"name": topic, "partition_data": [{"index": 0, "records": records}]}]})
-    return answer["responses"][0]["partition_responses"][0]
-
-
-def _batch(*values: bytes) -> bytes:
-    return bytes(MemoryRecords.with_records([SimpleRecord(value=v) for v in values]).buffer)
 
 
 def _still_serving(broker) -> None:
@@ -95,12 +78,12 @@ def test_a_malformed_body_closes_the_connection(broker):
 
 def test_a_batch_with_a_bad_crc_is_refused_with_corrupt_message_and_not_written(broker):
     with RawClient(broker.bootstrap) as client:
-        _create_topic(client, "crc")
-        good = _batch(b"kept")
-        assert _produce(client, "crc", good)["error_code"] == 0
-        bad = bytearray(_batch(b"lost"))
+        create_topic(client, "crc")
+        good = batch(b"kept")
+        assert produce(client, "crc", good)["error_code"] == 0
+        bad = bytearray(batch(b"lost"))
         bad[-1] ^= 0xFF
-        answer = _produce(client, "crc", bytes(bad))
+        answer = produce(client, "crc", bytes(bad))
         assert answer["error_code"] == Errors.CORRUPT_MESSAGE
         offsets = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
             {"name": "crc", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
@@ -110,23 +93,23 @@ def test_a_batch_with_a_bad_crc_is_refused_with_corrupt_message_and_not_written(
 def test_an_oversized_batch_is_refused_with_message_too_large(broker_factory):
     broker = broker_factory({"message.max.bytes": "1000"})
     with RawClient(broker.bootstrap) as client:
-        _create_topic(client, "big")
-        answer = _produce(client, "big", _batch(b"x" * 5000))
+        create_topic(client, "big")
+        answer = produce(client, "big", batch(b"x" * 5000))
         assert answer["error_code"] == Errors.MESSAGE_TOO_LARGE
 
 
 def test_produce_to_a_missing_topic_without_auto_create(broker_factory):
     broker = broker_factory({"auto.create.topics.enable": "false"})
     with RawClient(broker.bootstrap) as client:
-        assert _produce(client, "missing", _batch(b"v"))["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert produce(client, "missing", batch(b"v"))["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
         metadata = client.request(METADATA, 12, {"topics": [{"name": "missing"}]})
         assert metadata["topics"][0]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def test_fetch_out_of_range_answers_offset_out_of_range(broker):
     with RawClient(broker.bootstrap) as client:
-        _create_topic(client, "oor")
-        _produce(client, "oor", _batch(b"a", b"b"))
+        create_topic(client, "oor")
+        produce(client, "oor", batch(b"a", b"b"))
         answer = client.request(FETCH, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1,
                                             "max_bytes": 1 << 20, "isolation_level": 0, "session_epoch": -1,
                                             "topics": [{"topic": "oor", "partitions": [
@@ -140,7 +123,7 @@ def test_an_acks_zero_produce_that_fails_closes_the_connection(broker):
         client.correlation_id += 1
         from franz.protocol.codec import encode_request
         client.send_frame(encode_request(PRODUCE, 9, 1, "c", {"acks": 0, "timeout_ms": 1000, "topic_data": [
-            {"name": "nope", "partition_data": [{"index": 0, "records": _batch(b"x")}]}]}))
+            {"name": "nope", "partition_data": [{"index": 0, "records": batch(b"x")}]}]}))
         assert client.receive_frame() is None
 
 

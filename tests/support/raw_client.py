@@ -6,8 +6,10 @@ import socket
 import struct
 
 from franz.protocol.codec import decode_response, encode_request
+from franz.records import MemoryRecords, SimpleRecord
 
 TIMEOUT_S = 10.0
+PRODUCE, CREATE_TOPICS = 0, 19
 
 
 class RawClient:
@@ -58,3 +60,19 @@ class RawClient:
             return self.sock.recv(1) == b""
         except ConnectionResetError:
             return True
+
+
+def create_topic(client: RawClient, name: str, partitions: int = 1) -> None:
+    answer = client.request(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": partitions,
+                                                          "replication_factor": 1}], "timeout_ms": 5000})
+    assert answer["topics"][0]["error_code"] == 0, answer
+
+
+def produce(client: RawClient, topic: str, records: bytes, acks: int = 1, version: int = 9) -> dict:
+    answer = client.request(PRODUCE, version, {"acks": acks, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": 0, "records": records}]}]})
+    return answer["responses"][0]["partition_responses"][0]
+
+
+def batch(*values: bytes) -> bytes:
+    return bytes(MemoryRecords.with_records([SimpleRecord(value=v) for v in values]).buffer)
