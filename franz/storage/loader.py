@@ -106,21 +106,38 @@ class LogLoader:
     # -- step 1: leftovers of a crash ----------------------------------------------------
     def _remove_temp_files_and_collect_swap_files(self) -> list[Path]:
         swap_files = []
+        cleaned_files = []
         for path in sorted(self.dir.iterdir()):
             name = path.name
             if not path.is_file():
                 continue
-            if name.endswith(files.DELETED_FILE_SUFFIX) or name.endswith(files.CLEANED_FILE_SUFFIX):
+            if name.endswith(files.DELETED_FILE_SUFFIX):
                 log.info("%sDeleting stray temporary file %s", self._ident, path)
                 path.unlink(missing_ok=True)
+            elif name.endswith(files.CLEANED_FILE_SUFFIX):
+                cleaned_files.append(path)
             elif name.endswith(files.SWAP_FILE_SUFFIX):
-                base = files.strip_suffix(path, files.SWAP_FILE_SUFFIX)
-                if files.is_log_file(base):
-                    swap_files.append(path)
-                else:  # index swaps are rebuilt from the swapped log
-                    log.info("%sDeleting index swap file %s", self._ident, path)
-                    path.unlink(missing_ok=True)
-        return swap_files
+                swap_files.append(path)
+        # A split (split_overflowed_segment) writes every output as .cleaned before
+        # renaming any to .swap, highest first: a .swap at or above the lowest .cleaned
+        # offset belongs to a split that never reached its commit point (KAFKA-6264).
+        # The segment it came from is still whole, so the split is simply redone.
+        min_cleaned_offset = min((files.offset_from_file(p) for p in cleaned_files), default=None)
+        valid_swap_files = []
+        for path in swap_files:
+            if min_cleaned_offset is not None and files.offset_from_file(path) >= min_cleaned_offset:
+                log.warning("%sDeleting swap file %s of an unfinished split (lowest .cleaned offset %d)",
+                            self._ident, path, min_cleaned_offset)
+                path.unlink(missing_ok=True)
+            elif files.is_log_file(files.strip_suffix(path, files.SWAP_FILE_SUFFIX)):
+                valid_swap_files.append(path)
+            else:  # index swaps are rebuilt from the swapped log
+                log.info("%sDeleting index swap file %s", self._ident, path)
+                path.unlink(missing_ok=True)
+        for path in cleaned_files:
+            log.info("%sDeleting stray .cleaned file %s", self._ident, path)
+            path.unlink(missing_ok=True)
+        return valid_swap_files
 
     def _complete_swap_operations(self, swap_files: list[Path]) -> None:
         for swap_file in swap_files:

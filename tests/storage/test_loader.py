@@ -1,0 +1,170 @@
+"""Behaviours of Kafka's LogLoaderTest, as franz's own tests.
+
+Each test builds a real partition directory with UnifiedLog, damages it the way
+a crash (or an operator) would, and loads it again through UnifiedLog.create,
+which runs LogLoader. Every repair must leave a WARN (or worse) naming the file.
+"""
+
+import logging
+import shutil
+import time
+
+from franz.records import MemoryRecords, SimpleRecord, build_batch
+from franz.storage import files
+from franz.storage.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE
+from franz.storage.log_config import LogConfig
+from franz.storage.segment import LogSegment
+from franz.storage.unified_log import FetchIsolation, UnifiedLog
+
+TOPIC_DIR = "topic-0"
+CUT_POINTS_MAX = 512  # bounds the torn-tail loop; one batch here is ~80 bytes
+
+
+def config_of(**props):
+    return LogConfig.from_props({"file.delete.delay.ms": 0, "message.timestamp.after.max.ms": 2**62,
+                                 "message.timestamp.before.max.ms": 2**62, **props})
+
+
+def open_log(path, config, **kwargs):
+    return UnifiedLog.create(path / TOPIC_DIR, config, **kwargs)
+
+
+def produce(*values, timestamp=1000, producer_id=-1, epoch=-1, sequence=-1):
+    return MemoryRecords(bytearray(build_batch(
+        [SimpleRecord(v, timestamp=timestamp + i) for i, v in enumerate(values)], producer_id=producer_id,
+        producer_epoch=epoch, base_sequence=sequence)))
+
+
+def all_values(log):
+    """Every record value in the log, reading segment after segment."""
+    values = []
+    offset = log.log_start_offset
+    for _ in range(10_000):
+        if offset >= log.log_end_offset:
+            return values
+        fetch = log.read(offset, 1 << 20, FetchIsolation.LOG_END, False)
+        records = [r for b in fetch.records.batches() for r in b.records()]
+        values += [r.value for r in records]
+        offset = records[-1].offset + 1
+    raise AssertionError("read loop did not finish")
+
+
+def warnings_naming(caplog, name):
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and name in r.getMessage()]
+
+
+def write_values(log, count, prefix=b"v", leader_epoch=0):
+    for i in range(count):
+        log.append_as_leader(produce(prefix + b"%03d" % i), leader_epoch)
+
+
+# -- leftovers of a crash ------------------------------------------------------------------
+
+def test_deleted_and_cleaned_files_are_removed_at_load(tmp_path):
+    config = config_of()
+    log = open_log(tmp_path, config)
+    write_values(log, 3)
+    log.close()
+    directory = tmp_path / TOPIC_DIR
+    strays = [directory / "00000000000000000007.log.deleted", directory / "00000000000000000007.index.deleted",
+              directory / "00000000000000000000.log.cleaned", directory / "00000000000000000000.index.cleaned",
+              directory / "00000000000000000002.snapshot.deleted"]
+    for stray in strays:
+        stray.write_bytes(b"junk")
+    reopened = open_log(tmp_path, config)
+    assert not [s for s in strays if s.exists()]
+    assert all_values(reopened) == [b"v000", b"v001", b"v002"]
+    reopened.close()
+
+
+def test_orphan_index_files_without_a_log_are_deleted(tmp_path, caplog):
+    config = config_of()
+    log = open_log(tmp_path, config)
+    write_values(log, 2)
+    log.close()
+    directory = tmp_path / TOPIC_DIR
+    orphans = [files.offset_index_file(directory, 50), files.time_index_file(directory, 50),
+               files.transaction_index_file(directory, 50)]
+    for orphan in orphans:
+        orphan.write_bytes(b"")
+    reopened = open_log(tmp_path, config)
+    assert not [o for o in orphans if o.exists()]
+    for orphan in orphans:
+        assert warnings_naming(caplog, orphan.name)
+    assert reopened.segments.base_offsets() == [0]
+    assert all_values(reopened) == [b"v000", b"v001"]
+    reopened.close()
+
+
+def three_segment_log(tmp_path, config):
+    """Offsets 0-1 | 2-3 | 4 in three segments, closed cleanly."""
+    log = open_log(tmp_path, config)
+    for i in range(5):
+        log.append_as_leader(produce(b"v%d" % i), 0)
+        if i in (1, 3):
+            log.roll()
+    assert log.segments.base_offsets() == [0, 2, 4]
+    log.close()
+    return tmp_path / TOPIC_DIR
+
+
+def cleaned_segment(directory, config, base_offset, offsets, suffix=files.CLEANED_FILE_SUFFIX):
+    """A compaction output at base_offset keeping only `offsets`, as LogCleaner writes it."""
+    segment = LogSegment.open(directory, base_offset, config, file_suffix=suffix)
+    for offset in offsets:
+        batch = build_batch([SimpleRecord(b"c%d" % offset, timestamp=1000)], base_offset=offset)
+        segment.append(offset, 1000, offset, MemoryRecords(bytearray(batch)))
+    segment.flush()
+    return segment
+
+
+def rename_segment_files(directory, base_offset, old_suffix, new_suffix):
+    for make in (files.log_file, files.offset_index_file, files.time_index_file, files.transaction_index_file):
+        path = make(directory, base_offset, old_suffix)
+        if path.exists():
+            path.rename(make(directory, base_offset, new_suffix))
+
+
+def test_a_swap_left_before_the_old_segments_were_deleted_is_completed(tmp_path, caplog):
+    config = config_of()
+    directory = three_segment_log(tmp_path, config)
+    # replace_segments' commit point: .cleaned renamed .swap; the crash comes before the old go.
+    swap = cleaned_segment(directory, config, 0, [1, 3], suffix=files.SWAP_FILE_SUFFIX)
+    swap.close()
+    caplog.set_level(logging.INFO)
+    reopened = open_log(tmp_path, config)
+    assert reopened.segments.base_offsets() == [0, 4]
+    assert all_values(reopened) == [b"c1", b"c3", b"v4"]
+    names = sorted(p.name for p in directory.iterdir())
+    assert not [n for n in names if n.endswith((".swap", ".cleaned", ".deleted"))]
+    assert not files.log_file(directory, 2).exists()
+    assert any("00000000000000000000.log.swap" in r.getMessage() for r in caplog.records)
+    reopened.close()
+
+
+def test_a_swap_left_after_the_old_segments_were_renamed_deleted_is_completed(tmp_path):
+    config = config_of()
+    directory = three_segment_log(tmp_path, config)
+    swap = cleaned_segment(directory, config, 0, [0, 3], suffix=files.SWAP_FILE_SUFFIX)
+    swap.close()
+    for base_offset in (0, 2):
+        rename_segment_files(directory, base_offset, "", files.DELETED_FILE_SUFFIX)
+    reopened = open_log(tmp_path, config, had_clean_shutdown=False)
+    assert reopened.segments.base_offsets() == [0, 4]
+    assert all_values(reopened) == [b"c0", b"c3", b"v4"]
+    assert not [p for p in directory.iterdir() if p.name.endswith((".swap", ".deleted"))]
+    reopened.close()
+
+
+def test_a_swap_at_or_above_a_cleaned_file_is_an_unfinished_split_and_is_discarded(tmp_path):
+    config = config_of()
+    directory = three_segment_log(tmp_path, config)
+    # A split writes all its outputs as .cleaned before any becomes .swap: a .swap at or
+    # above the lowest .cleaned one belongs to a split that never reached its commit point.
+    cleaned_segment(directory, config, 2, [2]).close()
+    cleaned_segment(directory, config, 3, [3], suffix=files.SWAP_FILE_SUFFIX).close()
+    reopened = open_log(tmp_path, config)
+    assert reopened.segments.base_offsets() == [0, 2, 4]
+    assert all_values(reopened) == [b"v0", b"v1", b"v2", b"v3", b"v4"]
+    assert not [p for p in directory.iterdir() if p.name.endswith((".swap", ".cleaned"))]
+    reopened.close()
