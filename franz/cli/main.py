@@ -18,6 +18,10 @@ from franz import __version__
 # Order is the order shown by `franz --help`.
 SUBCOMMAND_MODULES = (
     "franz.cli.server",
+    "franz.cli.topics",
+    "franz.cli.console_producer",
+    "franz.cli.console_consumer",
+    "franz.cli.perf_test",
     "franz.cli.dump_log",
 )
 
