@@ -178,6 +178,11 @@ class LogLoader:
                         # franz's addition: Kafka would trust this entry until a read went astray.
                         raise CorruptIndexError(f"Index file {offset_index.file} has an entry {last} pointing "
                                                 f"past the end of {segment.log_file} ({segment.size()} bytes)")
+                if time_index_newly_created and segment.size() > 0:
+                    # franz's addition: Kafka keeps the new empty time index (pre-0.10 segments
+                    # had none), so offsets-by-timestamp would miss this segment. Every franz
+                    # batch carries timestamps, so the index can be rebuilt.
+                    raise CorruptIndexError(f"Time index file {segment.time_index_file} was missing")
             except FileNotFoundError:
                 log.error("%sCould not find offset index file corresponding to log file %s, recovering segment "
                           "and rebuilding index files...", self._ident, segment.log_file)

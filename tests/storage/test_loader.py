@@ -168,3 +168,83 @@ def test_a_swap_at_or_above_a_cleaned_file_is_an_unfinished_split_and_is_discard
     assert all_values(reopened) == [b"v0", b"v1", b"v2", b"v3", b"v4"]
     assert not [p for p in directory.iterdir() if p.name.endswith((".swap", ".cleaned"))]
     reopened.close()
+
+
+# -- indexes -------------------------------------------------------------------------------
+
+def indexed_log(tmp_path, count=20):
+    """One segment with an index entry per batch, closed cleanly."""
+    config = config_of(**{"index.interval.bytes": 1})
+    log = open_log(tmp_path, config)
+    for i in range(count):
+        log.append_as_leader(produce(b"v%03d" % i, timestamp=1000 + i), 0)
+    segment = log.segments.active_segment
+    offset_entries = [segment.offset_index.entry(i) for i in range(segment.offset_index.entries)]
+    time_entries = [segment.time_index.entry(i) for i in range(segment.time_index.entries)]
+    log.close()
+    assert len(offset_entries) > count // 2
+    return config, tmp_path / TOPIC_DIR, offset_entries, time_entries
+
+
+def index_entries(log):
+    segment = log.segments.active_segment
+    return ([segment.offset_index.entry(i) for i in range(segment.offset_index.entries)],
+            [segment.time_index.entry(i) for i in range(segment.time_index.entries)])
+
+
+def assert_rebuilt(tmp_path, config, offset_entries, time_entries, count=20):
+    reopened = open_log(tmp_path, config)
+    assert reopened.log_end_offset == count
+    rebuilt_offsets, rebuilt_times = index_entries(reopened)
+    assert rebuilt_offsets == offset_entries
+    assert rebuilt_times[-1] == time_entries[-1]
+    assert all_values(reopened) == [b"v%03d" % i for i in range(count)]
+    assert reopened.fetch_offset_by_timestamp(1000 + count - 3).offset == count - 3
+    reopened.close()
+
+
+def test_a_missing_offset_index_is_rebuilt_from_the_log(tmp_path, caplog):
+    config, directory, offset_entries, time_entries = indexed_log(tmp_path)
+    files.offset_index_file(directory, 0).unlink()
+    assert_rebuilt(tmp_path, config, offset_entries, time_entries)
+    assert warnings_naming(caplog, "00000000000000000000.log")
+
+
+def test_a_missing_time_index_is_rebuilt_from_the_log(tmp_path, caplog):
+    config, directory, offset_entries, time_entries = indexed_log(tmp_path)
+    path = files.time_index_file(directory, 0)
+    path.unlink()
+    assert_rebuilt(tmp_path, config, offset_entries, time_entries)
+    assert warnings_naming(caplog, path.name)
+
+
+def test_a_truncated_offset_index_is_rebuilt_from_the_log(tmp_path, caplog):
+    config, directory, offset_entries, time_entries = indexed_log(tmp_path)
+    path = files.offset_index_file(directory, 0)
+    path.write_bytes(path.read_bytes()[:-3])  # a torn last entry
+    assert_rebuilt(tmp_path, config, offset_entries, time_entries)
+    assert warnings_naming(caplog, path.name)
+
+
+def test_a_truncated_time_index_is_rebuilt_from_the_log(tmp_path, caplog):
+    config, directory, offset_entries, time_entries = indexed_log(tmp_path)
+    path = files.time_index_file(directory, 0)
+    path.write_bytes(path.read_bytes()[:-5])
+    assert_rebuilt(tmp_path, config, offset_entries, time_entries)
+    assert warnings_naming(caplog, path.name)
+
+
+def test_an_offset_index_pointing_past_the_log_is_rebuilt(tmp_path, caplog):
+    config, directory, offset_entries, _ = indexed_log(tmp_path)
+    log_path = files.log_file(directory, 0)
+    # Keep the first ten batches whole: the index still describes twenty.
+    kept_offset, cut = offset_entries[10]
+    log_path.write_bytes(log_path.read_bytes()[:cut])
+    reopened = open_log(tmp_path, config)
+    assert reopened.log_end_offset == kept_offset
+    rebuilt_offsets, _ = index_entries(reopened)
+    assert rebuilt_offsets == offset_entries[:len(rebuilt_offsets)]
+    assert all(entry.position < cut for entry in rebuilt_offsets)
+    assert all_values(reopened) == [b"v%03d" % i for i in range(kept_offset)]
+    assert warnings_naming(caplog, "00000000000000000000.index")
+    reopened.close()
