@@ -24,6 +24,7 @@ import asyncio
 import logging
 import re
 import shutil
+import time
 import uuid
 from typing import Any, Final
 
@@ -32,6 +33,7 @@ from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
 from franz.server import config_helper
+from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import ApiError, Controller
 from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
@@ -60,8 +62,10 @@ def _key(name: str) -> int:
 
 class KafkaApis:
     def __init__(self, config, metadata: MetadataCache, controller: Controller,
-                 replica_manager: ReplicaManager, producer_ids: ProducerIdManager) -> None:
+                 replica_manager: ReplicaManager, producer_ids: ProducerIdManager,
+                 metrics: BrokerMetrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics or BrokerMetrics()
         self.metadata = metadata
         self.controller = controller
         self.replica_manager = replica_manager
@@ -109,10 +113,15 @@ class KafkaApis:
             logger.warning("Closing connection %s from %s: invalid %s request v%d: %s", request.connection_id,
                            request.client_address[0], schema.name, version, exc)
             return CLOSE_CONNECTION
-        result = await handler(request, body)
-        if isinstance(result, Response):
-            return result
-        return Response(encode_response(api_key, version, request.correlation_id, result))
+        start = time.perf_counter()
+        try:
+            result = await handler(request, body)
+            if isinstance(result, Response):
+                return result
+            return Response(encode_response(api_key, version, request.correlation_id, result))
+        finally:
+            self.metrics.requests.labels(schema.name, str(version)).inc()
+            self.metrics.total_time.labels(schema.name).observe((time.perf_counter() - start) * 1000)
 
     def _unsupported_version(self, request: Request, schema) -> Response:
         logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,
@@ -218,6 +227,10 @@ class KafkaApis:
             appended = await loop.run_in_executor(self.replica_manager.append_executor,
                                                   self.replica_manager.append_records, acks, entries)
             results.update(appended)
+            for (topic_name, _), result in appended.items():
+                if result["error_code"] == 0:
+                    self.metrics.bytes_in.labels(topic_name).inc(result["valid_bytes"])
+                    self.metrics.messages_in.labels(topic_name).inc(result["num_messages"])
             self.replica_manager.on_appended(entries)
             if acks == -1:
                 await self.replica_manager.wait_for_acks(body["timeout_ms"], appended)
@@ -270,6 +283,9 @@ class KafkaApis:
         max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
         await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, body["min_bytes"],
                                                   body["max_wait_ms"])
+        for fetch in fetches:
+            if fetch.size_bytes:
+                self.metrics.bytes_out.labels(fetch.topic).inc(fetch.size_bytes)
         session_id = 0
         if context.new_session_wanted:
             session_id = self.fetch_sessions.create_session(context.partitions)

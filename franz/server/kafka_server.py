@@ -24,6 +24,7 @@ import sys
 
 from franz.common.config_def import ConfigError
 from franz.protocol import api_keys
+from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import Controller
 from franz.server.kafka_apis import KafkaApis
 from franz.server.kafka_config import Endpoint, KafkaConfig
@@ -48,6 +49,7 @@ class KafkaServer:
         self.apis: KafkaApis | None = None
         self.metadata: MetadataCache | None = None
         self.controller: Controller | None = None
+        self.metrics: BrokerMetrics | None = None
         self._prefix = f"[KafkaRaftServer nodeId={config.node_id}]"
 
     async def startup(self) -> None:
@@ -78,11 +80,16 @@ class KafkaServer:
                                        HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS)
         self.replica_manager = ReplicaManager(config.node_id, log_manager, metadata)
         self.replica_manager.startup()
+        self.metrics = BrokerMetrics()
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
-                              ProducerIdManager(log_manager.log_dirs[0]))
+                              ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
         await self.socket_server.start()
+        socket_server = self.socket_server
+        self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests)
+        if config["metrics.port"] > 0:
+            self.metrics.serve(config.listeners[0].host or "127.0.0.1", config["metrics.port"])
         metadata.advertised = self._advertised_endpoints()
         logger.info("%s Kafka Server started", self._prefix)
 
@@ -95,6 +102,8 @@ class KafkaServer:
 
     async def shutdown(self) -> None:
         logger.info("%s shutting down", self._prefix)
+        if self.metrics is not None:
+            self.metrics.shutdown()
         if self.socket_server is not None:
             await self.socket_server.shutdown()
         if self.replica_manager is not None:

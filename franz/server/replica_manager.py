@@ -166,7 +166,8 @@ class ReplicaManager:
             results[key] = {"error_code": 0, "base_offset": info.first_offset,
                             "log_append_time_ms": info.log_append_time_ms,
                             "log_start_offset": info.log_start_offset,
-                            "last_offset": info.last_offset}
+                            "last_offset": info.last_offset, "num_messages": info.num_messages,
+                            "valid_bytes": info.valid_bytes}
         return results
 
     async def wait_for_acks(self, timeout_ms: int, results: dict[TopicPartition, dict]) -> None:

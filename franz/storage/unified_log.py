@@ -20,11 +20,12 @@ import dataclasses
 import enum
 import logging
 import threading
+import time
 import uuid
 from pathlib import Path
 
 from franz.records import MemoryRecords, TimestampAndOffset
-from franz.storage import files
+from franz.storage import files, log_flush_stats
 from franz.storage.checkpoint import (
     LEADER_EPOCH_CHECKPOINT_FILE,
     CheckpointError,
@@ -350,8 +351,10 @@ class UnifiedLog:
         with self.lock:
             offset = min(offset, self.log_end_offset)
             if offset > self.local_log.recovery_point:
+                start = time.perf_counter()
                 self.local_log.flush(offset)
                 self.local_log.mark_flushed(offset)
+                log_flush_stats.record((time.perf_counter() - start) * 1000)
 
     # -- read ----------------------------------------------------------------------------
     def _offset_metadata(self, offset: int) -> LogOffsetMetadata:

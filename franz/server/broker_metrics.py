@@ -1,0 +1,112 @@
+"""Broker metrics under Kafka's names, served for Prometheus on `metrics.port`.
+
+Kafka publishes its metrics through JMX (kafka.server:type=BrokerTopicMetrics,
+name=BytesInPerSec, ...); franz publishes the same ones as Prometheus series
+named `<domain>_<type>_<name>` after them, so dashboards built for Kafka's JMX
+exporter find familiar names:
+
+- kafka_server_BrokerTopicMetrics_{BytesInPerSec,BytesOutPerSec,MessagesInPerSec}_total{topic}
+- kafka_network_RequestMetrics_RequestsPerSec_total{request,version}
+- kafka_network_RequestMetrics_TotalTimeMs{request} (histogram, ms)
+- kafka_network_RequestChannel_RequestQueueSize
+- kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount}
+- kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)
+- kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}
+
+Per-request counters are updated on the event loop; gauges are read at scrape
+time from the live objects, so they cost nothing between scrapes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
+
+from franz.storage import log_flush_stats
+from franz.storage.log_manager import LogManager
+
+logger = logging.getLogger(__name__)
+
+LATENCY_BUCKETS_MS = (0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+
+
+class _LiveCollector(Collector):
+    """Gauges read from the log manager and the socket server at scrape time."""
+
+    def __init__(self, log_manager: LogManager, queue_size: Callable[[], int]) -> None:
+        self.log_manager = log_manager
+        self.queue_size = queue_size
+
+    def collect(self) -> Iterator:
+        queue = GaugeMetricFamily("kafka_network_RequestChannel_RequestQueueSize",
+                                  "Requests received and not yet answered")
+        queue.add_metric([], self.queue_size())
+        yield queue
+        logs = self.log_manager.all_logs()
+        under = GaugeMetricFamily("kafka_server_ReplicaManager_UnderReplicatedPartitions",
+                                  "Led partitions whose ISR is smaller than their replica set")
+        under.add_metric([], 0)  # one node: every ISR is the whole replica set
+        yield under
+        count = GaugeMetricFamily("kafka_server_ReplicaManager_PartitionCount", "Partitions on this broker")
+        count.add_metric([], len(logs))
+        yield count
+        families = {name: GaugeMetricFamily(f"kafka_log_Log_{name}", help_text, labels=["topic", "partition"])
+                    for name, help_text in (("Size", "Bytes of the partition's segments"),
+                                            ("NumLogSegments", "Segments of the partition"),
+                                            ("LogEndOffset", "Next offset to be written"),
+                                            ("LogStartOffset", "First offset readable"))}
+        for partition_log in logs:
+            topic, _, partition = partition_log.topic_partition.rpartition("-")
+            labels = [topic, partition]
+            families["Size"].add_metric(labels, partition_log.size())
+            families["NumLogSegments"].add_metric(labels, partition_log.number_of_segments())
+            families["LogEndOffset"].add_metric(labels, partition_log.log_end_offset)
+            families["LogStartOffset"].add_metric(labels, partition_log.log_start_offset)
+        yield from families.values()
+        flushes, total_ms, buckets = log_flush_stats.snapshot()
+        flush = HistogramMetricFamily("kafka_log_LogFlushStats_LogFlushRateAndTimeMs", "Log flushes and their time",
+                                      unit="")
+        cumulative, rows = 0, []
+        for bound, bucket in zip((*log_flush_stats.BUCKETS_MS, float("inf")), buckets):
+            cumulative += bucket
+            rows.append((str(bound) if bound != float("inf") else "+Inf", cumulative))
+        flush.add_metric([], rows, total_ms)
+        yield flush
+        assert cumulative == flushes
+
+
+class BrokerMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.bytes_in = Counter("kafka_server_BrokerTopicMetrics_BytesInPerSec", "Bytes appended by producers",
+                                ["topic"], registry=self.registry)
+        self.bytes_out = Counter("kafka_server_BrokerTopicMetrics_BytesOutPerSec", "Bytes sent to consumers",
+                                 ["topic"], registry=self.registry)
+        self.messages_in = Counter("kafka_server_BrokerTopicMetrics_MessagesInPerSec", "Records appended",
+                                   ["topic"], registry=self.registry)
+        self.requests = Counter("kafka_network_RequestMetrics_RequestsPerSec", "Requests by API and version",
+                                ["request", "version"], registry=self.registry)
+        self.total_time = Histogram("kafka_network_RequestMetrics_TotalTimeMs", "Request time in the broker, ms",
+                                    ["request"], buckets=LATENCY_BUCKETS_MS, registry=self.registry)
+        self._server = None
+
+    def watch(self, log_manager: LogManager, queue_size: Callable[[], int]) -> None:
+        self.registry.register(_LiveCollector(log_manager, queue_size))
+
+    def serve(self, host: str, port: int) -> int:
+        """Start the HTTP endpoint on its own thread; returns the bound port."""
+        server, _thread = start_http_server(port, addr=host, registry=self.registry)
+        self._server = server
+        bound = server.server_address[1]
+        logger.info("Serving Prometheus metrics on http://%s:%d/metrics", host, bound)
+        return bound
+
+    def shutdown(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

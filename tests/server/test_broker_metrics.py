@@ -1,0 +1,43 @@
+"""The Prometheus endpoint of a running broker shows Kafka-named metrics that move with traffic."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+
+from tests.support.broker import free_port
+from tests.support.raw_client import RawClient, batch, create_topic, produce
+
+
+def _scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        return response.read().decode()
+
+
+def _value(text: str, pattern: str) -> float:
+    match = re.search(rf"^{pattern} (\S+)$", text, re.MULTILINE)
+    assert match, f"{pattern} not in metrics"
+    return float(match.group(1))
+
+
+def test_metrics_follow_produce_and_fetch(broker_factory):
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port), "log.flush.interval.messages": "1"})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "m", 2)
+        records = batch(b"a" * 100, b"b" * 100)
+        assert produce(client, "m", records)["error_code"] == 0
+        client.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+                               "session_epoch": -1, "topics": [{"topic": "m", "partitions": [
+                                   {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+    text = _scrape(port)
+    assert _value(text, r'kafka_server_BrokerTopicMetrics_BytesInPerSec_total\{topic="m"\}') == len(records)
+    assert _value(text, r'kafka_server_BrokerTopicMetrics_MessagesInPerSec_total\{topic="m"\}') == 2
+    assert _value(text, r'kafka_server_BrokerTopicMetrics_BytesOutPerSec_total\{topic="m"\}') == len(records)
+    assert _value(text, r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="9"\}') == 1
+    assert _value(text, r'kafka_network_RequestMetrics_TotalTimeMs_count\{request="Fetch"\}') == 1
+    assert _value(text, r'kafka_log_Log_LogEndOffset\{partition="0",topic="m"\}') == 2
+    assert _value(text, r'kafka_log_Log_NumLogSegments\{partition="1",topic="m"\}') == 1
+    assert _value(text, r"kafka_server_ReplicaManager_UnderReplicatedPartitions") == 0
+    assert _value(text, r"kafka_log_LogFlushStats_LogFlushRateAndTimeMs_count") >= 1
+    assert _value(text, r"kafka_network_RequestChannel_RequestQueueSize") >= 0
