@@ -243,6 +243,11 @@ class LogLoader:
             self.segments.add(LogSegment.open(self.dir, self.log_start_offset_checkpoint, self.config,
                                               self.time_ms))
             log_end_offset = self.log_start_offset_checkpoint
+            return min(self.recovery_point_checkpoint, log_end_offset), log_end_offset
+        if self.had_clean_shutdown:
+            # A clean shutdown flushed everything and nothing was changed here: all of it is
+            # recovered, whatever the (possibly stale) recovery-point checkpoint says.
+            return log_end_offset, log_end_offset
         # Recovered bytes are checked but not yet fsynced: the recovery point stays
         # where the last flush left it, so a second crash re-checks them.
         return min(self.recovery_point_checkpoint, log_end_offset), log_end_offset

@@ -248,3 +248,139 @@ def test_an_offset_index_pointing_past_the_log_is_rebuilt(tmp_path, caplog):
     assert all_values(reopened) == [b"v%03d" % i for i in range(kept_offset)]
     assert warnings_naming(caplog, "00000000000000000000.index")
     reopened.close()
+
+
+# -- unclean restart -----------------------------------------------------------------------
+
+def test_unclean_restart_recovers_only_from_the_recovery_point(tmp_path, caplog):
+    config = config_of()
+    three_segment_log(tmp_path, config)
+    caplog.set_level(logging.INFO)
+    reopened = open_log(tmp_path, config, recovery_point=2, had_clean_shutdown=False)
+    recovered = [r.getMessage() for r in caplog.records if "Recovering unflushed segment" in r.getMessage()]
+    assert [m.split("Recovering unflushed segment ")[1].split(".")[0] for m in recovered] == ["2", "4"]
+    # Recovered bytes are not flushed yet: the recovery point stays where the last flush left it.
+    assert reopened.recovery_point == 2
+    assert all_values(reopened) == [b"v0", b"v1", b"v2", b"v3", b"v4"]
+    reopened.close()
+
+
+def test_clean_restart_trusts_the_whole_log_and_moves_the_recovery_point_to_its_end(tmp_path):
+    config = config_of()
+    three_segment_log(tmp_path, config)
+    reopened = open_log(tmp_path, config, recovery_point=0, had_clean_shutdown=True)
+    assert reopened.recovery_point == reopened.log_end_offset == 5
+    reopened.close()
+
+
+def test_unclean_restart_cuts_a_torn_last_batch_at_every_cut_point(tmp_path, caplog):
+    config = config_of()
+    pristine = three_segment_log(tmp_path / "pristine", config)
+    log_name = files.log_file(pristine, 4).name
+    log_size = files.log_file(pristine, 4).stat().st_size
+    log = open_log(tmp_path / "pristine", config)
+    last_batch_start = log.segments.active_segment.translate_offset(4).position
+    log.close()
+    assert 0 < log_size - last_batch_start < CUT_POINTS_MAX
+    for cut in range(last_batch_start, log_size):
+        caplog.clear()
+        root = tmp_path / f"cut{cut}"
+        shutil.copytree(pristine, root / TOPIC_DIR)
+        path = root / TOPIC_DIR / log_name
+        path.write_bytes(path.read_bytes()[:cut])
+        reopened = open_log(root, config, recovery_point=2, had_clean_shutdown=False)
+        assert reopened.log_end_offset == 4, cut
+        assert all_values(reopened) == [b"v0", b"v1", b"v2", b"v3"], cut
+        assert files.log_file(root / TOPIC_DIR, 4).stat().st_size == last_batch_start
+        if cut > last_batch_start:
+            assert [m for m in warnings_naming(caplog, log_name) if f"Truncating {cut - last_batch_start} bytes" in m]
+        assert reopened.append_as_leader(produce(b"after"), 0).first_offset == 4
+        reopened.close()
+        shutil.rmtree(root)
+
+
+def flip_byte(path, position):
+    data = bytearray(path.read_bytes())
+    data[position] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_a_corrupt_batch_cuts_its_segment_there_and_deletes_every_later_segment(tmp_path, caplog):
+    config = config_of()
+    directory = three_segment_log(tmp_path, config)
+    log = open_log(tmp_path, config)
+    corrupt_at = log.segments.get(2).translate_offset(3).position
+    log.close()
+    segment_file = files.log_file(directory, 2)
+    flip_byte(segment_file, segment_file.stat().st_size - 1)  # offset 3's value: its CRC no longer matches
+    reopened = open_log(tmp_path, config, recovery_point=0, had_clean_shutdown=False)
+    assert reopened.segments.base_offsets() == [0, 2]
+    assert reopened.log_end_offset == 3
+    assert all_values(reopened) == [b"v0", b"v1", b"v2"]
+    assert not files.log_file(directory, 4).exists() and not files.offset_index_file(directory, 4).exists()
+    assert [m for m in warnings_naming(caplog, "00000000000000000002.log") if f"byte offset {corrupt_at}" in m]
+    assert [m for m in warnings_naming(caplog, "segment 2") if "deleting 1 later segment" in m]
+    assert reopened.append_as_leader(produce(b"after"), 0).first_offset == 3
+    reopened.close()
+
+
+def test_a_log_start_offset_checkpoint_beyond_the_log_end_starts_the_log_there(tmp_path, caplog):
+    config = config_of()
+    directory = three_segment_log(tmp_path, config)
+    reopened = open_log(tmp_path, config, log_start_offset=100, recovery_point=5, had_clean_shutdown=True)
+    assert (reopened.log_start_offset, reopened.log_end_offset) == (100, 100)
+    assert reopened.segments.base_offsets() == [100]
+    assert sorted(p.name for p in directory.glob("*.log")) == ["00000000000000000100.log"]
+    assert not list(directory.glob("*.snapshot"))
+    assert reopened.leader_epoch_cache.epoch_entries() == []
+    assert [m for m in warnings_naming(caplog, "100") if "log end offset 5" in m]
+    assert reopened.append_as_leader(produce(b"after"), 0).first_offset == 100
+    reopened.close()
+
+
+# -- producer state and epochs ---------------------------------------------------------------
+
+def test_corrupt_producer_snapshots_are_discarded_and_state_rebuilt_from_the_log(tmp_path, caplog):
+    # Real timestamps: producers whose last write is older than producer.id.expiration.ms
+    # are expired on load, as in Kafka.
+    now = int(time.time() * 1000)
+    config = config_of()
+    log = open_log(tmp_path, config)
+    for i in range(6):
+        log.append_as_leader(produce(b"p%d" % i, producer_id=7, epoch=0, sequence=i, timestamp=now), 0)
+        if i == 2:
+            log.roll()
+    log.close()
+    snapshots = sorted((tmp_path / TOPIC_DIR).glob("*.snapshot"))
+    assert [p.name for p in snapshots] == ["00000000000000000003.snapshot", "00000000000000000006.snapshot"]
+    for snapshot in snapshots:
+        flip_byte(snapshot, snapshot.stat().st_size // 2)
+    reopened = open_log(tmp_path, config, recovery_point=6)
+    for snapshot in snapshots:
+        assert warnings_naming(caplog, snapshot.name)
+    entry = reopened.producer_state_manager.last_entry(7)
+    assert (entry.producer_epoch, entry.last_seq) == (0, 5)
+    retry = reopened.append_as_leader(produce(b"p5", producer_id=7, epoch=0, sequence=5, timestamp=now), 0)
+    assert retry.duplicate and retry.last_offset == 5
+    assert reopened.append_as_leader(produce(b"p6", producer_id=7, epoch=0, sequence=6, timestamp=now),
+                                     0).first_offset == 6
+    reopened.close()
+
+
+def test_a_garbage_leader_epoch_checkpoint_is_rebuilt_from_the_batches(tmp_path, caplog):
+    config = config_of()
+    log = open_log(tmp_path, config)
+    for epoch, values in ((0, [b"a", b"b"]), (2, [b"c"]), (5, [b"d", b"e"])):
+        for value in values:
+            log.append_as_leader(produce(value), epoch)
+    expected = log.leader_epoch_cache.epoch_entries()
+    log.close()
+    assert [(e.epoch, e.start_offset) for e in expected] == [(0, 0), (2, 2), (5, 3)]
+    checkpoint = tmp_path / TOPIC_DIR / LEADER_EPOCH_CHECKPOINT_FILE
+    checkpoint.write_bytes(b"0\n3\n0 0\nnot an epoch\n\xff\x00")
+    reopened = open_log(tmp_path, config, recovery_point=5)
+    assert reopened.leader_epoch_cache.epoch_entries() == expected
+    assert warnings_naming(caplog, LEADER_EPOCH_CHECKPOINT_FILE)
+    reopened.close()
+    # The rebuilt cache was written back: a further load reads it as is.
+    assert open_log(tmp_path, config, recovery_point=5).leader_epoch_cache.epoch_entries() == expected
