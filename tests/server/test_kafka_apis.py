@@ -1,0 +1,147 @@
+"""KafkaApis handlers through a real broker: idempotent produce rules, records
+deletion, leader epochs, configs, partitions, log dirs, cluster."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+)
+
+from franz.protocol.errors import Errors
+from franz.records import SimpleRecord, build_batch
+from tests.support.raw_client import RawClient, batch, create_topic, produce
+
+INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_LOG_DIRS, DESCRIBE_CONFIGS = 22, 23, 35, 32
+TIMEOUT_S = 30
+
+
+def _idempotent(producer_id: int, sequence: int, *values: bytes) -> bytes:
+    return build_batch([SimpleRecord(value=v) for v in values], producer_id=producer_id, producer_epoch=0,
+                       base_sequence=sequence)
+
+
+def test_idempotent_retries_get_the_original_offsets_and_gaps_are_refused(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "idem")
+        answer = client.request(INIT_PRODUCER_ID, 4, {"transactional_id": None, "transaction_timeout_ms": -1,
+                                                      "producer_id": -1, "producer_epoch": -1})
+        assert answer["error_code"] == 0
+        pid = answer["producer_id"]
+        assert produce(client, "idem", _idempotent(pid, 0, b"a", b"b"))["base_offset"] == 0
+        assert produce(client, "idem", _idempotent(pid, 2, b"c"))["base_offset"] == 2
+        retry = produce(client, "idem", _idempotent(pid, 0, b"a", b"b"))
+        assert (retry["error_code"], retry["base_offset"]) == (0, 0)
+        gap = produce(client, "idem", _idempotent(pid, 9, b"z"))
+        assert gap["error_code"] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+        again = client.request(INIT_PRODUCER_ID, 4, {"transactional_id": None, "transaction_timeout_ms": -1,
+                                                     "producer_id": -1, "producer_epoch": -1})
+        assert again["producer_id"] != pid
+
+
+def test_producer_ids_are_not_reused_after_a_crash(broker):
+    request = {"transactional_id": None, "transaction_timeout_ms": -1, "producer_id": -1, "producer_epoch": -1}
+    with RawClient(broker.bootstrap) as client:
+        first = client.request(INIT_PRODUCER_ID, 4, request)["producer_id"]
+    broker.kill()
+    broker.start()
+    with RawClient(broker.bootstrap) as client:
+        assert client.request(INIT_PRODUCER_ID, 4, request)["producer_id"] > first
+
+
+def test_delete_records_moves_the_log_start_offset(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "del")
+        produce(client, "del", batch(b"1", b"2", b"3", b"4"))
+    result = admin.delete_records([TopicPartition("del", 0, 3)])
+    deleted = next(iter(result.values())).result(TIMEOUT_S)
+    assert deleted.low_watermark == 3
+    beyond = admin.delete_records([TopicPartition("del", 0, 99)])
+    with pytest.raises(Exception, match="OFFSET_OUT_OF_RANGE|out of range"):
+        next(iter(beyond.values())).result(TIMEOUT_S)
+
+
+def test_offsets_for_leader_epoch_ends_at_the_log_end(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "epochs")
+        produce(client, "epochs", batch(b"a", b"b", b"c"))
+        answer = client.request(OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [
+            {"topic": "epochs", "partitions": [{"partition": 0, "current_leader_epoch": 0, "leader_epoch": 0}]}]})
+        partition = answer["topics"][0]["partitions"][0]
+        assert (partition["error_code"], partition["leader_epoch"], partition["end_offset"]) == (0, 0, 3)
+        fenced = client.request(OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [
+            {"topic": "epochs", "partitions": [{"partition": 0, "current_leader_epoch": 5, "leader_epoch": 0}]}]})
+        assert fenced["topics"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_LEADER_EPOCH
+
+
+def test_incremental_alter_configs_sets_deletes_and_refuses_bad_values(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "conf")
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "conf", incremental_configs=[
+        ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND)])
+    next(iter(admin.incremental_alter_configs([resource]).values())).result(TIMEOUT_S)
+    described = next(iter(admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, "conf")])
+                          .values())).result(TIMEOUT_S)
+    assert described["retention.ms"].value == "1000"
+    assert described["cleanup.policy"].value == "delete,compact"
+    bad = ConfigResource(ConfigResource.Type.TOPIC, "conf", incremental_configs=[
+        ConfigEntry("retention.ms", "soon", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(Exception, match="retention.ms"):
+        next(iter(admin.incremental_alter_configs([bad]).values())).result(TIMEOUT_S)
+    # The change survives a restart.
+    broker.restart()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    described = next(iter(admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, "conf")])
+                          .values())).result(TIMEOUT_S)
+    assert described["retention.ms"].value == "1000"
+
+
+def test_broker_configs_are_described_with_their_source(broker):
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 4, "resource_name": "1", "configuration_keys": ["num.partitions", "log.dirs"]}],
+            "include_synonyms": False})
+        configs = {c["name"]: c for c in answer["results"][0]["configs"]}
+        assert configs["num.partitions"]["value"] == "1"
+        assert configs["num.partitions"]["config_source"] == 5  # DEFAULT_CONFIG
+        assert configs["log.dirs"]["config_source"] == 4  # STATIC_BROKER_CONFIG
+
+
+def test_create_partitions_grows_and_refuses_to_shrink(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "grow", 2)
+    admin.create_partitions([NewPartitions("grow", 5)])["grow"].result(TIMEOUT_S)
+    assert len(admin.list_topics(timeout=10).topics["grow"].partitions) == 5
+    with pytest.raises(Exception, match="INVALID_PARTITIONS|partition"):
+        admin.create_partitions([NewPartitions("grow", 3)])["grow"].result(TIMEOUT_S)
+
+
+def test_replication_factor_above_one_is_refused_on_one_node(broker):
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(19, 7, {"topics": [{"name": "rf3", "num_partitions": 1, "replication_factor": 3}],
+                                        "timeout_ms": 5000})
+        topic = answer["topics"][0]
+        assert topic["error_code"] == Errors.INVALID_REPLICATION_FACTOR
+        assert "only 1 broker(s) are registered" in topic["error_message"]
+
+
+def test_describe_log_dirs_and_cluster(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "dirs", 2)
+        produce(client, "dirs", batch(b"x" * 100))
+        answer = client.request(DESCRIBE_LOG_DIRS, 4, {"topics": None})
+        result = answer["results"][0]
+        assert result["log_dir"] == str(broker.data_dir.resolve())
+        partitions = {p["partition_index"]: p for p in result["topics"][0]["partitions"]}
+        assert partitions[0]["partition_size"] > 100 and partitions[1]["partition_size"] == 0
+        cluster = client.request(60, 1, {})
+        assert cluster["brokers"][0]["port"] == broker.port and cluster["controller_id"] == 1
