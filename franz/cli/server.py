@@ -1,20 +1,15 @@
 """`franz server start`: run one broker in the foreground.
 
-The broker itself arrives with the network layer (franz/server); until then
-this command states the configuration it would serve and exits non-zero so
-that nobody mistakes it for a running broker.
+`--config FILE` reads Kafka's server.properties keys; without it the broker
+runs on the embedded default (node 1 on 127.0.0.1:9092, data under ./data,
+see franz.server.kafka_config.EMBEDDED_DEFAULTS). `--override key=value`
+wins over both. SIGTERM or SIGINT stops it cleanly (exit 0); a bad config
+value exits 2 with a message naming the key.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-
-EMBEDDED_DEFAULT = {
-    "node.id": "1",
-    "listeners": "PLAINTEXT://127.0.0.1:9092",
-    "log.dirs": "./data",
-}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,15 +25,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _start(args: argparse.Namespace) -> int:
-    try:
-        from franz.server.kafka_server import run_from_cli  # noqa: PLC0415
-    except ModuleNotFoundError:
-        config = dict(EMBEDDED_DEFAULT)
-        for item in args.override:
-            key, _, value = item.partition("=")
-            config[key] = value
-        print("franz: the network broker is not built yet; it will serve:", file=sys.stderr)
-        for key, value in config.items():
-            print(f"  {key}={value}", file=sys.stderr)
-        return 1
+    from franz.server.kafka_server import run_from_cli  # noqa: PLC0415 - keeps `franz --help` light
     return run_from_cli(args)
