@@ -145,7 +145,11 @@ class ReplicaManager:
                                 "error_message": "Produce request contained null records"}
                 continue
             try:
-                buffer = records if isinstance(records, bytearray) else bytearray(records)
+                # The validator stamps offsets in place: a view over a frame the request
+                # owns (large frames arrive in their own bytearray) is written as is.
+                writable = isinstance(records, bytearray) or (
+                    isinstance(records, memoryview) and not records.readonly)
+                buffer = records if writable else bytearray(records)
                 info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks)
             except Exception as exc:  # every storage error carries its Kafka code
                 code = getattr(exc, "error_code", None)
