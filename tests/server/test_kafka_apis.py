@@ -145,3 +145,24 @@ def test_describe_log_dirs_and_cluster(broker):
         assert partitions[0]["partition_size"] > 100 and partitions[1]["partition_size"] == 0
         cluster = client.request(60, 1, {})
         assert cluster["brokers"][0]["port"] == broker.port and cluster["controller_id"] == 1
+
+
+def test_list_offsets_earliest_latest_max_timestamp_and_by_time(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "lo")
+        stamps = [1_700_000_000_000 + delta for delta in (5, 50, 20)]
+        for stamp in stamps:
+            produce(client, "lo", build_batch([SimpleRecord(value=b"v", timestamp=stamp)]))
+
+        def offset_of(timestamp: int) -> tuple[int, int]:
+            answer = client.request(2, 7, {"replica_id": -1, "topics": [
+                {"name": "lo", "partitions": [{"partition_index": 0, "timestamp": timestamp}]}]})
+            partition = answer["topics"][0]["partitions"][0]
+            assert partition["error_code"] == 0
+            return partition["offset"], partition["timestamp"]
+
+        assert offset_of(-2)[0] == 0
+        assert offset_of(-1)[0] == 3
+        assert offset_of(-3) == (1, stamps[1])  # the record with the largest timestamp
+        assert offset_of(stamps[0] + 1) == (1, stamps[1])  # first record at or after the time
+        assert offset_of(stamps[1] + 1)[0] == -1
