@@ -22,18 +22,23 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from franz.records import RecordsError
 from franz.storage import files
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.index import CorruptIndexError
+from franz.storage.local_log import split_overflowed_segment
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import ProducerStateManager, load_producers_from_batches
-from franz.storage.segment import LogOffsetMetadata, LogSegment, now_ms
+from franz.storage.segment import LogOffsetMetadata, LogSegment, LogSegmentOffsetOverflowError, now_ms
 from franz.storage.segments import LogSegments
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -85,12 +90,19 @@ class LogLoader:
     # -- public --------------------------------------------------------------------------
     def load(self) -> LoadedLogOffsets:
         swap_files = self._remove_temp_files_and_collect_swap_files()
-        self._load_segment_files()
+
+        def load_segment_files() -> None:
+            # A retry after a split reloads from scratch: close what the last attempt opened.
+            self.segments.close()
+            self.segments.clear()
+            self._load_segment_files()
+
+        self._retry_on_offset_overflow(load_segment_files)
         self._complete_swap_operations(swap_files)
         if not self.segments.non_empty():
             self.segments.add(LogSegment.open(self.dir, self.log_start_offset_checkpoint, self.config,
                                               self.time_ms))
-        recovery_point, next_offset = self._recover_log()
+        recovery_point, next_offset = self._retry_on_offset_overflow(self._recover_log)
         active = self.segments.active_segment
         active.resize_indexes(self.config.max_index_size)
 
@@ -102,6 +114,28 @@ class LogLoader:
                                self.time_ms)
         return LoadedLogOffsets(log_start_offset, recovery_point,
                                 LogOffsetMetadata(next_offset, active.base_offset, active.size()))
+
+    def _retry_on_offset_overflow(self, action: Callable[[], T]) -> T:
+        """Run `action`; whenever a segment turns out to hold offsets that overflow an int32
+        relative to its base (a log from before KAFKA-6264), split it and run it again."""
+        # A split leaves segments that cannot overflow, so each segment splits at most once.
+        attempts_max = 1 + sum(1 for p in self.dir.iterdir() if p.name.endswith(files.LOG_FILE_SUFFIX))
+        for _ in range(attempts_max):
+            try:
+                return action()
+            except LogSegmentOffsetOverflowError as exc:
+                log.info("%sCaught segment overflow error: %s. Split segment and retry.", self._ident, exc)
+                segment = exc.segment
+                in_map = self.segments.get(segment.base_offset) is segment
+                result = split_overflowed_segment(segment, self.segments, self.dir, self.topic_partition,
+                                                  self.config)
+                if not in_map:  # its files were replaced by the split's renames; only handles remain
+                    segment.close_handlers()
+                for deleted in result.deleted_segments:  # their producer snapshots go with them
+                    snapshot = self.producer_state_manager.remove_and_mark_snapshot_for_deletion(deleted.base_offset)
+                    if snapshot is not None:
+                        snapshot.delete_if_exists()
+        raise AssertionError(f"{self.dir}: still overflowing after {attempts_max} segment splits")
 
     # -- step 1: leftovers of a crash ----------------------------------------------------
     def _remove_temp_files_and_collect_swap_files(self) -> list[Path]:

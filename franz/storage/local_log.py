@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -128,6 +129,70 @@ def replace_segments(existing_segments: LogSegments, new_segments: Iterable[LogS
         segment.change_file_suffixes(files.SWAP_FILE_SUFFIX, "")
     flush_dir(directory)
     return deleted_not_replaced
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SplitSegmentResult:
+    deleted_segments: list[LogSegment]  # old segments deleted with no new one at their base offset
+    new_segments: list[LogSegment]
+
+
+def create_new_cleaned_segment(directory: Path, config: LogConfig, base_offset: int) -> LogSegment:
+    LogSegment.delete_files_if_exist(directory, base_offset, files.CLEANED_FILE_SUFFIX)
+    return LogSegment.open(directory, base_offset, config, file_suffix=files.CLEANED_FILE_SUFFIX,
+                           init_file_size=config.segment_bytes, preallocate=config.preallocate)
+
+
+def split_overflowed_segment(segment: LogSegment, existing_segments: LogSegments, directory: Path,
+                             topic_partition: str, config: LogConfig, scheduler=None) -> SplitSegmentResult:
+    """Kafka's LocalLog.splitOverflowedSegment: rewrite a segment whose offsets do not all
+    fit an int32 relative to its base offset (possible in logs written before KAFKA-6264)
+    as several segments, each starting at its first batch's base offset.
+
+    The new segments are written as `.cleaned`, then swapped in by replace_segments, so a
+    crash at any point leaves either the whole old segment or the finished split: the
+    loader deletes a `.swap` at or above the lowest `.cleaned` offset and splits again.
+    REQUIRES: segment is a live `.log` segment with an overflow.
+    """
+    if not files.is_log_file(segment.log_file):
+        raise ValueError(f"Cannot split file {segment.log_file}")
+    if not segment.has_overflow():
+        raise ValueError("Split operation is only permitted for segments with overflow, and the problem path is "
+                         f"{segment.log_file}")
+    log.info("[LocalLog partition=%s, dir=%s] Splitting overflowed segment %s", topic_partition, directory.parent,
+             segment)
+    new_segments: list[LogSegment] = []
+    try:
+        source = segment.log
+        position = 0
+        # Each pass copies at least one batch, so at most one pass per batch.
+        while position < source.size_in_bytes:
+            first_batch = next(source.batches(position))
+            new_segment = create_new_cleaned_segment(directory, config, first_batch.base_offset)
+            new_segments.append(new_segment)
+            appended = new_segment.append_from_file(source, position)
+            if appended == 0:
+                raise RuntimeError(f"Failed to append records from position {position} in {segment}")
+            position += appended
+        total_size = 0
+        for split_segment in new_segments:
+            split_segment.on_become_inactive_segment()
+            split_segment.flush()
+            split_segment.set_last_modified(segment.last_modified())
+            total_size += split_segment.size()
+        if total_size != source.size_in_bytes:
+            raise RuntimeError(f"Inconsistent segment sizes after split before: {source.size_in_bytes} after: "
+                               f"{total_size}")
+        log.info("[LocalLog partition=%s, dir=%s] Replacing overflowed segment %s with split segments %s",
+                 topic_partition, directory.parent, segment, new_segments)
+        deleted = replace_segments(existing_segments, new_segments, [segment], directory, topic_partition, config,
+                                   scheduler)
+        return SplitSegmentResult(deleted, new_segments)
+    except Exception:
+        for split_segment in new_segments:
+            split_segment.close()
+            split_segment.delete_if_exists()
+        raise
 
 
 class LocalLog:

@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 UNKNOWN_TIMESTAMP_OFFSET = TimestampOffset(-1, -1)
 RECOVERY_CHUNK_BYTES = 8 * 1024 * 1024  # bounded memory per recovering segment
+APPEND_FROM_FILE_CHUNK_BYTES = 1024 * 1024  # bounded memory per chunk a split copies
 LOG_OVERHEAD = 12
 
 
@@ -259,6 +260,37 @@ class LogSegment:
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += size
 
+    def append_from_file(self, records: FileRecords, start: int) -> int:
+        """Copy batches from `records` at byte `start` while their offsets fit this
+        segment (an overflowed segment's split); returns the bytes copied."""
+        position = start
+        while position < records.size_in_bytes:
+            appended = self._append_chunk_from_file(records, position)
+            if appended == 0:
+                break
+            position += appended
+        return position - start
+
+    def _append_chunk_from_file(self, records: FileRecords, position: int) -> int:
+        # At most APPEND_FROM_FILE_CHUNK_BYTES per chunk, except that one batch always goes.
+        bytes_to_append = 0
+        max_timestamp = shallow_offset_of_max_timestamp = max_offset = -(2**63)
+        for batch in records.batches(position):
+            size = batch.size_in_bytes
+            if not self.can_convert_to_relative_offset(batch.last_offset):
+                break
+            if bytes_to_append and bytes_to_append + size >= APPEND_FROM_FILE_CHUNK_BYTES:
+                break
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp, shallow_offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
+            max_offset = batch.last_offset
+            bytes_to_append += size
+        if bytes_to_append > 0:
+            data = records.read_bytes(position, bytes_to_append)
+            assert len(data) == bytes_to_append, (records, position, bytes_to_append)
+            self.append(max_offset, max_timestamp, shallow_offset_of_max_timestamp, MemoryRecords(bytearray(data)))
+        return bytes_to_append
+
     def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
         if completed_txn.is_aborted:
             self.txn_index.append(AbortedTxn(completed_txn.producer_id, completed_txn.first_offset,
@@ -342,6 +374,7 @@ class LogSegment:
         last_index_entry = 0
         self._max_timestamp_and_offset_so_far = UNKNOWN_TIMESTAMP_OFFSET
         reason = None
+        next_offset_min = self.base_offset
         file_size = self.log.size_in_bytes
         chunk_bytes = RECOVERY_CHUNK_BYTES
         try:
@@ -355,6 +388,12 @@ class LogSegment:
                 for position, header in MemoryRecords(chunk).validate_batches(stop_at_partial_batch=True):
                     size = header.batch_length + LOG_OVERHEAD
                     last_offset = header.base_offset + header.last_offset_delta
+                    if header.base_offset < next_offset_min or last_offset < header.base_offset:
+                        # The base offset is outside the CRC: offsets going backwards (or below
+                        # the segment's base) are damage, not the overflow a split repairs.
+                        raise CorruptRecordError(f"Batch offsets [{header.base_offset}, {last_offset}] do not "
+                                                 f"follow offset {next_offset_min - 1}", valid_bytes)
+                    next_offset_min = last_offset + 1
                     self._ensure_offset_in_range(last_offset)
                     if header.max_timestamp > self.max_timestamp_so_far():
                         self._max_timestamp_and_offset_so_far = TimestampOffset(header.max_timestamp, last_offset)
@@ -384,7 +423,9 @@ class LogSegment:
                             continue
                     break
                 chunk_bytes = RECOVERY_CHUNK_BYTES
-        except (CorruptRecordError, InvalidRecordError, RecordsError, LogSegmentOffsetOverflowError) as exc:
+        except (CorruptRecordError, InvalidRecordError, RecordsError) as exc:
+            # LogSegmentOffsetOverflowError is not corruption: the batches are valid but
+            # belong in more than one segment. It propagates so LogLoader splits the segment.
             reason = str(exc)
         truncated = self.log.size_in_bytes - valid_bytes
         if truncated > 0:

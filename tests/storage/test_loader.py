@@ -9,10 +9,14 @@ import logging
 import shutil
 import time
 
+import pytest
+
 from franz.records import MemoryRecords, SimpleRecord, build_batch
 from franz.storage import files
 from franz.storage.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE
+from franz.storage.local_log import split_overflowed_segment
 from franz.storage.log_config import LogConfig
+from franz.storage.scheduler import KafkaScheduler
 from franz.storage.segment import LogSegment
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
@@ -384,3 +388,126 @@ def test_a_garbage_leader_epoch_checkpoint_is_rebuilt_from_the_batches(tmp_path,
     reopened.close()
     # The rebuilt cache was written back: a further load reads it as is.
     assert open_log(tmp_path, config, recovery_point=5).leader_epoch_cache.epoch_entries() == expected
+
+
+# -- segments whose offsets overflow (KAFKA-6264) --------------------------------------------
+
+INT32_MAX = 2**31 - 1
+
+
+def sample_batches(base_offset):
+    """Offsets base, base+1..base+2 and base+INT32_MAX-1: the last still fits a segment at base."""
+    def batch(offsets):
+        return build_batch([SimpleRecord(b"%d" % o, key=b"%d" % o, timestamp=1000) for o in offsets],
+                           base_offset=offsets[0])
+    return b"".join((batch([base_offset]), batch([base_offset + 1, base_offset + 2]),
+                     batch([base_offset + INT32_MAX - 1]))), base_offset + INT32_MAX
+
+
+def overflowed_log_dir(root):
+    """Three segments as a pre-KAFKA-6264 broker could leave them; the second holds
+    two rounds of sample batches, so its offsets overflow an int32 past its base."""
+    directory = root / TOPIC_DIR
+    directory.mkdir(parents=True)
+    next_offset = 0
+    for rounds in (1, 2, 1):
+        base_offset = next_offset
+        data = b""
+        for _ in range(rounds):
+            batches, next_offset = sample_batches(next_offset)
+            data += batches
+        files.log_file(directory, base_offset).write_bytes(data)
+        # Empty indexes, so that a clean load trusts the segment as an old broker did.
+        files.offset_index_file(directory, base_offset).write_bytes(b"")
+        files.time_index_file(directory, base_offset).write_bytes(b"")
+    return directory
+
+
+def offsets_and_values(log):
+    return [(r.offset, r.value) for segment in log.segments.values() for b in segment.log.batches()
+            for r in b.records()]
+
+
+def expected_records():
+    offsets = []
+    next_offset = 0
+    for _ in range(4):
+        offsets += [next_offset, next_offset + 1, next_offset + 2, next_offset + INT32_MAX - 1]
+        next_offset += INT32_MAX
+    return [(o, b"%d" % o) for o in offsets]
+
+
+def test_a_segment_whose_offsets_overflow_is_split_on_recovery(tmp_path, caplog):
+    config = config_of(**{"index.interval.bytes": 1})
+    overflowed_log_dir(tmp_path)
+    caplog.set_level(logging.INFO)
+    log = open_log(tmp_path, config, had_clean_shutdown=False)
+    # The second segment splits where its offsets stop fitting: after offset 2 * INT32_MAX.
+    assert log.segments.base_offsets() == [0, INT32_MAX, 2 * INT32_MAX + 1, 3 * INT32_MAX]
+    assert offsets_and_values(log) == expected_records()
+    assert log.log_end_offset == 4 * INT32_MAX
+    assert not [s for s in log.segments.values() if s.has_overflow()]
+    for segment in log.segments.values():
+        with pytest.raises(ValueError):
+            split_overflowed_segment(segment, log.segments, log.dir, log.topic_partition, config)
+    assert [r for r in caplog.records if "Splitting overflowed segment" in r.getMessage()]
+    assert not [p for p in log.dir.iterdir() if p.name.endswith((".cleaned", ".swap", ".deleted"))]
+    log.close()
+
+
+def restore_deleted_files(directory):
+    for path in directory.iterdir():
+        if path.name.endswith(files.DELETED_FILE_SUFFIX):
+            path.rename(files.strip_suffix(path, files.DELETED_FILE_SUFFIX))
+
+
+def delete_deleted_files(directory):
+    for path in directory.iterdir():
+        if path.name.endswith(files.DELETED_FILE_SUFFIX):
+            path.unlink()
+
+
+@pytest.mark.parametrize("phase", [1, 2, 3, 4, 5])
+def test_a_crash_at_any_phase_of_a_split_recovers_every_record(tmp_path, phase):
+    """Kafka's testRecoveryAfterCrashDuringSplitPhase1-5: the split is completed or redone."""
+    # A long delete delay keeps the old segment's .deleted files for the phases to rearrange;
+    # the scheduler holding that delete is shut down before it runs.
+    config = config_of(**{"index.interval.bytes": 1, "file.delete.delay.ms": 600_000})
+    scheduler = KafkaScheduler()
+    try:
+        directory = overflowed_log_dir(tmp_path)
+        log = open_log(tmp_path, config, recovery_point=4 * INT32_MAX)  # clean: nothing noticed yet
+        overflowed = [s for s in log.segments.values() if s.has_overflow()]
+        assert [s.base_offset for s in overflowed] == [INT32_MAX]
+        new_segments = split_overflowed_segment(overflowed[0], log.segments, log.dir, log.topic_partition, config,
+                                                scheduler).new_segments
+        assert len(new_segments) == 2
+        if phase in (1, 2):
+            # 1: crash before any output became .swap; 2: after the last became .swap.
+            for segment in reversed(new_segments):
+                last = segment is new_segments[-1]
+                suffix = files.SWAP_FILE_SUFFIX if phase == 2 and last else files.CLEANED_FILE_SUFFIX
+                segment.change_file_suffixes("", suffix)
+                segment.truncate_to(0)
+            restore_deleted_files(directory)
+        elif phase in (3, 4):
+            # 3: every output is .swap and the old segment not yet deleted; 4: deleted too.
+            for segment in reversed(new_segments):
+                segment.change_file_suffixes("", files.SWAP_FILE_SUFFIX)
+            overflowed[0].truncate_to(0)  # the old segment's data must not be what recovery relies on
+            if phase == 3:
+                restore_deleted_files(directory)
+            else:
+                delete_deleted_files(directory)
+        else:
+            # 5: the first output is in place, the last still .swap.
+            new_segments[-1].change_file_suffixes("", files.SWAP_FILE_SUFFIX)
+            overflowed[0].truncate_to(0)
+        log.close_handlers()
+        recovered = open_log(tmp_path, config, recovery_point=0, had_clean_shutdown=False)
+        assert offsets_and_values(recovered) == expected_records()
+        assert recovered.segments.base_offsets() == [0, INT32_MAX, 2 * INT32_MAX + 1, 3 * INT32_MAX]
+        assert not [p for p in directory.iterdir() if p.name.endswith((".cleaned", ".swap"))]
+        recovered.close()
+    finally:
+        scheduler.shutdown()
