@@ -257,8 +257,8 @@ class LogLoader:
                 if truncated > 0:
                     later = unflushed[index + 1:]
                     log.warning("%sCorruption found in segment %d, truncating to offset %d; deleting %d later "
-                                "segment(s)", self._ident, segment.base_offset, segment.read_next_offset(),
-                                len(later))
+                                "segment(s): %s", self._ident, segment.base_offset, segment.read_next_offset(),
+                                len(later), ", ".join(str(s.log_file) for s in later) or "none")
                     for dropped in later:
                         self.segments.remove(dropped.base_offset)
                         dropped.delete_if_exists()
@@ -266,8 +266,9 @@ class LogLoader:
         log_end_offset = self.segments.active_segment.read_next_offset()
         if log_end_offset < self.log_start_offset_checkpoint:
             log.warning("%sLogging start offset %d is greater than the log end offset %d; deleting all segments "
-                        "and starting the log at %d", self._ident, self.log_start_offset_checkpoint,
-                        log_end_offset, self.log_start_offset_checkpoint)
+                        "(%s) and starting the log at %d", self._ident, self.log_start_offset_checkpoint,
+                        log_end_offset, ", ".join(str(s.log_file) for s in self.segments.values()),
+                        self.log_start_offset_checkpoint)
             for segment in self.segments.values():
                 self.segments.remove(segment.base_offset)
                 segment.delete_if_exists()

@@ -323,7 +323,8 @@ def test_a_corrupt_batch_cuts_its_segment_there_and_deletes_every_later_segment(
     assert all_values(reopened) == [b"v0", b"v1", b"v2"]
     assert not files.log_file(directory, 4).exists() and not files.offset_index_file(directory, 4).exists()
     assert [m for m in warnings_naming(caplog, "00000000000000000002.log") if f"byte offset {corrupt_at}" in m]
-    assert [m for m in warnings_naming(caplog, "segment 2") if "deleting 1 later segment" in m]
+    assert [m for m in warnings_naming(caplog, "segment 2") if "deleting 1 later segment" in m
+            and str(files.log_file(directory, 4)) in m]
     assert reopened.append_as_leader(produce(b"after"), 0).first_offset == 3
     reopened.close()
 
@@ -337,7 +338,8 @@ def test_a_log_start_offset_checkpoint_beyond_the_log_end_starts_the_log_there(t
     assert sorted(p.name for p in directory.glob("*.log")) == ["00000000000000000100.log"]
     assert not list(directory.glob("*.snapshot"))
     assert reopened.leader_epoch_cache.epoch_entries() == []
-    assert [m for m in warnings_naming(caplog, "100") if "log end offset 5" in m]
+    assert [m for m in warnings_naming(caplog, "100") if "log end offset 5" in m
+            and str(files.log_file(directory, 4)) in m]
     assert reopened.append_as_leader(produce(b"after"), 0).first_offset == 100
     reopened.close()
 
@@ -511,3 +513,28 @@ def test_a_crash_at_any_phase_of_a_split_recovers_every_record(tmp_path, phase):
         recovered.close()
     finally:
         scheduler.shutdown()
+
+
+def test_a_base_offset_going_backwards_is_cut_as_corruption_not_split(tmp_path, caplog):
+    config = config_of()
+    directory = three_segment_log(tmp_path, config)
+    log = open_log(tmp_path, config)
+    position = log.segments.get(2).translate_offset(3).position
+    log.close()
+    path = files.log_file(directory, 2)
+    data = bytearray(path.read_bytes())
+    data[position:position + 8] = (1).to_bytes(8, "big")  # outside the CRC: still a "valid" batch
+    path.write_bytes(bytes(data))
+    reopened = open_log(tmp_path, config, recovery_point=0, had_clean_shutdown=False)
+    assert reopened.segments.base_offsets() == [0, 2]
+    assert all_values(reopened) == [b"v0", b"v1", b"v2"]
+    assert [m for m in warnings_naming(caplog, path.name) if f"byte offset {position}" in m]
+    reopened.close()
+
+
+def test_an_empty_directory_starts_at_the_log_start_offset_checkpoint(tmp_path):
+    config = config_of()
+    log = open_log(tmp_path, config, log_start_offset=42, recovery_point=42, had_clean_shutdown=False)
+    assert (log.log_start_offset, log.log_end_offset, log.segments.base_offsets()) == (42, 42, [42])
+    assert log.append_as_leader(produce(b"first"), 0).first_offset == 42
+    log.close()
