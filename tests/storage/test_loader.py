@@ -309,12 +309,17 @@ def flip_byte(path, position):
     path.write_bytes(bytes(data))
 
 
-def test_a_corrupt_batch_cuts_its_segment_there_and_deletes_every_later_segment(tmp_path, caplog):
-    config = config_of()
+def three_segment_log_and_position_of_offset_3(tmp_path, config):
     directory = three_segment_log(tmp_path, config)
     log = open_log(tmp_path, config)
-    corrupt_at = log.segments.get(2).translate_offset(3).position
+    position = log.segments.get(2).translate_offset(3).position
     log.close()
+    return directory, position
+
+
+def test_a_corrupt_batch_cuts_its_segment_there_and_deletes_every_later_segment(tmp_path, caplog):
+    config = config_of()
+    directory, corrupt_at = three_segment_log_and_position_of_offset_3(tmp_path, config)
     segment_file = files.log_file(directory, 2)
     flip_byte(segment_file, segment_file.stat().st_size - 1)  # offset 3's value: its CRC no longer matches
     reopened = open_log(tmp_path, config, recovery_point=0, had_clean_shutdown=False)
@@ -517,10 +522,7 @@ def test_a_crash_at_any_phase_of_a_split_recovers_every_record(tmp_path, phase):
 
 def test_a_base_offset_going_backwards_is_cut_as_corruption_not_split(tmp_path, caplog):
     config = config_of()
-    directory = three_segment_log(tmp_path, config)
-    log = open_log(tmp_path, config)
-    position = log.segments.get(2).translate_offset(3).position
-    log.close()
+    directory, position = three_segment_log_and_position_of_offset_3(tmp_path, config)
     path = files.log_file(directory, 2)
     data = bytearray(path.read_bytes())
     data[position:position + 8] = (1).to_bytes(8, "big")  # outside the CRC: still a "valid" batch
