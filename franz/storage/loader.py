@@ -2,15 +2,21 @@
 
 Steps, in Kafka 4.x's order:
 1. Remove what a crash can leave behind: `.deleted` and `.cleaned` files are
-   deleted; a `.log.swap` segment (compaction output that was complete) is
-   rolled forward: its indexes rebuilt, the segments it replaces deleted, and
-   its files renamed into place. Index files whose `.log` is gone are deleted.
-2. Open every segment. A missing or insane index is rebuilt by recovering the
-   segment (the log is the truth).
+   deleted, and so is any `.swap` at or above the lowest `.cleaned` offset (an
+   unfinished split); a `.log.swap` segment (compaction or split output that
+   was complete) is rolled forward: its indexes rebuilt, the segments it
+   replaces deleted, and its files renamed into place. Index files whose
+   `.log` is gone are deleted.
+2. Open every segment. A missing or insane index (or a missing time index of
+   a non-empty segment) is rebuilt by recovering the segment (the log is the
+   truth).
 3. Without the clean-shutdown marker, recover every segment from the recovery
    point: check each batch, rebuild indexes, and at the first invalid byte
    truncate that segment and delete every later one (a WARN names the file
-   and what was cut).
+   and what was cut). After a clean shutdown the recovery point is the LEO.
+   In steps 2 and 3 a segment whose offsets overflow an int32 relative to its
+   base (written before KAFKA-6264) is split (split_overflowed_segment) and
+   the step run again.
 4. Reconcile: the log start offset is max(checkpoint, first base offset); a
    checkpointed log start beyond the log end empties the log and starts it
    there; the epoch cache is truncated to [log start, LEO); producer state is
