@@ -23,6 +23,7 @@ import signal
 import sys
 
 from franz.common.config_def import ConfigError
+from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
 from franz.protocol import api_keys
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import Controller
@@ -50,6 +51,7 @@ class KafkaServer:
         self.metadata: MetadataCache | None = None
         self.controller: Controller | None = None
         self.metrics: BrokerMetrics | None = None
+        self.group_coordinator: GroupCoordinatorService | None = None
         self._prefix = f"[KafkaRaftServer nodeId={config.node_id}]"
 
     async def startup(self) -> None:
@@ -83,6 +85,9 @@ class KafkaServer:
         self.metrics = BrokerMetrics()
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
+        self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)
+        await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
+        self.group_coordinator.register(self.apis)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
         await self.socket_server.start()
@@ -106,6 +111,8 @@ class KafkaServer:
             self.metrics.shutdown()
         if self.socket_server is not None:
             await self.socket_server.shutdown()
+        if self.group_coordinator is not None:
+            await self.group_coordinator.shutdown()
         if self.replica_manager is not None:
             await self.replica_manager.shutdown()
         if self.log_manager is not None:

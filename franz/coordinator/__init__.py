@@ -1,0 +1,1 @@
+"""Coordinators: consumer groups (group/) and, later, transactions."""

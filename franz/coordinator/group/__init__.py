@@ -1,0 +1,1 @@
+"""The group coordinator: classic consumer groups and committed offsets in __consumer_offsets."""

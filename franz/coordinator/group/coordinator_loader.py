@@ -1,0 +1,107 @@
+"""Reading and writing the partitions of `__consumer_offsets` (CoordinatorLoaderImpl, CoordinatorPartitionWriter).
+
+The log is the source of truth for groups and offsets. Writes: the records of
+one coordinator operation form one batch (no compression, no producer id, as
+Kafka's coordinator runtime writes them) appended through the ReplicaManager
+on its append thread; the operation's answer is given only once the append
+returned (the HW moves with the append on one node). Reads: `load_partition`
+replays a partition from its log start to its HW, batch by batch, into a
+callback taking (key bytes, value bytes or None for a tombstone, offset);
+control batches (transaction markers) carry no group records and are skipped.
+
+Limits: a read asks for LOAD_BUFFER_BYTES at a time (one batch larger than
+that is still read whole: min-one-message); records that do not decode are
+logged and skipped, so one bad record cannot keep a coordinator down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Final
+
+from franz.protocol.errors import Errors
+from franz.records.builder import SimpleRecord, build_batch, now_ms
+from franz.server.replica_manager import ReplicaManager
+from franz.storage.unified_log import FetchIsolation, UnifiedLog
+
+logger = logging.getLogger(__name__)
+
+OFFSETS_TOPIC: Final = "__consumer_offsets"
+LOAD_BUFFER_BYTES: Final = 5 * 1024 * 1024  # offsets.load.buffer.size
+BATCH_RECORDS_MAX: Final = 10_000
+
+
+class CoordinatorWriteError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def build_records(entries: list[tuple[bytes, bytes | None]], timestamp_ms: int | None = None) -> bytes:
+    """One batch of (key, value) records; a None value is a tombstone."""
+    assert 0 < len(entries) <= BATCH_RECORDS_MAX
+    stamp = now_ms() if timestamp_ms is None else timestamp_ms
+    return build_batch([SimpleRecord(value, key, stamp) for key, value in entries])
+
+
+class CoordinatorPartitionWriter:
+    def __init__(self, replica_manager: ReplicaManager) -> None:
+        self.replica_manager = replica_manager
+
+    async def append(self, partition: int, entries: list[tuple[bytes, bytes | None]]) -> int:
+        """Append the records as one batch to `__consumer_offsets-partition`; the
+        offset after them. Raises CoordinatorWriteError with the Kafka error code."""
+        if not entries:
+            return -1
+        key = (OFFSETS_TOPIC, partition)
+        payload = build_records(entries)
+        rm = self.replica_manager
+        loop = asyncio.get_running_loop()
+        results = await loop.run_in_executor(rm.append_executor, rm.append_records, -1, {key: payload})
+        result = results[key]
+        code = result["error_code"]
+        if code != Errors.NONE:
+            # Kafka's coordinator maps storage errors for its clients (CoordinatorRuntime).
+            if code in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
+                        Errors.REQUEST_TIMED_OUT, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+                mapped = Errors.COORDINATOR_NOT_AVAILABLE
+            elif code in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.KAFKA_STORAGE_ERROR):
+                mapped = Errors.NOT_COORDINATOR
+            elif code in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE, Errors.INVALID_FETCH_SIZE):
+                mapped = Errors.UNKNOWN_SERVER_ERROR
+            else:
+                mapped = code
+            raise CoordinatorWriteError(mapped, result.get("error_message") or Errors(code).name)
+        rm.on_appended([key])
+        return result["last_offset"] + 1
+
+
+def load_partition(log: UnifiedLog, replay: Callable[[bytes, bytes | None, int], None]) -> int:
+    """Replay every record of the log below its HW; the number of records replayed."""
+    offset = log.log_start_offset
+    count = 0
+    while offset < log.high_watermark:
+        info = log.read(offset, LOAD_BUFFER_BYTES, FetchIsolation.HIGH_WATERMARK, True)
+        progressed = False
+        for batch in info.records.batches():
+            if batch.next_offset <= offset:
+                continue
+            progressed = True
+            next_offset = batch.next_offset
+            if not batch.is_control_batch:
+                for record in batch.records():
+                    if record.offset < offset or record.key is None:
+                        continue
+                    try:
+                        replay(bytes(record.key), None if record.value is None else bytes(record.value),
+                               record.offset)
+                        count += 1
+                    except ValueError as exc:
+                        logger.warning("Skipping a record of %s at offset %d that does not decode: %s",
+                                       log.topic_partition, record.offset, exc)
+            offset = next_offset
+        if not progressed:
+            break  # nothing readable below the HW: stop rather than spin
+    return count

@@ -1,0 +1,224 @@
+"""The records of `__consumer_offsets` (GroupCoordinatorRecordSerde and the record JSON specs).
+
+Every record's key and value start with an int16 version; the key's version is
+the record type, so a reader knows which schema the rest follows:
+
+    key   := int16 key_version  key_body
+    value := int16 value_version value_body  |  null (a tombstone)
+
+    key version 0, 1  OffsetCommitKey    group string, topic string, partition int32
+    key version 2     GroupMetadataKey   group string
+
+Values are written as Kafka 4.x writes them: OffsetCommitValue v3 (v1 when the
+commit carried an explicit expire timestamp, OffsetCommit v2-4 with a
+retention time) and GroupMetadataValue v3, the newest non-flexible versions;
+every version 0-4 of both is read. Keys of other record types (the KIP-848 and
+share-group records) are recognised as unknown and skipped by the loader.
+
+The schemas are Kafka's JSON specs (group-coordinator/src/main/resources/
+common/message/*.json) in franz's schema language, compiled by the protocol
+codegen; the `key=` of each entry is the record's key version.
+
+Placement: a group lives on partition abs(String.hashCode(group_id)) % n of
+`__consumer_offsets` (Kafka's Utils.abs is `x & 0x7fffffff`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from typing import Any, Final
+
+from franz.protocol.codegen import MessageCodec, MessageDecodeError
+from franz.protocol.schema import parse_schemas
+
+OFFSET_COMMIT_KEY_VERSION: Final = 1
+GROUP_METADATA_KEY_VERSION: Final = 2
+OFFSET_COMMIT_VALUE_VERSION: Final = 3
+OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRE: Final = 1
+GROUP_METADATA_VALUE_VERSION: Final = 3
+RECORD_SIZE_BYTES_MAX: Final = 64 * 1024 * 1024
+
+_SCHEMAS = """\
+OffsetCommitKey key=1 versions=0-1
+ request
+    group string
+    topic string
+    partition int32
+ response
+
+OffsetCommitValue key=1 versions=0-4 flex=4+
+ request
+    offset int64
+    leader_epoch int32 3+ default=-1
+    metadata string
+    commit_timestamp int64
+    expire_timestamp int64 1 default=-1
+ response
+
+GroupMetadataKey key=2 versions=2
+ request
+    group string
+ response
+
+GroupMetadataValue key=2 versions=0-4 flex=4+
+ request
+    protocol_type string
+    generation int32
+    protocol string null
+    leader string null
+    current_state_timestamp int64 2+ default=-1
+    members []
+      member_id string
+      group_instance_id string 3+ null default=null
+      client_id string
+      client_host string
+      rebalance_timeout int32 1+ default=-1
+      session_timeout int32
+      subscription bytes
+      assignment bytes
+ response
+"""
+
+_CODECS: Final = {schema.name: MessageCodec(schema) for schema in parse_schemas(_SCHEMAS)}
+_VERSION: Final = struct.Struct(">h")
+
+
+class RecordFormatError(ValueError):
+    """A key or value that no known schema version reads."""
+
+
+def _encode(name: str, version: int, data: dict) -> bytes:
+    chunks: list = [bytearray(_VERSION.pack(version))]
+    _CODECS[name].encode("request", version, data, chunks)
+    assert len(chunks) == 1
+    return bytes(chunks[0])
+
+
+def _decode(name: str, buffer: bytes, low: int, high: int) -> tuple[int, dict]:
+    if len(buffer) < 2:
+        raise RecordFormatError(f"{name}: {len(buffer)} bytes, no version")
+    version = _VERSION.unpack_from(buffer, 0)[0]
+    if not low <= version <= high:
+        raise RecordFormatError(f"{name}: unknown version {version}")
+    try:
+        data, _ = _CODECS[name].decode("request", version, memoryview(buffer)[2:])
+    except MessageDecodeError as exc:
+        raise RecordFormatError(str(exc)) from None
+    return version, data
+
+
+# -- the records as franz uses them ----------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OffsetCommitKey:
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GroupMetadataKey:
+    group: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OffsetAndMetadata:
+    """A committed offset (OffsetAndMetadata): expire_timestamp_ms is None unless
+    the commit asked for its own retention."""
+    committed_offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+    expire_timestamp_ms: int | None = None
+
+
+def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
+    return _encode("OffsetCommitKey", OFFSET_COMMIT_KEY_VERSION,
+                   {"group": group, "topic": topic, "partition": partition})
+
+
+def offset_commit_value(offset: OffsetAndMetadata) -> bytes:
+    if offset.expire_timestamp_ms is not None:
+        return _encode("OffsetCommitValue", OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRE, {
+            "offset": offset.committed_offset, "metadata": offset.metadata,
+            "commit_timestamp": offset.commit_timestamp_ms, "expire_timestamp": offset.expire_timestamp_ms})
+    return _encode("OffsetCommitValue", OFFSET_COMMIT_VALUE_VERSION, {
+        "offset": offset.committed_offset, "leader_epoch": offset.leader_epoch, "metadata": offset.metadata,
+        "commit_timestamp": offset.commit_timestamp_ms})
+
+
+def group_metadata_key(group: str) -> bytes:
+    return _encode("GroupMetadataKey", GROUP_METADATA_KEY_VERSION, {"group": group})
+
+
+def group_metadata_value(value: dict) -> bytes:
+    """`value` in GroupMetadataValue's field names (members as dicts)."""
+    return _encode("GroupMetadataValue", GROUP_METADATA_VALUE_VERSION, value)
+
+
+def read_key(buffer: bytes) -> OffsetCommitKey | GroupMetadataKey | None:
+    """The key of a record; None for record types the classic coordinator does not own."""
+    if len(buffer) < 2:
+        raise RecordFormatError(f"record key of {len(buffer)} bytes")
+    version = _VERSION.unpack_from(buffer, 0)[0]
+    if version in (0, 1):
+        _, data = _decode("OffsetCommitKey", buffer, 0, 1)
+        return OffsetCommitKey(data["group"], data["topic"], data["partition"])
+    if version == 2:
+        _, data = _decode("GroupMetadataKey", buffer, 2, 2)
+        return GroupMetadataKey(data["group"])
+    return None
+
+
+def read_offset_commit_value(buffer: bytes) -> OffsetAndMetadata:
+    version, data = _decode("OffsetCommitValue", buffer, 0, 4)
+    expire = data["expire_timestamp"] if version == 1 and data["expire_timestamp"] != -1 else None
+    return OffsetAndMetadata(data["offset"], data["leader_epoch"], data["metadata"], data["commit_timestamp"],
+                             expire)
+
+
+def read_group_metadata_value(buffer: bytes) -> dict:
+    return _decode("GroupMetadataValue", buffer, 0, 4)[1]
+
+
+# -- placement ---------------------------------------------------------------------
+
+
+def java_string_hash(text: str) -> int:
+    """java.lang.String.hashCode: s[0]*31^(n-1) + ... over UTF-16 code units, as int32."""
+    h = 0
+    encoded = text.encode("utf-16-be")
+    for index in range(0, len(encoded), 2):
+        h = (31 * h + ((encoded[index] << 8) | encoded[index + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    """The `__consumer_offsets` partition of a group (Utils.abs(hashCode) % n)."""
+    assert num_partitions > 0
+    return (java_string_hash(group_id) & 0x7FFFFFFF) % num_partitions
+
+
+def parse_consumer_subscription_topics(metadata: Any) -> list[str] | None:
+    """Topics of a ConsumerProtocolSubscription (any version: all start with
+    int16 version, then []string topics); None when the bytes do not parse."""
+    try:
+        buffer = bytes(metadata)
+        pos = 2
+        count = struct.unpack_from(">i", buffer, pos)[0]
+        pos += 4
+        if count < 0 or count > len(buffer):
+            return None
+        topics = []
+        for _ in range(count):
+            size = struct.unpack_from(">h", buffer, pos)[0]
+            pos += 2
+            if size < 0 or pos + size > len(buffer):
+                return None
+            topics.append(buffer[pos:pos + size].decode("utf-8"))
+            pos += size
+        return topics
+    except (struct.error, UnicodeDecodeError):
+        return None

@@ -1,0 +1,437 @@
+"""The group coordinator's door: its APIs, `__consumer_offsets`, loading and expiration (GroupCoordinatorService).
+
+Owns the request handlers of FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
+LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
+DeleteGroups and OffsetDelete (`register(apis)` adds them to KafkaApis), the
+internal topic (created compacted with offsets.topic.num.partitions partitions
+on the first FindCoordinator for a group, or the first write), the load of
+every group and offset from that topic at startup (clean stop or SIGKILL
+alike: the log is the truth), and the expiration of offsets every
+offsets.retention.check.interval.ms.
+
+Invariant: in-memory offsets change only by replaying records after their
+append returned (OffsetMetadataManager.replay), so what a client was told is
+committed is what a restart loads back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from franz.coordinator.group import group_coordinator_record_serde as serde
+from franz.coordinator.group.coordinator_loader import (
+    OFFSETS_TOPIC,
+    CoordinatorPartitionWriter,
+    CoordinatorWriteError,
+    load_partition,
+)
+from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator
+from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
+from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
+from franz.protocol.errors import Errors
+from franz.records.builder import now_ms
+
+logger = logging.getLogger(__name__)
+
+KEY_TYPE_GROUP: Final = 0
+KEY_TYPE_TRANSACTION: Final = 1
+AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
+GROUP_TYPE_CLASSIC: Final = "classic"
+
+# key -> (error, error message, node id, host, port); other coordinators (transactions) add theirs.
+CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
+
+
+class GroupCoordinatorService:
+    def __init__(self, config, controller, replica_manager, metadata,
+                 clock_ms: Callable[[], int] = now_ms) -> None:
+        self.config = GroupConfig.from_kafka_config(config)
+        self.kafka_config = config
+        self.controller = controller
+        self.replica_manager = replica_manager
+        self.metadata = metadata
+        self.writer = CoordinatorPartitionWriter(replica_manager)
+        self.coordinator = GroupCoordinator(self.config, self._write_group_metadata, clock_ms)
+        self.offsets = OffsetMetadataManager()
+        self._clock_ms = clock_ms
+        self._expiration_task: asyncio.Task | None = None
+        self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    async def startup(self) -> None:
+        """Load every group and offset from `__consumer_offsets`, then start the timers."""
+        topic = self.metadata.get(OFFSETS_TOPIC)
+        records: list[tuple[bytes, bytes | None]] = []
+        if topic is not None:
+            logs = [self.replica_manager.log_of((OFFSETS_TOPIC, p)) for p in range(topic.num_partitions)]
+
+            def read_all() -> None:
+                for log in logs:
+                    if log is not None:
+                        load_partition(log, lambda key, value, _offset: records.append((key, value)))
+            await asyncio.get_running_loop().run_in_executor(None, read_all)
+        self.coordinator.startup()
+        loaded = self._replay_all(records)
+        if loaded:
+            logger.info("Loaded %d groups and the offsets of %d groups from %s", loaded,
+                        len(self.offsets.offsets), OFFSETS_TOPIC)
+        self._expiration_task = asyncio.get_running_loop().create_task(self._expire_periodically())
+
+    def _replay_all(self, records: list[tuple[bytes, bytes | None]]) -> int:
+        groups: dict[str, dict | None] = {}
+        for key_bytes, value_bytes in records:
+            try:
+                key = serde.read_key(key_bytes)
+                if isinstance(key, serde.OffsetCommitKey):
+                    value = None if value_bytes is None else serde.read_offset_commit_value(value_bytes)
+                    self.offsets.replay(key.group, key.topic, key.partition, value)
+                elif isinstance(key, serde.GroupMetadataKey):
+                    groups[key.group] = None if value_bytes is None else serde.read_group_metadata_value(value_bytes)
+            except serde.RecordFormatError as exc:
+                logger.warning("Skipping an undecodable record of %s: %s", OFFSETS_TOPIC, exc)
+        now = self._clock_ms()
+        for group_id, value in groups.items():
+            if value is not None:
+                self.coordinator.load_group(ClassicGroup.from_record(group_id, value, now))
+        for group_id in self.offsets.offsets:
+            self.coordinator.get_or_create_group(group_id)  # a simple group: offsets, no members
+        return sum(1 for value in groups.values() if value is not None)
+
+    async def shutdown(self) -> None:
+        task, self._expiration_task = self._expiration_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.coordinator.shutdown()
+
+    def register(self, apis) -> None:
+        for name, handler in (("FindCoordinator", self.handle_find_coordinator),
+                              ("JoinGroup", self.handle_join_group), ("SyncGroup", self.handle_sync_group),
+                              ("Heartbeat", self.handle_heartbeat), ("LeaveGroup", self.handle_leave_group),
+                              ("OffsetCommit", self.handle_offset_commit), ("OffsetFetch", self.handle_offset_fetch),
+                              ("ListGroups", self.handle_list_groups), ("DescribeGroups", self.handle_describe_groups),
+                              ("DeleteGroups", self.handle_delete_groups), ("OffsetDelete", self.handle_offset_delete)):
+            apis.register(name, handler)
+
+    # -- the internal topic ------------------------------------------------------------
+
+    def ensure_offsets_topic(self) -> None:
+        if self.metadata.get(OFFSETS_TOPIC) is not None:
+            return
+        configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                   "segment.bytes": str(self.kafka_config["offsets.topic.segment.bytes"])}
+        self.controller.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, configs)
+
+    def partition_for(self, group_id: str) -> int:
+        return serde.partition_for(group_id, self.config.offsets_topic_num_partitions)
+
+    async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
+        self.ensure_offsets_topic()
+        try:
+            await self.writer.append(self.partition_for(group_id), entries)
+        except CoordinatorWriteError as exc:
+            logger.error("Could not write %d records of group %s: %s", len(entries), group_id, exc)
+            raise GroupError(exc.code, str(exc)) from None
+
+    async def _write_group_metadata(self, group: ClassicGroup, value: dict | None) -> None:
+        encoded = None if value is None else serde.group_metadata_value(value)
+        await self._append(group.group_id, [(serde.group_metadata_key(group.group_id), encoded)])
+
+    # -- FindCoordinator -------------------------------------------------------------
+
+    def _resolve_group_coordinator(self, key: str, request) -> tuple[int, str | None, int, str, int]:
+        self.ensure_offsets_topic()
+        endpoint = self.metadata.endpoint_for(request.listener_name)
+        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
+
+    async def handle_find_coordinator(self, request, body: dict) -> dict:
+        version = request.api_version
+        key_type = body["key_type"] if version >= 1 else KEY_TYPE_GROUP
+        keys = body["coordinator_keys"] if version >= 4 else [body["key"]]
+        answers = []
+        for key in keys:
+            resolver = self.resolvers.get(key_type)
+            if key_type not in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION):
+                found = (Errors.INVALID_REQUEST, f"Unknown coordinator type: {key_type}", -1, "", -1)
+            elif resolver is None:
+                found = (Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1)
+            else:
+                found = resolver(key, request)
+            answers.append({"key": key, "error_code": found[0], "error_message": found[1], "node_id": found[2],
+                            "host": found[3], "port": found[4]})
+        if version >= 4:
+            return {"throttle_time_ms": 0, "coordinators": answers}
+        answer = answers[0]
+        return {"throttle_time_ms": 0, "error_code": answer["error_code"], "error_message": answer["error_message"],
+                "node_id": answer["node_id"], "host": answer["host"], "port": answer["port"]}
+
+    # -- the classic protocol ------------------------------------------------------------
+
+    async def handle_join_group(self, request, body: dict) -> dict:
+        client_host = "/" + request.client_address[0]
+        answer = await self.coordinator.join_group(request.api_version, request.client_id or "", client_host, body)
+        answer["throttle_time_ms"] = 0
+        return answer
+
+    async def handle_sync_group(self, request, body: dict) -> dict:
+        answer = await self.coordinator.sync_group(body)
+        answer["throttle_time_ms"] = 0
+        return answer
+
+    async def handle_heartbeat(self, request, body: dict) -> dict:
+        return {"throttle_time_ms": 0, "error_code": self.coordinator.heartbeat(body)}
+
+    async def handle_leave_group(self, request, body: dict) -> dict:
+        version = request.api_version
+        if version >= 3:
+            identities = body["members"]
+        else:
+            identities = [{"member_id": body["member_id"], "group_instance_id": None}]
+        error, answers = self.coordinator.leave_group(body["group_id"], identities)
+        if version < 3 and error == Errors.NONE and answers:
+            error = Errors(answers[0]["error_code"])
+        return {"throttle_time_ms": 0, "error_code": error, "members": answers}
+
+    # -- offsets -------------------------------------------------------------------------
+
+    def _validate_offset_commit(self, group: ClassicGroup, member_id: str, instance_id: str | None,
+                                generation_id: int) -> Errors:
+        """ClassicGroup.validateOffsetCommit."""
+        if group.is_in_state(GroupState.DEAD):
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.is_in_state(GroupState.EMPTY):
+            return Errors.NONE  # a simple group, or an admin commit to an empty one
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or instance_id is not None:
+            error = self.coordinator._validate_existing_member(group, member_id, instance_id)
+            if error != Errors.NONE:
+                return error
+            if generation_id != group.generation_id:
+                return Errors.ILLEGAL_GENERATION
+        elif not group.is_in_state(GroupState.EMPTY):
+            return Errors.UNKNOWN_MEMBER_ID
+        if group.is_in_state(GroupState.COMPLETING_REBALANCE):
+            return Errors.REBALANCE_IN_PROGRESS
+        return Errors.NONE
+
+    async def handle_offset_commit(self, request, body: dict) -> dict:
+        version = request.api_version
+        group_id = body["group_id"]
+        generation_id = body["generation_id_or_member_epoch"]
+
+        def answer_all(code: int) -> dict:
+            return {"throttle_time_ms": 0, "topics": [
+                {"name": t["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": code}
+                                                   for p in t["partitions"]]} for t in body["topics"]]}
+
+        if not group_id:
+            return answer_all(Errors.INVALID_GROUP_ID)
+        group = self.coordinator.group(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return answer_all(Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION)
+            group = self.coordinator.get_or_create_group(group_id)
+        error = self._validate_offset_commit(group, body["member_id"], body["group_instance_id"], generation_id)
+        if error != Errors.NONE:
+            return answer_all(error)
+        now = self._clock_ms()
+        retention_ms = body.get("retention_time_ms", -1) if version <= 4 else -1
+        expire_ms = now + retention_ms if retention_ms >= 0 else None
+        entries: list[tuple[bytes, bytes | None]] = []
+        committed: list[tuple[str, int, serde.OffsetAndMetadata]] = []
+        topics = []
+        for topic in body["topics"]:
+            partitions = []
+            for entry in topic["partitions"]:
+                index = entry["partition_index"]
+                metadata = entry["committed_metadata"] or ""
+                code = Errors.NONE
+                if len(metadata.encode("utf-8")) > self.config.offset_metadata_max_bytes:
+                    code = Errors.OFFSET_METADATA_TOO_LARGE
+                else:
+                    value = serde.OffsetAndMetadata(entry["committed_offset"], entry["committed_leader_epoch"],
+                                                    metadata, now, expire_ms)
+                    entries.append((serde.offset_commit_key(group_id, topic["name"], index),
+                                    serde.offset_commit_value(value)))
+                    committed.append((topic["name"], index, value))
+                partitions.append({"partition_index": index, "error_code": code})
+            topics.append({"name": topic["name"], "partitions": partitions})
+        if entries:
+            try:
+                await self._append(group_id, entries)
+            except GroupError as exc:
+                for topic in topics:
+                    for partition in topic["partitions"]:
+                        if partition["error_code"] == Errors.NONE:
+                            partition["error_code"] = exc.code
+                return {"throttle_time_ms": 0, "topics": topics}
+            for name, index, value in committed:
+                self.offsets.replay(group_id, name, index, value)
+            if self.coordinator.group(group_id) is None:
+                self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    async def handle_offset_fetch(self, request, body: dict) -> dict:
+        if request.api_version >= 8:
+            groups = []
+            for entry in body["groups"]:
+                topics = entry["topics"]
+                groups.append({"group_id": entry["group_id"], "error_code": Errors.NONE,
+                               "topics": self.offsets.fetch(entry["group_id"], topics)})
+            return {"throttle_time_ms": 0, "groups": groups}
+        topics = body["topics"]
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "topics": self.offsets.fetch(body["group_id"], topics)}
+
+    async def handle_offset_delete(self, request, body: dict) -> dict:
+        group = self.coordinator.group(body["group_id"])
+        if group is None or group.is_in_state(GroupState.DEAD):
+            return {"error_code": Errors.GROUP_ID_NOT_FOUND, "throttle_time_ms": 0, "topics": []}
+        subscribed: set[str] | None = set()
+        if not group.is_in_state(GroupState.EMPTY):
+            if group.protocol_type != "consumer":
+                return {"error_code": Errors.NON_EMPTY_GROUP, "throttle_time_ms": 0, "topics": []}
+            subscribed = group.subscribed_topics()
+        entries, deleted, topics = [], [], []
+        for topic in body["topics"]:
+            name = topic["name"]
+            partitions = []
+            for entry in topic["partitions"]:
+                index = entry["partition_index"]
+                if subscribed is None or name in subscribed:
+                    partitions.append({"partition_index": index, "error_code": Errors.GROUP_SUBSCRIBED_TO_TOPIC})
+                    continue
+                if (name, index) in self.offsets.group_offsets(group.group_id):
+                    entries.append((serde.offset_commit_key(group.group_id, name, index), None))
+                    deleted.append((name, index))
+                partitions.append({"partition_index": index, "error_code": Errors.NONE})
+            topics.append({"name": name, "partitions": partitions})
+        if entries:
+            try:
+                await self._append(group.group_id, entries)
+            except GroupError as exc:
+                return {"error_code": exc.code, "throttle_time_ms": 0, "topics": []}
+            for name, index in deleted:
+                self.offsets.replay(group.group_id, name, index, None)
+        return {"error_code": Errors.NONE, "throttle_time_ms": 0, "topics": topics}
+
+    # -- group administration ---------------------------------------------------------------
+
+    async def handle_list_groups(self, request, body: dict) -> dict:
+        states = {s.lower() for s in body.get("states_filter") or []}
+        types = {t.lower() for t in body.get("types_filter") or []}
+        groups = []
+        for group in self.coordinator.groups.values():
+            if group.is_in_state(GroupState.DEAD):
+                continue
+            if states and group.state.value.lower() not in states:
+                continue
+            if types and GROUP_TYPE_CLASSIC not in types:
+                continue
+            groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
+                           "group_state": group.state.value, "group_type": GROUP_TYPE_CLASSIC})
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "groups": groups}
+
+    async def handle_describe_groups(self, request, body: dict) -> dict:
+        answers = []
+        for group_id in body["groups"]:
+            answer: dict[str, Any] = {"error_code": Errors.NONE, "group_id": group_id, "group_state": "Dead",
+                                      "protocol_type": "", "protocol_data": "", "members": [],
+                                      "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+            answers.append(answer)
+            if not group_id:
+                answer["error_code"] = Errors.INVALID_GROUP_ID
+                continue
+            group = self.coordinator.group(group_id)
+            if group is None:
+                continue
+            stable = group.is_in_state(GroupState.STABLE)
+            answer.update(group_state=group.state.value, protocol_type=group.protocol_type or "",
+                          protocol_data=group.protocol_name or "" if stable else "")
+            answer["members"] = [{
+                "member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                "client_host": m.client_host,
+                "member_metadata": m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
+                "member_assignment": m.assignment if stable else b""} for m in group.members.values()]
+        return {"throttle_time_ms": 0, "groups": answers}
+
+    async def handle_delete_groups(self, request, body: dict) -> dict:
+        results = []
+        for group_id in body["groups_names"]:
+            results.append({"group_id": group_id, "error_code": await self._delete_group(group_id)})
+        return {"throttle_time_ms": 0, "results": results}
+
+    async def _delete_group(self, group_id: str) -> int:
+        group = self.coordinator.group(group_id)
+        if not group_id:
+            return Errors.INVALID_GROUP_ID
+        if group is None or group.is_in_state(GroupState.DEAD):
+            return Errors.GROUP_ID_NOT_FOUND
+        if not group.is_in_state(GroupState.EMPTY):
+            return Errors.NON_EMPTY_GROUP
+        return await self._tombstone_group(group, list(self.offsets.group_offsets(group_id)))
+
+    async def _tombstone_group(self, group: ClassicGroup, offsets: list[tuple[str, int]]) -> int:
+        """Write tombstones for the offsets and the group, then forget them."""
+        group_id = group.group_id
+        self.coordinator.unload_group(group)  # Dead at once: no join slips in during the write
+        entries = [(serde.offset_commit_key(group_id, topic, partition), None) for topic, partition in offsets]
+        entries.append((serde.group_metadata_key(group_id), None))
+        try:
+            await self._append(group_id, entries)
+        except GroupError as exc:
+            return exc.code
+        for topic, partition in offsets:
+            self.offsets.replay(group_id, topic, partition, None)
+        logger.info("Deleted group %s and %d offsets", group_id, len(offsets))
+        return Errors.NONE
+
+    # -- retention ---------------------------------------------------------------------------
+
+    async def _expire_periodically(self) -> None:
+        interval_s = self.config.offsets_retention_check_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await self.cleanup_group_metadata()
+            except Exception:  # the next round tries again
+                logger.exception("Offsets expiration failed")
+
+    async def cleanup_group_metadata(self, now_ms: int | None = None) -> int:
+        """Expire offsets past retention (as of now_ms, default now); delete Empty groups
+        left with none. The number of offsets removed."""
+        now = self._clock_ms() if now_ms is None else now_ms
+        removed = 0
+        for group in list(self.coordinator.groups.values()):
+            simple = group.protocol_type is None
+            empty = simple or group.is_in_state(GroupState.EMPTY)
+            subscribed = None
+            if not empty and group.is_in_state(GroupState.STABLE):
+                topics = group.subscribed_topics()
+                if topics is not None:
+                    subscribed = topics.__contains__
+            if (not empty and subscribed is None) or group.pending_members:
+                continue
+            expired = self.offsets.expired_offsets(
+                group.group_id, now, self.config.offsets_retention_ms, empty,
+                None if simple else group.current_state_timestamp_ms, subscribed)
+            if group.is_in_state(GroupState.EMPTY) and len(expired) == len(self.offsets.group_offsets(group.group_id)):
+                if await self._tombstone_group(group, expired) == Errors.NONE:
+                    removed += len(expired)
+                continue
+            if expired:
+                entries = [(serde.offset_commit_key(group.group_id, t, p), None) for t, p in expired]
+                try:
+                    await self._append(group.group_id, entries)
+                except GroupError:
+                    continue
+                for topic, partition in expired:
+                    self.offsets.replay(group.group_id, topic, partition, None)
+                removed += len(expired)
+        if removed:
+            logger.info("Removed %d expired offsets", removed)
+        return removed

@@ -1,0 +1,190 @@
+"""Consumer groups of real clients (confluent-kafka, kafka-python, aiokafka) against a real broker process.
+
+Every wait is bounded by a deadline; consumers are closed in `finally`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from franz.protocol.errors import Errors
+from tests.support.raw_client import RawClient
+
+pytestmark = pytest.mark.interop
+
+DEADLINE_S = 30.0
+GROUP_OVERRIDES = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
+                   "offsets.topic.num.partitions": "5"}
+JOIN_GROUP, HEARTBEAT = 11, 12
+
+
+@pytest.fixture
+def group_broker(broker_factory):
+    return broker_factory(GROUP_OVERRIDES)
+
+
+def _create(bootstrap: str, name: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(DEADLINE_S)
+
+
+def _produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for index, value in enumerate(values):
+        producer.produce(topic, value=value, partition=index % partitions)
+    assert producer.flush(DEADLINE_S) == 0
+
+
+def _consumer(bootstrap: str, group: str, **config) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                     "session.timeout.ms": 6000, "heartbeat.interval.ms": 300, "enable.auto.commit": False,
+                     **config})
+
+
+def _poll_until(consumers: list[Consumer], done, received: list) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not done():
+        assert time.monotonic() < deadline, "gave up waiting"
+        for consumer in consumers:
+            message = consumer.poll(0.05)
+            if message is not None and not message.error():
+                received.append(message.value())
+
+
+def test_three_confluent_consumers_split_eight_partitions_and_rebalance_when_one_leaves(group_broker):
+    bootstrap = group_broker.bootstrap
+    _create(bootstrap, "split", 8)
+    values = [b"v%d" % i for i in range(80)]
+    _produce(bootstrap, "split", values, 8)
+    consumers = [_consumer(bootstrap, "three") for _ in range(3)]
+    try:
+        for consumer in consumers:
+            consumer.subscribe(["split"])
+        received: list = []
+
+        def spread() -> bool:
+            sizes = [len(c.assignment()) for c in consumers]
+            return sum(sizes) == 8 and min(sizes) >= 2 and set(received) == set(values)
+        # Records read before a rebalance are read again by their next owner (nothing is
+        # committed here): at least once, so compare sets.
+        _poll_until(consumers, spread, received)
+        owned = [tp.partition for c in consumers for tp in c.assignment()]
+        assert sorted(owned) == list(range(8))
+        consumers[0].close()
+        rest = consumers[1:]
+        _poll_until(rest, lambda: sorted(tp.partition for c in rest for tp in c.assignment()) == list(range(8)), [])
+        assert all(len(c.assignment()) == 4 for c in rest)
+    finally:
+        for consumer in consumers:
+            consumer.close()
+
+
+def test_committed_offsets_survive_a_broker_sigkill_and_consumption_resumes_without_a_gap(group_broker):
+    bootstrap = group_broker.bootstrap
+    _create(bootstrap, "durable", 2)
+    first = [b"a%d" % i for i in range(20)]
+    _produce(bootstrap, "durable", first, 2)
+    consumed: list = []
+    consumer = _consumer(bootstrap, "survivor")
+    try:
+        consumer.subscribe(["durable"])
+        _poll_until([consumer], lambda: len(consumed) >= 12, consumed)
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed([TopicPartition("durable", p) for p in range(2)], timeout=10)
+        assert sum(tp.offset for tp in committed) == len(consumed)
+    finally:
+        consumer.close()
+    group_broker.kill()
+    group_broker.start()
+    second = [b"b%d" % i for i in range(10)]
+    _produce(bootstrap, "durable", second, 2)
+    resumed: list = []
+    # auto.offset.reset=latest: without the committed offsets the first records would be skipped.
+    consumer = _consumer(bootstrap, "survivor", **{"auto.offset.reset": "latest"})
+    expected = set(first + second) - set(consumed)
+    try:
+        consumer.subscribe(["durable"])
+        _poll_until([consumer], lambda: len(resumed) >= len(expected), resumed)
+    finally:
+        consumer.close()
+    assert sorted(resumed) == sorted(expected)
+
+
+def test_kafka_python_group_commits_and_aiokafka_resumes_from_its_offsets(group_broker):
+    from kafka import KafkaConsumer
+    from kafka import TopicPartition as KafkaTopicPartition
+
+    bootstrap = group_broker.bootstrap
+    _create(bootstrap, "pylibs", 3)
+    values = [b"p%d" % i for i in range(30)]  # value i is at offset i // 3 of partition i % 3
+    _produce(bootstrap, "pylibs", values, 3)
+    members = [KafkaConsumer("pylibs", bootstrap_servers=bootstrap, group_id="pygroup", auto_offset_reset="earliest",
+                             enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=300,
+                             consumer_timeout_ms=200) for _ in range(2)]
+    received: set = set()
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while len(received) < 20 or any(not m.assignment() for m in members):
+            assert time.monotonic() < deadline, "kafka-python group did not consume"
+            for member in members:
+                for records in member.poll(timeout_ms=100, max_records=2).values():
+                    received.update(r.value for r in records)
+        assert sorted(tp.partition for m in members for tp in m.assignment()) == [0, 1, 2]
+        for member in members:
+            member.commit()
+        committed = [members[0].committed(KafkaTopicPartition("pylibs", p)) or 0 for p in range(3)]
+    finally:
+        for member in members:
+            member.close()
+    below = {v for i, v in enumerate(values) if i // 3 < committed[i % 3]}
+    assert below <= received and len(below) >= 20
+
+    async def resume() -> list:
+        from aiokafka import AIOKafkaConsumer
+        consumer = AIOKafkaConsumer("pylibs", bootstrap_servers=bootstrap, group_id="pygroup",
+                                    auto_offset_reset="latest", enable_auto_commit=False,
+                                    session_timeout_ms=6000, heartbeat_interval_ms=300)
+        await consumer.start()
+        got: list = []
+        try:
+            deadline = time.monotonic() + DEADLINE_S
+            while len(got) < len(values) - len(below):
+                assert time.monotonic() < deadline, "aiokafka did not resume"
+                for records in (await consumer.getmany(timeout_ms=200)).values():
+                    got.extend(r.value for r in records)
+            await consumer.commit()
+        finally:
+            await consumer.stop()
+        return got
+
+    resumed = asyncio.run(resume())
+    assert sorted(resumed) == sorted(set(values) - below)
+
+
+def _join_body(member_id: str = "", session_timeout_ms: int = 6000) -> dict:
+    return {"group_id": "raw", "session_timeout_ms": session_timeout_ms, "rebalance_timeout_ms": 6000,
+            "member_id": member_id, "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}], "reason": None}
+
+
+def test_wire_errors_for_session_timeout_unknown_member_and_illegal_generation(group_broker):
+    with RawClient(group_broker.bootstrap) as client:
+        assert client.request(JOIN_GROUP, 9, _join_body(session_timeout_ms=10))["error_code"] \
+            == Errors.INVALID_SESSION_TIMEOUT
+        first = client.request(JOIN_GROUP, 9, _join_body())
+        assert first["error_code"] == Errors.MEMBER_ID_REQUIRED
+        joined = client.request(JOIN_GROUP, 9, _join_body(first["member_id"]))
+        assert joined["error_code"] == Errors.NONE and joined["generation_id"] == 1
+
+        def beat(generation: int, member_id: str) -> int:
+            return client.request(HEARTBEAT, 4, {"group_id": "raw", "generation_id": generation,
+                                                 "member_id": member_id, "group_instance_id": None})["error_code"]
+        assert beat(1, "stranger") == Errors.UNKNOWN_MEMBER_ID
+        assert beat(7, joined["member_id"]) == Errors.ILLEGAL_GENERATION
+        assert beat(1, joined["member_id"]) == Errors.NONE
+        assert client.request(JOIN_GROUP, 3, _join_body("made-up"))["error_code"] == Errors.UNKNOWN_MEMBER_ID

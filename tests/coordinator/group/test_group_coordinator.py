@@ -1,0 +1,301 @@
+"""The classic group state machine on a real in-process KafkaServer (its log, purgatories and loop).
+
+Each test runs a scenario on the server's own event loop and drives the
+GroupCoordinator the way the request handlers do; the records it writes are
+read back from the real `__consumer_offsets` log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from franz.coordinator.group import group_coordinator_record_serde as serde
+from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
+from franz.coordinator.group.group_metadata import GroupState
+from franz.protocol.errors import Errors
+from franz.server.kafka_config import KafkaConfig
+from franz.server.kafka_server import KafkaServer
+
+DEADLINE_S = 15.0
+
+
+def _config(data_dir: Path, **overrides: str) -> KafkaConfig:
+    props = {"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(data_dir),
+             "group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "100",
+             "offsets.topic.num.partitions": "3", "log.initial.task.delay.ms": "60000"}
+    props.update({k.replace("_", "."): v for k, v in overrides.items()})
+    return KafkaConfig(props)
+
+
+def run(data_dir: Path, scenario, **overrides: str):
+    """Start a server, run `scenario(server)` on its loop, stop the server; the scenario's result."""
+    async def main():
+        server = KafkaServer(_config(data_dir, **overrides))
+        await server.startup()
+        try:
+            return await asyncio.wait_for(scenario(server), DEADLINE_S * 2)
+        finally:
+            await server.shutdown()
+    return asyncio.run(main())
+
+
+def join_body(group_id: str, member_id: str = "", session_timeout_ms: int = 10_000, instance_id=None,
+              protocols=(("range", b"meta"),), protocol_type: str = "consumer", rebalance_timeout_ms: int = 10_000):
+    return {"group_id": group_id, "session_timeout_ms": session_timeout_ms, "rebalance_timeout_ms": rebalance_timeout_ms,
+            "member_id": member_id, "group_instance_id": instance_id, "protocol_type": protocol_type,
+            "protocols": [{"name": n, "metadata": m} for n, m in protocols], "reason": None}
+
+
+async def join(server, group_id: str, **kwargs) -> dict:
+    """A full KIP-394 join: the member-id round trip, then the parked join."""
+    coordinator = server.group_coordinator.coordinator
+    first = await coordinator.join_group(9, "client", "/127.0.0.1", join_body(group_id, **kwargs))
+    if first["error_code"] != Errors.MEMBER_ID_REQUIRED:
+        return first
+    kwargs["member_id"] = first["member_id"]
+    return await coordinator.join_group(9, "client", "/127.0.0.1", join_body(group_id, **kwargs))
+
+
+async def sync(server, group_id: str, generation: int, member_id: str, assignments=()) -> dict:
+    return await server.group_coordinator.coordinator.sync_group({
+        "group_id": group_id, "generation_id": generation, "member_id": member_id, "group_instance_id": None,
+        "protocol_type": "consumer", "protocol_name": "range",
+        "assignments": [{"member_id": m, "assignment": a} for m, a in assignments]})
+
+
+def heartbeat(server, group_id: str, generation: int, member_id: str, instance_id=None) -> Errors:
+    return server.group_coordinator.coordinator.heartbeat({"group_id": group_id, "generation_id": generation,
+                                                           "member_id": member_id, "group_instance_id": instance_id})
+
+
+async def wait_until(condition, what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def group_records(server, group_id: str) -> list[tuple[object, bytes | None]]:
+    service = server.group_coordinator
+    log = server.replica_manager.log_of((OFFSETS_TOPIC, service.partition_for(group_id)))
+    found: list = []
+    load_partition(log, lambda key, value, _offset: found.append((serde.read_key(key), value)))
+    return [(key, value) for key, value in found if key.group == group_id]
+
+
+async def stable_single_member_group(server, group_id: str) -> tuple[str, int]:
+    joined = await join(server, group_id)
+    assert joined["error_code"] == Errors.NONE
+    member_id, generation = joined["member_id"], joined["generation_id"]
+    synced = await sync(server, group_id, generation, member_id, [(member_id, b"assignment")])
+    assert synced["error_code"] == Errors.NONE and synced["assignment"] == b"assignment"
+    return member_id, generation
+
+
+def test_new_member_gets_member_id_required_then_leads_generation_one(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        first = await coordinator.join_group(9, "client", "/h", join_body("g"))
+        assert first["error_code"] == Errors.MEMBER_ID_REQUIRED and first["member_id"].startswith("client-")
+        joined = await coordinator.join_group(9, "client", "/h", join_body("g", member_id=first["member_id"]))
+        assert joined["error_code"] == Errors.NONE and joined["generation_id"] == 1
+        assert joined["leader"] == joined["member_id"] == first["member_id"]
+        assert [m["metadata"] for m in joined["members"]] == [b"meta"]
+        assert coordinator.group("g").state == GroupState.COMPLETING_REBALANCE
+        synced = await sync(server, "g", 1, joined["member_id"], [(joined["member_id"], b"A")])
+        assert synced["assignment"] == b"A"
+        assert coordinator.group("g").state == GroupState.STABLE
+        assert heartbeat(server, "g", 1, joined["member_id"]) == Errors.NONE
+        records = group_records(server, "g")
+        value = serde.read_group_metadata_value(records[-1][1])
+        assert value["generation"] == 1 and value["members"][0]["assignment"] == b"A"
+    run(tmp_path, scenario)
+
+
+def test_bad_requests_get_kafka_error_codes_and_leave_the_group_stable(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        member_id, generation = await stable_single_member_group(server, "g")
+        assert heartbeat(server, "g", generation, "nobody") == Errors.UNKNOWN_MEMBER_ID
+        assert heartbeat(server, "g", generation + 5, member_id) == Errors.ILLEGAL_GENERATION
+        assert heartbeat(server, "unknown-group", 1, member_id) == Errors.UNKNOWN_MEMBER_ID
+        too_short = await coordinator.join_group(9, "c", "/h", join_body("g", session_timeout_ms=1))
+        assert too_short["error_code"] == Errors.INVALID_SESSION_TIMEOUT
+        too_long = await coordinator.join_group(9, "c", "/h", join_body("g", session_timeout_ms=10**9))
+        assert too_long["error_code"] == Errors.INVALID_SESSION_TIMEOUT
+        other_type = await join(server, "g", protocol_type="connect")
+        assert other_type["error_code"] == Errors.INCONSISTENT_GROUP_PROTOCOL
+        other_protocol = await join(server, "g", protocols=(("roundrobin", b""),))
+        assert other_protocol["error_code"] == Errors.INCONSISTENT_GROUP_PROTOCOL
+        assert (await sync(server, "g", generation + 1, member_id))["error_code"] == Errors.ILLEGAL_GENERATION
+        assert (await sync(server, "g", generation, "nobody"))["error_code"] == Errors.UNKNOWN_MEMBER_ID
+        unknown = await coordinator.join_group(9, "c", "/h", join_body("g", member_id="made-up"))
+        assert unknown["error_code"] == Errors.UNKNOWN_MEMBER_ID
+        assert coordinator.group("g").state == GroupState.STABLE and coordinator.group("g").size == 1
+        assert heartbeat(server, "g", generation, member_id) == Errors.NONE
+    run(tmp_path, scenario)
+
+
+def test_a_second_member_triggers_a_rebalance_both_rejoin(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        first_id, generation = await stable_single_member_group(server, "g")
+        second = asyncio.ensure_future(join(server, "g"))
+        await wait_until(lambda: coordinator.group("g").state == GroupState.PREPARING_REBALANCE, "rebalance")
+        assert heartbeat(server, "g", generation, first_id) == Errors.REBALANCE_IN_PROGRESS
+        first = await join(server, "g", member_id=first_id)
+        second_answer = await second
+        assert first["generation_id"] == second_answer["generation_id"] == generation + 1
+        assert first["leader"] == first_id and len(first["members"]) == 2 and second_answer["members"] == []
+    run(tmp_path, scenario)
+
+
+def test_a_silent_member_is_removed_after_its_session_timeout(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        joined = await join(server, "g", session_timeout_ms=200)
+        await sync(server, "g", joined["generation_id"], joined["member_id"])
+        await wait_until(lambda: coordinator.group("g").state == GroupState.EMPTY, "the group to empty")
+        assert coordinator.group("g").generation_id == 2
+        assert heartbeat(server, "g", 1, joined["member_id"]) == Errors.UNKNOWN_MEMBER_ID
+    run(tmp_path, scenario)
+
+
+def test_a_static_member_rejoining_fences_its_old_member_id(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        leader_id, _ = await stable_single_member_group(server, "g")
+        second = asyncio.ensure_future(join(server, "g", instance_id="instance-1"))
+        await wait_until(lambda: coordinator.group("g").state == GroupState.PREPARING_REBALANCE, "rebalance")
+        await join(server, "g", member_id=leader_id)
+        static = await second
+        await sync(server, "g", static["generation_id"], leader_id)
+        await sync(server, "g", static["generation_id"], static["member_id"])
+        again = await join(server, "g", instance_id="instance-1")  # restarted: no member id
+        assert again["error_code"] == Errors.NONE and again["member_id"] != static["member_id"]
+        assert again["generation_id"] == static["generation_id"]  # no rebalance for a returning follower
+        assert heartbeat(server, "g", again["generation_id"], static["member_id"], "instance-1") \
+            == Errors.FENCED_INSTANCE_ID
+        assert heartbeat(server, "g", again["generation_id"], again["member_id"], "instance-1") == Errors.NONE
+    run(tmp_path, scenario)
+
+
+def test_leave_rebalances_and_an_empty_group_writes_its_generation(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        member_id, _ = await stable_single_member_group(server, "g")
+        error, answers = coordinator.leave_group("g", [{"member_id": member_id, "group_instance_id": None}])
+        assert error == Errors.NONE and answers[0]["error_code"] == Errors.NONE
+        assert coordinator.group("g").state == GroupState.EMPTY
+        await wait_until(lambda: serde.read_group_metadata_value(group_records(server, "g")[-1][1])["generation"] == 2,
+                         "the empty generation record")
+        error, answers = coordinator.leave_group("g", [{"member_id": member_id, "group_instance_id": None}])
+        assert answers[0]["error_code"] == Errors.UNKNOWN_MEMBER_ID
+    run(tmp_path, scenario)
+
+
+class _Request:
+    api_version = 8
+    listener_name = "PLAINTEXT"
+    client_address = ("127.0.0.1", 1)
+    client_id = "c"
+
+
+def _commit_body(group_id: str, generation: int, member_id: str, offset: int, metadata: str = "") -> dict:
+    return {"group_id": group_id, "generation_id_or_member_epoch": generation, "member_id": member_id,
+            "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+                {"partition_index": 0, "committed_offset": offset, "committed_leader_epoch": 3,
+                 "committed_metadata": metadata}]}]}
+
+
+def _commit_error(answer: dict) -> int:
+    return answer["topics"][0]["partitions"][0]["error_code"]
+
+
+def test_commits_are_validated_against_membership_and_generation(tmp_path):
+    async def scenario(server):
+        service = server.group_coordinator
+        member_id, generation = await stable_single_member_group(server, "g")
+        request = _Request()
+        assert _commit_error(await service.handle_offset_commit(request, _commit_body("g", generation, "x", 1))) \
+            == Errors.UNKNOWN_MEMBER_ID
+        assert _commit_error(await service.handle_offset_commit(request, _commit_body("g", 9, member_id, 1))) \
+            == Errors.ILLEGAL_GENERATION
+        assert _commit_error(await service.handle_offset_commit(request, _commit_body("g", -1, "", 1))) \
+            == Errors.UNKNOWN_MEMBER_ID
+        assert _commit_error(await service.handle_offset_commit(request, _commit_body("none", 3, "m", 1))) \
+            == Errors.ILLEGAL_GENERATION
+        assert _commit_error(await service.handle_offset_commit(
+            request, _commit_body("g", generation, member_id, 1, "x" * 5000))) == Errors.OFFSET_METADATA_TOO_LARGE
+        assert _commit_error(await service.handle_offset_commit(
+            request, _commit_body("g", generation, member_id, 17, "meta"))) == Errors.NONE
+        fetched = await service.handle_offset_fetch(request, {"groups": [
+            {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0, 1]}]}], "require_stable": True})
+        partitions = fetched["groups"][0]["topics"][0]["partitions"]
+        assert [(p["committed_offset"], p["committed_leader_epoch"], p["metadata"]) for p in partitions] \
+            == [(17, 3, "meta"), (-1, -1, "")]
+        key, value = group_records(server, "g")[-1]
+        assert key == serde.OffsetCommitKey("g", "t", 0)
+        assert serde.read_offset_commit_value(value).committed_offset == 17
+    run(tmp_path, scenario)
+
+
+def test_groups_and_offsets_are_loaded_back_and_deleted_with_tombstones(tmp_path):
+    async def first_life(server):
+        member_id, generation = await stable_single_member_group(server, "g")
+        await server.group_coordinator.handle_offset_commit(_Request(), _commit_body("g", generation, member_id, 5))
+        await server.group_coordinator.handle_offset_commit(_Request(), _commit_body("simple", -1, "", 9))
+        return member_id
+
+    async def second_life(server):
+        service = server.group_coordinator
+        group = service.coordinator.group("g")
+        assert group.state == GroupState.STABLE and list(group.members) == [member_id]
+        assert service.offsets.group_offsets("g")[("t", 0)].committed_offset == 5
+        assert service.offsets.group_offsets("simple")[("t", 0)].committed_offset == 9
+        deleted = await service.handle_delete_groups(_Request(), {"groups_names": ["g", "simple", "nope"]})
+        assert [r["error_code"] for r in deleted["results"]] == \
+            [Errors.NON_EMPTY_GROUP, Errors.NONE, Errors.GROUP_ID_NOT_FOUND]
+        assert group_records(server, "simple")[-2:] == [(serde.OffsetCommitKey("simple", "t", 0), None),
+                                                         (serde.GroupMetadataKey("simple"), None)]
+
+    async def third_life(server):
+        service = server.group_coordinator
+        assert service.coordinator.group("simple") is None and not service.offsets.has_offsets("simple")
+        assert service.offsets.group_offsets("g")[("t", 0)].committed_offset == 5
+
+    member_id = run(tmp_path, first_life)
+    run(tmp_path, second_life)
+    run(tmp_path, third_life)
+
+
+def test_offsets_of_an_empty_group_expire_after_retention(tmp_path):
+    async def scenario(server):
+        service = server.group_coordinator
+        await service.handle_offset_commit(_Request(), _commit_body("simple", -1, "", 9))
+        now = service._clock_ms()
+        assert await service.cleanup_group_metadata(now) == 0
+        assert await service.cleanup_group_metadata(now + service.config.offsets_retention_ms + 1000) == 1
+        assert service.coordinator.group("simple") is None
+        assert group_records(server, "simple")[-1] == (serde.GroupMetadataKey("simple"), None)
+    run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("version", [0, 3, 4])
+def test_find_coordinator_creates_the_compacted_offsets_topic(tmp_path, version):
+    async def scenario(server):
+        request = _Request()
+        request.api_version = version
+        body = {"key": "g", "key_type": 0, "coordinator_keys": ["g", "h"]}
+        answer = await server.group_coordinator.handle_find_coordinator(request, body)
+        if version >= 4:
+            assert [c["error_code"] for c in answer["coordinators"]] == [0, 0]
+        else:
+            assert answer["error_code"] == 0 and answer["node_id"] == 1
+        topic = server.metadata.get(OFFSETS_TOPIC)
+        assert topic.num_partitions == 3 and topic.configs["cleanup.policy"] == "compact"
+    run(tmp_path, scenario)
