@@ -72,6 +72,7 @@ class KafkaApis:
         self.producer_ids = producer_ids
         self.fetch_max_bytes = config["fetch.max.bytes"]
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
+        self.transaction_coordinator = None  # set by TransactionCoordinator.register
         self.handlers = {
             _key("ApiVersions"): self.handle_api_versions,
             _key("Metadata"): self.handle_metadata,
@@ -210,7 +211,7 @@ class KafkaApis:
         acks = body["acks"]
         entries: dict[tuple[str, int], Any] = {}
         results: dict[tuple[str, int], dict] = {}
-        transactional = body["transactional_id"] is not None
+        transactional = body["transactional_id"] is not None and self.transaction_coordinator is None
         for topic in body["topic_data"]:
             for partition in topic["partition_data"]:
                 key = (topic["name"], partition["index"])
@@ -406,8 +407,13 @@ class KafkaApis:
 
     async def handle_init_producer_id(self, request: Request, body: dict) -> dict:
         if body["transactional_id"] is not None:
-            # Transactions arrive with the transaction coordinator.
-            return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE, "producer_id": -1, "producer_epoch": -1}
+            coordinator = self.transaction_coordinator
+            if coordinator is None:
+                return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE, "producer_id": -1, "producer_epoch": -1}
+            producer_id, epoch, error = await coordinator.init_producer_id(
+                body["transactional_id"], body["transaction_timeout_ms"], body["producer_id"],
+                body["producer_epoch"])
+            return {"throttle_time_ms": 0, "error_code": error, "producer_id": producer_id, "producer_epoch": epoch}
         loop = asyncio.get_running_loop()
         producer_id, epoch = await loop.run_in_executor(
             None, self.producer_ids.init_producer_id, body["producer_id"], body["producer_epoch"])

@@ -1,0 +1,22 @@
+"""Small facts of Kafka's org.apache.kafka.common.utils.Utils that placement depends on."""
+
+from __future__ import annotations
+
+
+def java_string_hash(text: str) -> int:
+    """java.lang.String.hashCode over UTF-16 code units, as a signed int32."""
+    value = 0
+    encoded = text.encode("utf-16-be")
+    for index in range(0, len(encoded), 2):
+        value = (31 * value + ((encoded[index] << 8) | encoded[index + 1])) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def kafka_abs(value: int) -> int:
+    """Utils.abs: Math.abs except that Integer.MIN_VALUE maps to 0, not to itself."""
+    return 0 if value == -(1 << 31) else abs(value)
+
+
+def partition_for_key(key: str, partitions: int) -> int:
+    """The coordinator partition of a group or transactional id: abs(hashCode) % partitions."""
+    return kafka_abs(java_string_hash(key)) % partitions

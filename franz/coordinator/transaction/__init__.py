@@ -1,0 +1,1 @@
+"""The transaction coordinator (kafka.coordinator.transaction)."""

@@ -1,0 +1,308 @@
+"""TransactionCoordinator: transactional producers' InitProducerId, AddPartitionsToTxn and EndTxn
+(kafka.coordinator.transaction.TransactionCoordinator, TransactionStateManager, TransactionMarkerChannelManager).
+
+Every state change of a transactional id is appended to its partition of
+`__transaction_state` (created compacted on first use) before it is adopted
+or answered, so the log is the truth: a restart replays it, and a transaction
+found in PrepareCommit/PrepareAbort is completed then (its markers written
+again: markers are idempotent for a producer with no open transaction).
+
+EndTxn runs the whole two-phase end before answering: PrepareCommit (or
+PrepareAbort) persisted, a COMMIT (ABORT) control batch appended to every
+partition of the transaction with the producer's id and epoch, then
+CompleteCommit (CompleteAbort) persisted. Kafka answers after the prepare and
+writes markers asynchronously, answering CONCURRENT_TRANSACTIONS meanwhile;
+answering after the markers gives clients the same guarantees with fewer retries.
+
+InitProducerId on an id with an open transaction fences it (epoch bump, abort
+markers) and answers CONCURRENT_TRANSACTIONS so the producer retries, as Kafka
+does. Open transactions older than their timeout are aborted the same way
+every `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+
+Operations on one transactional id are serialized by a per-id asyncio lock.
+Not built yet: TxnOffsetCommit / AddOffsetsToTxn (offsets in transactions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from typing import Final
+
+from franz.coordinator.group.coordinator_loader import load_partition
+from franz.coordinator.transaction import transaction_log
+from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
+from franz.coordinator.transaction.transaction_metadata import TransactionMetadata, TransactionState
+from franz.protocol.errors import Errors
+from franz.records import ControlRecordType, MemoryRecords
+from franz.records.builder import SimpleRecord, build_batch, build_control_batch, now_ms
+from franz.storage.producer_append_info import AppendOrigin
+
+logger = logging.getLogger(__name__)
+
+KEY_TYPE_TRANSACTION: Final = 1
+EPOCH_MAX: Final = 32767 - 1  # Short.MaxValue - 1: the last epoch a producer may use
+ABORT_CHECK_INTERVAL_MS_DEFAULT: Final = 10_000
+
+
+class TxnError(Exception):
+    def __init__(self, code: Errors, message: str | None = None) -> None:
+        super().__init__(message or code.name)
+        self.code = code
+
+
+class TransactionCoordinator:
+    def __init__(self, config, controller, replica_manager, metadata, producer_ids) -> None:
+        self.config = config
+        self.controller = controller
+        self.replica_manager = replica_manager
+        self.metadata = metadata
+        self.producer_ids = producer_ids
+        self.partition_count = config["transaction.state.log.num.partitions"]
+        self.max_timeout_ms = config["transaction.max.timeout.ms"]
+        self.abort_check_ms = int(config.originals.get(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms", ABORT_CHECK_INTERVAL_MS_DEFAULT))
+        self.transactions: dict[str, TransactionMetadata] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._reaper: asyncio.Task | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def startup(self) -> None:
+        loaded = 0
+        if self.metadata.get(TRANSACTION_STATE_TOPIC) is not None:
+            for partition in range(self.metadata.get(TRANSACTION_STATE_TOPIC).num_partitions):
+                log = self.replica_manager.log_of((TRANSACTION_STATE_TOPIC, partition))
+                if log is not None:
+                    loaded += load_partition(log, self._replay)
+        for transactional_id, metadata in list(self.transactions.items()):
+            if metadata.pending_markers:
+                async with self._lock(transactional_id):
+                    await self._complete(metadata, metadata.state == TransactionState.PREPARE_COMMIT)
+        if loaded:
+            logger.info("Loaded %d transactional ids from %d records of %s", len(self.transactions), loaded,
+                        TRANSACTION_STATE_TOPIC)
+        self._reaper = asyncio.get_running_loop().create_task(self._abort_timed_out_periodically())
+
+    async def shutdown(self) -> None:
+        reaper, self._reaper = self._reaper, None
+        if reaper is not None:
+            reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reaper
+
+    def register(self, apis, group_coordinator=None) -> None:
+        apis.register("AddPartitionsToTxn", self.handle_add_partitions_to_txn)
+        apis.register("EndTxn", self.handle_end_txn)
+        apis.transaction_coordinator = self
+        if group_coordinator is not None:
+            group_coordinator.resolvers[KEY_TYPE_TRANSACTION] = self.resolve
+
+    def resolve(self, key: str, request) -> tuple:
+        """FindCoordinator for a transactional id: this node, once the state topic exists."""
+        self._ensure_topic()
+        endpoint = self.metadata.endpoint_for(request.listener_name)
+        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
+
+    def _ensure_topic(self) -> None:
+        if self.metadata.get(TRANSACTION_STATE_TOPIC) is None:
+            self.controller.create_topic(TRANSACTION_STATE_TOPIC, self.partition_count, {
+                "cleanup.policy": "compact", "min.insync.replicas": "1",
+                "segment.bytes": str(self.config["transaction.state.log.segment.bytes"])})
+
+    def _replay(self, key: bytes, value: bytes | None, offset: int) -> None:
+        transactional_id = transaction_log.read_key(key)
+        if value is None:
+            self.transactions.pop(transactional_id, None)
+        else:
+            self.transactions[transactional_id] = transaction_log.read_value(transactional_id, value)
+
+    def _lock(self, transactional_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(transactional_id, asyncio.Lock())
+
+    # -- persistence -------------------------------------------------------------
+
+    async def _persist(self, metadata: TransactionMetadata) -> None:
+        """Append the new state; adopt it only once it is in the log."""
+        self._ensure_topic()
+        partition = transaction_log.partition_for(metadata.transactional_id, self.partition_count)
+        key = (TRANSACTION_STATE_TOPIC, partition)
+        payload = build_batch([SimpleRecord(transaction_log.value_bytes(metadata),
+                                            transaction_log.key_bytes(metadata.transactional_id))])
+        rm = self.replica_manager
+        results = await asyncio.get_running_loop().run_in_executor(rm.append_executor, rm.append_records, -1,
+                                                                   {key: payload})
+        code = results[key]["error_code"]
+        if code != Errors.NONE:
+            raise TxnError(Errors.COORDINATOR_NOT_AVAILABLE if code != Errors.NOT_LEADER_OR_FOLLOWER
+                           else Errors.NOT_COORDINATOR, results[key].get("error_message"))
+        rm.on_appended([key])
+        self.transactions[metadata.transactional_id] = metadata
+
+    def _write_markers(self, producer_id: int, producer_epoch: int, partitions: set[tuple[str, int]],
+                       commit: bool) -> list[tuple[str, int]]:
+        """Append a COMMIT/ABORT marker to each partition (on the append thread)."""
+        control = ControlRecordType.COMMIT if commit else ControlRecordType.ABORT
+        written = []
+        for topic, index in sorted(partitions):
+            partition = self.replica_manager.get_partition(topic, index)
+            if partition is None:
+                logger.warning("Skipping the %s marker for %s-%d: the partition is gone", control.name, topic, index)
+                continue
+            marker = MemoryRecords(bytearray(build_control_batch(control, producer_id=producer_id,
+                                                                 producer_epoch=producer_epoch)))
+            with partition.log.lock:
+                partition.log.append_as_leader(marker, partition.leader_epoch, origin=AppendOrigin.COORDINATOR)
+                partition.maybe_increment_leader_hw()
+            written.append((topic, index))
+        return written
+
+    async def _complete(self, metadata: TransactionMetadata, commit: bool) -> None:
+        """From PrepareCommit/PrepareAbort: markers, then CompleteCommit/CompleteAbort."""
+        rm = self.replica_manager
+        written = await asyncio.get_running_loop().run_in_executor(
+            rm.append_executor, self._write_markers, metadata.producer_id, metadata.producer_epoch,
+            set(metadata.partitions), commit)
+        rm.on_appended(written)
+        done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
+        await self._persist(metadata.transition_to(done, now_ms()))
+
+    async def _end(self, metadata: TransactionMetadata, commit: bool) -> None:
+        prepare = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
+        prepared = metadata.transition_to(prepare, now_ms())
+        await self._persist(prepared)
+        await self._complete(prepared, commit)
+
+    async def _fence_and_abort(self, metadata: TransactionMetadata) -> None:
+        """Bump the epoch of an open transaction and abort it with the new epoch."""
+        bumped = dataclasses.replace(metadata, producer_epoch=min(metadata.producer_epoch + 1, EPOCH_MAX),
+                                     partitions=set(metadata.partitions))
+        await self._end(bumped, commit=False)
+
+    # -- handlers ----------------------------------------------------------------
+
+    async def init_producer_id(self, transactional_id: str, timeout_ms: int, producer_id: int,
+                               producer_epoch: int) -> tuple[int, int, Errors]:
+        if transactional_id == "":
+            return -1, -1, Errors.INVALID_REQUEST
+        if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
+            return -1, -1, Errors.INVALID_TRANSACTION_TIMEOUT
+        async with self._lock(transactional_id):
+            metadata = self.transactions.get(transactional_id)
+            try:
+                if metadata is None:
+                    metadata = TransactionMetadata(transactional_id, self.producer_ids.generate_producer_id(), -1,
+                                                   timeout_ms)
+                elif metadata.pending_markers:
+                    return -1, -1, Errors.CONCURRENT_TRANSACTIONS
+                elif metadata.state == TransactionState.ONGOING:
+                    await self._fence_and_abort(metadata)
+                    return -1, -1, Errors.CONCURRENT_TRANSACTIONS
+                elif producer_id >= 0 and producer_id != metadata.producer_id:
+                    return -1, -1, Errors.INVALID_PRODUCER_ID_MAPPING
+                elif producer_id >= 0 and producer_epoch != metadata.producer_epoch:
+                    return -1, -1, Errors.PRODUCER_FENCED
+                if metadata.producer_epoch + 1 > EPOCH_MAX:
+                    new_id, new_epoch = self.producer_ids.generate_producer_id(), 0
+                else:
+                    new_id, new_epoch = metadata.producer_id, metadata.producer_epoch + 1
+                ready = dataclasses.replace(metadata.transition_to(TransactionState.EMPTY, now_ms()),
+                                            producer_id=new_id, producer_epoch=new_epoch, txn_timeout_ms=timeout_ms,
+                                            txn_start_timestamp_ms=-1)
+                await self._persist(ready)
+            except TxnError as exc:
+                return -1, -1, exc.code
+            return new_id, new_epoch, Errors.NONE
+
+    def _check_producer(self, transactional_id: str, producer_id: int, producer_epoch: int) -> TransactionMetadata:
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None or metadata.producer_id != producer_id:
+            raise TxnError(Errors.INVALID_PRODUCER_ID_MAPPING)
+        if producer_epoch != metadata.producer_epoch:
+            raise TxnError(Errors.PRODUCER_FENCED)
+        if metadata.pending_markers:
+            raise TxnError(Errors.CONCURRENT_TRANSACTIONS)
+        return metadata
+
+    async def _add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                              topics: list[dict]) -> list[dict]:
+        requested = [(t["name"], p) for t in topics for p in t["partitions"]]
+        unknown = {tp for tp in requested if not self.metadata.has_partition(*tp)}
+        error = Errors.NONE
+        if unknown:
+            error = Errors.OPERATION_NOT_ATTEMPTED
+        else:
+            async with self._lock(transactional_id):
+                try:
+                    metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
+                    ongoing = metadata.transition_to(TransactionState.ONGOING, now_ms())
+                    if metadata.state != TransactionState.ONGOING:
+                        ongoing.txn_start_timestamp_ms = ongoing.txn_last_update_timestamp_ms
+                    ongoing.partitions |= set(requested)
+                    await self._persist(ongoing)
+                except TxnError as exc:
+                    error = exc.code
+                except ValueError:
+                    error = Errors.INVALID_TXN_STATE
+        by_topic: dict[str, list] = {}
+        for topic, index in requested:
+            code = Errors.UNKNOWN_TOPIC_OR_PARTITION if (topic, index) in unknown else error
+            by_topic.setdefault(topic, []).append({"partition_index": index, "partition_error_code": code})
+        return [{"name": name, "results_by_partition": results} for name, results in by_topic.items()]
+
+    async def handle_add_partitions_to_txn(self, request, body: dict) -> dict:
+        if request.api_version <= 3:
+            results = await self._add_partitions(body["v3_and_below_transactional_id"],
+                                                 body["v3_and_below_producer_id"],
+                                                 body["v3_and_below_producer_epoch"], body["v3_and_below_topics"])
+            return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
+        answers = []
+        for transaction in body["transactions"]:
+            results = await self._add_partitions(transaction["transactional_id"], transaction["producer_id"],
+                                                 transaction["producer_epoch"], transaction["topics"])
+            answers.append({"transactional_id": transaction["transactional_id"], "topic_results": results})
+        return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": answers}
+
+    async def handle_end_txn(self, request, body: dict) -> dict:
+        transactional_id, commit = body["transactional_id"], body["committed"]
+        async with self._lock(transactional_id):
+            try:
+                metadata = self._check_producer(transactional_id, body["producer_id"], body["producer_epoch"])
+                state = metadata.state
+                if state == TransactionState.ONGOING:
+                    await self._end(metadata, commit)
+                elif (state, commit) in ((TransactionState.COMPLETE_COMMIT, True),
+                                         (TransactionState.COMPLETE_ABORT, False)):
+                    pass  # a retry of an end that already happened
+                else:
+                    raise TxnError(Errors.INVALID_TXN_STATE)
+            except TxnError as exc:
+                return {"throttle_time_ms": 0, "error_code": exc.code}
+        return {"throttle_time_ms": 0, "error_code": 0}
+
+    # -- timeouts ----------------------------------------------------------------
+
+    async def abort_timed_out_transactions(self, now: int | None = None) -> int:
+        now = now_ms() if now is None else now
+        aborted = 0
+        for transactional_id, metadata in list(self.transactions.items()):
+            if (metadata.state == TransactionState.ONGOING
+                    and now - metadata.txn_start_timestamp_ms > metadata.txn_timeout_ms):
+                async with self._lock(transactional_id):
+                    current = self.transactions.get(transactional_id)
+                    if current is metadata:
+                        logger.info("Aborting transaction of %s (producer id %d) after its timeout of %d ms",
+                                    transactional_id, metadata.producer_id, metadata.txn_timeout_ms)
+                        await self._fence_and_abort(metadata)
+                        aborted += 1
+        return aborted
+
+    async def _abort_timed_out_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.abort_check_ms / 1000)
+            try:
+                await self.abort_timed_out_transactions()
+            except Exception:
+                logger.exception("Aborting timed-out transactions failed")

@@ -1,0 +1,71 @@
+"""TransactionMetadata: the coordinator's view of one transactional id (kafka.coordinator.transaction).
+
+States and the transitions the coordinator allows (TransactionState.scala):
+
+    Empty ---------> Ongoing <-------------------------------+
+      ^                |  \\                                   |
+      |       PrepareCommit  PrepareAbort                     |
+      |                |        |                             |
+      +------- CompleteCommit  CompleteAbort -----------------+
+    (Dead: the id expired; PrepareEpochFence: fencing an ongoing transaction)
+
+The numeric values are the `transaction_status` of TransactionLogValue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+
+class TransactionState(enum.IntEnum):
+    EMPTY = 0
+    ONGOING = 1
+    PREPARE_COMMIT = 2
+    PREPARE_ABORT = 3
+    COMPLETE_COMMIT = 4
+    COMPLETE_ABORT = 5
+    DEAD = 6
+    PREPARE_EPOCH_FENCE = 7
+
+
+VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
+    TransactionState.EMPTY: frozenset({TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
+                                       TransactionState.COMPLETE_ABORT}),
+    TransactionState.ONGOING: frozenset({TransactionState.ONGOING, TransactionState.EMPTY,
+                                         TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT}),
+    TransactionState.PREPARE_COMMIT: frozenset({TransactionState.ONGOING}),
+    TransactionState.PREPARE_ABORT: frozenset({TransactionState.ONGOING, TransactionState.PREPARE_EPOCH_FENCE}),
+    TransactionState.COMPLETE_COMMIT: frozenset({TransactionState.PREPARE_COMMIT}),
+    TransactionState.COMPLETE_ABORT: frozenset({TransactionState.PREPARE_ABORT}),
+    TransactionState.DEAD: frozenset({TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
+                                      TransactionState.COMPLETE_ABORT}),
+    TransactionState.PREPARE_EPOCH_FENCE: frozenset({TransactionState.ONGOING}),
+}
+
+
+@dataclasses.dataclass
+class TransactionMetadata:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    txn_timeout_ms: int
+    state: TransactionState = TransactionState.EMPTY
+    partitions: set[tuple[str, int]] = dataclasses.field(default_factory=set)
+    txn_start_timestamp_ms: int = -1
+    txn_last_update_timestamp_ms: int = -1
+
+    def transition_to(self, state: TransactionState, now_ms: int) -> TransactionMetadata:
+        """A copy in `state`; the caller persists it before adopting it."""
+        if self.state not in VALID_PREVIOUS_STATES[state]:
+            raise ValueError(f"TransactionalId {self.transactional_id} cannot go from {self.state.name} "
+                             f"to {state.name}")
+        successor = dataclasses.replace(self, state=state, partitions=set(self.partitions),
+                                        txn_last_update_timestamp_ms=now_ms)
+        if state in (TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT, TransactionState.EMPTY):
+            successor.partitions = set()
+        return successor
+
+    @property
+    def pending_markers(self) -> bool:
+        return self.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
