@@ -24,6 +24,7 @@ import sys
 
 from franz.common.config_def import ConfigError
 from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
+from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import Controller
@@ -52,6 +53,7 @@ class KafkaServer:
         self.controller: Controller | None = None
         self.metrics: BrokerMetrics | None = None
         self.group_coordinator: GroupCoordinatorService | None = None
+        self.transaction_coordinator: TransactionCoordinator | None = None
         self._prefix = f"[KafkaRaftServer nodeId={config.node_id}]"
 
     async def startup(self) -> None:
@@ -88,6 +90,10 @@ class KafkaServer:
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
+        self.transaction_coordinator = TransactionCoordinator(config, controller, self.replica_manager, metadata,
+                                                              self.apis.producer_ids)
+        await self.transaction_coordinator.startup()  # completes transactions left half-ended
+        self.transaction_coordinator.register(self.apis, self.group_coordinator)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
         await self.socket_server.start()
@@ -111,6 +117,8 @@ class KafkaServer:
             self.metrics.shutdown()
         if self.socket_server is not None:
             await self.socket_server.shutdown()
+        if self.transaction_coordinator is not None:
+            await self.transaction_coordinator.shutdown()
         if self.group_coordinator is not None:
             await self.group_coordinator.shutdown()
         if self.replica_manager is not None:

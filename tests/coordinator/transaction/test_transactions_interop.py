@@ -1,0 +1,117 @@
+"""Transactions end to end: librdkafka's transactional producer against a real
+broker; read_committed consumers see committed records only; aborted ones are
+skipped; a producer with the same transactional id fences the old one; an
+unfinished transaction does not survive the broker's restart half-done."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+from tests.support.raw_client import RawClient, create_topic
+
+pytestmark = pytest.mark.interop
+
+TIMEOUT_S = 30.0
+
+
+def _producer(bootstrap: str, transactional_id: str) -> Producer:
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id,
+                         "transaction.timeout.ms": 60_000})
+    producer.init_transactions(TIMEOUT_S)
+    return producer
+
+
+def _read(bootstrap: str, topic: str, isolation: str, until: int) -> list[bytes]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False,
+                         "isolation.level": isolation, "enable.partition.eof": True})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    values: list[bytes] = []
+    deadline = time.monotonic() + TIMEOUT_S
+    try:
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error():
+                if message.offset() >= until:  # _PARTITION_EOF at the end we expect
+                    break
+                continue
+            values.append(message.value())
+    finally:
+        consumer.close()
+    return values
+
+
+def test_committed_records_are_read_and_aborted_ones_skipped(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "tx")
+    producer = _producer(broker.bootstrap, "tx-1")
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce("tx", value=b"c%d" % i, partition=0)
+    producer.commit_transaction(TIMEOUT_S)
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce("tx", value=b"a%d" % i, partition=0)
+    producer.flush(TIMEOUT_S)  # else librdkafka purges them unsent and nothing reaches the log
+    producer.abort_transaction(TIMEOUT_S)
+    producer.begin_transaction()
+    producer.produce("tx", value=b"c3", partition=0)
+    producer.commit_transaction(TIMEOUT_S)
+    # 3 + marker + 3 + marker + 1 + marker = offsets 0..9, LSO/HW 10
+    assert _read(broker.bootstrap, "tx", "read_committed", 10) == [b"c0", b"c1", b"c2", b"c3"]
+    uncommitted = _read(broker.bootstrap, "tx", "read_uncommitted", 10)
+    assert uncommitted == [b"c0", b"c1", b"c2", b"a0", b"a1", b"a2", b"c3"]
+
+
+def test_an_open_transaction_holds_back_read_committed_consumers(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "open")
+    producer = _producer(broker.bootstrap, "tx-open")
+    producer.begin_transaction()
+    producer.produce("open", value=b"pending", partition=0)
+    producer.flush(TIMEOUT_S)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "unused",
+                         "isolation.level": "read_committed"})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition("open", 0), timeout=10)
+        assert high == 0  # the LSO: nothing is stable yet
+    finally:
+        consumer.close()
+    producer.commit_transaction(TIMEOUT_S)
+    assert _read(broker.bootstrap, "open", "read_committed", 2) == [b"pending"]
+
+
+def test_a_new_producer_with_the_same_id_fences_the_old_one(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "fence")
+    old = _producer(broker.bootstrap, "tx-fence")
+    old.begin_transaction()
+    old.produce("fence", value=b"zombie", partition=0)
+    old.flush(TIMEOUT_S)
+    new = _producer(broker.bootstrap, "tx-fence")  # aborts the open transaction
+    new.begin_transaction()
+    new.produce("fence", value=b"live", partition=0)
+    new.commit_transaction(TIMEOUT_S)
+    with pytest.raises(KafkaException):
+        old.commit_transaction(TIMEOUT_S)
+    assert _read(broker.bootstrap, "fence", "read_committed", 4) == [b"live"]
+
+
+def test_transactions_survive_a_broker_kill(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "durable-tx")
+    producer = _producer(broker.bootstrap, "tx-durable")
+    producer.begin_transaction()
+    producer.produce("durable-tx", value=b"kept", partition=0)
+    producer.commit_transaction(TIMEOUT_S)
+    broker.kill()
+    broker.start()
+    again = _producer(broker.bootstrap, "tx-durable")  # the id is known: same producer id, next epoch
+    again.begin_transaction()
+    again.produce("durable-tx", value=b"after", partition=0)
+    again.commit_transaction(TIMEOUT_S)
+    assert _read(broker.bootstrap, "durable-tx", "read_committed", 4) == [b"kept", b"after"]
