@@ -1,0 +1,317 @@
+"""Side-by-side broker benchmark: franz beside Tansu and noida-db, under the machine's loopback TCP.
+
+Run:  .venv/bin/python bench/broker_bench.py [--runs 3] [--scale 1.0] [--producers 1]
+                                            [--brokers franz,tansu,noida] [--external NAME=HOST:PORT]
+
+Every broker runs as a real process on a free 127.0.0.1 port with a fresh temp
+dir (franz: `franz server start`; Tansu 0.6.0 with its memory storage; noida-db
+0.2.3 with only its Kafka face). Peers are pip-installed on first use into
+~/.cache/franz-bench/venv (tests/support/peer_brokers.py); one that cannot be
+installed or cannot run here is skipped with the reason printed. --external
+adds a broker that is already running (any Kafka-compatible one).
+
+For each record size (100 B, 1 KiB) and partition count (1, 8), each run
+creates a fresh topic through AdminClient, then:
+
+- produce: `franz perf-test produce` (librdkafka through confluent-kafka;
+  linger.ms=5, batch.size=1048576, acks=1, no compression) in --producers
+  child processes, each sending its share; msgs/s and MB/s over the slowest
+  child's time, p99 latency (produce() to delivery report) the worst child's.
+  The same driver serves every column, so the client costs every broker alike.
+- consume: `franz perf-test consume` (a confluent-kafka Consumer, assign() of
+  every partition from offset 0, no group) until it has read the run's records.
+
+The limit: raw loopback TCP on this machine in the same run (one connection
+sending 1 MiB chunks for --loopback-seconds to a reader thread). On msgs/s
+rows the loopback column is that speed divided by the record size: payload
+bytes alone, no framing, so no broker can reach it.
+
+Cells are medians of --runs runs; runs interleave the brokers, so that noise
+from the rest of the machine falls on all of them alike. ratio = franz / best
+peer (for p99 the lowest peer latency; below 1 is better there). kcat is not
+a driver: the Debian kcat links librdkafka 2.0.2, whose ApiVersions exchange
+with Tansu 0.6.0 fails ("Read underflow"), and it reports no latencies.
+
+Not a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.broker import BrokerProcess  # noqa: E402
+from tests.support.peer_brokers import PEERS, PeerProcess, install  # noqa: E402
+
+MIB = 1024 * 1024
+CHUNK_BYTES = MIB
+PRODUCER_PROPS = ("linger.ms=5", "batch.size=1048576", "acks=1", "compression.type=none")
+RECORD_SIZES = (100, 1024)
+PARTITION_COUNTS = (1, 8)
+RUN_TIMEOUT_S = 180.0
+ADMIN_TIMEOUT_S = 30.0
+ADMIN_LOG_LEVEL = 4  # syslog levels: keep librdkafka's info lines (queue purges at close) out of the table
+FINAL_PRODUCE_LINE = re.compile(
+    r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), .* (\d+) ms 99th, \d+ ms 99\.9th\.$", re.M)
+CONSUME_LINE = re.compile(r"^[\d: -]+, [\d: -]+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+), \d+, -?\d+, [\d.]+, [\d.]+$",
+                          re.M)
+BROKER_ORDER = ("franz", "tansu", "noida")
+
+
+# -- the limit: loopback TCP ------------------------------------------------------------
+
+def loopback_mb_s(seconds: float) -> float:
+    """MB/s (MiB) one TCP connection on 127.0.0.1 moves in 1 MiB sendall()s to a reader thread."""
+    received = [0]
+    finished = [0.0]
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        def sink() -> None:
+            conn, _ = server.accept()
+            buffer = bytearray(CHUNK_BYTES)
+            with conn:
+                while (count := conn.recv_into(buffer)) > 0:
+                    received[0] += count
+            finished[0] = time.perf_counter()
+
+        reader = threading.Thread(target=sink, daemon=True)
+        reader.start()
+        chunk = b"\0" * CHUNK_BYTES
+        with socket.create_connection(server.getsockname()) as client:
+            start = time.perf_counter()
+            while time.perf_counter() - start < seconds:
+                client.sendall(chunk)
+            client.shutdown(socket.SHUT_WR)
+            reader.join(RUN_TIMEOUT_S)
+    assert received[0] > 0 and finished[0] > start
+    return received[0] / MIB / (finished[0] - start)
+
+
+# -- brokers ------------------------------------------------------------------------------
+
+@dataclass
+class Broker:
+    name: str
+    bootstrap: str
+    stop: object = None  # callable stopping what this bench started, or None for --external
+
+
+def start_brokers(names: list[str], externals: dict[str, str], work_dir: Path) -> list[Broker]:
+    """Start every wanted broker that can run; print why the others are skipped."""
+    brokers: list[Broker] = []
+    for name in names:
+        try:
+            if name == "franz":
+                process = BrokerProcess(work_dir / "franz").start()
+                brokers.append(Broker(name, process.bootstrap, process.stop))
+            else:
+                binary, why_not = install(name)
+                if binary is None:
+                    print(f"skip {name}: {why_not}", flush=True)
+                    continue
+                process = PeerProcess(name, binary, work_dir / name).start()
+                brokers.append(Broker(name, process.bootstrap, process.stop))
+        except (RuntimeError, OSError) as exc:
+            print(f"skip {name}: {exc}", flush=True)
+    brokers += [Broker(name, bootstrap) for name, bootstrap in externals.items()]
+    return brokers
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": ADMIN_LOG_LEVEL})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(
+        ADMIN_TIMEOUT_S)
+    deadline = time.monotonic() + ADMIN_TIMEOUT_S
+    while time.monotonic() < deadline:  # leaders known for every partition before the clock starts
+        found = admin.list_topics(topic, timeout=ADMIN_TIMEOUT_S).topics.get(topic)
+        if found and found.error is None and len(found.partitions) == partitions and all(
+                p.leader >= 0 for p in found.partitions.values()):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"topic {topic} has no leaders after {ADMIN_TIMEOUT_S} s")
+
+
+def delete_topic(bootstrap: str, topic: str) -> None:
+    """Free the broker's memory between runs (Tansu keeps everything in RAM); best effort."""
+    from confluent_kafka.admin import AdminClient
+    # Held in a name: a client dropped before result() cancels its futures.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": ADMIN_LOG_LEVEL})
+    try:
+        admin.delete_topics([topic])[topic].result(ADMIN_TIMEOUT_S)
+    except Exception as exc:  # noqa: BLE001 - a peer without DeleteTopics only keeps the data
+        print(f"  (could not delete {topic}: {exc})", flush=True)
+
+
+# -- drivers ------------------------------------------------------------------------------
+
+def perf_test_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "franz.cli.main", "perf-test", *args]
+
+
+@dataclass
+class Cell:
+    """Figures of one (broker, record size, partitions) over the runs."""
+    produce_msgs_s: list[float] = field(default_factory=list)
+    produce_mb_s: list[float] = field(default_factory=list)
+    produce_p99_ms: list[float] = field(default_factory=list)
+    consume_msgs_s: list[float] = field(default_factory=list)
+    consume_mb_s: list[float] = field(default_factory=list)
+
+
+def produce(bootstrap: str, topic: str, records: int, size: int, producers: int) -> tuple[float, float, float]:
+    """(msgs/s, MB/s, p99 ms) of `producers` perf-test processes sending `records` in all."""
+    shares = [records // producers + (1 if i < records % producers else 0) for i in range(producers)]
+    children = [subprocess.Popen(perf_test_argv("produce", "--bootstrap-server", bootstrap, "--topic", topic,
+                                                "--num-records", str(share), "--record-size", str(size),
+                                                "--throughput", "-1", "--producer-props", *PRODUCER_PROPS),
+                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for share in shares if share > 0]
+    elapsed_s, p99_ms, sent = 0.0, 0.0, 0
+    for child in children:
+        out, err = child.communicate(timeout=RUN_TIMEOUT_S)
+        final = FINAL_PRODUCE_LINE.search(out)
+        if child.returncode != 0 or final is None:
+            raise RuntimeError(f"perf-test produce exited {child.returncode}: {(out + err).strip()[-400:]}")
+        count, rate = int(final.group(1)), float(final.group(2))
+        sent += count
+        elapsed_s = max(elapsed_s, count / rate)
+        p99_ms = max(p99_ms, float(final.group(4)))
+    assert sent == records, (sent, records)
+    return sent / elapsed_s, sent * size / MIB / elapsed_s, p99_ms
+
+
+def consume(bootstrap: str, topic: str, records: int) -> tuple[float, float]:
+    """(msgs/s, MB/s) of one perf-test consumer reading `records` from offset 0 of every partition."""
+    done = subprocess.run(perf_test_argv("consume", "--bootstrap-server", bootstrap, "--topic", topic,
+                                         "--messages", str(records), "--timeout", "20000"),
+                          cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    line = CONSUME_LINE.search(done.stdout)
+    if done.returncode != 0 or line is None or int(line.group(3)) != records:
+        raise RuntimeError(f"perf-test consume exited {done.returncode}: {(done.stdout + done.stderr).strip()[-400:]}")
+    return float(line.group(4)), float(line.group(2))
+
+
+# -- table --------------------------------------------------------------------------------
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def print_table(names: list[str], cells: dict, loopback: float, records: dict[int, int]) -> None:
+    peers = [name for name in names if name != "franz"]
+    header = ["size", "parts", "measure"] + names + ["loopback", "franz/best peer"]
+    rows = []
+    for size in RECORD_SIZES:
+        for partitions in PARTITION_COUNTS:
+            for label, attr, digits, lower_is_better, limit in (
+                    ("produce msgs/s", "produce_msgs_s", 0, False, loopback * MIB / size),
+                    ("produce MB/s", "produce_mb_s", 1, False, loopback),
+                    ("produce p99 ms", "produce_p99_ms", 0, True, None),
+                    ("consume msgs/s", "consume_msgs_s", 0, False, loopback * MIB / size),
+                    ("consume MB/s", "consume_mb_s", 1, False, loopback)):
+                values = {name: _median(getattr(cells[name, size, partitions], attr)) for name in names}
+                peer_values = [values[p] for p in peers if values[p] is not None]
+                best = (min if lower_is_better else max)(peer_values) if peer_values else None
+                ratio = values["franz"] / best if values.get("franz") is not None and best else None
+                rows.append([f"{size} B", str(partitions), label] + [_fmt(values[n], digits) for n in names]
+                            + [_fmt(limit, digits), _fmt(ratio, 2)])
+    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
+    print()
+    print("  ".join(h.rjust(w) if i > 2 else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    for row in rows:
+        print("  ".join(c.rjust(w) if i > 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print(f"\nrecords per run: {records[100]:,} x 100 B, {records[1024]:,} x 1 KiB; loopback {loopback:,.0f} MB/s "
+          f"(msgs/s rows: loopback bytes / record size). Medians of the runs.")
+
+
+# -- main ---------------------------------------------------------------------------------
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the record counts")
+    parser.add_argument("--records-small", type=int, default=500_000, help="records per run at 100 B")
+    parser.add_argument("--records-large", type=int, default=150_000, help="records per run at 1 KiB")
+    parser.add_argument("--producers", type=int, default=1, help="producer processes per produce run")
+    parser.add_argument("--brokers", default=",".join(BROKER_ORDER), help="which of franz,tansu,noida to start")
+    parser.add_argument("--external", action="append", default=[], metavar="NAME=HOST:PORT",
+                        help="also bench a broker that is already running")
+    parser.add_argument("--loopback-seconds", type=float, default=2.0)
+    args = parser.parse_args()
+    assert args.runs > 0 and args.producers > 0 and args.scale > 0
+    wanted = [name.strip() for name in args.brokers.split(",") if name.strip()]
+    unknown = [name for name in wanted if name != "franz" and name not in PEERS]
+    if unknown:
+        parser.error(f"unknown brokers {unknown}; known: franz, {', '.join(PEERS)}")
+    externals = dict(item.split("=", 1) for item in args.external)
+    records = {100: max(1, int(args.records_small * args.scale)), 1024: max(1, int(args.records_large * args.scale))}
+
+    work_dir = Path(tempfile.mkdtemp(prefix="franz-broker-bench-"))
+    brokers: list[Broker] = []
+    started_s = time.monotonic()
+    try:
+        brokers = start_brokers(wanted, externals, work_dir)
+        # franz always has a column (empty if it could not start), so the ratio column has a numerator.
+        names = ["franz"] + [b.name for b in brokers if b.name != "franz"]
+        print("brokers: " + ", ".join(f"{b.name} {b.bootstrap}" for b in brokers), flush=True)
+        cells = {(name, size, parts): Cell() for name in names for size in RECORD_SIZES for parts in PARTITION_COUNTS}
+        loopbacks = []
+        for run in range(args.runs):
+            loopbacks.append(loopback_mb_s(args.loopback_seconds))
+            print(f"run {run + 1}/{args.runs}: loopback {loopbacks[-1]:,.0f} MB/s", flush=True)
+            for size in RECORD_SIZES:
+                for partitions in PARTITION_COUNTS:
+                    for broker in brokers:
+                        bench_cell(broker, cells[broker.name, size, partitions], run, size, partitions,
+                                   records[size], args.producers)
+        print_table(names, cells, statistics.median(loopbacks), records)
+        print(f"total {time.monotonic() - started_s:.0f} s")
+    finally:
+        for broker in brokers:
+            if broker.stop is not None:
+                broker.stop()
+        shutil.rmtree(work_dir, ignore_errors=True)
+    return 0
+
+
+def bench_cell(broker: Broker, cell: Cell, run: int, size: int, partitions: int, records: int,
+               producers: int) -> None:
+    topic = f"bench-{size}b-{partitions}p-run{run}"
+    try:
+        create_topic(broker.bootstrap, topic, partitions)
+        msgs_s, mb_s, p99_ms = produce(broker.bootstrap, topic, records, size, producers)
+        cell.produce_msgs_s.append(msgs_s)
+        cell.produce_mb_s.append(mb_s)
+        cell.produce_p99_ms.append(p99_ms)
+        consume_msgs_s, consume_mb_s = consume(broker.bootstrap, topic, records)
+        cell.consume_msgs_s.append(consume_msgs_s)
+        cell.consume_mb_s.append(consume_mb_s)
+        print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "
+              f"p99 {p99_ms:.0f} ms; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s", flush=True)
+    except Exception as exc:  # noqa: BLE001 - one broker failing a cell must not lose the others' figures
+        print(f"  {broker.name:6} {size:5} B {partitions} parts: FAILED {str(exc)[:300]}", flush=True)
+    finally:
+        delete_topic(broker.bootstrap, topic)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
