@@ -299,3 +299,13 @@ def test_find_coordinator_creates_the_compacted_offsets_topic(tmp_path, version)
         topic = server.metadata.get(OFFSETS_TOPIC)
         assert topic.num_partitions == 3 and topic.configs["cleanup.policy"] == "compact"
     run(tmp_path, scenario)
+
+
+def test_the_initial_rebalance_delay_gathers_members_into_one_first_generation(tmp_path):
+    async def scenario(server):
+        first = asyncio.ensure_future(join(server, "g"))
+        await wait_until(lambda: server.group_coordinator.coordinator.group("g") is not None
+                         and server.group_coordinator.coordinator.group("g").size == 1, "the first member")
+        second = await join(server, "g")
+        assert (await first)["generation_id"] == second["generation_id"] == 1
+    run(tmp_path, scenario, group_initial_rebalance_delay_ms="300")
