@@ -29,6 +29,7 @@ import dataclasses
 import struct
 from typing import Any, Final
 
+from franz.common.utils import java_string_hash, partition_for_key  # noqa: F401 - re-exported
 from franz.protocol.codegen import MessageCodec, MessageDecodeError
 from franz.protocol.schema import parse_schemas
 
@@ -186,19 +187,12 @@ def read_group_metadata_value(buffer: bytes) -> dict:
 # -- placement ---------------------------------------------------------------------
 
 
-def java_string_hash(text: str) -> int:
-    """java.lang.String.hashCode: s[0]*31^(n-1) + ... over UTF-16 code units, as int32."""
-    h = 0
-    encoded = text.encode("utf-16-be")
-    for index in range(0, len(encoded), 2):
-        h = (31 * h + ((encoded[index] << 8) | encoded[index + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def partition_for(group_id: str, num_partitions: int) -> int:
-    """The `__consumer_offsets` partition of a group (Utils.abs(hashCode) % n)."""
+    """The `__consumer_offsets` partition of a group: Utils.abs(hashCode) % n, as
+    GroupCoordinatorService.partitionFor (abs, not the sign-bit mask: they differ
+    for negative hashes)."""
     assert num_partitions > 0
-    return (java_string_hash(group_id) & 0x7FFFFFFF) % num_partitions
+    return partition_for_key(group_id, num_partitions)
 
 
 def parse_consumer_subscription_topics(metadata: Any) -> list[str] | None:
