@@ -32,7 +32,8 @@ from datetime import datetime
 
 MIB = 1024 * 1024
 LATENCY_SAMPLES_MAX = 500_000  # ProducerPerformance keeps at most this many latencies
-PAYLOAD_POOL_SIZE = 64  # distinct random payloads cycled through (a fresh one per record would cost the client more than the broker)
+# Distinct random payloads cycled through: a fresh one per record would cost the client more than the broker.
+PAYLOAD_POOL_SIZE = 64
 POLL_EVERY_RECORDS = 1024  # serve delivery reports at least this often while producing
 THROTTLE_SLEEP_MS_MIN = 2.0  # ThroughputThrottler.MIN_SLEEP_NS: shorter deficits are carried, not slept
 METADATA_TIMEOUT_S = 30.0
@@ -42,7 +43,7 @@ CONSUMER_GROUP_DEFAULT = "franz-perf-consumer"  # librdkafka needs a group.id ev
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("perf-test", help="producer and consumer performance tests (Kafka's perf-test tools)")
+    parser = subparsers.add_parser("perf-test", help="producer and consumer performance (Kafka's perf-test tools)")
     which = parser.add_subparsers(dest="perf_command", metavar="produce|consume", required=True)
 
     produce = which.add_parser("produce", help="as kafka-producer-perf-test")
@@ -101,9 +102,9 @@ class ProducerStats:
         self.bytes = 0
         self.total_latency_ms = 0.0
         self.max_latency_ms = 0.0
-        self._new_window(self.start_s)
+        self.new_window(self.start_s)
 
-    def _new_window(self, now_s: float) -> None:
+    def new_window(self, now_s: float) -> None:
         self.window_start_s = now_s
         self.window_count = 0
         self.window_bytes = 0
@@ -131,7 +132,7 @@ class ProducerStats:
               f"({self.window_bytes / elapsed_s / MIB:.2f} MB/sec), "
               f"{self.window_total_latency_ms / self.window_count:.1f} ms avg latency, "
               f"{self.window_max_latency_ms:.1f} ms max latency.", file=self.out, flush=True)
-        self._new_window(now_s)
+        self.new_window(now_s)
 
     def total_line(self) -> str:
         elapsed_s = max(time.monotonic() - self.start_s, 1e-9)
@@ -184,7 +185,7 @@ def run_produce(args: argparse.Namespace) -> int:
     pool_mask = PAYLOAD_POOL_SIZE - 1
     assert PAYLOAD_POOL_SIZE & pool_mask == 0
     stats.start_s = time.monotonic()
-    stats._new_window(stats.start_s)
+    stats.new_window(stats.start_s)
     for i in range(args.num_records):
         value = payloads[i & pool_mask]
         while True:
@@ -202,6 +203,7 @@ def run_produce(args: argparse.Namespace) -> int:
             if ahead_ms >= THROTTLE_SLEEP_MS_MIN:
                 poll(ahead_ms / 1000.0)
                 stats.maybe_print_window()
+    # Bounded by message.timeout.ms: librdkafka fails what it cannot deliver, and flush() then returns 0.
     while producer.flush(0.5) > 0:
         stats.maybe_print_window()
     print(stats.total_line(), flush=True)
@@ -217,7 +219,8 @@ def _date(ts_s: float) -> str:
 
 
 def run_consume(args: argparse.Namespace) -> int:
-    from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: PLC0415
+    from confluent_kafka import (  # noqa: PLC0415 - only this command needs it
+        OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition)
     if args.messages <= 0:
         print("franz perf-test: --messages should be greater than zero", file=sys.stderr)
         return 2
