@@ -1,0 +1,124 @@
+// A small driver of Apache Kafka's own Java client (kafka-clients 4.3.0), run by
+// tests/interop/test_java_client.py against a real franz broker. Each command
+// prints one result line that the test checks; any exception exits non-zero.
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.*;
+import java.util.concurrent.*;
+import java.util.zip.CRC32;
+import org.apache.kafka.clients.admin.*;
+import org.apache.kafka.clients.consumer.*;
+import org.apache.kafka.clients.producer.*;
+import org.apache.kafka.common.*;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.*;
+
+public class FranzDriver {
+    static final Duration POLL = Duration.ofMillis(200);
+    static final long DEADLINE_MS = 60_000;
+
+    public static void main(String[] args) throws Exception {
+        String command = args[0], bootstrap = args[1];
+        switch (command) {
+            case "produce": produce(bootstrap, args[2], Integer.parseInt(args[3]), args[4], args[5], Boolean.parseBoolean(args[6])); break;
+            case "consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_uncommitted"); break;
+            case "group-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "read_uncommitted"); break;
+            case "committed-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_committed"); break;
+            case "admin": admin(bootstrap, args[2], Integer.parseInt(args[3])); break;
+            case "transactions": transactions(bootstrap, args[2]); break;
+            default: throw new IllegalArgumentException("unknown command " + command);
+        }
+    }
+
+    static Properties props(String bootstrap) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        return p;
+    }
+
+    static void produce(String bootstrap, String topic, int count, String acks, String compression, boolean idempotent) throws Exception {
+        Properties p = props(bootstrap);
+        p.put("acks", acks);
+        p.put("compression.type", compression);
+        p.put("enable.idempotence", Boolean.toString(idempotent));
+        p.put("linger.ms", "5");
+        CRC32 checksum = new CRC32();
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                String value = "value-" + i;
+                checksum.update(value.getBytes(StandardCharsets.UTF_8));
+                sent.add(producer.send(new ProducerRecord<>(topic, "key-" + (i % 7), value)));
+            }
+            producer.flush();
+            for (Future<RecordMetadata> f : sent) f.get(30, TimeUnit.SECONDS);
+        }
+        System.out.println("produced " + count + " " + checksum.getValue());
+    }
+
+    static void consume(String bootstrap, String topic, int count, String group, String isolation) throws Exception {
+        Properties p = props(bootstrap);
+        p.put("isolation.level", isolation);
+        p.put("auto.offset.reset", "earliest");
+        if (group != null) { p.put("group.id", group); p.put("enable.auto.commit", "false"); }
+        long sum = 0;
+        long minOffset = Long.MAX_VALUE;
+        int seen = 0;
+        // Order-independent checksum: the sum of each value's CRC.
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+            if (group != null) {
+                consumer.subscribe(List.of(topic));
+            } else {
+                List<TopicPartition> parts = new ArrayList<>();
+                for (PartitionInfo info : consumer.partitionsFor(topic)) parts.add(new TopicPartition(topic, info.partition()));
+                consumer.assign(parts);
+                consumer.seekToBeginning(parts);
+            }
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            while (seen < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> r : consumer.poll(POLL)) {
+                    CRC32 crc = new CRC32();
+                    crc.update(r.value().getBytes(StandardCharsets.UTF_8));
+                    sum += crc.getValue();
+                    minOffset = Math.min(minOffset, r.offset());
+                    seen++;
+                }
+            }
+            if (group != null) consumer.commitSync();
+        }
+        System.out.println("consumed " + seen + " " + sum + " " + minOffset);
+    }
+
+    static void admin(String bootstrap, String topic, int partitions) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(Map.of("retention.ms", "3600000")))).all().get(30, TimeUnit.SECONDS);
+            TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            Config config = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
+            String retention = config.get("retention.ms").value();
+            Collection<Node> nodes = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS);
+            admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions + 1))).all().get(30, TimeUnit.SECONDS);
+            int grown = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
+            admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
+            boolean gone = !admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic);
+            System.out.println("admin partitions=" + d.partitions().size() + " topicId=" + !d.topicId().equals(Uuid.ZERO_UUID)
+                + " retention=" + retention + " nodes=" + nodes.size() + " grown=" + grown + " deleted=" + gone);
+        }
+    }
+
+    static void transactions(String bootstrap, String topic) throws Exception {
+        Properties p = props(bootstrap);
+        p.put("transactional.id", "java-tx");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, null, "committed"));
+            producer.commitTransaction();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, null, "aborted"));
+            producer.flush();
+            producer.abortTransaction();
+        }
+        System.out.println("transactions done");
+    }
+}
