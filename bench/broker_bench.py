@@ -11,7 +11,12 @@ installed or cannot run here is skipped with the reason printed. --external
 adds a broker that is already running (any Kafka-compatible one).
 
 For each record size (100 B, 1 KiB) and partition count (1, 8), each run
-creates a fresh topic through AdminClient, then:
+creates a fresh topic through AdminClient, then drives it with one of two
+load clients (--driver). The default, when javac exists, is Kafka's own Java
+client (bench/java/PerfDriver.java: one producer with linger.ms=5,
+batch.size=1 MiB, acks=1, no compression, p99 from the send callbacks; one
+consumer assigned to every partition from offset 0), which is not the
+bottleneck. The other is franz perf-test:
 
 - produce: `franz perf-test produce` (librdkafka through confluent-kafka;
   linger.ms=5, batch.size=1048576, acks=1, no compression) in --producers
@@ -56,6 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support.broker import BrokerProcess  # noqa: E402
+from tests.support.java_client import compile_driver  # noqa: E402
 from tests.support.peer_brokers import PEERS, PeerProcess, install  # noqa: E402
 
 MIB = 1024 * 1024
@@ -212,6 +218,42 @@ def consume(bootstrap: str, topic: str, records: int) -> tuple[float, float]:
     return float(line.group(4)), float(line.group(2))
 
 
+# -- the Java driver ----------------------------------------------------------------------
+
+JAVA_DRIVER = ROOT / "bench" / "java" / "PerfDriver.java"
+JAVA_RESULT = re.compile(r"^RESULT (\S+) (\S+)(?: (\S+))?$", re.MULTILINE)
+
+
+class JavaDriver:
+    """Kafka's Java client (bench/java/PerfDriver.java): one producer process, one consumer."""
+
+    def __init__(self) -> None:
+        self.command = compile_driver(JAVA_DRIVER)
+
+    def _run(self, *args: str) -> tuple[str, ...]:
+        done = subprocess.run([*self.command, *args], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        found = JAVA_RESULT.search(done.stdout)
+        if done.returncode != 0 or found is None:
+            raise RuntimeError(f"PerfDriver {args[0]} exited {done.returncode}: "
+                               f"{(done.stdout + done.stderr).strip()[-400:]}")
+        return found.groups()
+
+    def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int) -> tuple[float, float, float]:
+        msgs_s, mb_s, p99 = self._run("produce", bootstrap, topic, str(records), str(size))
+        return float(msgs_s), float(mb_s), float(p99)
+
+    def consume(self, bootstrap: str, topic: str, records: int) -> tuple[float, float]:
+        msgs_s, mb_s, _ = self._run("consume", bootstrap, topic, str(records))
+        return float(msgs_s), float(mb_s)
+
+
+class PerfTestDriver:
+    """`franz perf-test` (confluent-kafka) processes."""
+
+    produce = staticmethod(produce)
+    consume = staticmethod(consume)
+
+
 # -- table --------------------------------------------------------------------------------
 
 def _median(values: list[float]) -> float | None:
@@ -268,6 +310,9 @@ def main() -> int:
     parser.add_argument("--external", action="append", default=[], metavar="NAME=HOST:PORT",
                         help="also bench a broker that is already running")
     parser.add_argument("--loopback-seconds", type=float, default=2.0)
+    parser.add_argument("--driver", choices=["java", "perf-test"],
+                        default="java" if shutil.which("javac") else "perf-test",
+                        help="load client: Kafka's Java client (default when javac exists) or franz perf-test")
     args = parser.parse_args()
     assert args.runs > 0 and args.producers > 0 and args.scale > 0
     wanted = [name.strip() for name in args.brokers.split(",") if name.strip()]
@@ -281,6 +326,8 @@ def main() -> int:
     brokers: list[Broker] = []
     started_s = time.monotonic()
     try:
+        driver = JavaDriver() if args.driver == "java" else PerfTestDriver()
+        print(f"driver: {args.driver}", flush=True)
         brokers = start_brokers(wanted, externals, work_dir)
         # franz always has a column (empty if it could not start), so the ratio column has a numerator.
         names = ["franz"] + [b.name for b in brokers if b.name != "franz"]
@@ -293,7 +340,7 @@ def main() -> int:
             for size in RECORD_SIZES:
                 for partitions in PARTITION_COUNTS:
                     for broker in brokers:
-                        bench_cell(broker, cells[broker.name, size, partitions], run, size, partitions,
+                        bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
                                    records[size], args.producers)
         print_table(names, cells, statistics.median(loopbacks), records)
         print(f"total {time.monotonic() - started_s:.0f} s")
@@ -305,16 +352,16 @@ def main() -> int:
     return 0
 
 
-def bench_cell(broker: Broker, cell: Cell, run: int, size: int, partitions: int, records: int,
+def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitions: int, records: int,
                producers: int) -> None:
     topic = f"bench-{size}b-{partitions}p-run{run}"
     try:
         create_topic(broker.bootstrap, topic, partitions)
-        msgs_s, mb_s, p99_ms = produce(broker.bootstrap, topic, records, size, producers)
+        msgs_s, mb_s, p99_ms = driver.produce(broker.bootstrap, topic, records, size, producers)
         cell.produce_msgs_s.append(msgs_s)
         cell.produce_mb_s.append(mb_s)
         cell.produce_p99_ms.append(p99_ms)
-        consume_msgs_s, consume_mb_s = consume(broker.bootstrap, topic, records)
+        consume_msgs_s, consume_mb_s = driver.consume(broker.bootstrap, topic, records)
         cell.consume_msgs_s.append(consume_msgs_s)
         cell.consume_mb_s.append(consume_mb_s)
         print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "

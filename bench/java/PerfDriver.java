@@ -1,0 +1,77 @@
+// Load driver for bench/broker_bench.py on Kafka's own Java client: like
+// kafka-producer-perf-test / kafka-consumer-perf-test, but printing one
+// machine-readable RESULT line. The Java client is not the bottleneck here
+// (a Python loop calling produce() per record is).
+import java.time.Duration;
+import java.util.*;
+import org.apache.kafka.clients.consumer.*;
+import org.apache.kafka.clients.producer.*;
+import org.apache.kafka.common.*;
+import org.apache.kafka.common.serialization.*;
+
+public class PerfDriver {
+    public static void main(String[] args) throws Exception {
+        String command = args[0], bootstrap = args[1], topic = args[2];
+        int records = Integer.parseInt(args[3]);
+        if (command.equals("produce")) produce(bootstrap, topic, records, Integer.parseInt(args[4]));
+        else consume(bootstrap, topic, records);
+    }
+
+    static void produce(String bootstrap, String topic, int records, int size) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("acks", "1");
+        p.put("linger.ms", "5");
+        p.put("batch.size", "1048576");
+        p.put("buffer.memory", "268435456");
+        p.put("max.request.size", "4194304");
+        p.put("compression.type", "none");
+        byte[] payload = new byte[size];
+        new Random(1).nextBytes(payload);
+        int[] latencies = new int[records];
+        long start = System.nanoTime();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < records; i++) {
+                final int index = i;
+                final long sent = System.nanoTime();
+                producer.send(new ProducerRecord<>(topic, payload), (metadata, error) -> {
+                    if (error != null) throw new RuntimeException(error);
+                    latencies[index] = (int) ((System.nanoTime() - sent) / 1_000_000);
+                });
+            }
+            producer.flush();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        Arrays.sort(latencies);
+        int p99 = latencies[Math.min(records - 1, (int) (records * 0.99))];
+        System.out.printf(Locale.ROOT, "RESULT %.1f %.2f %d%n", records / seconds, records * (double) size / (1 << 20) / seconds, p99);
+    }
+
+    static void consume(String bootstrap, String topic, int records) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("max.partition.fetch.bytes", "10485760");
+        p.put("fetch.max.bytes", "104857600");
+        p.put("max.poll.records", "100000");
+        p.put("receive.buffer.bytes", "4194304");
+        long bytes = 0;
+        int seen = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (PartitionInfo info : consumer.partitionsFor(topic)) parts.add(new TopicPartition(topic, info.partition()));
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            long start = System.nanoTime();
+            long deadline = System.currentTimeMillis() + 120_000;
+            while (seen < records && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    bytes += r.value().length;
+                    seen++;
+                }
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            if (seen < records) throw new IllegalStateException("consumed only " + seen + " of " + records);
+            System.out.printf(Locale.ROOT, "RESULT %.1f %.2f%n", seen / seconds, bytes / (double) (1 << 20) / seconds);
+        }
+    }
+}
