@@ -225,7 +225,7 @@ JAVA_RESULT = re.compile(r"^RESULT (\S+) (\S+)(?: (\S+))?$", re.MULTILINE)
 
 
 class JavaDriver:
-    """Kafka's Java client (bench/java/PerfDriver.java): one producer process, one consumer."""
+    """Kafka's Java client (bench/java/PerfDriver.java): --producers producers on threads of one JVM, one consumer."""
 
     def __init__(self) -> None:
         self.command = compile_driver(JAVA_DRIVER)
@@ -239,7 +239,7 @@ class JavaDriver:
         return found.groups()
 
     def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int) -> tuple[float, float, float]:
-        msgs_s, mb_s, p99 = self._run("produce", bootstrap, topic, str(records), str(size))
+        msgs_s, mb_s, p99 = self._run("produce", bootstrap, topic, str(records), str(size), str(producers))
         return float(msgs_s), float(mb_s), float(p99)
 
     def consume(self, bootstrap: str, topic: str, records: int) -> tuple[float, float]:

@@ -13,11 +13,13 @@ public class PerfDriver {
     public static void main(String[] args) throws Exception {
         String command = args[0], bootstrap = args[1], topic = args[2];
         int records = Integer.parseInt(args[3]);
-        if (command.equals("produce")) produce(bootstrap, topic, records, Integer.parseInt(args[4]));
+        if (command.equals("produce")) produce(bootstrap, topic, records, Integer.parseInt(args[4]), Integer.parseInt(args[5]));
         else consume(bootstrap, topic, records);
     }
 
-    static void produce(String bootstrap, String topic, int records, int size) throws Exception {
+    // `producers` KafkaProducers on their own threads share the records; one
+    // producer alone can be the bottleneck on a small machine.
+    static void produce(String bootstrap, String topic, int records, int size, int producers) throws Exception {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("acks", "1");
@@ -29,18 +31,31 @@ public class PerfDriver {
         byte[] payload = new byte[size];
         new Random(1).nextBytes(payload);
         int[] latencies = new int[records];
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
         long start = System.nanoTime();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (int i = 0; i < records; i++) {
-                final int index = i;
-                final long sent = System.nanoTime();
-                producer.send(new ProducerRecord<>(topic, payload), (metadata, error) -> {
-                    if (error != null) throw new RuntimeException(error);
-                    latencies[index] = (int) ((System.nanoTime() - sent) / 1_000_000);
-                });
-            }
-            producer.flush();
+        for (int t = 0; t < producers; t++) {
+            final int first = t;
+            Thread thread = new Thread(() -> {
+                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+                    for (int i = first; i < records; i += producers) {
+                        final int index = i;
+                        final long sent = System.nanoTime();
+                        producer.send(new ProducerRecord<>(topic, payload), (metadata, error) -> {
+                            if (error != null) failures.add(error);
+                            latencies[index] = (int) ((System.nanoTime() - sent) / 1_000_000);
+                        });
+                    }
+                    producer.flush();
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            thread.start();
+            threads.add(thread);
         }
+        for (Thread thread : threads) thread.join();
+        if (!failures.isEmpty()) throw new RuntimeException(failures.get(0));
         double seconds = (System.nanoTime() - start) / 1e9;
         Arrays.sort(latencies);
         int p99 = latencies[Math.min(records - 1, (int) (records * 0.99))];
