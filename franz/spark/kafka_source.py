@@ -1,0 +1,417 @@
+"""The `franz` Spark data source: topics as batch and streaming sources and sinks.
+
+The user contract is Spark's Kafka source (schema, option names, offsets JSON),
+built on Spark 4's Python Data Source API instead of a JVM jar:
+
+- read: the driver resolves topic-partitions and offset ranges (options.py);
+  each range becomes an InputPartition read by one task over the Kafka
+  protocol (kafka_client.py), yielding Arrow record batches of at most
+  ROWS_PER_BATCH rows, so a range never sits in memory whole. `minPartitions`
+  splits large ranges across more tasks.
+- readStream: offsets are Spark's per-partition JSON ({"topic":{"0":42}}),
+  checkpointed by Spark; a restart continues from the checkpoint; partitions
+  that appear later are read from their earliest offset; maxOffsetsPerTrigger
+  caps a micro-batch, spread over partitions by their backlog.
+- write / writeStream: rows with `value` (required), `key`, `topic` (or the
+  `topic` option), `partition`, `headers`, sent by an idempotent librdkafka
+  producer per task; the job commit logs the records written per partition.
+- failOnDataLoss: a starting offset below a partition's log start (retention
+  or DeleteRecords removed it) fails the query with the partition named, or,
+  with failOnDataLoss=false, logs a warning and starts at the log start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterator
+from typing import Any, Final
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from franz.spark.kafka_client import EARLIEST, LATEST, KafkaClient, KafkaSourceError
+from franz.spark.options import OptionError, SourceOptions, _Options
+
+logger = logging.getLogger(__name__)
+
+ROWS_PER_BATCH: Final = 8192
+HEADERS_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+BASE_FIELDS = [StructField("key", BinaryType()), StructField("value", BinaryType()),
+               StructField("topic", StringType()), StructField("partition", IntegerType()),
+               StructField("offset", LongType()), StructField("timestamp", TimestampType()),
+               StructField("timestampType", IntegerType())]
+
+
+def source_schema(include_headers: bool) -> StructType:
+    """Spark's Kafka source schema (headers only with includeHeaders=true)."""
+    fields = list(BASE_FIELDS)
+    if include_headers:
+        fields.append(StructField("headers", HEADERS_TYPE))
+    return StructType(fields)
+
+
+class KafkaInputPartition(InputPartition):
+    """Offsets [start, end) of one topic-partition, read by one task."""
+
+    def __init__(self, topic: str, partition: int, start: int, end: int) -> None:
+        super().__init__((topic, partition, start, end))
+        self.topic, self.partition, self.start, self.end = topic, partition, start, end
+
+    def __repr__(self) -> str:
+        return f"KafkaInputPartition({self.topic}-{self.partition} [{self.start}, {self.end}))"
+
+
+# -- driver side: partitions and offsets ---------------------------------------------
+
+def topic_partitions(client: KafkaClient, options: SourceOptions) -> list[tuple[str, int]]:
+    if options.subscribe is not None:
+        counts = client.partitions(options.subscribe)
+    elif options.subscribe_pattern is not None:
+        counts = {t: n for t, n in client.partitions(None).items() if options.subscribe_pattern.fullmatch(t)}
+    else:
+        counts = client.partitions(sorted(options.assign))
+        for topic, wanted in options.assign.items():
+            missing = [p for p in wanted if p >= counts[topic] or p < 0]
+            if missing:
+                raise KafkaSourceError(f"Option 'assign': topic {topic!r} has no partitions {missing}")
+        return sorted((t, p) for t, parts in options.assign.items() for p in parts)
+    return sorted((t, p) for t, n in counts.items() for p in range(n))
+
+
+def _resolve(client: KafkaClient, partitions: list[tuple[str, int]], spec: str | dict, default: int,
+             isolation: int) -> dict[tuple[str, int], int]:
+    if not partitions:
+        return {}
+    earliest = client.list_offsets(partitions, EARLIEST)
+    latest = client.list_offsets(partitions, LATEST, isolation)
+    resolved = {}
+    for tp in partitions:
+        wanted = (EARLIEST if spec == "earliest" else LATEST) if isinstance(spec, str) else spec.get(tp, default)
+        resolved[tp] = earliest[tp] if wanted == EARLIEST else latest[tp] if wanted == LATEST else wanted
+    return resolved
+
+
+def starting_offsets(client: KafkaClient, partitions: list[tuple[str, int]], options: SourceOptions,
+                     default: int) -> dict[tuple[str, int], int]:
+    if options.starting_by_timestamp is not None or options.starting_timestamp is not None:
+        stamps = {tp: options.starting_by_timestamp.get(tp, LATEST) if options.starting_by_timestamp is not None
+                  else options.starting_timestamp for tp in partitions}
+        found = client.list_offsets(partitions, stamps, options.isolation_level)
+        latest = client.list_offsets(partitions, LATEST, options.isolation_level)
+        # No record that late: start at the end (Spark's startingOffsetsByTimestampStrategy=latest).
+        return {tp: offset if offset >= 0 else latest[tp] for tp, offset in found.items()}
+    return _resolve(client, partitions, options.starting, default, options.isolation_level)
+
+
+def check_data_loss(client: KafkaClient, starts: dict[tuple[str, int], int],
+                    options: SourceOptions) -> dict[tuple[str, int], int]:
+    """Starting offsets below the log start: fail, or skip to the log start with a warning."""
+    if not starts:
+        return starts
+    earliest = client.list_offsets(list(starts), EARLIEST)
+    adjusted = dict(starts)
+    for tp, offset in starts.items():
+        if offset < earliest[tp]:
+            message = (f"Some data may have been lost: the starting offset {offset} of {tp[0]}-{tp[1]} is below "
+                       f"its log start offset {earliest[tp]} (removed by retention or DeleteRecords).")
+            if options.fail_on_data_loss:
+                raise KafkaSourceError(message + " Set failOnDataLoss=false to skip the lost records.")
+            logger.warning("%s Starting at %d because failOnDataLoss is false.", message, earliest[tp])
+            adjusted[tp] = earliest[tp]
+    return adjusted
+
+
+def split_ranges(ranges: list[KafkaInputPartition], min_partitions: int | None) -> list[KafkaInputPartition]:
+    """Split the largest ranges until there are at least min_partitions (Spark's KafkaOffsetRangeCalculator)."""
+    ranges = [r for r in ranges if r.end > r.start]
+    if not min_partitions or len(ranges) >= min_partitions:
+        return ranges
+    total = sum(r.end - r.start for r in ranges)
+    split = []
+    for r in ranges:
+        size = r.end - r.start
+        parts = max(1, round(size * min_partitions / total))
+        step = -(-size // parts)
+        split.extend(KafkaInputPartition(r.topic, r.partition, s, min(s + step, r.end))
+                     for s in range(r.start, r.end, step))
+    return split
+
+
+# -- task side: rows as Arrow --------------------------------------------------------
+
+def read_partition(bootstrap: str, partition: KafkaInputPartition, include_headers: bool,
+                   isolation: int) -> Iterator[Any]:
+    import pyarrow as pa  # noqa: PLC0415 - executors import it when they read
+    schema = _arrow_schema(include_headers)
+    columns: dict[str, list] = {name: [] for name in schema.names}
+    with KafkaClient(bootstrap) as client:
+        for record, timestamp_type in client.read_range(partition.topic, partition.partition, partition.start,
+                                                        partition.end, isolation):
+            columns["key"].append(record.key)
+            columns["value"].append(record.value)
+            columns["offset"].append(record.offset)
+            columns["timestamp"].append(record.timestamp * 1000)
+            columns["timestampType"].append(timestamp_type)
+            if include_headers:
+                columns["headers"].append([{"key": k if isinstance(k, str) else bytes(k).decode("utf-8"),
+                                            "value": v} for k, v in record.headers])
+            if len(columns["offset"]) >= ROWS_PER_BATCH:
+                yield _batch(pa, schema, columns, partition)
+                columns = {name: [] for name in schema.names}
+    if columns["offset"]:
+        yield _batch(pa, schema, columns, partition)
+
+
+def _arrow_schema(include_headers: bool):
+    import pyarrow as pa  # noqa: PLC0415
+    fields = [pa.field("key", pa.binary()), pa.field("value", pa.binary()), pa.field("topic", pa.string()),
+              pa.field("partition", pa.int32()), pa.field("offset", pa.int64()),
+              pa.field("timestamp", pa.timestamp("us", tz="UTC")), pa.field("timestampType", pa.int32())]
+    if include_headers:
+        fields.append(pa.field("headers", pa.list_(pa.struct([pa.field("key", pa.string()),
+                                                              pa.field("value", pa.binary())]))))
+    return pa.schema(fields)
+
+
+def _batch(pa, schema, columns: dict[str, list], partition: KafkaInputPartition):
+    count = len(columns["offset"])
+    columns["topic"] = [partition.topic] * count
+    columns["partition"] = [partition.partition] * count
+    return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+
+
+# -- batch ---------------------------------------------------------------------------
+
+class FranzBatchReader(DataSourceReader):
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        with KafkaClient(options.bootstrap_servers) as client:
+            partitions = topic_partitions(client, options)
+            starts = check_data_loss(client, starting_offsets(client, partitions, options, EARLIEST), options)
+            ends = _resolve(client, partitions, options.ending, LATEST, options.isolation_level)
+        self.ranges = split_ranges([KafkaInputPartition(t, p, starts[(t, p)], ends[(t, p)])
+                                    for t, p in partitions], options.min_partitions)
+
+    def partitions(self) -> list[InputPartition]:
+        return self.ranges or [KafkaInputPartition("", -1, 0, 0)]
+
+    def read(self, partition: KafkaInputPartition) -> Iterator[Any]:
+        if partition.end <= partition.start:
+            return iter(())
+        return read_partition(self.options.bootstrap_servers, partition, self.options.include_headers,
+                              self.options.isolation_level)
+
+
+# -- streaming -----------------------------------------------------------------------
+
+def _to_json(offsets: dict[tuple[str, int], int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        out.setdefault(topic, {})[str(partition)] = offset
+    return out
+
+
+def _from_json(offsets: dict) -> dict[tuple[str, int], int]:
+    return {(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
+
+
+class FranzStreamReader(DataSourceStreamReader):
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def initialOffset(self) -> dict:
+        with KafkaClient(self.options.bootstrap_servers) as client:
+            partitions = topic_partitions(client, self.options)
+            starts = starting_offsets(client, partitions, self.options, LATEST)
+            return _to_json(check_data_loss(client, starts, self.options))
+
+    def getDefaultReadLimit(self) -> Any:
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # noqa: PLC0415
+        cap = self.options.max_offsets_per_trigger
+        return ReadMaxRows(cap) if cap is not None else ReadAllAvailable()
+
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
+        """The end of the next micro-batch: every partition's end, or, under a row limit
+        (maxOffsetsPerTrigger), the limit spread over partitions by their backlog."""
+        cap = getattr(limit, "max_rows", None)
+        with KafkaClient(self.options.bootstrap_servers) as client:
+            partitions = topic_partitions(client, self.options)
+            latest = client.list_offsets(partitions, LATEST, self.options.isolation_level)
+            if start is None or cap is None:
+                return _to_json(latest)
+            begin = _from_json(start)
+            earliest = client.list_offsets(partitions, EARLIEST)
+        begin = {tp: begin.get(tp, earliest[tp]) for tp in partitions}
+        backlog = {tp: max(0, latest[tp] - begin[tp]) for tp in partitions}
+        total = sum(backlog.values())
+        if total <= cap:
+            return _to_json(latest)
+        # Spread the cap over partitions by backlog, as Spark's rateLimit does.
+        return _to_json({tp: begin[tp] + min(backlog[tp], int(cap * backlog[tp] / total)) for tp in partitions})
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        begin, finish = _from_json(start), _from_json(end)
+        new = [tp for tp in finish if tp not in begin]
+        if new:
+            with KafkaClient(self.options.bootstrap_servers) as client:
+                begin.update(client.list_offsets(new, EARLIEST))  # new partitions: from their start
+        with KafkaClient(self.options.bootstrap_servers) as client:
+            begin = check_data_loss(client, {tp: begin[tp] for tp in finish}, self.options)
+        ranges = [KafkaInputPartition(t, p, begin[(t, p)], o) for (t, p), o in sorted(finish.items())]
+        return split_ranges(ranges, self.options.min_partitions)
+
+    def read(self, partition: KafkaInputPartition) -> Iterator[Any]:
+        return read_partition(self.options.bootstrap_servers, partition, self.options.include_headers,
+                              self.options.isolation_level)
+
+    def commit(self, end: dict) -> None:
+        pass  # Spark checkpoints the offsets; the broker keeps no state for this reader
+
+
+# -- writing -------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class WriteCounts(WriterCommitMessage):
+    counts: dict[str, int]
+
+
+def _check_write_schema(schema: StructType, options: dict) -> None:
+    options = _Options(options)
+    names = set(schema.fieldNames())
+    if "value" not in names:
+        raise OptionError("The franz sink needs a 'value' column (binary or string); the DataFrame has "
+                          f"{sorted(names)}")
+    if "topic" not in names and not options.get("topic"):
+        raise OptionError("The franz sink needs a 'topic' column or the 'topic' option")
+    if not options.get("kafka.bootstrap.servers"):
+        raise OptionError("Option 'kafka.bootstrap.servers' must be specified for the franz sink")
+
+
+def _encode(value: Any) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    return str(value).encode("utf-8")
+
+
+def write_rows(options: dict, rows: Iterator[Any]) -> WriteCounts:
+    options = _Options(options)
+    from confluent_kafka import Producer  # noqa: PLC0415 - executors import it when they write
+    producer = Producer({"bootstrap.servers": options["kafka.bootstrap.servers"], "enable.idempotence": True,
+                         "linger.ms": 5, "compression.type": options.get("kafka.compression.type", "none")})
+    default_topic = options.get("topic")
+    counts: dict[str, int] = {}
+    failures: list[str] = []
+
+    def delivered(error, message) -> None:
+        if error is not None:
+            failures.append(str(error))
+        else:
+            key = f"{message.topic()}-{message.partition()}"
+            counts[key] = counts.get(key, 0) + 1
+
+    for row in rows:
+        fields = row.asDict() if hasattr(row, "asDict") else dict(row)
+        topic = default_topic or fields.get("topic")
+        if not topic:
+            raise OptionError("A row has no topic and the 'topic' option is not set")
+        extra = {}
+        if fields.get("partition") is not None:
+            extra["partition"] = int(fields["partition"])
+        if fields.get("headers"):
+            extra["headers"] = [(h["key"], _encode(h["value"])) for h in fields["headers"]]
+        while True:
+            try:
+                producer.produce(topic, value=_encode(fields["value"]), key=_encode(fields.get("key")),
+                                 on_delivery=delivered, **extra)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+    remaining = producer.flush(60)
+    if failures or remaining:
+        raise KafkaSourceError(f"{len(failures) + remaining} records were not acknowledged: "
+                               f"{failures[:1] or ['timed out']}")
+    return WriteCounts(counts)
+
+
+def _log_counts(messages: list[WriteCounts]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for message in messages:
+        for key, count in (message.counts if message else {}).items():
+            total[key] = total.get(key, 0) + count
+    logger.info("franz sink wrote %d records: %s", sum(total.values()), dict(sorted(total.items())))
+    return total
+
+
+class FranzBatchWriter(DataSourceWriter):
+    def __init__(self, options: dict) -> None:
+        self.options = options
+        self.counts: dict[str, int] = {}
+
+    def write(self, iterator: Iterator[Any]) -> WriteCounts:
+        return write_rows(self.options, iterator)
+
+    def commit(self, messages: list[WriteCounts]) -> None:
+        self.counts = _log_counts(messages)
+
+
+class FranzStreamWriter(DataSourceStreamWriter):
+    def __init__(self, options: dict) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[Any]) -> WriteCounts:
+        return write_rows(self.options, iterator)
+
+    def commit(self, messages: list[WriteCounts], batchId: int) -> None:
+        _log_counts(messages)
+
+    def abort(self, messages: list[WriteCounts], batchId: int) -> None:
+        logger.warning("franz sink: micro-batch %d aborted after some records may have been written", batchId)
+
+
+# -- the data source -----------------------------------------------------------------
+
+class FranzDataSource(DataSource):
+    """spark.read / readStream / write / writeStream .format("franz")."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "franz"
+
+    def schema(self) -> StructType:
+        include = str(self.options.get("includeHeaders", "false")).lower() == "true"
+        return source_schema(include)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return FranzBatchReader(SourceOptions.parse(self.options, streaming=False))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return FranzStreamReader(SourceOptions.parse(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        _check_write_schema(schema, dict(self.options))
+        return FranzBatchWriter(dict(self.options))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        _check_write_schema(schema, dict(self.options))
+        return FranzStreamWriter(dict(self.options))

@@ -1,0 +1,164 @@
+"""Options of the `franz` data source, with the names and meanings of Spark's Kafka source.
+
+Everything is checked on the driver before a job starts, so a bad option is a
+clear error naming it, never a failed task: `kafka.bootstrap.servers`; exactly
+one of `subscribe`, `subscribePattern`, `assign` (JSON {"topic":[0,1]});
+`startingOffsets` / `endingOffsets` ("earliest", "latest" or JSON
+{"topic":{"0":23,"1":-2}} with -2 earliest and -1 latest); `startingTimestamp`
+and `startingOffsetsByTimestamp` (JSON {"topic":{"0":ms}}), which win over
+startingOffsets as in Spark; `minPartitions`; `maxOffsetsPerTrigger`;
+`failOnDataLoss`; `includeHeaders`; `kafka.isolation.level`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+EARLIEST, LATEST = -2, -1
+
+
+class OptionError(ValueError):
+    """A data source option that cannot be used; the message names it."""
+
+
+class _Options(dict):
+    """Spark hands options over case-insensitively (lower-cased keys): look them up that way."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        super().__init__({str(k).lower(): v for k, v in options.items()})
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return super().get(key.lower(), default)
+
+    def __getitem__(self, key: str) -> Any:
+        return super().__getitem__(key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(str(key).lower())
+
+
+def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
+    raw = options.get(key)
+    if raw is None:
+        return default
+    if str(raw).lower() not in ("true", "false"):
+        raise OptionError(f"Option {key!r} must be true or false, got {raw!r}")
+    return str(raw).lower() == "true"
+
+
+def _positive_int(options: Mapping[str, str], key: str) -> int | None:
+    raw = options.get(key)
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise OptionError(f"Option {key!r} must be a positive integer, got {raw!r}") from None
+    if value <= 0:
+        raise OptionError(f"Option {key!r} must be a positive integer, got {raw!r}")
+    return value
+
+
+def _json(options: Mapping[str, str], key: str) -> Any:
+    try:
+        return json.loads(options[key])
+    except json.JSONDecodeError as exc:
+        raise OptionError(f"Option {key!r} is not valid JSON ({exc.msg} at {exc.pos}): {options[key]!r}") from None
+
+
+def parse_offsets_spec(options: Mapping[str, str], key: str, allowed: tuple[str, ...]) -> str | dict:
+    """'earliest' / 'latest' or {(topic, partition): offset} from Spark's JSON form."""
+    options = _Options(options)
+    raw = options.get(key)
+    if raw is None:
+        return allowed[0]
+    if raw.strip().lower() in allowed:
+        return raw.strip().lower()
+    spec = _json(options, key)
+    if not isinstance(spec, dict):
+        raise OptionError(f"Option {key!r} must be {' or '.join(allowed)} or JSON like "
+                          f'{{"topic":{{"0":23}}}}, got {raw!r}')
+    offsets = {}
+    for topic, partitions in spec.items():
+        if not isinstance(partitions, dict):
+            raise OptionError(f"Option {key!r}: the value of topic {topic!r} must be an object of partitions")
+        for partition, offset in partitions.items():
+            try:
+                offsets[(topic, int(partition))] = int(offset)
+            except (TypeError, ValueError):
+                raise OptionError(f"Option {key!r}: bad partition/offset {partition!r}: {offset!r}") from None
+    return offsets
+
+
+@dataclasses.dataclass
+class SourceOptions:
+    bootstrap_servers: str
+    subscribe: list[str] | None
+    subscribe_pattern: re.Pattern | None
+    assign: dict[str, list[int]] | None
+    starting: str | dict
+    ending: str | dict
+    starting_timestamp: int | None
+    starting_by_timestamp: dict | None
+    min_partitions: int | None
+    max_offsets_per_trigger: int | None
+    fail_on_data_loss: bool
+    include_headers: bool
+    isolation_level: int
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str], streaming: bool) -> SourceOptions:
+        options = _Options(options)
+        bootstrap = options.get("kafka.bootstrap.servers")
+        if not bootstrap:
+            raise OptionError("Option 'kafka.bootstrap.servers' must be specified for the franz source")
+        chosen = [k for k in ("subscribe", "subscribePattern", "assign") if options.get(k)]
+        if len(chosen) != 1:
+            raise OptionError("Exactly one of the options 'subscribe', 'subscribePattern' or 'assign' must be "
+                              f"specified for the franz source, got {chosen or 'none'}")
+        subscribe = pattern = assign = None
+        if chosen[0] == "subscribe":
+            subscribe = [t.strip() for t in options["subscribe"].split(",") if t.strip()]
+            if not subscribe:
+                raise OptionError("Option 'subscribe' names no topic")
+        elif chosen[0] == "subscribePattern":
+            try:
+                pattern = re.compile(options["subscribePattern"])
+            except re.error as exc:
+                raise OptionError(f"Option 'subscribePattern' is not a valid regex: {exc}") from None
+        else:
+            spec = _json(options, "assign")
+            if not isinstance(spec, dict) or not all(isinstance(v, list) for v in spec.values()):
+                raise OptionError(f'Option \'assign\' must be JSON like {{"topic":[0,1]}}, got {options["assign"]!r}')
+            assign = {topic: [int(p) for p in parts] for topic, parts in spec.items()}
+        starting = parse_offsets_spec(options, "startingOffsets",
+                                      ("latest", "earliest") if streaming else ("earliest", "latest"))
+        ending = parse_offsets_spec(options, "endingOffsets", ("latest",))
+        if streaming and "endingOffsets" in options:
+            raise OptionError("Option 'endingOffsets' is for batch queries only")
+        if isinstance(starting, dict) and any(o == LATEST for o in starting.values()) and not streaming:
+            raise OptionError("Option 'startingOffsets' may not use -1 (latest) for a partition in a batch query")
+        if isinstance(ending, dict) and any(o == EARLIEST for o in ending.values()):
+            raise OptionError("Option 'endingOffsets' may not use -2 (earliest) for a partition")
+        starting_timestamp = None
+        if options.get("startingTimestamp") is not None:
+            try:
+                starting_timestamp = int(options["startingTimestamp"])
+            except ValueError:
+                raise OptionError(f"Option 'startingTimestamp' must be milliseconds, got "
+                                  f"{options['startingTimestamp']!r}") from None
+        by_timestamp = None
+        if options.get("startingOffsetsByTimestamp") is not None:
+            by_timestamp = parse_offsets_spec(options, "startingOffsetsByTimestamp", ())
+        isolation = options.get("kafka.isolation.level", "read_uncommitted")
+        if isolation not in ("read_uncommitted", "read_committed"):
+            raise OptionError(f"Option 'kafka.isolation.level' must be read_uncommitted or read_committed, "
+                              f"got {isolation!r}")
+        return cls(bootstrap, subscribe, pattern, assign, starting, ending, starting_timestamp, by_timestamp,
+                   _positive_int(options, "minPartitions"), _positive_int(options, "maxOffsetsPerTrigger"),
+                   _bool(options, "failOnDataLoss", True), _bool(options, "includeHeaders", False),
+                   1 if isolation == "read_committed" else 0)

@@ -1,0 +1,206 @@
+"""The `franz` and `franz-segments` Spark data sources on a local SparkSession against a real broker."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+import franz.spark  # noqa: E402
+from tests.support.broker import BrokerProcess  # noqa: E402
+
+pytestmark = pytest.mark.slow
+TIMEOUT_S = 60
+# Recent record timestamps: older ones would be deleted by the broker's time retention (7 days).
+BASE_TIMESTAMP_MS = int(time.time() * 1000) - 60_000
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory) -> BrokerProcess:
+    process = BrokerProcess(tmp_path_factory.mktemp("spark-broker"))
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = franz.spark.session()
+    yield session
+    session.stop()
+
+
+def _create(broker: BrokerProcess, topic: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # kept alive until the result is in
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(TIMEOUT_S)
+
+
+def _produce(broker: BrokerProcess, topic: str, count: int, partitions: int, start: int = 0) -> list[tuple]:
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    sent = []
+    for i in range(start, start + count):
+        key, value, partition = b"k%d" % i, b"v%d" % i, i % partitions
+        producer.produce(topic, key=key, value=value, partition=partition, timestamp=BASE_TIMESTAMP_MS + i,
+                         headers=[("h", b"x%d" % i)])
+        sent.append((key, value, partition))
+    assert producer.flush(TIMEOUT_S) == 0
+    return sent
+
+
+def _reader(spark, broker, **options):
+    reader = spark.read.format("franz").option("kafka.bootstrap.servers", broker.bootstrap)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader
+
+
+def test_batch_read_of_three_partitions_equals_what_was_produced(spark, broker):
+    _create(broker, "three", 3)
+    sent = _produce(broker, "three", 600, 3)
+    rows = _reader(spark, broker, subscribe="three", includeHeaders="true").load().collect()
+    assert len(rows) == 600
+    assert sorted((r.key, r.value, r.partition) for r in rows) == sorted(sent)
+    for row in rows:
+        index = int(row.value[1:])
+        assert row.offset == index // 3
+        assert row.topic == "three" and row.timestampType == 0
+        assert round(row.timestamp.timestamp() * 1000) == BASE_TIMESTAMP_MS + index
+        assert [(h.key, h.value) for h in row.headers] == [("h", b"x%d" % index)]
+
+
+def test_offset_ranges_and_min_partitions(spark, broker):
+    _create(broker, "ranges", 2)
+    _produce(broker, "ranges", 200, 2)
+    df = _reader(spark, broker, subscribe="ranges", minPartitions="8",
+                 startingOffsets='{"ranges":{"0":10,"1":-2}}', endingOffsets='{"ranges":{"0":60,"1":-1}}').load()
+    assert df.rdd.getNumPartitions() >= 8
+    rows = df.collect()
+    by_partition = {p: sorted(r.offset for r in rows if r.partition == p) for p in (0, 1)}
+    assert by_partition[0] == list(range(10, 60))
+    assert by_partition[1] == list(range(0, 100))
+    assigned = _reader(spark, broker, assign='{"ranges":[1]}').load()
+    assert {r.partition for r in assigned.collect()} == {1}
+
+
+def test_write_then_read_back(spark, broker):
+    _create(broker, "written", 2)
+    frame = spark.createDataFrame([(b"a", b"1", 0), (b"b", b"2", 1), (None, b"3", 1)],
+                                  "key binary, value binary, partition int")
+    frame.write.mode("append").format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+        .option("topic", "written").save()
+    rows = _reader(spark, broker, subscribe="written").load().collect()
+    assert sorted((r.value, r.key, r.partition) for r in rows) == [(b"1", b"a", 0), (b"2", b"b", 1), (b"3", None, 1)]
+
+
+def test_a_sink_without_a_value_column_is_refused_before_the_job(spark, broker):
+    frame = spark.createDataFrame([(b"a",)], "key binary")
+    with pytest.raises(Exception, match="needs a 'value' column"):
+        frame.write.mode("append").format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+            .option("topic", "x").save()
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"subscribe": "t", "startingOffsets": "{not json"}, "startingOffsets"),
+    ({"subscribe": "no-such-topic"}, "UNKNOWN_TOPIC_OR_PARTITION"),
+    ({}, "subscribe"),
+])
+def test_bad_options_fail_before_the_job_with_a_clear_message(spark, broker, options, message):
+    with pytest.raises(Exception, match=message):
+        _reader(spark, broker, **options).load().collect()
+
+
+def test_unreachable_bootstrap_servers(spark):
+    reader = spark.read.format("franz").option("kafka.bootstrap.servers", "127.0.0.1:1").option("subscribe", "t")
+    with pytest.raises(Exception, match="Cannot reach"):
+        reader.load().collect()
+
+
+def test_fail_on_data_loss(spark, broker):
+    _create(broker, "lossy", 1)
+    _produce(broker, "lossy", 100, 1)
+    from confluent_kafka import TopicPartition  # noqa: PLC0415
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    next(iter(admin.delete_records([TopicPartition("lossy", 0, 40)]).values())).result(TIMEOUT_S)
+    spec = '{"lossy":{"0":10}}'
+    with pytest.raises(Exception, match="Some data may have been lost"):
+        _reader(spark, broker, subscribe="lossy", startingOffsets=spec).load().collect()
+    rows = _reader(spark, broker, subscribe="lossy", startingOffsets=spec, failOnDataLoss="false").load().collect()
+    assert sorted(r.offset for r in rows) == list(range(40, 100))
+
+
+def test_read_committed_skips_an_aborted_transaction(spark, broker):
+    _create(broker, "txn", 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "spark-tx"})
+    producer.init_transactions(TIMEOUT_S)
+    producer.begin_transaction()
+    producer.produce("txn", value=b"kept", partition=0)
+    producer.commit_transaction(TIMEOUT_S)
+    producer.begin_transaction()
+    producer.produce("txn", value=b"dropped", partition=0)
+    producer.flush(TIMEOUT_S)
+    producer.abort_transaction(TIMEOUT_S)
+    committed = _reader(spark, broker, subscribe="txn", **{"kafka.isolation.level": "read_committed"}).load()
+    assert [r.value for r in committed.collect()] == [b"kept"]
+    everything = _reader(spark, broker, subscribe="txn").load()
+    assert sorted(r.value for r in everything.collect()) == [b"dropped", b"kept"]
+
+
+def _stream_to_parquet(spark, broker, topic: str, out: Path, checkpoint: Path, **options) -> None:
+    reader = spark.readStream.format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+        .option("subscribe", topic).option("startingOffsets", "earliest")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    query = reader.load().selectExpr("partition", "offset", "CAST(value AS STRING) AS value") \
+        .writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(checkpoint)) \
+        .trigger(availableNow=True).start()
+    assert query.awaitTermination(TIMEOUT_S * 2)
+
+
+def test_streaming_restarts_from_its_checkpoint_with_no_duplicate_and_no_gap(spark, broker, tmp_path):
+    _create(broker, "stream", 2)
+    _produce(broker, "stream", 100, 2)
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    _stream_to_parquet(spark, broker, "stream", out, checkpoint, maxOffsetsPerTrigger="30")
+    assert spark.read.parquet(str(out)).count() == 100
+    _produce(broker, "stream", 50, 2, start=100)
+    _stream_to_parquet(spark, broker, "stream", out, checkpoint)
+    rows = spark.read.parquet(str(out)).collect()
+    keys = sorted((r.partition, r.offset) for r in rows)
+    assert len(keys) == len(set(keys)) == 150
+    assert sorted(int(r.value[1:]) for r in rows) == list(range(150))
+
+
+def test_processing_time_trigger_reads_new_records(spark, broker):
+    _create(broker, "ticking", 1)
+    _produce(broker, "ticking", 10, 1)
+    query = spark.readStream.format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+        .option("subscribe", "ticking").option("startingOffsets", "earliest").load() \
+        .writeStream.format("memory").queryName("ticking_rows").trigger(processingTime="500 milliseconds").start()
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline and spark.table("ticking_rows").count() < 10:
+            time.sleep(0.2)
+        _produce(broker, "ticking", 5, 1, start=10)
+        while time.monotonic() < deadline and spark.table("ticking_rows").count() < 15:
+            time.sleep(0.2)
+        assert spark.table("ticking_rows").count() == 15
+    finally:
+        query.stop()
+
+
+def test_segments_read_equals_the_broker_read(spark, broker):
+    _create(broker, "archived", 2)
+    _produce(broker, "archived", 300, 2)
+    via_broker = _reader(spark, broker, subscribe="archived", includeHeaders="true").load()
+    via_files = spark.read.format("franz-segments").load(str(broker.data_dir))
+    columns = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
+    expected = sorted(tuple(r) for r in via_broker.select(*columns).collect())
+    archived = via_files.where("topic = 'archived'")
+    assert sorted(tuple(r) for r in archived.select(*columns).collect()) == expected
+    assert {r.segment for r in archived.select("segment").collect()} == {"00000000000000000000.log"}
