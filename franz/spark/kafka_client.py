@@ -164,7 +164,8 @@ class KafkaClient:
             for txn in aborted_txns:
                 aborted.setdefault(txn["producer_id"], txn["first_offset"])
             progressed = False
-            for batch in records.batches():
+            # A response may end inside a batch (the broker cuts at the byte limit): stop there.
+            for batch in records.batches(stop_at_partial_batch=True):
                 if batch.next_offset <= offset:
                     continue
                 progressed = True
