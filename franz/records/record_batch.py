@@ -20,7 +20,7 @@ changing the max timestamp or the attributes does.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from crc32c import crc32c
 
@@ -318,6 +318,13 @@ class RecordBatch:
             raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", self._pos)
         if count == 0:
             return iter(())
+        data, base = self.records_data(decompressed_size_bytes_max)
+        return self._iter_records(data, count, base)
+
+    def records_data(self, decompressed_size_bytes_max: int = DECOMPRESSED_SIZE_BYTES_MAX) -> tuple[Any, int | None]:
+        """The records' bytes (decompressed when needed) and their position in the
+        buffer (None when decompressed), for decoders that want them whole."""
+        count = self.record_count
         body = self._body()
         data = body[RECORD_BATCH_OVERHEAD:]
         # Errors inside uncompressed records report their position in the
@@ -331,7 +338,7 @@ class RecordBatch:
             raise InvalidRecordError(
                 f"Found impossible record count {count}: {len(data)} bytes of records "
                 f"hold at most {len(data) // RECORD_SIZE_MIN}", self._pos)
-        return self._iter_records(data, count, base)
+        return data, base
 
     def _iter_records(self, data, count: int, base: int | None) -> Iterator[Record]:
         header = self.header()

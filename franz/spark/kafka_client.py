@@ -18,7 +18,7 @@ from __future__ import annotations
 import socket
 import struct
 from collections.abc import Iterator
-from typing import Final
+from typing import Any, Final
 
 from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors, error_name
@@ -147,13 +147,24 @@ class KafkaClient:
 
     def read_range(self, topic: str, partition: int, start: int, end: int, isolation_level: int = 0,
                    fetch_bytes: int = FETCH_BYTES_DEFAULT) -> Iterator[tuple[Record, int]]:
-        """(record, timestamp type) for offsets [start, end) of one partition, in order.
+        """(record, timestamp type) for offsets [start, end) of one partition, in order."""
+        for batch in self.read_batches(topic, partition, start, end, isolation_level, fetch_bytes):
+            timestamp_type = int(batch.timestamp_type)
+            for record in batch.records():
+                if start <= record.offset < end:
+                    yield record, timestamp_type
+
+    def read_batches(self, topic: str, partition: int, start: int, end: int, isolation_level: int = 0,
+                     fetch_bytes: int = FETCH_BYTES_DEFAULT) -> Iterator[Any]:
+        """The data batches holding offsets [start, end) of one partition, in order (the first
+        and last may hold records outside the range; control batches and, under
+        read_committed, aborted transactions' batches are left out).
 
         Raises KafkaSourceError(OFFSET_OUT_OF_RANGE) when `start` is below the log
         start offset (the caller decides whether that is data loss)."""
         offset = start
         aborted: dict[int, int] = {}        # producer id -> first offset of its aborted transaction
-        skipping: set[int] = set()          # producers whose records are skipped until their ABORT marker
+        skipping: set[int] = set()          # producers whose batches are skipped until their ABORT marker
         while offset < end:
             error, records, bound, aborted_txns, _ = self.fetch(topic, partition, offset, isolation_level,
                                                                fetch_bytes)
@@ -180,13 +191,8 @@ class KafkaClient:
                 if (isolation_level == 1 and batch.is_transactional and producer_id in aborted
                         and aborted[producer_id] <= batch.last_offset):
                     skipping.add(producer_id)
-                if producer_id in skipping and batch.is_transactional:
-                    offset = batch.next_offset
-                    continue
-                timestamp_type = int(batch.timestamp_type)
-                for record in batch.records():
-                    if offset <= record.offset < end:
-                        yield record, timestamp_type
+                if not (producer_id in skipping and batch.is_transactional):
+                    yield batch
                 offset = batch.next_offset
                 if offset >= end:
                     return

@@ -47,6 +47,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from franz.spark.columnar import decode_into
 from franz.spark.kafka_client import EARLIEST, LATEST, KafkaClient, KafkaSourceError
 from franz.spark.options import OptionError, SourceOptions, _Options
 
@@ -161,23 +162,26 @@ def read_partition(bootstrap: str, partition: KafkaInputPartition, include_heade
                    isolation: int) -> Iterator[Any]:
     import pyarrow as pa  # noqa: PLC0415 - executors import it when they read
     schema = _arrow_schema(include_headers)
-    columns: dict[str, list] = {name: [] for name in schema.names}
+    columns = _empty_columns(schema)
     with KafkaClient(bootstrap) as client:
-        for record, timestamp_type in client.read_range(partition.topic, partition.partition, partition.start,
-                                                        partition.end, isolation):
-            columns["key"].append(record.key)
-            columns["value"].append(record.value)
-            columns["offset"].append(record.offset)
-            columns["timestamp"].append(record.timestamp * 1000)
-            columns["timestampType"].append(timestamp_type)
-            if include_headers:
-                columns["headers"].append([{"key": k if isinstance(k, str) else bytes(k).decode("utf-8"),
-                                            "value": v} for k, v in record.headers])
+        for batch in client.read_batches(partition.topic, partition.partition, partition.start, partition.end,
+                                         isolation):
+            header = batch.header()
+            timestamp_type = int(batch.timestamp_type)
+            log_append_time = header.max_timestamp if timestamp_type == 1 else None
+            data, _ = batch.records_data()
+            added = decode_into(data, header.record_count, header.base_offset, header.base_timestamp,
+                                log_append_time, partition.start, partition.end, columns, include_headers)
+            columns["timestampType"].extend([timestamp_type] * added)
             if len(columns["offset"]) >= ROWS_PER_BATCH:
                 yield _batch(pa, schema, columns, partition)
-                columns = {name: [] for name in schema.names}
+                columns = _empty_columns(schema)
     if columns["offset"]:
         yield _batch(pa, schema, columns, partition)
+
+
+def _empty_columns(schema) -> dict[str, list]:
+    return {name: [] for name in schema.names}
 
 
 def _arrow_schema(include_headers: bool):
