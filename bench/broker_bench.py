@@ -237,8 +237,10 @@ class JavaDriver:
         done = subprocess.run([*self.command, *args], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         found = JAVA_RESULT.search(done.stdout)
         if done.returncode != 0 or found is None:
+            output = done.stdout + done.stderr
+            cause = [line for line in output.splitlines() if "Exception" in line or "Error" in line]
             raise RuntimeError(f"PerfDriver {args[0]} exited {done.returncode}: "
-                               f"{(done.stdout + done.stderr).strip()[-400:]}")
+                               f"{' | '.join(cause[:3]) or output.strip()[-400:]}")
         return found.groups()
 
     def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int) -> tuple[float, float, float]:
