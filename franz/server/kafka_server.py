@@ -91,7 +91,7 @@ class KafkaServer:
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
         self.transaction_coordinator = TransactionCoordinator(config, controller, self.replica_manager, metadata,
-                                                              self.apis.producer_ids)
+                                                              self.apis.producer_ids, self.group_coordinator)
         await self.transaction_coordinator.startup()  # completes transactions left half-ended
         self.transaction_coordinator.register(self.apis, self.group_coordinator)
         self.socket_server = SocketServer(config, self.apis.handle,

@@ -8,6 +8,12 @@ returned (the HW moves with the append on one node). Reads: `load_partition`
 replays a partition from its log start to its HW, batch by batch, into a
 callback taking (key bytes, value bytes or None for a tombstone, offset);
 control batches (transaction markers) carry no group records and are skipped.
+`load_partition_transactional` also says which records came in a
+transactional batch (their producer id) and replays the COMMIT/ABORT markers,
+for the offsets of transactions (TxnOffsetCommit), whose records are written
+by `append` as one transactional batch with the producer's id and epoch and
+base sequence 0 (AppendOrigin.COORDINATOR: epochs checked, as Kafka's coordinator
+runtime writes them).
 
 Limits: a read asks for LOAD_BUFFER_BYTES at a time (one batch larger than
 that is still read whole: min-one-message); records that do not decode are
@@ -22,8 +28,11 @@ from collections.abc import Callable
 from typing import Final
 
 from franz.protocol.errors import Errors
-from franz.records.builder import SimpleRecord, build_batch, now_ms
+from franz.records import ControlRecordType, MemoryRecords
+from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, SimpleRecord, build_batch, now_ms
+from franz.records.errors import InvalidRecordError
 from franz.server.replica_manager import ReplicaManager
+from franz.storage.producer_append_info import AppendOrigin
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
 logger = logging.getLogger(__name__)
@@ -39,28 +48,39 @@ class CoordinatorWriteError(Exception):
         self.code = code
 
 
-def build_records(entries: list[tuple[bytes, bytes | None]], timestamp_ms: int | None = None) -> bytes:
-    """One batch of (key, value) records; a None value is a tombstone."""
+def build_records(entries: list[tuple[bytes, bytes | None]], timestamp_ms: int | None = None,
+                  producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> bytes:
+    """One batch of (key, value) records; a None value is a tombstone. With a producer
+    id, a transactional batch of that producer with base sequence 0, as Kafka's
+    coordinator runtime writes it (the coordinator's appends check no sequences)."""
     assert 0 < len(entries) <= BATCH_RECORDS_MAX
     stamp = now_ms() if timestamp_ms is None else timestamp_ms
-    return build_batch([SimpleRecord(value, key, stamp) for key, value in entries])
+    transactional = producer_id != NO_PRODUCER_ID
+    return build_batch([SimpleRecord(value, key, stamp) for key, value in entries], producer_id=producer_id,
+                       producer_epoch=producer_epoch, is_transactional=transactional,
+                       base_sequence=0 if transactional else NO_SEQUENCE)
 
 
 class CoordinatorPartitionWriter:
     def __init__(self, replica_manager: ReplicaManager) -> None:
         self.replica_manager = replica_manager
 
-    async def append(self, partition: int, entries: list[tuple[bytes, bytes | None]]) -> int:
-        """Append the records as one batch to `__consumer_offsets-partition`; the
-        offset after them. Raises CoordinatorWriteError with the Kafka error code."""
+    async def append(self, partition: int, entries: list[tuple[bytes, bytes | None]],
+                     producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> int:
+        """Append the records as one batch to `__consumer_offsets-partition` (a transactional
+        one with a producer id); the offset after them. Raises CoordinatorWriteError with
+        the Kafka error code."""
         if not entries:
             return -1
         key = (OFFSETS_TOPIC, partition)
-        payload = build_records(entries)
+        payload = build_records(entries, producer_id=producer_id, producer_epoch=producer_epoch)
         rm = self.replica_manager
         loop = asyncio.get_running_loop()
-        results = await loop.run_in_executor(rm.append_executor, rm.append_records, -1, {key: payload})
-        result = results[key]
+        if producer_id == NO_PRODUCER_ID:
+            results = await loop.run_in_executor(rm.append_executor, rm.append_records, -1, {key: payload})
+            result = results[key]
+        else:
+            result = await loop.run_in_executor(rm.append_executor, self._append_as_coordinator, key, payload)
         code = result["error_code"]
         if code != Errors.NONE:
             # Kafka's coordinator maps storage errors for its clients (CoordinatorRuntime).
@@ -77,9 +97,36 @@ class CoordinatorPartitionWriter:
         rm.on_appended([key])
         return result["last_offset"] + 1
 
+    def _append_as_coordinator(self, key: tuple[str, int], payload: bytes) -> dict:
+        """On the append thread: the batch appended with the coordinator's origin
+        (producer epochs checked, no sequences), as the transaction markers are."""
+        partition = self.replica_manager.get_partition(*key)
+        if partition is None:
+            return {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+        try:
+            with partition.log.lock:
+                info = partition.log.append_as_leader(MemoryRecords(bytearray(payload)), partition.leader_epoch,
+                                                      origin=AppendOrigin.COORDINATOR)
+                partition.maybe_increment_leader_hw()
+        except Exception as exc:  # every storage error carries its Kafka code
+            code = getattr(exc, "error_code", None)
+            if code is None:
+                logger.error("Error appending to %s-%d", *key, exc_info=exc)
+                code = Errors.UNKNOWN_SERVER_ERROR
+            return {"error_code": int(code), "error_message": str(exc)}
+        return {"error_code": Errors.NONE, "last_offset": info.last_offset}
+
 
 def load_partition(log: UnifiedLog, replay: Callable[[bytes, bytes | None, int], None]) -> int:
     """Replay every record of the log below its HW; the number of records replayed."""
+    return load_partition_transactional(log, lambda key, value, offset, _producer_id: replay(key, value, offset))
+
+
+def load_partition_transactional(log: UnifiedLog, replay: Callable[[bytes, bytes | None, int, int], None],
+                                 replay_marker: Callable[[int, bool, int], None] | None = None) -> int:
+    """Replay every record of the log below its HW with the producer id of its batch
+    when that is transactional (else NO_PRODUCER_ID), and every COMMIT/ABORT marker
+    as (producer id, committed, offset); the number of records replayed."""
     offset = log.log_start_offset
     count = 0
     while offset < log.high_watermark:
@@ -90,13 +137,25 @@ def load_partition(log: UnifiedLog, replay: Callable[[bytes, bytes | None, int],
                 continue
             progressed = True
             next_offset = batch.next_offset
-            if not batch.is_control_batch:
+            if batch.is_control_batch:
+                if replay_marker is not None:
+                    for record in batch.records():
+                        try:
+                            control = ControlRecordType.parse(None if record.key is None else bytes(record.key))
+                        except InvalidRecordError as exc:
+                            logger.warning("Skipping a control record of %s at offset %d: %s",
+                                           log.topic_partition, record.offset, exc)
+                            continue
+                        if control in (ControlRecordType.COMMIT, ControlRecordType.ABORT):
+                            replay_marker(batch.producer_id, control is ControlRecordType.COMMIT, record.offset)
+            else:
+                producer_id = batch.producer_id if batch.is_transactional else NO_PRODUCER_ID
                 for record in batch.records():
                     if record.offset < offset or record.key is None:
                         continue
                     try:
                         replay(bytes(record.key), None if record.value is None else bytes(record.value),
-                               record.offset)
+                               record.offset, producer_id)
                         count += 1
                     except ValueError as exc:
                         logger.warning("Skipping a record of %s at offset %d that does not decode: %s",

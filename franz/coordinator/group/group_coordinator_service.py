@@ -1,8 +1,8 @@
 """The group coordinator's door: its APIs, `__consumer_offsets`, loading and expiration (GroupCoordinatorService).
 
 Owns the request handlers of FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
-DeleteGroups and OffsetDelete (`register(apis)` adds them to KafkaApis), the
+LeaveGroup, OffsetCommit, TxnOffsetCommit, OffsetFetch, ListGroups,
+DescribeGroups, DeleteGroups and OffsetDelete (`register(apis)` adds them to KafkaApis), the
 internal topic (created compacted with offsets.topic.num.partitions partitions
 on the first FindCoordinator for a group, or the first write), the load of
 every group and offset from that topic at startup (clean stop or SIGKILL
@@ -11,7 +11,11 @@ offsets.retention.check.interval.ms.
 
 Invariant: in-memory offsets change only by replaying records after their
 append returned (OffsetMetadataManager.replay), so what a client was told is
-committed is what a restart loads back.
+committed is what a restart loads back. Offsets of a transaction
+(TxnOffsetCommit) are written as one transactional batch of the producer and
+stay pending until the transaction coordinator writes that producer's marker
+into the group's partition (`on_transaction_marker`): COMMIT makes them
+committed, ABORT drops them; a load replays the markers the same way.
 """
 
 from __future__ import annotations
@@ -27,13 +31,13 @@ from franz.coordinator.group.coordinator_loader import (
     OFFSETS_TOPIC,
     CoordinatorPartitionWriter,
     CoordinatorWriteError,
-    load_partition,
+    load_partition_transactional,
 )
 from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
 from franz.protocol.errors import Errors
-from franz.records.builder import now_ms
+from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +48,12 @@ GROUP_TYPE_CLASSIC: Final = "classic"
 
 # key -> (error, error message, node id, host, port); other coordinators (transactions) add theirs.
 CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
+# (transactional id, producer id, producer epoch, offsets partition) -> the error, NONE when
+# that partition is in the producer's ongoing transaction (the transaction coordinator's check)
+TransactionVerifier = Callable[[str, int, int, int], Errors]
+# one record or marker read from __consumer_offsets at load:
+# (partition, key or None for a marker, value or the marker's committed flag, offset, producer id)
+LoadedEntry = tuple[int, bytes | None, bytes | bool | None, int, int]
 
 
 class GroupCoordinatorService:
@@ -60,20 +70,25 @@ class GroupCoordinatorService:
         self._clock_ms = clock_ms
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
+        self.transaction_verifier: TransactionVerifier | None = None  # set by the transaction coordinator
 
     # -- lifecycle -----------------------------------------------------------------
 
     async def startup(self) -> None:
         """Load every group and offset from `__consumer_offsets`, then start the timers."""
         topic = self.metadata.get(OFFSETS_TOPIC)
-        records: list[tuple[bytes, bytes | None]] = []
+        records: list[LoadedEntry] = []
         if topic is not None:
-            logs = [self.replica_manager.log_of((OFFSETS_TOPIC, p)) for p in range(topic.num_partitions)]
+            logs = [(p, self.replica_manager.log_of((OFFSETS_TOPIC, p))) for p in range(topic.num_partitions)]
 
             def read_all() -> None:
-                for log in logs:
+                for p, log in logs:
                     if log is not None:
-                        load_partition(log, lambda key, value, _offset: records.append((key, value)))
+                        load_partition_transactional(
+                            log, lambda key, value, offset, producer_id, p=p: records.append(
+                                (p, key, value, offset, producer_id)),
+                            lambda producer_id, commit, offset, p=p: records.append(
+                                (p, None, commit, offset, producer_id)))
             await asyncio.get_running_loop().run_in_executor(None, read_all)
         self.coordinator.startup()
         loaded = self._replay_all(records)
@@ -82,14 +97,24 @@ class GroupCoordinatorService:
                         len(self.offsets.offsets), OFFSETS_TOPIC)
         self._expiration_task = asyncio.get_running_loop().create_task(self._expire_periodically())
 
-    def _replay_all(self, records: list[tuple[bytes, bytes | None]]) -> int:
+    def _replay_all(self, records: list[LoadedEntry]) -> int:
+        """Replay what the load read, in log order per partition (a group lives in one)."""
         groups: dict[str, dict | None] = {}
-        for key_bytes, value_bytes in records:
+        for partition, key_bytes, value_bytes, offset, producer_id in records:
+            if key_bytes is None:
+                assert isinstance(value_bytes, bool)
+                self.offsets.replay_end_transaction_marker(partition, producer_id, value_bytes)
+                continue
+            assert not isinstance(value_bytes, bool)
             try:
                 key = serde.read_key(key_bytes)
                 if isinstance(key, serde.OffsetCommitKey):
                     value = None if value_bytes is None else serde.read_offset_commit_value(value_bytes)
-                    self.offsets.replay(key.group, key.topic, key.partition, value)
+                    if producer_id == NO_PRODUCER_ID:
+                        self.offsets.replay(key.group, key.topic, key.partition, value, offset)
+                    else:
+                        self.offsets.replay_transactional(partition, producer_id, key.group, key.topic,
+                                                          key.partition, value, offset)
                 elif isinstance(key, serde.GroupMetadataKey):
                     groups[key.group] = None if value_bytes is None else serde.read_group_metadata_value(value_bytes)
             except serde.RecordFormatError as exc:
@@ -98,7 +123,7 @@ class GroupCoordinatorService:
         for group_id, value in groups.items():
             if value is not None:
                 self.coordinator.load_group(ClassicGroup.from_record(group_id, value, now))
-        for group_id in self.offsets.offsets:
+        for group_id in [*self.offsets.offsets, *self.offsets.open_transactions_by_group]:
             self.coordinator.get_or_create_group(group_id)  # a simple group: offsets, no members
         return sum(1 for value in groups.values() if value is not None)
 
@@ -115,6 +140,7 @@ class GroupCoordinatorService:
                               ("JoinGroup", self.handle_join_group), ("SyncGroup", self.handle_sync_group),
                               ("Heartbeat", self.handle_heartbeat), ("LeaveGroup", self.handle_leave_group),
                               ("OffsetCommit", self.handle_offset_commit), ("OffsetFetch", self.handle_offset_fetch),
+                              ("TxnOffsetCommit", self.handle_txn_offset_commit),
                               ("ListGroups", self.handle_list_groups), ("DescribeGroups", self.handle_describe_groups),
                               ("DeleteGroups", self.handle_delete_groups), ("OffsetDelete", self.handle_offset_delete)):
             apis.register(name, handler)
@@ -131,10 +157,12 @@ class GroupCoordinatorService:
     def partition_for(self, group_id: str) -> int:
         return serde.partition_for(group_id, self.config.offsets_topic_num_partitions)
 
-    async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
+    async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]],
+                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> int:
+        """Write the records (as a transaction's batch with a producer id); the offset after them."""
         self.ensure_offsets_topic()
         try:
-            await self.writer.append(self.partition_for(group_id), entries)
+            return await self.writer.append(self.partition_for(group_id), entries, producer_id, producer_epoch)
         except CoordinatorWriteError as exc:
             logger.error("Could not write %d records of group %s: %s", len(entries), group_id, exc)
             raise GroupError(exc.code, str(exc)) from None
@@ -201,8 +229,10 @@ class GroupCoordinatorService:
     # -- offsets -------------------------------------------------------------------------
 
     def _validate_offset_commit(self, group: ClassicGroup, member_id: str, instance_id: str | None,
-                                generation_id: int) -> Errors:
-        """ClassicGroup.validateOffsetCommit."""
+                                generation_id: int, transactional: bool = False) -> Errors:
+        """ClassicGroup.validateOffsetCommit. A transaction's commit (TxnOffsetCommit) naming no
+        member is taken from a non-empty group too, and during a rebalance (older versions
+        of that request carry no member)."""
         if group.is_in_state(GroupState.DEAD):
             return Errors.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_in_state(GroupState.EMPTY):
@@ -213,39 +243,19 @@ class GroupCoordinatorService:
                 return error
             if generation_id != group.generation_id:
                 return Errors.ILLEGAL_GENERATION
-        elif not group.is_in_state(GroupState.EMPTY):
+        elif not transactional and not group.is_in_state(GroupState.EMPTY):
             return Errors.UNKNOWN_MEMBER_ID
-        if group.is_in_state(GroupState.COMPLETING_REBALANCE):
+        if not transactional and group.is_in_state(GroupState.COMPLETING_REBALANCE):
             return Errors.REBALANCE_IN_PROGRESS
         return Errors.NONE
 
-    async def handle_offset_commit(self, request, body: dict) -> dict:
-        version = request.api_version
-        group_id = body["group_id"]
-        generation_id = body["generation_id_or_member_epoch"]
-
-        def answer_all(code: int) -> dict:
-            return {"throttle_time_ms": 0, "topics": [
-                {"name": t["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": code}
-                                                   for p in t["partitions"]]} for t in body["topics"]]}
-
-        if not group_id:
-            return answer_all(Errors.INVALID_GROUP_ID)
-        group = self.coordinator.group(group_id)
-        if group is None:
-            if generation_id >= 0:
-                return answer_all(Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION)
-            group = self.coordinator.get_or_create_group(group_id)
-        error = self._validate_offset_commit(group, body["member_id"], body["group_instance_id"], generation_id)
-        if error != Errors.NONE:
-            return answer_all(error)
-        now = self._clock_ms()
-        retention_ms = body.get("retention_time_ms", -1) if version <= 4 else -1
-        expire_ms = now + retention_ms if retention_ms >= 0 else None
+    def _offset_records(self, group_id: str, request_topics: list[dict], now: int, expire_ms: int | None) -> tuple:
+        """The records of an offset commit, the offsets they carry, and the answer topics
+        (OFFSET_METADATA_TOO_LARGE where the metadata is over offset.metadata.max.bytes)."""
         entries: list[tuple[bytes, bytes | None]] = []
-        committed: list[tuple[str, int, serde.OffsetAndMetadata]] = []
+        values: list[tuple[str, int, serde.OffsetAndMetadata]] = []
         topics = []
-        for topic in body["topics"]:
+        for topic in request_topics:
             partitions = []
             for entry in topic["partitions"]:
                 index = entry["partition_index"]
@@ -254,38 +264,101 @@ class GroupCoordinatorService:
                 if len(metadata.encode("utf-8")) > self.config.offset_metadata_max_bytes:
                     code = Errors.OFFSET_METADATA_TOO_LARGE
                 else:
-                    value = serde.OffsetAndMetadata(entry["committed_offset"], entry["committed_leader_epoch"],
+                    value = serde.OffsetAndMetadata(entry["committed_offset"], entry.get("committed_leader_epoch", -1),
                                                     metadata, now, expire_ms)
                     entries.append((serde.offset_commit_key(group_id, topic["name"], index),
                                     serde.offset_commit_value(value)))
-                    committed.append((topic["name"], index, value))
+                    values.append((topic["name"], index, value))
                 partitions.append({"partition_index": index, "error_code": code})
             topics.append({"name": topic["name"], "partitions": partitions})
+        return entries, values, topics
+
+    async def handle_offset_commit(self, request, body: dict) -> dict:
+        version = request.api_version
+        group_id = body["group_id"]
+        generation_id = body["generation_id_or_member_epoch"]
+        if not group_id:
+            return _answer_all(body, Errors.INVALID_GROUP_ID)
+        group = self.coordinator.group(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return _answer_all(body, Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION)
+            group = self.coordinator.get_or_create_group(group_id)
+        error = self._validate_offset_commit(group, body["member_id"], body["group_instance_id"], generation_id)
+        if error != Errors.NONE:
+            return _answer_all(body, error)
+        now = self._clock_ms()
+        retention_ms = body.get("retention_time_ms", -1) if version <= 4 else -1
+        expire_ms = now + retention_ms if retention_ms >= 0 else None
+        entries, committed, topics = self._offset_records(group_id, body["topics"], now, expire_ms)
         if entries:
             try:
-                await self._append(group_id, entries)
+                end_offset = await self._append(group_id, entries)
             except GroupError as exc:
-                for topic in topics:
-                    for partition in topic["partitions"]:
-                        if partition["error_code"] == Errors.NONE:
-                            partition["error_code"] = exc.code
-                return {"throttle_time_ms": 0, "topics": topics}
-            for name, index, value in committed:
-                self.offsets.replay(group_id, name, index, value)
+                return _fail_written(topics, exc.code)
+            first_offset = end_offset - len(committed)
+            for position, (name, index, value) in enumerate(committed):
+                self.offsets.replay(group_id, name, index, value, first_offset + position)
             if self.coordinator.group(group_id) is None:
                 self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
         return {"throttle_time_ms": 0, "topics": topics}
 
     async def handle_offset_fetch(self, request, body: dict) -> dict:
+        stable = bool(body.get("require_stable"))  # v7+: UNSTABLE_OFFSET_COMMIT where a transaction is open
         if request.api_version >= 8:
             groups = []
             for entry in body["groups"]:
                 topics = entry["topics"]
                 groups.append({"group_id": entry["group_id"], "error_code": Errors.NONE,
-                               "topics": self.offsets.fetch(entry["group_id"], topics)})
+                               "topics": self.offsets.fetch(entry["group_id"], topics, stable)})
             return {"throttle_time_ms": 0, "groups": groups}
         topics = body["topics"]
-        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "topics": self.offsets.fetch(body["group_id"], topics)}
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE,
+                "topics": self.offsets.fetch(body["group_id"], topics, stable)}
+
+    # -- offsets in transactions -----------------------------------------------------------
+
+    async def handle_txn_offset_commit(self, request, body: dict) -> dict:
+        """GroupCoordinator.commitTransactionalOffsets: one transactional batch, pending until the marker."""
+        group_id = body["group_id"]
+        generation_id = body.get("generation_id", -1)
+        member_id = body.get("member_id") or UNKNOWN_MEMBER_ID
+        instance_id = body.get("group_instance_id")
+        if not group_id:
+            return _answer_all(body, Errors.INVALID_GROUP_ID)
+        self.ensure_offsets_topic()
+        if self.transaction_verifier is not None:
+            error = self.transaction_verifier(body["transactional_id"], body["producer_id"], body["producer_epoch"],
+                                              self.partition_for(group_id))
+            if error != Errors.NONE:
+                return _answer_all(body, error)
+        group = self.coordinator.group(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return _answer_all(body, Errors.ILLEGAL_GENERATION)
+            group = self.coordinator.get_or_create_group(group_id)
+        error = self._validate_offset_commit(group, member_id, instance_id, generation_id, transactional=True)
+        if error != Errors.NONE:
+            return _answer_all(body, error)
+        entries, pending, topics = self._offset_records(group_id, body["topics"], self._clock_ms(), None)
+        if entries:
+            producer_id = body["producer_id"]
+            try:
+                end_offset = await self._append(group_id, entries, producer_id, body["producer_epoch"])
+            except GroupError as exc:
+                return _fail_written(topics, exc.code)
+            first_offset = end_offset - len(pending)
+            coordinator_partition = self.partition_for(group_id)
+            for position, (name, index, value) in enumerate(pending):
+                self.offsets.replay_transactional(coordinator_partition, producer_id, group_id, name, index, value,
+                                                  first_offset + position)
+        return {"throttle_time_ms": 0, "topics": topics}
+
+    def on_transaction_marker(self, partition: int, producer_id: int, commit: bool) -> None:
+        """The transaction coordinator wrote the producer's marker into this partition."""
+        for group_id in self.offsets.replay_end_transaction_marker(partition, producer_id, commit):
+            if commit and self.offsets.has_offsets(group_id) and self.coordinator.group(group_id) is None:
+                self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
 
     async def handle_offset_delete(self, request, body: dict) -> dict:
         group = self.coordinator.group(body["group_id"])
@@ -305,7 +378,8 @@ class GroupCoordinatorService:
                 if subscribed is None or name in subscribed:
                     partitions.append({"partition_index": index, "error_code": Errors.GROUP_SUBSCRIBED_TO_TOPIC})
                     continue
-                if (name, index) in self.offsets.group_offsets(group.group_id):
+                if ((name, index) in self.offsets.group_offsets(group.group_id)
+                        or self.offsets.has_pending(group.group_id, name, index)):
                     entries.append((serde.offset_commit_key(group.group_id, name, index), None))
                     deleted.append((name, index))
                 partitions.append({"partition_index": index, "error_code": Errors.NONE})
@@ -373,7 +447,10 @@ class GroupCoordinatorService:
             return Errors.GROUP_ID_NOT_FOUND
         if not group.is_in_state(GroupState.EMPTY):
             return Errors.NON_EMPTY_GROUP
-        return await self._tombstone_group(group, list(self.offsets.group_offsets(group_id)))
+        committed = list(self.offsets.group_offsets(group_id))
+        # pending transactional offsets go too (Kafka's deleteAllOffsets): one tombstone per partition
+        pending = sorted(self.offsets.pending_partitions(group_id).difference(committed))
+        return await self._tombstone_group(group, committed + pending)
 
     async def _tombstone_group(self, group: ClassicGroup, offsets: list[tuple[str, int]]) -> int:
         """Write tombstones for the offsets and the group, then forget them."""
@@ -419,7 +496,8 @@ class GroupCoordinatorService:
             expired = self.offsets.expired_offsets(
                 group.group_id, now, self.config.offsets_retention_ms, empty,
                 None if simple else group.current_state_timestamp_ms, subscribed)
-            if group.is_in_state(GroupState.EMPTY) and len(expired) == len(self.offsets.group_offsets(group.group_id)):
+            if (group.is_in_state(GroupState.EMPTY) and not self.offsets.has_open_transactions(group.group_id)
+                    and len(expired) == len(self.offsets.group_offsets(group.group_id))):
                 if await self._tombstone_group(group, expired) == Errors.NONE:
                     removed += len(expired)
                 continue
@@ -435,3 +513,19 @@ class GroupCoordinatorService:
         if removed:
             logger.info("Removed %d expired offsets", removed)
         return removed
+
+
+def _answer_all(body: dict, code: int) -> dict:
+    """An OffsetCommit/TxnOffsetCommit answer giving every asked partition the same error."""
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": code}
+                                           for p in t["partitions"]]} for t in body["topics"]]}
+
+
+def _fail_written(topics: list[dict], code: int) -> dict:
+    """The answer when the write failed: its error for every partition that had none."""
+    for topic in topics:
+        for partition in topic["partitions"]:
+            if partition["error_code"] == Errors.NONE:
+                partition["error_code"] = code
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -19,27 +19,87 @@ from collections.abc import Callable
 from typing import Final
 
 from franz.coordinator.group.group_coordinator_record_serde import OffsetAndMetadata
+from franz.protocol.errors import Errors
 
 TopicPartition = tuple[str, int]
+# (partition of __consumer_offsets, producer id): one open transaction's offsets there
+TxnKey = tuple[int, int]
 OFFSETS_PER_GROUP_MAX: Final = 1_000_000
+PENDING_PER_TRANSACTION_MAX: Final = 1_000_000
 
 
 class OffsetMetadataManager:
     def __init__(self) -> None:
         self.offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        self.record_offsets: dict[tuple[str, str, int], int] = {}  # where each committed offset is in the log
+        # transaction -> group -> partition -> (offset, its record offset)
+        self.pending: dict[TxnKey, dict[str, dict[TopicPartition, tuple[OffsetAndMetadata, int]]]] = {}
+        self.open_transactions_by_group: dict[str, set[TxnKey]] = {}
 
-    def replay(self, group_id: str, topic: str, partition: int, value: OffsetAndMetadata | None) -> None:
+    def replay(self, group_id: str, topic: str, partition: int, value: OffsetAndMetadata | None,
+               record_offset: int = -1) -> None:
+        """A plain offset commit record (or tombstone) at record_offset of the log."""
         if value is None:
             offsets = self.offsets.get(group_id)
             if offsets is not None:
                 offsets.pop((topic, partition), None)
                 if not offsets:
                     del self.offsets[group_id]
+            self.record_offsets.pop((group_id, topic, partition), None)
+            for txn in self.open_transactions_by_group.get(group_id, ()):
+                self.pending[txn].get(group_id, {}).pop((topic, partition), None)
             return
         offsets = self.offsets.setdefault(group_id, {})
         assert len(offsets) < OFFSETS_PER_GROUP_MAX or (topic, partition) in offsets, \
             f"group {group_id} holds {OFFSETS_PER_GROUP_MAX} offsets"
         offsets[(topic, partition)] = value
+        self.record_offsets[(group_id, topic, partition)] = record_offset
+
+    def replay_transactional(self, coordinator_partition: int, producer_id: int, group_id: str, topic: str,
+                             partition: int, value: OffsetAndMetadata | None, record_offset: int) -> None:
+        """An offset commit record of a transactional batch: pending until its marker."""
+        assert producer_id >= 0
+        if value is None:  # tombstones are never pending (Kafka replays them at once)
+            self.replay(group_id, topic, partition, None, record_offset)
+            return
+        txn = (coordinator_partition, producer_id)
+        group_pending = self.pending.setdefault(txn, {}).setdefault(group_id, {})
+        assert len(group_pending) < PENDING_PER_TRANSACTION_MAX or (topic, partition) in group_pending, \
+            f"transaction {txn} holds {PENDING_PER_TRANSACTION_MAX} offsets of group {group_id}"
+        group_pending[(topic, partition)] = (value, record_offset)
+        self.open_transactions_by_group.setdefault(group_id, set()).add(txn)
+
+    def replay_end_transaction_marker(self, coordinator_partition: int, producer_id: int, commit: bool) -> list[str]:
+        """The producer's COMMIT/ABORT marker in that partition; the groups it touched."""
+        txn = (coordinator_partition, producer_id)
+        pending = self.pending.pop(txn, None)
+        if pending is None:
+            return []
+        for group_id in pending:
+            open_txns = self.open_transactions_by_group.get(group_id)
+            if open_txns is not None:
+                open_txns.discard(txn)
+                if not open_txns:
+                    del self.open_transactions_by_group[group_id]
+        if commit:
+            for group_id, group_pending in pending.items():
+                for (topic, partition), (value, record_offset) in group_pending.items():
+                    existing = self.record_offsets.get((group_id, topic, partition))
+                    if existing is None or record_offset > existing:
+                        self.replay(group_id, topic, partition, value, record_offset)
+        return list(pending)
+
+    def has_pending(self, group_id: str, topic: str, partition: int) -> bool:
+        return any((topic, partition) in self.pending[txn].get(group_id, {})
+                   for txn in self.open_transactions_by_group.get(group_id, ()))
+
+    def pending_partitions(self, group_id: str) -> set[TopicPartition]:
+        """The partitions with a pending transactional offset of the group."""
+        return {tp for txn in self.open_transactions_by_group.get(group_id, ())
+                for tp in self.pending[txn].get(group_id, {})}
+
+    def has_open_transactions(self, group_id: str) -> bool:
+        return group_id in self.open_transactions_by_group
 
     def has_offsets(self, group_id: str) -> bool:
         return bool(self.offsets.get(group_id))
@@ -47,26 +107,32 @@ class OffsetMetadataManager:
     def group_offsets(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
         return self.offsets.get(group_id, {})
 
-    def fetch(self, group_id: str, topics: list[dict] | None) -> list[dict]:
-        """OffsetFetch answer topics: the asked partitions (-1 where none is committed), or every one."""
+    def fetch(self, group_id: str, topics: list[dict] | None, require_stable: bool = False) -> list[dict]:
+        """OffsetFetch answer topics: the asked partitions (-1 where none is committed), or every
+        committed one; with require_stable, UNSTABLE_OFFSET_COMMIT where one is pending."""
         offsets = self.offsets.get(group_id, {})
+
+        def answer(topic: str, index: int) -> dict:
+            if require_stable and self.has_pending(group_id, topic, index):
+                return _partition_answer(index, None, Errors.UNSTABLE_OFFSET_COMMIT)
+            return _partition_answer(index, offsets.get((topic, index)))
+
         if topics is None:
             by_topic: dict[str, list[dict]] = {}
-            for (topic, partition), offset in sorted(offsets.items()):
-                by_topic.setdefault(topic, []).append(_partition_answer(partition, offset))
+            for topic, partition in sorted(offsets):
+                by_topic.setdefault(topic, []).append(answer(topic, partition))
             return [{"name": name, "partitions": partitions} for name, partitions in by_topic.items()]
-        answer = []
-        for entry in topics:
-            name = entry["name"]
-            answer.append({"name": name, "partitions": [
-                _partition_answer(index, offsets.get((name, index))) for index in entry["partition_indexes"]]})
-        return answer
+        return [{"name": entry["name"], "partitions": [answer(entry["name"], index)
+                                                       for index in entry["partition_indexes"]]}
+                for entry in topics]
 
     def expired_offsets(self, group_id: str, now_ms: int, retention_ms: int, group_is_empty: bool,
                         empty_since_ms: int | None, subscribed: Callable[[str], bool] | None) -> list[TopicPartition]:
         """The offsets of the group that expire at now_ms."""
         expired = []
         for (topic, partition), offset in self.offsets.get(group_id, {}).items():
+            if self.has_pending(group_id, topic, partition):
+                continue  # Kafka keeps it while a transaction may still replace it
             if offset.expire_timestamp_ms is not None:
                 if now_ms >= offset.expire_timestamp_ms:
                     expired.append((topic, partition))
@@ -82,9 +148,9 @@ class OffsetMetadataManager:
         return expired
 
 
-def _partition_answer(index: int, offset: OffsetAndMetadata | None) -> dict:
+def _partition_answer(index: int, offset: OffsetAndMetadata | None, error: Errors = Errors.NONE) -> dict:
     if offset is None:
         return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
-                "metadata": "", "error_code": 0}
+                "metadata": "", "error_code": error}
     return {"partition_index": index, "committed_offset": offset.committed_offset,
             "committed_leader_epoch": offset.leader_epoch, "metadata": offset.metadata, "error_code": 0}

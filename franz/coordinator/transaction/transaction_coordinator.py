@@ -19,8 +19,13 @@ markers) and answers CONCURRENT_TRANSACTIONS so the producer retries, as Kafka
 does. Open transactions older than their timeout are aborted the same way
 every `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
 
+Offsets in transactions: AddOffsetsToTxn adds the group's partition of
+`__consumer_offsets` to the transaction (the checks of AddPartitionsToTxn);
+the group coordinator writes the TxnOffsetCommit records there (after
+`verify_offsets_partition`), and every marker written into that topic is told
+to it (`on_transaction_marker`) so those offsets become committed or are dropped.
+
 Operations on one transactional id are serialized by a per-id asyncio lock.
-Not built yet: TxnOffsetCommit / AddOffsetsToTxn (offsets in transactions).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import dataclasses
 import logging
 from typing import Final
 
-from franz.coordinator.group.coordinator_loader import load_partition
+from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
 from franz.coordinator.transaction import transaction_log
 from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
 from franz.coordinator.transaction.transaction_metadata import TransactionMetadata, TransactionState
@@ -54,8 +59,9 @@ class TxnError(Exception):
 
 
 class TransactionCoordinator:
-    def __init__(self, config, controller, replica_manager, metadata, producer_ids) -> None:
+    def __init__(self, config, controller, replica_manager, metadata, producer_ids, group_coordinator=None) -> None:
         self.config = config
+        self.group_coordinator = group_coordinator  # told of markers in __consumer_offsets; AddOffsetsToTxn
         self.controller = controller
         self.replica_manager = replica_manager
         self.metadata = metadata
@@ -98,7 +104,10 @@ class TransactionCoordinator:
         apis.register("EndTxn", self.handle_end_txn)
         apis.transaction_coordinator = self
         if group_coordinator is not None:
+            self.group_coordinator = group_coordinator
             group_coordinator.resolvers[KEY_TYPE_TRANSACTION] = self.resolve
+            group_coordinator.transaction_verifier = self.verify_offsets_partition
+            apis.register("AddOffsetsToTxn", self.handle_add_offsets_to_txn)
 
     def resolve(self, key: str, request) -> tuple:
         """FindCoordinator for a transactional id: this node, once the state topic exists."""
@@ -166,6 +175,10 @@ class TransactionCoordinator:
             rm.append_executor, self._write_markers, metadata.producer_id, metadata.producer_epoch,
             set(metadata.partitions), commit)
         rm.on_appended(written)
+        if self.group_coordinator is not None:  # on the loop, where the group coordinator's state lives
+            for topic, index in written:
+                if topic == OFFSETS_TOPIC:
+                    self.group_coordinator.on_transaction_marker(index, metadata.producer_id, commit)
         done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
         await self._persist(metadata.transition_to(done, now_ms()))
 
@@ -264,6 +277,26 @@ class TransactionCoordinator:
                                                  transaction["producer_epoch"], transaction["topics"])
             answers.append({"transactional_id": transaction["transactional_id"], "topic_results": results})
         return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": answers}
+
+    async def handle_add_offsets_to_txn(self, request, body: dict) -> dict:
+        """KafkaApis.handleAddOffsetsToTxn: the group's offsets partition joins the transaction."""
+        assert self.group_coordinator is not None
+        self.group_coordinator.ensure_offsets_topic()
+        partition = self.group_coordinator.partition_for(body["group_id"])
+        results = await self._add_partitions(body["transactional_id"], body["producer_id"], body["producer_epoch"],
+                                             [{"name": OFFSETS_TOPIC, "partitions": [partition]}])
+        return {"throttle_time_ms": 0, "error_code": results[0]["results_by_partition"][0]["partition_error_code"]}
+
+    def verify_offsets_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                 partition: int) -> Errors:
+        """For TxnOffsetCommit: the producer's transaction is ongoing and holds that partition."""
+        try:
+            metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
+        except TxnError as exc:
+            return exc.code
+        if metadata.state != TransactionState.ONGOING or (OFFSETS_TOPIC, partition) not in metadata.partitions:
+            return Errors.INVALID_TXN_STATE
+        return Errors.NONE
 
     async def handle_end_txn(self, request, body: dict) -> dict:
         transactional_id, commit = body["transactional_id"], body["committed"]
