@@ -74,6 +74,17 @@ def test_java_consumer_group_commits_and_resumes(broker, java_driver):
     assert int(again[3]) >= 300  # one partition: nothing below the committed offset is read again
 
 
+def test_java_consumer_group_protocol_commits_and_resumes(broker, java_driver):
+    """group.protocol=consumer: KIP-848's ConsumerGroupHeartbeat, OffsetCommit v9 at the member epoch."""
+    _run(java_driver, "produce", broker.bootstrap, "java-848", "300", "all", "none", "true")
+    first = _run(java_driver, "consumer-group-consume", broker.bootstrap, "java-848", "300", "g848")
+    assert first[:3] == ["consumed", "300", str(_crc_sum(300))]
+    _run(java_driver, "produce", broker.bootstrap, "java-848", "100", "all", "none", "true")
+    again = _run(java_driver, "consumer-group-consume", broker.bootstrap, "java-848", "100", "g848")
+    assert again[:2] == ["consumed", "100"]
+    assert int(again[3]) >= 300  # resumed from the offsets committed at the member epoch
+
+
 def test_java_transactions_hide_aborted_records_from_read_committed(broker, java_driver):
     from tests.support.raw_client import RawClient, create_topic
     with RawClient(broker.bootstrap) as client:

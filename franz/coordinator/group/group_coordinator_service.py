@@ -33,6 +33,8 @@ from franz.coordinator.group.coordinator_loader import (
     CoordinatorWriteError,
     load_partition_transactional,
 )
+from franz.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupState
+from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator
 from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
@@ -45,6 +47,7 @@ KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
 AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
 GROUP_TYPE_CLASSIC: Final = "classic"
+GROUP_TYPE_CONSUMER: Final = "consumer"
 
 # key -> (error, error message, node id, host, port); other coordinators (transactions) add theirs.
 CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
@@ -67,6 +70,11 @@ class GroupCoordinatorService:
         self.writer = CoordinatorPartitionWriter(replica_manager)
         self.coordinator = GroupCoordinator(self.config, self._write_group_metadata, clock_ms)
         self.offsets = OffsetMetadataManager()
+        # KIP-848 groups, served when group.coordinator.rebalance.protocols has "consumer"
+        self.consumer_groups: ConsumerGroupCoordinator | None = None
+        if GROUP_TYPE_CONSUMER in config["group.coordinator.rebalance.protocols"]:
+            self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_kafka_config(config),
+                                                            self._topics_view, self._claim_for_consumer_group)
         self._clock_ms = clock_ms
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
@@ -134,6 +142,8 @@ class GroupCoordinatorService:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.coordinator.shutdown()
+        if self.consumer_groups is not None:
+            self.consumer_groups.shutdown()
 
     def register(self, apis) -> None:
         for name, handler in (("FindCoordinator", self.handle_find_coordinator),
@@ -144,6 +154,9 @@ class GroupCoordinatorService:
                               ("ListGroups", self.handle_list_groups), ("DescribeGroups", self.handle_describe_groups),
                               ("DeleteGroups", self.handle_delete_groups), ("OffsetDelete", self.handle_offset_delete)):
             apis.register(name, handler)
+        if self.consumer_groups is not None:
+            apis.register("ConsumerGroupHeartbeat", self.handle_consumer_group_heartbeat)
+            apis.register("ConsumerGroupDescribe", self.handle_consumer_group_describe)
 
     # -- the internal topic ------------------------------------------------------------
 
@@ -203,6 +216,14 @@ class GroupCoordinatorService:
 
     async def handle_join_group(self, request, body: dict) -> dict:
         client_host = "/" + request.client_address[0]
+        consumer_group = self._consumer_group(body["group_id"])
+        if consumer_group is not None:
+            if consumer_group.members:  # classic members do not join a consumer group (no migration)
+                return {"throttle_time_ms": 0, "error_code": Errors.INCONSISTENT_GROUP_PROTOCOL,
+                        "generation_id": -1, "protocol_type": None,
+                        "protocol_name": None if request.api_version >= 7 else "", "leader": "",
+                        "skip_assignment": False, "member_id": body["member_id"], "members": []}
+            self.consumer_groups.delete_group(body["group_id"])  # an empty one gives its id up, offsets stay
         answer = await self.coordinator.join_group(request.api_version, request.client_id or "", client_host, body)
         answer["throttle_time_ms"] = 0
         return answer
@@ -225,6 +246,43 @@ class GroupCoordinatorService:
         if version < 3 and error == Errors.NONE and answers:
             error = Errors(answers[0]["error_code"])
         return {"throttle_time_ms": 0, "error_code": error, "members": answers}
+
+    # -- consumer groups (KIP-848) ---------------------------------------------------------
+
+    async def handle_consumer_group_heartbeat(self, request, body: dict) -> dict:
+        assert self.consumer_groups is not None
+        self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
+        return self.consumer_groups.heartbeat(request.api_version, request.client_id or "",
+                                              "/" + request.client_address[0], body)
+
+    async def handle_consumer_group_describe(self, request, body: dict) -> dict:
+        assert self.consumer_groups is not None
+        answers = self.consumer_groups.describe(body["group_ids"], self.metadata.name_of)
+        for answer in answers:
+            if not answer["group_id"]:
+                answer.update(error_code=Errors.INVALID_GROUP_ID, error_message="The group id can't be empty.")
+            elif answer["error_code"] == Errors.GROUP_ID_NOT_FOUND and self.coordinator.group(answer["group_id"]):
+                answer["error_message"] = f"Group {answer['group_id']} is not a consumer group."
+        return {"throttle_time_ms": 0, "groups": answers}
+
+    def _consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        if self.consumer_groups is None:
+            return None
+        group = self.consumer_groups.group(group_id)
+        return None if group is None or group.state is ConsumerGroupState.DEAD else group
+
+    def _topics_view(self) -> dict[str, tuple[bytes, int]]:
+        return {name: (topic.topic_id.bytes, topic.num_partitions) for name, topic in self.metadata.topics.items()}
+
+    def _claim_for_consumer_group(self, group_id: str) -> None:
+        """A consumer group takes the id over from an empty classic group (its offsets stay);
+        a classic group with members keeps it (no online migration)."""
+        group = self.coordinator.group(group_id)
+        if group is None or group.is_in_state(GroupState.DEAD):
+            return
+        if not group.is_in_state(GroupState.EMPTY):
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        self.coordinator.unload_group(group)
 
     # -- offsets -------------------------------------------------------------------------
 
@@ -279,12 +337,17 @@ class GroupCoordinatorService:
         generation_id = body["generation_id_or_member_epoch"]
         if not group_id:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
-        group = self.coordinator.group(group_id)
-        if group is None:
-            if generation_id >= 0:
-                return _answer_all(body, Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION)
-            group = self.coordinator.get_or_create_group(group_id)
-        error = self._validate_offset_commit(group, body["member_id"], body["group_instance_id"], generation_id)
+        consumer_group = self._consumer_group(group_id)
+        if consumer_group is not None:
+            error = _validate_consumer_group_commit(consumer_group, body["member_id"], generation_id,
+                                                    version >= 9, False)
+        else:
+            group = self.coordinator.group(group_id)
+            if group is None:
+                if generation_id >= 0:
+                    return _answer_all(body, Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION)
+                group = self.coordinator.get_or_create_group(group_id)
+            error = self._validate_offset_commit(group, body["member_id"], body["group_instance_id"], generation_id)
         if error != Errors.NONE:
             return _answer_all(body, error)
         now = self._clock_ms()
@@ -308,13 +371,24 @@ class GroupCoordinatorService:
         if request.api_version >= 8:
             groups = []
             for entry in body["groups"]:
-                topics = entry["topics"]
-                groups.append({"group_id": entry["group_id"], "error_code": Errors.NONE,
-                               "topics": self.offsets.fetch(entry["group_id"], topics, stable)})
+                error = self._validate_offset_fetch(entry["group_id"], entry.get("member_id"),
+                                                    entry.get("member_epoch", -1))
+                topics = [] if error != Errors.NONE else self.offsets.fetch(entry["group_id"], entry["topics"], stable)
+                groups.append({"group_id": entry["group_id"], "error_code": error, "topics": topics})
             return {"throttle_time_ms": 0, "groups": groups}
         topics = body["topics"]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,
                 "topics": self.offsets.fetch(body["group_id"], topics, stable)}
+
+    def _validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> Errors:
+        """ConsumerGroup.validateOffsetFetch (OffsetFetch v9+): a member fetches at its own epoch."""
+        group = self._consumer_group(group_id)
+        if group is None or (member_id is None and member_epoch < 0):
+            return Errors.NONE
+        member = group.members.get(member_id or "")
+        if member is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        return Errors.STALE_MEMBER_EPOCH if member_epoch != member.member_epoch else Errors.NONE
 
     # -- offsets in transactions -----------------------------------------------------------
 
@@ -332,12 +406,16 @@ class GroupCoordinatorService:
                                               self.partition_for(group_id))
             if error != Errors.NONE:
                 return _answer_all(body, error)
-        group = self.coordinator.group(group_id)
-        if group is None:
-            if generation_id >= 0:
-                return _answer_all(body, Errors.ILLEGAL_GENERATION)
-            group = self.coordinator.get_or_create_group(group_id)
-        error = self._validate_offset_commit(group, member_id, instance_id, generation_id, transactional=True)
+        consumer_group = self._consumer_group(group_id)
+        if consumer_group is not None:
+            error = _validate_consumer_group_commit(consumer_group, member_id, generation_id, True, True)
+        else:
+            group = self.coordinator.group(group_id)
+            if group is None:
+                if generation_id >= 0:
+                    return _answer_all(body, Errors.ILLEGAL_GENERATION)
+                group = self.coordinator.get_or_create_group(group_id)
+            error = self._validate_offset_commit(group, member_id, instance_id, generation_id, transactional=True)
         if error != Errors.NONE:
             return _answer_all(body, error)
         entries, pending, topics = self._offset_records(group_id, body["topics"], self._clock_ms(), None)
@@ -357,7 +435,8 @@ class GroupCoordinatorService:
     def on_transaction_marker(self, partition: int, producer_id: int, commit: bool) -> None:
         """The transaction coordinator wrote the producer's marker into this partition."""
         for group_id in self.offsets.replay_end_transaction_marker(partition, producer_id, commit):
-            if commit and self.offsets.has_offsets(group_id) and self.coordinator.group(group_id) is None:
+            if (commit and self.offsets.has_offsets(group_id) and self.coordinator.group(group_id) is None
+                    and self._consumer_group(group_id) is None):
                 self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
 
     async def handle_offset_delete(self, request, body: dict) -> dict:
@@ -408,6 +487,12 @@ class GroupCoordinatorService:
                 continue
             groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
                            "group_state": group.state.value, "group_type": GROUP_TYPE_CLASSIC})
+        for consumer_group in (self.consumer_groups.groups.values() if self.consumer_groups is not None else ()):
+            state = consumer_group.state.value
+            if (states and state.lower() not in states) or (types and GROUP_TYPE_CONSUMER not in types):
+                continue
+            groups.append({"group_id": consumer_group.group_id, "protocol_type": GROUP_TYPE_CONSUMER,
+                           "group_state": state, "group_type": GROUP_TYPE_CONSUMER})
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "groups": groups}
 
     async def handle_describe_groups(self, request, body: dict) -> dict:
@@ -419,6 +504,9 @@ class GroupCoordinatorService:
             answers.append(answer)
             if not group_id:
                 answer["error_code"] = Errors.INVALID_GROUP_ID
+                continue
+            if self._consumer_group(group_id) is not None:  # Kafka: "not a classic group"
+                answer["error_code"] = Errors.GROUP_ID_NOT_FOUND
                 continue
             group = self.coordinator.group(group_id)
             if group is None:
@@ -443,14 +531,35 @@ class GroupCoordinatorService:
         group = self.coordinator.group(group_id)
         if not group_id:
             return Errors.INVALID_GROUP_ID
+        consumer_group = self._consumer_group(group_id)
+        if consumer_group is not None:
+            if consumer_group.members:
+                return Errors.NON_EMPTY_GROUP
+            self.consumer_groups.delete_group(group_id)
+            return await self._tombstone_offsets(group_id, self._all_offsets(group_id))
         if group is None or group.is_in_state(GroupState.DEAD):
             return Errors.GROUP_ID_NOT_FOUND
         if not group.is_in_state(GroupState.EMPTY):
             return Errors.NON_EMPTY_GROUP
+        return await self._tombstone_group(group, self._all_offsets(group_id))
+
+    def _all_offsets(self, group_id: str) -> list[tuple[str, int]]:
+        """The committed offsets and, after them, pending transactional ones (Kafka's
+        deleteAllOffsets): one tombstone per partition."""
         committed = list(self.offsets.group_offsets(group_id))
-        # pending transactional offsets go too (Kafka's deleteAllOffsets): one tombstone per partition
-        pending = sorted(self.offsets.pending_partitions(group_id).difference(committed))
-        return await self._tombstone_group(group, committed + pending)
+        return committed + sorted(self.offsets.pending_partitions(group_id).difference(committed))
+
+    async def _tombstone_offsets(self, group_id: str, offsets: list[tuple[str, int]]) -> int:
+        """Write tombstones for the offsets of a group that has no classic metadata, then forget them."""
+        if not offsets:
+            return Errors.NONE
+        try:
+            await self._append(group_id, [(serde.offset_commit_key(group_id, t, p), None) for t, p in offsets])
+        except GroupError as exc:
+            return exc.code
+        for topic, partition in offsets:
+            self.offsets.replay(group_id, topic, partition, None)
+        return Errors.NONE
 
     async def _tombstone_group(self, group: ClassicGroup, offsets: list[tuple[str, int]]) -> int:
         """Write tombstones for the offsets and the group, then forget them."""
@@ -510,9 +619,37 @@ class GroupCoordinatorService:
                 for topic, partition in expired:
                     self.offsets.replay(group.group_id, topic, partition, None)
                 removed += len(expired)
+        for consumer_group in list(self.consumer_groups.groups.values() if self.consumer_groups is not None else ()):
+            group_id = consumer_group.group_id
+            empty = not consumer_group.members
+            subscribed = None if empty else set(consumer_group.subscription_metadata).__contains__
+            expired = self.offsets.expired_offsets(group_id, now, self.config.offsets_retention_ms, empty,
+                                                   None, subscribed)
+            if expired and await self._tombstone_offsets(group_id, expired) == Errors.NONE:
+                removed += len(expired)
+            if (empty and not self.offsets.has_offsets(group_id)
+                    and not self.offsets.has_open_transactions(group_id)):
+                self.consumer_groups.delete_group(group_id)
         if removed:
             logger.info("Removed %d expired offsets", removed)
         return removed
+
+
+def _validate_consumer_group_commit(group: ConsumerGroup, member_id: str, member_epoch: int,
+                                    epoch_aware_version: bool, transactional: bool) -> Errors:
+    """ConsumerGroup.validateOffsetCommit: with no member epoch only while the group is empty
+    (an admin or a consumer outside group management); a member commits at its own epoch, with
+    OffsetCommit v9+ (whose field is the member epoch) unless transactional."""
+    if member_epoch < 0 and (not group.members or transactional):
+        return Errors.NONE
+    member = group.members.get(member_id)
+    if member is None:
+        return Errors.UNKNOWN_MEMBER_ID
+    if not epoch_aware_version:
+        return Errors.UNSUPPORTED_VERSION
+    if member_epoch != member.member_epoch:
+        return Errors.STALE_MEMBER_EPOCH
+    return Errors.NONE
 
 
 def _answer_all(body: dict, code: int) -> dict:

@@ -213,7 +213,7 @@ OffsetDelete key=47 versions=0-0
         partition_index int32
         error_code int16
 
-ConsumerGroupHeartbeat key=68 versions=0-0 flex=0+
+ConsumerGroupHeartbeat key=68 versions=0-1 flex=0+
  request
     group_id string
     member_id string
@@ -222,6 +222,7 @@ ConsumerGroupHeartbeat key=68 versions=0-0 flex=0+
     rack_id string null default=null
     rebalance_timeout_ms int32 default=-1
     subscribed_topic_names []string null default=null
+    subscribed_topic_regex string 1+ null default=null
     server_assignor string null default=null
     topic_partitions [] null default=null
       topic_id uuid

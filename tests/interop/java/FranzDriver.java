@@ -21,9 +21,11 @@ public class FranzDriver {
         String command = args[0], bootstrap = args[1];
         switch (command) {
             case "produce": produce(bootstrap, args[2], Integer.parseInt(args[3]), args[4], args[5], Boolean.parseBoolean(args[6])); break;
-            case "consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_uncommitted"); break;
-            case "group-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "read_uncommitted"); break;
-            case "committed-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_committed"); break;
+            case "consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_uncommitted", "classic"); break;
+            case "group-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "read_uncommitted", "classic"); break;
+            // the consumer group protocol of KIP-848 (ConsumerGroupHeartbeat)
+            case "consumer-group-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "read_uncommitted", "consumer"); break;
+            case "committed-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_committed", "classic"); break;
             case "admin": admin(bootstrap, args[2], Integer.parseInt(args[3])); break;
             case "transactions": transactions(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
@@ -56,11 +58,15 @@ public class FranzDriver {
         System.out.println("produced " + count + " " + checksum.getValue());
     }
 
-    static void consume(String bootstrap, String topic, int count, String group, String isolation) throws Exception {
+    static void consume(String bootstrap, String topic, int count, String group, String isolation, String groupProtocol) throws Exception {
         Properties p = props(bootstrap);
         p.put("isolation.level", isolation);
         p.put("auto.offset.reset", "earliest");
-        if (group != null) { p.put("group.id", group); p.put("enable.auto.commit", "false"); }
+        if (group != null) {
+            p.put("group.id", group);
+            p.put("enable.auto.commit", "false");
+            p.put("group.protocol", groupProtocol);
+        }
         long sum = 0;
         long minOffset = Long.MAX_VALUE;
         int seen = 0;

@@ -1,0 +1,156 @@
+"""A consumer group of the KIP-848 protocol and its members (ConsumerGroup, ConsumerGroupMember, MemberState).
+
+Epochs (Kafka's modern group model):
+- the group epoch moves up whenever what the assignor sees changes (a member
+  joins, leaves or changes its subscription; a subscribed topic appears or
+  grows);
+- the assignment epoch is the group epoch the target assignment was computed
+  for (`assignment_epoch <= group_epoch`; below it the group is Assigning);
+- a member's epoch is the assignment epoch it has reconciled to; it moves
+  only through CurrentAssignmentBuilder (franz/coordinator/group/
+  current_assignment_builder.py).
+
+Ownership invariant: `partition_epochs[(topic id, partition)]` is the epoch of
+the one member that holds the partition, as assigned or pending revocation;
+a partition is handed to a member only when no other member holds it, so no
+two members ever consume one partition at the same time.
+
+Group states (ConsumerGroupState): Empty (no members), Assigning (group epoch
+ahead of the target assignment), Reconciling (some member not yet at the
+target), Stable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+
+from franz.coordinator.group.subscription import matching_topics
+
+# topic id (16 bytes) -> partitions
+Assignment = Mapping[bytes, frozenset[int]]
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+NO_PARTITION_EPOCH = -1
+
+
+class MemberState(enum.Enum):
+    STABLE = "stable"
+    UNREVOKED_PARTITIONS = "unrevoked_partitions"
+    UNRELEASED_PARTITIONS = "unreleased_partitions"
+
+
+class ConsumerGroupState(enum.Enum):
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsumerGroupMember:
+    """One member; immutable, so an update is a new value the group swaps in."""
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: MemberState = MemberState.STABLE
+    assigned: Assignment = dataclasses.field(default_factory=dict)
+    pending_revocation: Assignment = dataclasses.field(default_factory=dict)
+
+    def is_reconciled_to(self, assignment_epoch: int) -> bool:
+        return self.state is MemberState.STABLE and self.member_epoch == assignment_epoch
+
+    def with_epoch(self, epoch: int, **changes) -> ConsumerGroupMember:
+        """The member at a new epoch, remembering the one it leaves (for a lost answer)."""
+        return dataclasses.replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch, **changes)
+
+
+def owned_partitions(assignment: Assignment) -> set[tuple[bytes, int]]:
+    return {(topic_id, partition) for topic_id, partitions in assignment.items() for partition in partitions}
+
+
+class ConsumerGroup:
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.group_epoch = 0
+        self.assignment_epoch = 0
+        self.members: dict[str, ConsumerGroupMember] = {}
+        self.static_members: dict[str, str] = {}  # instance id -> member id
+        self.target_assignment: dict[str, Assignment] = {}  # member id -> its target
+        self.partition_epochs: dict[tuple[bytes, int], int] = {}
+        # topic name -> (topic id, partitions) of every subscribed topic that exists
+        self.subscription_metadata: dict[str, tuple[bytes, int]] = {}
+        self.dead = False
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        if self.dead:
+            return ConsumerGroupState.DEAD
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+            return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
+    def current_partition_epoch(self, topic_id: bytes, partition: int) -> int:
+        return self.partition_epochs.get((topic_id, partition), NO_PARTITION_EPOCH)
+
+    def update_member(self, member: ConsumerGroupMember) -> None:
+        """Put the member in (new or replacing its older self) and move its partition ownership."""
+        old = self.members.get(member.member_id)
+        if old is not None:
+            self._release(old)
+        self.members[member.member_id] = member
+        if member.instance_id is not None:
+            self.static_members[member.instance_id] = member.member_id
+        for key in owned_partitions(member.assigned) | owned_partitions(member.pending_revocation):
+            holder = self.partition_epochs.get(key)
+            assert holder is None, f"{key} of group {self.group_id} is held at epoch {holder} by another member"
+            self.partition_epochs[key] = member.member_epoch
+
+    def remove_member(self, member_id: str) -> ConsumerGroupMember | None:
+        """Forget the member, its partitions and its target (the assignor runs again for the rest)."""
+        member = self.members.pop(member_id, None)
+        if member is None:
+            return None
+        self._release(member)
+        if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
+            del self.static_members[member.instance_id]
+        self.target_assignment.pop(member_id, None)
+        return member
+
+    def _release(self, member: ConsumerGroupMember) -> None:
+        for key in owned_partitions(member.assigned) | owned_partitions(member.pending_revocation):
+            self.partition_epochs.pop(key, None)
+
+    def subscribed_topic_names(self, topic_names: set[str]) -> set[str]:
+        """Every topic of the cluster (topic_names) some member subscribes to, by name or by regex."""
+        subscribed: set[str] = set()
+        for member in self.members.values():
+            subscribed.update(member_topics(member, topic_names))
+        return subscribed
+
+
+def member_topics(member: ConsumerGroupMember, topic_names: set[str]) -> set[str]:
+    """The topics of the cluster the member subscribes to."""
+    topics = topic_names.intersection(member.subscribed_topic_names)
+    if member.subscribed_topic_regex is not None:
+        topics.update(matching_topics(member.subscribed_topic_regex, topic_names))
+    return topics

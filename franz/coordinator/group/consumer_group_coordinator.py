@@ -1,0 +1,440 @@
+"""The consumer group protocol of KIP-848: ConsumerGroupHeartbeat and ConsumerGroupDescribe
+(the consumer-group half of Kafka's GroupMetadataManager).
+
+A heartbeat does three things, as Kafka's does:
+1. create or update the member; when that changes what the assignor sees (a
+   new member, another subscription or assignor, a subscribed topic created
+   or grown) the group epoch goes up;
+2. when the group epoch is ahead of the target assignment, run the group's
+   assignor (franz/coordinator/group/assignor.py) for every member;
+3. move the member one step towards its target (CurrentAssignmentBuilder),
+   and answer its epoch and, when it changed or the request was a full one,
+   its assignment.
+
+Timers: a member is fenced (removed, group epoch bumped) when no heartbeat
+comes within group.consumer.session.timeout.ms, or when it has not revoked
+its partitions within its rebalance timeout. They run on the broker's event
+loop (loop.call_later), where every request of this coordinator runs, so
+group state needs no lock.
+
+Limits: the groups live in memory only (Kafka also writes them to
+`__consumer_offsets`); after a broker restart a member's heartbeat is answered
+UNKNOWN_MEMBER_ID, its client rejoins at epoch 0 and resumes from the
+committed offsets, which are persisted. Classic members cannot join a
+consumer group (no online migration): a JoinGroup for a non-empty consumer
+group gets INCONSISTENT_GROUP_PROTOCOL, a heartbeat for a non-empty classic
+group GROUP_ID_NOT_FOUND, as Kafka answers with migration disabled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any, Final
+
+from franz.coordinator.group.assignor import ASSIGNORS, MemberSpec, PartitionAssignor
+from franz.coordinator.group.consumer_group import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroup,
+    ConsumerGroupMember,
+    MemberState,
+    member_topics,
+)
+from franz.coordinator.group.current_assignment_builder import OwnedPartitions, reconcile
+from franz.coordinator.group.group_metadata import GroupError
+from franz.coordinator.group.subscription import compile_regex
+from franz.protocol.errors import Errors
+
+logger = logging.getLogger(__name__)
+
+AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
+# ConsumerGroupHeartbeat from v1 on: the client makes its member id (KIP-1082)
+CLIENT_MEMBER_ID_VERSION: Final = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsumerGroupConfig:
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 5000
+    max_size: int = 2**31 - 1
+    assignors: tuple[str, ...] = ("uniform", "range")
+
+    @classmethod
+    def from_kafka_config(cls, config) -> ConsumerGroupConfig:
+        from franz.common.config_def import ConfigError
+
+        assignors = tuple(config["group.consumer.assignors"])
+        unknown = [name for name in assignors if name not in ASSIGNORS]
+        if unknown or not assignors:
+            raise ConfigError(f"Invalid value {','.join(assignors)} for configuration group.consumer.assignors: "
+                              f"the assignors are {', '.join(ASSIGNORS)}")
+        return cls(config["group.consumer.session.timeout.ms"], config["group.consumer.heartbeat.interval.ms"],
+                   config["group.consumer.max.size"], assignors)
+
+
+# the cluster's topics: name -> (topic id, partitions)
+TopicsView = Callable[[], dict[str, tuple[bytes, int]]]
+# called with a group id a member joins: raises GroupError when a classic group holds it
+ClaimGroupId = Callable[[str], None]
+
+
+class ConsumerGroupCoordinator:
+    def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId) -> None:
+        self.config = config
+        self.groups: dict[str, ConsumerGroup] = {}
+        self.assignors: dict[str, PartitionAssignor] = {name: ASSIGNORS[name]() for name in config.assignors}
+        self._topics = topics
+        self._claim_group_id = claim_group_id
+        self._timers: dict[tuple[str, str, str], asyncio.TimerHandle] = {}
+
+    def group(self, group_id: str) -> ConsumerGroup | None:
+        return self.groups.get(group_id)
+
+    def shutdown(self) -> None:
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+
+    def delete_group(self, group_id: str) -> None:
+        """Forget an empty group (DeleteGroups, or a classic group taking the id over)."""
+        group = self.groups.pop(group_id, None)
+        if group is not None:
+            assert not group.members, f"group {group_id} still has members"
+            group.dead = True
+
+    # -- ConsumerGroupHeartbeat ------------------------------------------------------
+
+    def heartbeat(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
+        try:
+            self._validate(version, body)
+            epoch = body["member_epoch"]
+            if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                return self._leave(body["group_id"], body["instance_id"], body["member_id"], epoch)
+            return self._heartbeat(version, client_id, client_host, body)
+        except GroupError as exc:
+            return {"throttle_time_ms": 0, "error_code": exc.code, "error_message": str(exc), "member_id": None,
+                    "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+
+    def _validate(self, version: int, body: dict) -> None:
+        """GroupMetadataManager.throwIfConsumerGroupHeartbeatRequestIsInvalid."""
+        def invalid(message: str) -> GroupError:
+            return GroupError(Errors.INVALID_REQUEST, message)
+
+        if not body["group_id"]:
+            raise invalid("GroupId can't be empty.")
+        if body["instance_id"] == "":
+            raise invalid("InstanceId can't be empty.")
+        if body["rack_id"] == "":
+            raise invalid("RackId can't be empty.")
+        epoch = body["member_epoch"]
+        if version >= CLIENT_MEMBER_ID_VERSION and not body["member_id"]:
+            raise invalid("MemberId can't be empty.")
+        regex = body.get("subscribed_topic_regex")
+        if regex is not None:
+            compile_regex(regex)  # INVALID_REGULAR_EXPRESSION
+        if epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            if not body["member_id"]:
+                raise invalid("MemberId can't be empty.")
+        elif epoch == 0:
+            if body["rebalance_timeout_ms"] == -1:
+                raise invalid("RebalanceTimeoutMs must be provided in first request.")
+            if body["topic_partitions"] is None or body["topic_partitions"]:
+                raise invalid("TopicPartitions must be empty when (re-)joining.")
+            if not body["subscribed_topic_names"] and not regex:
+                raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+        elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            if not body["member_id"]:
+                raise invalid("MemberId can't be empty.")
+            if body["instance_id"] is None:
+                raise invalid("InstanceId can't be null.")
+        else:
+            raise invalid("MemberEpoch is invalid.")
+        assignor = body["server_assignor"]
+        if assignor is not None and assignor not in self.assignors:
+            raise GroupError(Errors.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {assignor} is not supported. "
+                             f"Supported assignors: {', '.join(self.assignors)}.")
+
+    def _heartbeat(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
+        group_id, member_id, epoch = body["group_id"], body["member_id"], body["member_epoch"]
+        instance_id = body["instance_id"]
+        owned: OwnedPartitions = None
+        if body["topic_partitions"] is not None:
+            owned = [(bytes(t["topic_id"]), list(t["partitions"])) for t in body["topic_partitions"]]
+        joining = epoch == 0
+        group = self._get_or_create_group(group_id, joining)
+        if len(group.members) >= self.config.max_size and member_id not in group.members:
+            raise GroupError(Errors.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum "
+                             f"capacity of {self.config.max_size} members.")
+        if not member_id:
+            member_id = str(uuid.uuid4())
+        if instance_id is None:
+            member = self._dynamic_member(group, member_id, epoch, owned)
+        else:
+            member = self._static_member(group, member_id, epoch, instance_id, owned)
+        regex = body.get("subscribed_topic_regex")
+        updated = dataclasses.replace(
+            member,
+            instance_id=instance_id if instance_id is not None else member.instance_id,
+            rack_id=body["rack_id"] if body["rack_id"] is not None else member.rack_id,
+            rebalance_timeout_ms=(body["rebalance_timeout_ms"] if body["rebalance_timeout_ms"] != -1
+                                  else member.rebalance_timeout_ms),
+            server_assignor=body["server_assignor"] if body["server_assignor"] is not None else member.server_assignor,
+            subscribed_topic_names=(tuple(sorted(body["subscribed_topic_names"]))
+                                    if body["subscribed_topic_names"] is not None else member.subscribed_topic_names),
+            subscribed_topic_regex=regex if regex is not None else member.subscribed_topic_regex,
+            client_id=client_id, client_host=client_host)
+        bump = member_id not in group.members or _subscription(member) != _subscription(updated)
+        group.update_member(updated)
+        topics = self._topics()
+        metadata = {name: topics[name] for name in sorted(group.subscribed_topic_names(set(topics)))}
+        if metadata != group.subscription_metadata:
+            group.subscription_metadata = metadata
+            bump = True
+        if bump:
+            group.group_epoch += 1
+            logger.info("[GroupId %s] Bumped group epoch to %d.", group_id, group.group_epoch)
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target_assignment(group, topics)
+        before = group.members[member_id]
+        after = reconcile(before, group.assignment_epoch, group.target_assignment.get(member_id, {}),
+                          group.current_partition_epoch, owned)
+        if after != before:
+            group.update_member(after)
+            if after.state is MemberState.UNREVOKED_PARTITIONS:
+                self._schedule_rebalance_timeout(group_id, member_id, after.member_epoch, after.rebalance_timeout_ms)
+            else:
+                self._cancel(group_id, member_id, "rebalance")
+        self._schedule_session_timeout(group_id, member_id)
+        full = joining or (body["rebalance_timeout_ms"] != -1 and body["subscribed_topic_names"] is not None
+                           and owned is not None)
+        assignment = None
+        if full or after.assigned != member.assigned:
+            assignment = {"topic_partitions": [{"topic_id": topic_id, "partitions": sorted(partitions)}
+                                               for topic_id, partitions in sorted(after.assigned.items())]}
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "member_id": member_id,
+                "member_epoch": after.member_epoch, "heartbeat_interval_ms": self.config.heartbeat_interval_ms,
+                "assignment": assignment}
+
+    def _get_or_create_group(self, group_id: str, create: bool) -> ConsumerGroup:
+        group = self.groups.get(group_id)
+        if group is not None:
+            return group
+        if not create:
+            # Kafka answers GROUP_ID_NOT_FOUND, but its groups outlive a restart and these do
+            # not: UNKNOWN_MEMBER_ID makes the client rejoin at epoch 0 instead of failing.
+            raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Consumer group {group_id} has no such member.")
+        self._claim_group_id(group_id)
+        group = ConsumerGroup(group_id)
+        self.groups[group_id] = group
+        return group
+
+    def _dynamic_member(self, group: ConsumerGroup, member_id: str, epoch: int,
+                        owned: OwnedPartitions) -> ConsumerGroupMember:
+        member = group.members.get(member_id)
+        if member is None:
+            if epoch != 0:
+                raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
+                                 f"{group.group_id}.")
+            logger.info("[GroupId %s] Member %s joins the consumer group using the consumer protocol.",
+                        group.group_id, member_id)
+            return ConsumerGroupMember(member_id)
+        if epoch == 0 and member.member_epoch != 0:
+            # The client lost its epoch (fenced, or its answer was lost) and rejoins with the same
+            # id (KIP-1082 keeps it): it owns nothing now, so its partitions are released.
+            logger.info("[GroupId %s] Member %s rejoins the consumer group.", group.group_id, member_id)
+            group.update_member(dataclasses.replace(member, member_epoch=0, previous_member_epoch=0,
+                                                    state=MemberState.STABLE, assigned={}, pending_revocation={}))
+            return group.members[member_id]
+        _check_member_epoch(member, epoch, owned)
+        return member
+
+    def _static_member(self, group: ConsumerGroup, member_id: str, epoch: int, instance_id: str,
+                       owned: OwnedPartitions) -> ConsumerGroupMember:
+        existing = group.static_member(instance_id)
+        if epoch == 0:
+            if existing is None:
+                return self._dynamic_member(group, member_id, epoch, owned)
+            if existing.member_id == member_id:
+                return self._dynamic_member(group, member_id, epoch, owned)
+            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                raise GroupError(Errors.UNRELEASED_INSTANCE_ID, f"Static member {existing.member_id} with instance "
+                                 f"id {instance_id} is not released yet.")
+            # The instance comes back under a new member id: it takes over the old member's
+            # partitions and target, so nothing moves to other members.
+            target = group.target_assignment.get(existing.member_id)
+            group.remove_member(existing.member_id)
+            self._cancel_all(group.group_id, existing.member_id)
+            replacement = dataclasses.replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+            group.update_member(replacement)
+            if target is not None:
+                group.target_assignment[member_id] = target
+            logger.info("[GroupId %s] Static member with instance id %s re-joins the consumer group as %s, "
+                        "replacing %s.", group.group_id, instance_id, member_id, existing.member_id)
+            return replacement
+        if existing is None:
+            raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        if existing.member_id != member_id:
+            raise GroupError(Errors.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                             f"{instance_id} was fenced by member {existing.member_id}.")
+        _check_member_epoch(existing, epoch, owned)
+        return existing
+
+    def _update_target_assignment(self, group: ConsumerGroup, topics: dict[str, tuple[bytes, int]]) -> None:
+        names = set(topics)
+        partitions = {topic_id: count for topic_id, count in group.subscription_metadata.values()}
+        specs = [MemberSpec(m.member_id, m.instance_id,
+                            frozenset(topics[name][0] for name in member_topics(m, names)),
+                            group.target_assignment.get(m.member_id, {})) for m in group.members.values()]
+        assignor = self.assignors[self._preferred_assignor(group)]
+        group.target_assignment = assignor.assign(specs, partitions)
+        group.assignment_epoch = group.group_epoch
+        logger.info("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor.",
+                    group.group_id, group.group_epoch, assignor.name)
+
+    def _preferred_assignor(self, group: ConsumerGroup) -> str:
+        """The assignor most members ask for (ties: the earlier configured), else the default."""
+        votes = collections.Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
+        if not votes:
+            return next(iter(self.assignors))
+        order = list(self.assignors)
+        return max(votes, key=lambda name: (votes[name], -order.index(name)))
+
+    # -- leaving and fencing -----------------------------------------------------------
+
+    def _leave(self, group_id: str, instance_id: str | None, member_id: str, epoch: int) -> dict:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        answer = {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "member_id": member_id,
+                  "member_epoch": epoch, "heartbeat_interval_ms": 0, "assignment": None}
+        if instance_id is None:
+            if member_id not in group.members:
+                raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+            logger.info("[GroupId %s] Member %s left the consumer group.", group_id, member_id)
+            self.fence_member(group, member_id)
+            return answer
+        member = group.static_member(instance_id)
+        if member is None:
+            raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        if member.member_id != member_id:
+            raise GroupError(Errors.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                             f"{instance_id} was fenced by member {member.member_id}.")
+        if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # It comes back within its session (a restart): keeps its partitions meanwhile.
+            logger.info("[GroupId %s] Static member %s with instance id %s temporarily left the consumer group.",
+                        group_id, member_id, instance_id)
+            group.update_member(dataclasses.replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                                    pending_revocation={}))
+            self._cancel(group_id, member_id, "rebalance")
+            return answer
+        logger.info("[GroupId %s] Static member %s with instance id %s left the consumer group.",
+                    group_id, member_id, instance_id)
+        self.fence_member(group, member_id)
+        return answer
+
+    def fence_member(self, group: ConsumerGroup, member_id: str) -> None:
+        """Remove the member; the others are reassigned its partitions at their next heartbeat."""
+        if group.remove_member(member_id) is None:
+            return
+        topics = self._topics()
+        group.subscription_metadata = {name: topics[name] for name in sorted(group.subscribed_topic_names(set(topics)))}
+        group.group_epoch += 1
+        self._cancel_all(group.group_id, member_id)
+
+    # -- timers --------------------------------------------------------------------------
+
+    def _schedule(self, group_id: str, member_id: str, kind: str, delay_ms: int, action: Callable[[], None]) -> None:
+        self._cancel(group_id, member_id, kind)
+        key = (group_id, member_id, kind)
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            action()
+        self._timers[key] = asyncio.get_running_loop().call_later(delay_ms / 1000, fire)
+
+    def _cancel(self, group_id: str, member_id: str, kind: str) -> None:
+        handle = self._timers.pop((group_id, member_id, kind), None)
+        if handle is not None:
+            handle.cancel()
+
+    def _cancel_all(self, group_id: str, member_id: str) -> None:
+        for kind in ("session", "rebalance"):
+            self._cancel(group_id, member_id, kind)
+
+    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
+        def expire() -> None:
+            group = self.groups.get(group_id)
+            if group is not None and member_id in group.members:
+                logger.info("[GroupId %s] Member %s fenced from the group because its session expired.",
+                            group_id, member_id)
+                self.fence_member(group, member_id)
+        self._schedule(group_id, member_id, "session", self.config.session_timeout_ms, expire)
+
+    def _schedule_rebalance_timeout(self, group_id: str, member_id: str, epoch: int, timeout_ms: int) -> None:
+        def expire() -> None:
+            group = self.groups.get(group_id)
+            member = None if group is None else group.members.get(member_id)
+            if member is not None and member.member_epoch == epoch:
+                logger.info("[GroupId %s] Member %s fenced from the group because it failed to transition from "
+                            "epoch %d within %dms.", group_id, member_id, epoch, timeout_ms)
+                self.fence_member(group, member_id)
+        self._schedule(group_id, member_id, "rebalance", max(timeout_ms, 0), expire)
+
+    # -- ConsumerGroupDescribe ------------------------------------------------------------
+
+    def describe(self, group_ids: list[str], names_by_id: Callable[[bytes], str | None]) -> list[dict]:
+        answers = []
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            answer: dict[str, Any] = {"error_code": Errors.NONE, "error_message": None, "group_id": group_id,
+                                      "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                                      "assignor_name": "", "members": [],
+                                      "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+            answers.append(answer)
+            if group is None:
+                answer.update(error_code=Errors.GROUP_ID_NOT_FOUND,
+                              error_message=f"Group {group_id} not found.")
+                continue
+            answer.update(group_state=group.state.value, group_epoch=group.group_epoch,
+                          assignment_epoch=group.assignment_epoch, assignor_name=self._preferred_assignor(group))
+            answer["members"] = [{
+                "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
+                "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
+                "subscribed_topic_names": list(m.subscribed_topic_names),
+                "subscribed_topic_regex": m.subscribed_topic_regex,
+                "assignment": _described(m.assigned, names_by_id),
+                "target_assignment": _described(group.target_assignment.get(m.member_id, {}), names_by_id),
+            } for m in group.members.values()]
+        return answers
+
+
+def _subscription(member: ConsumerGroupMember) -> tuple:
+    return member.subscribed_topic_names, member.subscribed_topic_regex, member.server_assignor
+
+
+def _is_subset(owned: OwnedPartitions, assigned) -> bool:
+    if owned is None:
+        return False
+    return all(topic_id in assigned and set(partitions) <= assigned[topic_id] for topic_id, partitions in owned)
+
+
+def _check_member_epoch(member: ConsumerGroupMember, received: int, owned: OwnedPartitions) -> None:
+    """GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid: an epoch ahead is fenced; one
+    behind only when it is the previous epoch and the member owns no more than it is assigned (the
+    answer that moved it on was lost)."""
+    if received > member.member_epoch or (received < member.member_epoch and (
+            received != member.previous_member_epoch or not _is_subset(owned, member.assigned))):
+        raise GroupError(Errors.FENCED_MEMBER_EPOCH, f"The consumer group member has a member epoch ({received}) "
+                         f"other than the one known by the group coordinator ({member.member_epoch}). The member "
+                         "must abandon all its partitions and rejoin.")
+
+
+def _described(assignment, names_by_id: Callable[[bytes], str | None]) -> dict:
+    return {"topic_partitions": [{"topic_id": topic_id, "topic_name": names_by_id(topic_id) or "",
+                                  "partitions": sorted(partitions)}
+                                 for topic_id, partitions in sorted(assignment.items())]}

@@ -1,0 +1,84 @@
+"""A member's next assignment on its way to the target (Kafka's CurrentAssignmentBuilder).
+
+A member reconciles in steps, each answered in a heartbeat:
+1. partitions no longer in its target are revoked first: the member keeps
+   `assigned ∩ target`, stays at its epoch in UNREVOKED_PARTITIONS, and moves
+   on only once its heartbeat no longer reports any of the revoked ones;
+2. then it moves to the target epoch and takes the partitions of its target
+   that nobody holds; those still held by another member (not yet revoked
+   there) wait in UNRELEASED_PARTITIONS and are handed over on a later
+   heartbeat once free.
+So a partition is never owned by two members at once (ConsumerGroup's
+ownership invariant).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from franz.coordinator.group.consumer_group import (
+    NO_PARTITION_EPOCH,
+    Assignment,
+    ConsumerGroupMember,
+    MemberState,
+)
+
+# (topic id, partition) -> epoch of the member holding it, or NO_PARTITION_EPOCH
+PartitionEpoch = Callable[[bytes, int], int]
+# the partitions a heartbeat reports as owned: (topic id, partitions) pairs, or None when not sent
+OwnedPartitions = list[tuple[bytes, list[int]]] | None
+
+
+def owns_any(owned: OwnedPartitions, partitions: Assignment) -> bool:
+    """Whether the member still reports one of these partitions (not reporting counts as owning)."""
+    if owned is None:
+        return True
+    return any(p in partitions.get(topic_id, ()) for topic_id, ps in owned for p in ps)
+
+
+def reconcile(member: ConsumerGroupMember, target_epoch: int, target: Assignment,
+              partition_epoch: PartitionEpoch, owned: OwnedPartitions) -> ConsumerGroupMember:
+    """The member's next state towards the target (the member itself when it cannot move)."""
+    if member.state is MemberState.STABLE:
+        if member.member_epoch == target_epoch:
+            return member
+        return _next_assignment(member, member.member_epoch, target_epoch, target, partition_epoch, owned)
+    if member.state is MemberState.UNREVOKED_PARTITIONS:
+        if owns_any(owned, member.pending_revocation):
+            return member
+        return _next_assignment(member, member.member_epoch + 1, target_epoch, target, partition_epoch, owned)
+    return _next_assignment(member, member.member_epoch, target_epoch, target, partition_epoch, owned)
+
+
+def _next_assignment(member: ConsumerGroupMember, epoch: int, target_epoch: int, target: Assignment,
+                     partition_epoch: PartitionEpoch, owned: OwnedPartitions) -> ConsumerGroupMember:
+    assigned: dict[bytes, frozenset[int]] = {}
+    revoking: dict[bytes, frozenset[int]] = {}
+    incoming: dict[bytes, frozenset[int]] = {}
+    unreleased = False
+    for topic_id in set(target) | set(member.assigned):
+        wanted = target.get(topic_id, frozenset())
+        current = member.assigned.get(topic_id, frozenset())
+        kept = current & wanted
+        free = {p for p in wanted - kept if partition_epoch(topic_id, p) == NO_PARTITION_EPOCH}
+        unreleased = unreleased or len(free) < len(wanted - kept)
+        if kept:
+            assigned[topic_id] = kept
+        if current - kept:
+            revoking[topic_id] = current - kept
+        if free:
+            incoming[topic_id] = frozenset(free)
+    if revoking and owns_any(owned, revoking):
+        return _moved(member, epoch, MemberState.UNREVOKED_PARTITIONS, assigned, revoking)
+    for topic_id, partitions in incoming.items():
+        assigned[topic_id] = assigned.get(topic_id, frozenset()) | partitions
+    state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
+    return _moved(member, target_epoch, state, assigned, {})
+
+
+def _moved(member: ConsumerGroupMember, epoch: int, state: MemberState, assigned: Assignment,
+           revoking: Assignment) -> ConsumerGroupMember:
+    if epoch == member.member_epoch:
+        return dataclasses.replace(member, state=state, assigned=assigned, pending_revocation=revoking)
+    return member.with_epoch(epoch, state=state, assigned=assigned, pending_revocation=revoking)

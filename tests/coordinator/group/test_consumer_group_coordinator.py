@@ -1,0 +1,244 @@
+"""KIP-848 consumer groups on a real in-process KafkaServer: ConsumerGroupHeartbeat joins,
+epochs, revocation before reassignment, fencing by session and rebalance timeouts, static
+members, regex subscriptions, and the group's offsets (OffsetCommit v9 at the member epoch).
+
+Requests go through the group coordinator's handlers on the server's own loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+from franz.protocol.errors import Errors
+from tests.coordinator.group.test_group_coordinator import run, wait_until
+
+
+class _Request:
+    def __init__(self, api_version: int = 1) -> None:
+        self.api_version = api_version
+    listener_name = "PLAINTEXT"
+    client_address = ("127.0.0.1", 1)
+    client_id = "c"
+
+
+def _topic(server, name: str, partitions: int) -> bytes:
+    server.group_coordinator.controller.create_topic(name, partitions, {})
+    return server.group_coordinator.metadata.get(name).topic_id.bytes
+
+
+async def beat(server, member_id: str, epoch: int, group_id: str = "g", topics=("t",), owned=(), regex=None,
+               instance_id=None, assignor=None, rebalance_timeout_ms: int = 10_000, version: int = 1) -> dict:
+    """A heartbeat; `owned` is [(topic id, [partitions])], or None for 'unchanged' (not sent)."""
+    body = {"group_id": group_id, "member_id": member_id, "member_epoch": epoch, "instance_id": instance_id,
+            "rack_id": None, "rebalance_timeout_ms": rebalance_timeout_ms,
+            "subscribed_topic_names": None if topics is None else list(topics), "subscribed_topic_regex": regex,
+            "server_assignor": assignor,
+            "topic_partitions": None if owned is None else [{"topic_id": t, "partitions": list(ps)} for t, ps in owned]}
+    return await server.group_coordinator.handle_consumer_group_heartbeat(_Request(version), body)
+
+
+def _partitions(answer: dict) -> dict[bytes, list[int]]:
+    assert answer["assignment"] is not None
+    return {tp["topic_id"]: tp["partitions"] for tp in answer["assignment"]["topic_partitions"]}
+
+
+def test_a_member_joins_gets_every_partition_and_stays_stable(tmp_path):
+    async def scenario(server):
+        topic = _topic(server, "t", 4)
+        first = await beat(server, "m1", 0)
+        assert first["error_code"] == Errors.NONE and first["member_epoch"] == 1
+        assert _partitions(first) == {topic: [0, 1, 2, 3]} and first["heartbeat_interval_ms"] == 5000
+        again = await beat(server, "m1", 1, topics=None, owned=None, rebalance_timeout_ms=-1)
+        assert (again["error_code"], again["member_epoch"], again["assignment"]) == (Errors.NONE, 1, None)
+        return server.group_coordinator.consumer_groups.group("g").state.value
+    assert run(tmp_path, scenario) == "Stable"
+
+
+def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(tmp_path):
+    async def scenario(server):
+        topic = _topic(server, "t", 4)
+        await beat(server, "m1", 0)
+        joined = await beat(server, "m2", 0)
+        assert joined["member_epoch"] == 2 and _partitions(joined) == {}  # all still held by m1
+        revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])])
+        kept = _partitions(revoke)[topic]
+        assert revoke["member_epoch"] == 1 and len(kept) == 2  # revoke two, epoch unchanged
+        assert server.group_coordinator.consumer_groups.group("g").state.value == "Reconciling"
+        done = await beat(server, "m1", 1, owned=[(topic, kept)])
+        assert done["member_epoch"] == 2
+        taken = await beat(server, "m2", 2, owned=[])
+        assert sorted(_partitions(taken)[topic] + kept) == [0, 1, 2, 3]
+        return server.group_coordinator.consumer_groups.group("g").state.value
+    assert run(tmp_path, scenario) == "Stable"
+
+
+def test_stale_epochs_unknown_members_and_bad_requests_get_kafkas_error_codes(tmp_path):
+    async def scenario(server):
+        _topic(server, "t", 2)
+        await beat(server, "m1", 0)
+        return [
+            (await beat(server, "m1", 7))["error_code"],  # ahead of the coordinator
+            (await beat(server, "nobody", 1))["error_code"],
+            (await beat(server, "", 0))["error_code"],  # v1: the client makes its member id
+            (await beat(server, "m2", 0, rebalance_timeout_ms=-1))["error_code"],
+            (await beat(server, "m2", 0, topics=()))["error_code"],
+            (await beat(server, "m2", 0, owned=None))["error_code"],
+            (await beat(server, "m2", -3))["error_code"],
+            (await beat(server, "m2", 0, assignor="sticky"))["error_code"],
+            (await beat(server, "m2", 0, topics=(), regex="(unclosed"))["error_code"],
+            (await beat(server, "m1", 1, group_id=""))["error_code"],
+            (await beat(server, "m1", -1, group_id="other"))["error_code"],
+        ]
+    assert run(tmp_path, scenario) == [Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID, Errors.INVALID_REQUEST,
+                                       Errors.INVALID_REQUEST, Errors.INVALID_REQUEST, Errors.INVALID_REQUEST,
+                                       Errors.INVALID_REQUEST, Errors.UNSUPPORTED_ASSIGNOR,
+                                       Errors.INVALID_REGULAR_EXPRESSION, Errors.INVALID_REQUEST,
+                                       Errors.GROUP_ID_NOT_FOUND]
+
+
+def test_v0_gives_a_member_id_and_the_previous_epoch_is_accepted_with_a_subset_of_partitions(tmp_path):
+    async def scenario(server):
+        topic = _topic(server, "t", 2)
+        first = await beat(server, "", 0, version=0)
+        member_id = first["member_id"]
+        assert member_id and first["member_epoch"] == 1
+        await beat(server, "other", 0)  # epoch 2; member_id must give up a partition
+        step = await beat(server, member_id, 1, owned=[(topic, [0, 1])], version=0)
+        kept = _partitions(step)[topic]
+        moved = await beat(server, member_id, 1, owned=[(topic, kept)], version=0)
+        assert moved["member_epoch"] == 2
+        # The answer with epoch 2 was lost: epoch 1 with a subset of the assignment is accepted.
+        lost = await beat(server, member_id, 1, owned=[(topic, kept)], version=0)
+        wrong = await beat(server, member_id, 1, owned=[(topic, [0, 1])], version=0)
+        return lost["error_code"], lost["member_epoch"], wrong["error_code"]
+    assert run(tmp_path, scenario) == (Errors.NONE, 2, Errors.FENCED_MEMBER_EPOCH)
+
+
+def test_a_member_that_stops_heartbeating_is_fenced_and_its_partitions_move(tmp_path):
+    async def scenario(server):
+        topic = _topic(server, "t", 2)
+        await beat(server, "m1", 0)
+        await beat(server, "m2", 0)
+        group = server.group_coordinator.consumer_groups.group("g")
+        # m2 keeps heartbeating; m1 goes silent and its session (300 ms here) expires.
+        deadline = asyncio.get_running_loop().time() + 10
+        epoch = 2
+        while "m1" in group.members:
+            assert asyncio.get_running_loop().time() < deadline, "m1 was never fenced"
+            answer = await beat(server, "m2", epoch, owned=None, topics=None, rebalance_timeout_ms=-1)
+            epoch = answer["member_epoch"]
+            await asyncio.sleep(0.05)
+        answer = await beat(server, "m2", epoch, owned=[(topic, [])])
+        return _partitions(answer), answer["member_epoch"]
+    partitions, epoch = run(tmp_path, scenario, group_consumer_session_timeout_ms="300")
+    assert sorted(next(iter(partitions.values()))) == [0, 1] and epoch == 3
+
+
+def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced(tmp_path):
+    async def scenario(server):
+        topic = _topic(server, "t", 2)
+        await beat(server, "m1", 0, rebalance_timeout_ms=200)
+        await beat(server, "m2", 0)
+        revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1])])
+        assert len(_partitions(revoke)[topic]) == 1
+        group = server.group_coordinator.consumer_groups.group("g")
+        await wait_until(lambda: "m1" not in group.members, "the rebalance timeout")
+        late = await beat(server, "m1", 1, owned=[(topic, [0, 1])])
+        return late["error_code"]
+    assert run(tmp_path, scenario) == Errors.UNKNOWN_MEMBER_ID
+
+
+def test_a_static_member_that_leaves_temporarily_comes_back_to_its_partitions(tmp_path):
+    async def scenario(server):
+        topic = _topic(server, "t", 2)
+        first = await beat(server, "a1", 0, instance_id="i-a")
+        await beat(server, "b", 0)
+        step = await beat(server, "a1", 1, owned=[(topic, [0, 1])], instance_id="i-a")
+        mine = _partitions(step)[topic]
+        await beat(server, "a1", 1, owned=[(topic, mine)], instance_id="i-a")
+        left = await beat(server, "a1", -2, instance_id="i-a")
+        assert (left["error_code"], left["member_epoch"]) == (Errors.NONE, -2)
+        taken = await beat(server, "x", 0, instance_id="i-b")
+        unreleased = await beat(server, "a2", 0, instance_id="i-b")  # i-b is held by x
+        back = await beat(server, "a2", 0, instance_id="i-a")  # a new member id for instance i-a
+        fenced = await beat(server, "a1", 2, instance_id="i-a", owned=None)
+        return first["error_code"], taken["error_code"], unreleased["error_code"], _partitions(back)[topic] == mine, \
+            fenced["error_code"]
+    assert run(tmp_path, scenario) == (Errors.NONE, Errors.NONE, Errors.UNRELEASED_INSTANCE_ID, True,
+                                       Errors.FENCED_INSTANCE_ID)
+
+
+def test_a_regex_subscription_picks_up_a_topic_created_later(tmp_path):
+    async def scenario(server):
+        first_topic = _topic(server, "orders-eu", 1)
+        _topic(server, "payments", 1)
+        joined = await beat(server, "m", 0, topics=(), regex="orders-.*")
+        assert _partitions(joined) == {first_topic: [0]}
+        second_topic = _topic(server, "orders-us", 1)
+        grown = await beat(server, "m", joined["member_epoch"], topics=None, owned=[(first_topic, [0])])
+        return _partitions(grown), grown["member_epoch"], {first_topic: [0], second_topic: [0]}
+    partitions, epoch, expected = run(tmp_path, scenario)
+    assert partitions == expected and epoch == 2
+
+
+def test_offset_commit_and_fetch_are_checked_against_the_member_epoch(tmp_path):
+    async def scenario(server):
+        _topic(server, "t", 1)
+        await beat(server, "m", 0)
+        service = server.group_coordinator
+
+        async def commit(member_id: str, epoch: int, version: int = 9) -> int:
+            body = {"group_id": "g", "generation_id_or_member_epoch": epoch, "member_id": member_id,
+                    "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+                        {"partition_index": 0, "committed_offset": 42, "committed_leader_epoch": -1,
+                         "committed_metadata": ""}]}]}
+            return (await service.handle_offset_commit(_Request(version), body))["topics"][0]["partitions"][0][
+                "error_code"]
+
+        async def fetch(member_id, epoch: int) -> tuple[int, list]:
+            answer = await service.handle_offset_fetch(_Request(9), {"require_stable": False, "groups": [
+                {"group_id": "g", "member_id": member_id, "member_epoch": epoch,
+                 "topics": [{"name": "t", "partition_indexes": [0]}]}]})
+            group = answer["groups"][0]
+            return group["error_code"], [p["committed_offset"] for t in group["topics"] for p in t["partitions"]]
+
+        return [await commit("m", 0), await commit("x", 1), await commit("m", 1, version=8), await commit("m", -1),
+                await commit("m", 1), await fetch("m", 0), await fetch("x", 1), await fetch("m", 1),
+                await fetch(None, -1)]
+    # No epoch (-1) is taken only while the group is empty: a member's commit without it is stale.
+    assert run(tmp_path, scenario) == [Errors.STALE_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID, Errors.UNSUPPORTED_VERSION,
+                                       Errors.STALE_MEMBER_EPOCH, Errors.NONE, (Errors.STALE_MEMBER_EPOCH, []),
+                                       (Errors.UNKNOWN_MEMBER_ID, []), (Errors.NONE, [42]), (Errors.NONE, [42])]
+
+
+def test_list_describe_and_delete_see_consumer_groups(tmp_path):
+    async def scenario(server):
+        topic = _topic(server, "t", 1)
+        service = server.group_coordinator
+        await beat(server, "m", 0)
+        listed = (await service.handle_list_groups(_Request(5), {"states_filter": [], "types_filter": ["consumer"]}))
+        described = await service.handle_consumer_group_describe(_Request(0), {"group_ids": ["g", "none"],
+                                                                              "include_authorized_operations": False})
+        busy = await service.handle_delete_groups(_Request(2), {"groups_names": ["g"]})
+        await beat(server, "m", -1)
+        deleted = await service.handle_delete_groups(_Request(2), {"groups_names": ["g"]})
+        member = described["groups"][0]["members"][0]
+        return (listed["groups"], described["groups"][0]["group_state"], member["member_epoch"],
+                member["assignment"]["topic_partitions"] == [{"topic_id": topic, "topic_name": "t", "partitions": [0]}],
+                described["groups"][1]["error_code"], busy["results"][0]["error_code"],
+                deleted["results"][0]["error_code"], service.consumer_groups.group("g"))
+    assert run(tmp_path, scenario) == (
+        [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable", "group_type": "consumer"}],
+        "Stable", 1, True, Errors.GROUP_ID_NOT_FOUND, Errors.NON_EMPTY_GROUP, Errors.NONE, None)
+
+
+def test_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_path):
+    from tests.coordinator.group.test_group_coordinator import join, join_body
+
+    async def scenario(server):
+        _topic(server, "t", 1)
+        await beat(server, "m", 0, group_id="modern")
+        classic_into_modern = await server.group_coordinator.handle_join_group(_Request(9), join_body("modern"))
+        joined = await join(server, "classic")
+        modern_into_classic = await beat(server, "m2", 0, group_id="classic")
+        return classic_into_modern["error_code"], joined["error_code"], modern_into_classic["error_code"]
+    assert run(tmp_path, scenario) == (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.NONE, Errors.GROUP_ID_NOT_FOUND)

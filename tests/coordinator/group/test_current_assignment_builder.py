@@ -1,0 +1,48 @@
+"""A member's steps towards its target: revoke first, then take only partitions nobody holds."""
+
+from __future__ import annotations
+
+from franz.coordinator.group.consumer_group import NO_PARTITION_EPOCH, ConsumerGroupMember, MemberState
+from franz.coordinator.group.current_assignment_builder import reconcile
+
+T = b"\x07" * 16
+
+
+def _free(_topic, _partition) -> int:
+    return NO_PARTITION_EPOCH
+
+
+def test_a_new_member_takes_its_free_target_at_the_target_epoch():
+    member = ConsumerGroupMember("m")
+    after = reconcile(member, 3, {T: frozenset({0, 1})}, _free, [])
+    assert (after.member_epoch, after.state, after.assigned) == (3, MemberState.STABLE, {T: frozenset({0, 1})})
+    assert after.previous_member_epoch == 0
+
+
+def test_partitions_leaving_the_target_are_revoked_before_the_epoch_moves():
+    member = ConsumerGroupMember("m", member_epoch=3, assigned={T: frozenset({0, 1, 2})})
+    revoking = reconcile(member, 4, {T: frozenset({0, 3})}, _free, [(T, [0, 1, 2])])
+    assert revoking.state is MemberState.UNREVOKED_PARTITIONS and revoking.member_epoch == 3
+    assert revoking.assigned == {T: frozenset({0})} and revoking.pending_revocation == {T: frozenset({1, 2})}
+    # Still reported as owned: no progress.
+    assert reconcile(revoking, 4, {T: frozenset({0, 3})}, _free, [(T, [0, 1])]) is revoking
+    # Not reported any more: the member moves to the target epoch and gets partition 3.
+    done = reconcile(revoking, 4, {T: frozenset({0, 3})}, _free, [(T, [0])])
+    assert (done.member_epoch, done.state, done.assigned) == (4, MemberState.STABLE, {T: frozenset({0, 3})})
+
+
+def test_a_partition_another_member_still_holds_waits_as_unreleased():
+    def held(_topic, partition) -> int:
+        return 5 if partition == 1 else NO_PARTITION_EPOCH
+
+    member = ConsumerGroupMember("m", member_epoch=5, assigned={T: frozenset({0})})
+    waiting = reconcile(member, 6, {T: frozenset({0, 1})}, held, [(T, [0])])
+    assert (waiting.member_epoch, waiting.state, waiting.assigned) == (
+        6, MemberState.UNRELEASED_PARTITIONS, {T: frozenset({0})})
+    released = reconcile(waiting, 6, {T: frozenset({0, 1})}, _free, [(T, [0])])
+    assert released.state is MemberState.STABLE and released.assigned == {T: frozenset({0, 1})}
+
+
+def test_a_stable_member_at_the_target_epoch_is_left_alone():
+    member = ConsumerGroupMember("m", member_epoch=2, assigned={T: frozenset({0})})
+    assert reconcile(member, 2, {T: frozenset({1})}, _free, None) is member
