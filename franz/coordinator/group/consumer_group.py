@@ -92,6 +92,9 @@ class ConsumerGroup:
         # topic name -> (topic id, partitions) of every subscribed topic that exists
         self.subscription_metadata: dict[str, tuple[bytes, int]] = {}
         self.dead = False
+        # the group's records as `__consumer_offsets` holds them (key -> value): what a write
+        # must change (franz/coordinator/group/consumer_group_records.py)
+        self.persisted: dict[bytes, bytes] = {}
 
     @property
     def state(self) -> ConsumerGroupState:

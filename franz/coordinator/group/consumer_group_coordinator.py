@@ -17,10 +17,13 @@ its partitions within its rebalance timeout. They run on the broker's event
 loop (loop.call_later), where every request of this coordinator runs, so
 group state needs no lock.
 
-Limits: the groups live in memory only (Kafka also writes them to
-`__consumer_offsets`); after a broker restart a member's heartbeat is answered
-UNKNOWN_MEMBER_ID, its client rejoins at epoch 0 and resumes from the
-committed offsets, which are persisted. Classic members cannot join a
+Durability: every change is written to the group's partition of
+`__consumer_offsets` as Kafka's consumer group records
+(consumer_group_records.py) before the heartbeat is answered; a restarted
+broker loads the groups back and its members carry on at their epochs, their
+sessions restarted. A change made by a timer is written in the background.
+Limits: the in-memory change comes first; if its write fails the member gets
+the error and the next change writes the difference again. Classic members cannot join a
 consumer group (no online migration): a JoinGroup for a non-empty consumer
 group gets INCONSISTENT_GROUP_PROTOCOL, a heartbeat for a non-empty classic
 group GROUP_ID_NOT_FOUND, as Kafka answers with migration disabled.
@@ -33,8 +36,11 @@ import collections
 import dataclasses
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
+
+from franz.coordinator.group import consumer_group_records
+from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey, RecordFormatError
 
 from franz.coordinator.group.assignor import ASSIGNORS, MemberSpec, PartitionAssignor
 from franz.coordinator.group.consumer_group import (
@@ -81,11 +87,16 @@ class ConsumerGroupConfig:
 TopicsView = Callable[[], dict[str, tuple[bytes, int]]]
 # called with a group id a member joins: raises GroupError when a classic group holds it
 ClaimGroupId = Callable[[str], None]
+# appends records of the group (value None: a tombstone); raises GroupError with Kafka's code
+WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 
 
 class ConsumerGroupCoordinator:
-    def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId) -> None:
+    def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
+                 write: WriteRecords) -> None:
         self.config = config
+        self._write = write
+        self._background: set[asyncio.Task] = set()
         self.groups: dict[str, ConsumerGroup] = {}
         self.assignors: dict[str, PartitionAssignor] = {name: ASSIGNORS[name]() for name in config.assignors}
         self._topics = topics
@@ -95,27 +106,76 @@ class ConsumerGroupCoordinator:
     def group(self, group_id: str) -> ConsumerGroup | None:
         return self.groups.get(group_id)
 
-    def shutdown(self) -> None:
+    async def shutdown(self) -> None:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        if self._background:  # writes of timer changes: let them land
+            await asyncio.gather(*self._background, return_exceptions=True)
 
-    def delete_group(self, group_id: str) -> None:
-        """Forget an empty group (DeleteGroups, or a classic group taking the id over)."""
+    async def delete_group(self, group_id: str) -> None:
+        """Forget an empty group (DeleteGroups, or a classic group taking the id over) and
+        tombstone its records. Raises GroupError when the write fails."""
         group = self.groups.pop(group_id, None)
         if group is not None:
             assert not group.members, f"group {group_id} still has members"
             group.dead = True
+            await self.persist(group)
+
+    # -- records -------------------------------------------------------------------------
+
+    async def persist(self, group: ConsumerGroup) -> None:
+        """Write what changed in the group since its last write. The difference is taken and
+        handed to the (single, ordered) append thread in one step of the loop, so writes
+        land in the order the changes were made."""
+        current = consumer_group_records.records_of(group)
+        entries = consumer_group_records.changes(group.persisted, current)
+        if not entries:
+            return
+        group.persisted = current
+        await self._write(group.group_id, entries)
+
+    def _persist_in_background(self, group: ConsumerGroup) -> None:
+        async def write() -> None:
+            try:
+                await self.persist(group)
+            except GroupError as exc:
+                logger.error("[GroupId %s] Could not write the group's records: %s", group.group_id, exc)
+        task = asyncio.get_running_loop().create_task(write())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def load(self, records_by_group: dict[str, dict[ConsumerGroupRecordKey, bytes | None]]) -> int:
+        """Rebuild the groups from the last record of every key read from `__consumer_offsets`
+        (None: a tombstone) and restart their members' sessions; the number of groups."""
+        for group_id, records in records_by_group.items():
+            live = {key: value for key, value in records.items() if value is not None}
+            try:
+                group = consumer_group_records.load(group_id, live)
+            except (RecordFormatError, AssertionError) as exc:
+                logger.error("[GroupId %s] Skipping the consumer group's records that do not load: %s", group_id, exc)
+                continue
+            if group is None:
+                continue
+            group.persisted = consumer_group_records.records_of(group)
+            self.groups[group_id] = group
+            for member_id in group.members:
+                self._schedule_session_timeout(group_id, member_id)
+        return len(self.groups)
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------
 
-    def heartbeat(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
+    async def heartbeat(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
+        """The answer once the change it made is written."""
         try:
             self._validate(version, body)
             epoch = body["member_epoch"]
             if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-                return self._leave(body["group_id"], body["instance_id"], body["member_id"], epoch)
-            return self._heartbeat(version, client_id, client_host, body)
+                answer = self._leave(body["group_id"], body["instance_id"], body["member_id"], epoch)
+            else:
+                answer = self._heartbeat(version, client_id, client_host, body)
+            await self.persist(self.groups[body["group_id"]])
+            return answer
         except GroupError as exc:
             return {"throttle_time_ms": 0, "error_code": exc.code, "error_message": str(exc), "member_id": None,
                     "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
@@ -225,9 +285,7 @@ class ConsumerGroupCoordinator:
         if group is not None:
             return group
         if not create:
-            # Kafka answers GROUP_ID_NOT_FOUND, but its groups outlive a restart and these do
-            # not: UNKNOWN_MEMBER_ID makes the client rejoin at epoch 0 instead of failing.
-            raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Consumer group {group_id} has no such member.")
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         self._claim_group_id(group_id)
         group = ConsumerGroup(group_id)
         self.groups[group_id] = group
@@ -373,6 +431,7 @@ class ConsumerGroupCoordinator:
                 logger.info("[GroupId %s] Member %s fenced from the group because its session expired.",
                             group_id, member_id)
                 self.fence_member(group, member_id)
+                self._persist_in_background(group)
         self._schedule(group_id, member_id, "session", self.config.session_timeout_ms, expire)
 
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, epoch: int, timeout_ms: int) -> None:
@@ -383,6 +442,7 @@ class ConsumerGroupCoordinator:
                 logger.info("[GroupId %s] Member %s fenced from the group because it failed to transition from "
                             "epoch %d within %dms.", group_id, member_id, epoch, timeout_ms)
                 self.fence_member(group, member_id)
+                self._persist_in_background(group)
         self._schedule(group_id, member_id, "rebalance", max(timeout_ms, 0), expire)
 
     # -- ConsumerGroupDescribe ------------------------------------------------------------

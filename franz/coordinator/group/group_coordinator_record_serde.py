@@ -8,12 +8,17 @@ the record type, so a reader knows which schema the rest follows:
 
     key version 0, 1  OffsetCommitKey    group string, topic string, partition int32
     key version 2     GroupMetadataKey   group string
+    key version 3-8   the consumer group (KIP-848) records: group epoch,
+                      subscription metadata, member subscription, target
+                      assignment epoch, target assignment of a member, current
+                      assignment of a member (keys: group string [, member string])
 
 Values are written as Kafka 4.x writes them: OffsetCommitValue v3 (v1 when the
 commit carried an explicit expire timestamp, OffsetCommit v2-4 with a
 retention time) and GroupMetadataValue v3, the newest non-flexible versions;
-every version 0-4 of both is read. Keys of other record types (the KIP-848 and
-share-group records) are recognised as unknown and skipped by the loader.
+every version 0-4 of both is read. The consumer group records have value
+version 0 (flexible). Keys of other record types (share groups, streams
+groups) are recognised as unknown and skipped by the loader.
 
 The schemas are Kafka's JSON specs (group-coordinator/src/main/resources/
 common/message/*.json) in franz's schema language, compiled by the protocol
@@ -39,6 +44,23 @@ OFFSET_COMMIT_VALUE_VERSION: Final = 3
 OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRE: Final = 1
 GROUP_METADATA_VALUE_VERSION: Final = 3
 RECORD_SIZE_BYTES_MAX: Final = 64 * 1024 * 1024
+# Key versions (record types) of the consumer group records, Kafka's CoordinatorRecordType.
+CONSUMER_GROUP_METADATA: Final = 3
+CONSUMER_GROUP_PARTITION_METADATA: Final = 4
+CONSUMER_GROUP_MEMBER_METADATA: Final = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: Final = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: Final = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: Final = 8
+_CONSUMER_GROUP_RECORDS: Final = {
+    CONSUMER_GROUP_METADATA: "ConsumerGroupMetadata",
+    CONSUMER_GROUP_PARTITION_METADATA: "ConsumerGroupPartitionMetadata",
+    CONSUMER_GROUP_MEMBER_METADATA: "ConsumerGroupMemberMetadata",
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: "ConsumerGroupTargetAssignmentMetadata",
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: "ConsumerGroupTargetAssignmentMember",
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: "ConsumerGroupCurrentMemberAssignment",
+}
+_PER_MEMBER: Final = frozenset({CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                                CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT})
 
 _SCHEMAS = """\
 OffsetCommitKey key=1 versions=0-1
@@ -78,6 +100,97 @@ GroupMetadataValue key=2 versions=0-4 flex=4+
       session_timeout int32
       subscription bytes
       assignment bytes
+ response
+
+ConsumerGroupMetadataKey key=3 versions=3
+ request
+    group_id string
+ response
+
+ConsumerGroupMetadataValue key=3 versions=0 flex=0+
+ request
+    epoch int32
+ response
+
+ConsumerGroupPartitionMetadataKey key=4 versions=4
+ request
+    group_id string
+ response
+
+ConsumerGroupPartitionMetadataValue key=4 versions=0 flex=0+
+ request
+    topics []
+      topic_id uuid
+      topic_name string
+      num_partitions int32
+      partition_metadata []
+        partition int32
+        racks []string
+ response
+
+ConsumerGroupMemberMetadataKey key=5 versions=5
+ request
+    group_id string
+    member_id string
+ response
+
+ConsumerGroupMemberMetadataValue key=5 versions=0 flex=0+
+ request
+    instance_id string null
+    rack_id string null
+    client_id string
+    client_host string
+    subscribed_topic_names []string
+    subscribed_topic_regex string null
+    rebalance_timeout_ms int32 default=-1
+    server_assignor string null
+    classic_member_metadata {} null tag=0 default=null
+      session_timeout_ms int32
+      supported_protocols []
+        name string
+        metadata bytes
+ response
+
+ConsumerGroupTargetAssignmentMetadataKey key=6 versions=6
+ request
+    group_id string
+ response
+
+ConsumerGroupTargetAssignmentMetadataValue key=6 versions=0 flex=0+
+ request
+    assignment_epoch int32
+ response
+
+ConsumerGroupTargetAssignmentMemberKey key=7 versions=7
+ request
+    group_id string
+    member_id string
+ response
+
+ConsumerGroupTargetAssignmentMemberValue key=7 versions=0 flex=0+
+ request
+    topic_partitions []
+      topic_id uuid
+      partitions []int32
+ response
+
+ConsumerGroupCurrentMemberAssignmentKey key=8 versions=8
+ request
+    group_id string
+    member_id string
+ response
+
+ConsumerGroupCurrentMemberAssignmentValue key=8 versions=0 flex=0+
+ request
+    member_epoch int32
+    previous_member_epoch int32
+    state int8
+    assigned_partitions []
+      topic_id uuid
+      partitions []int32
+    partitions_pending_revocation []
+      topic_id uuid
+      partitions []int32
  response
 """
 
@@ -135,6 +248,30 @@ class OffsetAndMetadata:
     expire_timestamp_ms: int | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConsumerGroupRecordKey:
+    """The key of a consumer group record: its type (key version), group and, for the
+    per-member types, the member."""
+    record_type: int
+    group: str
+    member_id: str | None = None
+
+
+def consumer_group_key(record_type: int, group: str, member_id: str | None = None) -> bytes:
+    assert (member_id is not None) == (record_type in _PER_MEMBER)
+    data = {"group_id": group} if member_id is None else {"group_id": group, "member_id": member_id}
+    return _encode(_CONSUMER_GROUP_RECORDS[record_type] + "Key", record_type, data)
+
+
+def consumer_group_value(record_type: int, data: dict) -> bytes:
+    """Value version 0 of the record type, from a dict in the schema's field names."""
+    return _encode(_CONSUMER_GROUP_RECORDS[record_type] + "Value", 0, data)
+
+
+def read_consumer_group_value(record_type: int, buffer: bytes) -> dict:
+    return _decode(_CONSUMER_GROUP_RECORDS[record_type] + "Value", buffer, 0, 0)[1]
+
+
 def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
     return _encode("OffsetCommitKey", OFFSET_COMMIT_KEY_VERSION,
                    {"group": group, "topic": topic, "partition": partition})
@@ -159,8 +296,8 @@ def group_metadata_value(value: dict) -> bytes:
     return _encode("GroupMetadataValue", GROUP_METADATA_VALUE_VERSION, value)
 
 
-def read_key(buffer: bytes) -> OffsetCommitKey | GroupMetadataKey | None:
-    """The key of a record; None for record types the classic coordinator does not own."""
+def read_key(buffer: bytes) -> OffsetCommitKey | GroupMetadataKey | ConsumerGroupRecordKey | None:
+    """The key of a record; None for record types the group coordinator does not own."""
     if len(buffer) < 2:
         raise RecordFormatError(f"record key of {len(buffer)} bytes")
     version = _VERSION.unpack_from(buffer, 0)[0]
@@ -170,6 +307,9 @@ def read_key(buffer: bytes) -> OffsetCommitKey | GroupMetadataKey | None:
     if version == 2:
         _, data = _decode("GroupMetadataKey", buffer, 2, 2)
         return GroupMetadataKey(data["group"])
+    if version in _CONSUMER_GROUP_RECORDS:
+        _, data = _decode(_CONSUMER_GROUP_RECORDS[version] + "Key", buffer, version, version)
+        return ConsumerGroupRecordKey(version, data["group_id"], data.get("member_id"))
     return None
 
 

@@ -74,7 +74,8 @@ class GroupCoordinatorService:
         self.consumer_groups: ConsumerGroupCoordinator | None = None
         if GROUP_TYPE_CONSUMER in config["group.coordinator.rebalance.protocols"]:
             self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_kafka_config(config),
-                                                            self._topics_view, self._claim_for_consumer_group)
+                                                            self._topics_view, self._claim_for_consumer_group,
+                                                            self._append)
         self._clock_ms = clock_ms
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
@@ -108,6 +109,7 @@ class GroupCoordinatorService:
     def _replay_all(self, records: list[LoadedEntry]) -> int:
         """Replay what the load read, in log order per partition (a group lives in one)."""
         groups: dict[str, dict | None] = {}
+        consumer_groups: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
         for partition, key_bytes, value_bytes, offset, producer_id in records:
             if key_bytes is None:
                 assert isinstance(value_bytes, bool)
@@ -125,15 +127,19 @@ class GroupCoordinatorService:
                                                           key.partition, value, offset)
                 elif isinstance(key, serde.GroupMetadataKey):
                     groups[key.group] = None if value_bytes is None else serde.read_group_metadata_value(value_bytes)
+                elif isinstance(key, serde.ConsumerGroupRecordKey):
+                    consumer_groups.setdefault(key.group, {})[key] = value_bytes  # the last one counts
             except serde.RecordFormatError as exc:
                 logger.warning("Skipping an undecodable record of %s: %s", OFFSETS_TOPIC, exc)
         now = self._clock_ms()
         for group_id, value in groups.items():
             if value is not None:
                 self.coordinator.load_group(ClassicGroup.from_record(group_id, value, now))
+        loaded = 0 if self.consumer_groups is None else self.consumer_groups.load(consumer_groups)
         for group_id in [*self.offsets.offsets, *self.offsets.open_transactions_by_group]:
-            self.coordinator.get_or_create_group(group_id)  # a simple group: offsets, no members
-        return sum(1 for value in groups.values() if value is not None)
+            if self._consumer_group(group_id) is None:
+                self.coordinator.get_or_create_group(group_id)  # a simple group: offsets, no members
+        return loaded + sum(1 for value in groups.values() if value is not None)
 
     async def shutdown(self) -> None:
         task, self._expiration_task = self._expiration_task, None
@@ -143,7 +149,7 @@ class GroupCoordinatorService:
                 await task
         await self.coordinator.shutdown()
         if self.consumer_groups is not None:
-            self.consumer_groups.shutdown()
+            await self.consumer_groups.shutdown()
 
     def register(self, apis) -> None:
         for name, handler in (("FindCoordinator", self.handle_find_coordinator),
@@ -223,7 +229,12 @@ class GroupCoordinatorService:
                         "generation_id": -1, "protocol_type": None,
                         "protocol_name": None if request.api_version >= 7 else "", "leader": "",
                         "skip_assignment": False, "member_id": body["member_id"], "members": []}
-            self.consumer_groups.delete_group(body["group_id"])  # an empty one gives its id up, offsets stay
+            try:  # an empty one gives its id up; its offsets stay
+                await self.consumer_groups.delete_group(body["group_id"])
+            except GroupError as exc:
+                return {"throttle_time_ms": 0, "error_code": exc.code, "generation_id": -1, "protocol_type": None,
+                        "protocol_name": None if request.api_version >= 7 else "", "leader": "",
+                        "skip_assignment": False, "member_id": body["member_id"], "members": []}
         answer = await self.coordinator.join_group(request.api_version, request.client_id or "", client_host, body)
         answer["throttle_time_ms"] = 0
         return answer
@@ -252,7 +263,7 @@ class GroupCoordinatorService:
     async def handle_consumer_group_heartbeat(self, request, body: dict) -> dict:
         assert self.consumer_groups is not None
         self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
-        return self.consumer_groups.heartbeat(request.api_version, request.client_id or "",
+        return await self.consumer_groups.heartbeat(request.api_version, request.client_id or "",
                                               "/" + request.client_address[0], body)
 
     async def handle_consumer_group_describe(self, request, body: dict) -> dict:
@@ -535,7 +546,10 @@ class GroupCoordinatorService:
         if consumer_group is not None:
             if consumer_group.members:
                 return Errors.NON_EMPTY_GROUP
-            self.consumer_groups.delete_group(group_id)
+            try:
+                await self.consumer_groups.delete_group(group_id)
+            except GroupError as exc:
+                return exc.code
             return await self._tombstone_offsets(group_id, self._all_offsets(group_id))
         if group is None or group.is_in_state(GroupState.DEAD):
             return Errors.GROUP_ID_NOT_FOUND
@@ -629,7 +643,8 @@ class GroupCoordinatorService:
                 removed += len(expired)
             if (empty and not self.offsets.has_offsets(group_id)
                     and not self.offsets.has_open_transactions(group_id)):
-                self.consumer_groups.delete_group(group_id)
+                with contextlib.suppress(GroupError):  # the next round tries again
+                    await self.consumer_groups.delete_group(group_id)
         if removed:
             logger.info("Removed %d expired offsets", removed)
         return removed

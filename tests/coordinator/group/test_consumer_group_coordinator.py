@@ -242,3 +242,48 @@ def test_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_pa
         modern_into_classic = await beat(server, "m2", 0, group_id="classic")
         return classic_into_modern["error_code"], joined["error_code"], modern_into_classic["error_code"]
     assert run(tmp_path, scenario) == (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.NONE, Errors.GROUP_ID_NOT_FOUND)
+
+
+def test_a_restarted_broker_loads_the_group_and_its_members_carry_on_at_their_epochs(tmp_path):
+    async def before(server):
+        topic = _topic(server, "t", 4)
+        await beat(server, "m1", 0, instance_id="i-1", assignor="range")
+        await beat(server, "m2", 0)
+        revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])], instance_id="i-1")
+        kept = _partitions(revoke)[topic]
+        await beat(server, "m1", 1, owned=[(topic, kept)], instance_id="i-1")
+        await beat(server, "m2", 2, owned=[])
+        group = server.group_coordinator.consumer_groups.group("g")
+        return topic, {m.member_id: (m.member_epoch, dict(m.assigned), m.instance_id, m.server_assignor)
+                       for m in group.members.values()}, group.group_epoch, group.assignment_epoch
+
+    async def after(server):
+        group = server.group_coordinator.consumer_groups.group("g")
+        loaded = {m.member_id: (m.member_epoch, dict(m.assigned), m.instance_id, m.server_assignor)
+                  for m in group.members.values()}
+        answer = await beat(server, "m2", 2, topics=None, owned=None, rebalance_timeout_ms=-1)
+        return loaded, group.group_epoch, group.assignment_epoch, group.state.value, answer["error_code"]
+
+    topic, members, group_epoch, assignment_epoch = run(tmp_path, before)
+    assert members["m1"][0] == members["m2"][0] == 2 and members["m1"][2:] == ("i-1", "range")
+    assert run(tmp_path, after) == (members, group_epoch, assignment_epoch, "Stable", Errors.NONE)
+
+
+def test_a_deleted_group_stays_deleted_after_a_restart_and_a_fenced_member_stays_fenced(tmp_path):
+    async def before(server):
+        _topic(server, "t", 1)
+        await beat(server, "m", 0, group_id="gone")
+        await beat(server, "m", -1, group_id="gone")
+        deleted = await server.group_coordinator.handle_delete_groups(_Request(2), {"groups_names": ["gone"]})
+        await beat(server, "a", 0, group_id="kept")
+        await beat(server, "b", 0, group_id="kept")
+        await beat(server, "a", -1, group_id="kept")
+        return deleted["results"][0]["error_code"]
+
+    async def after(server):
+        groups = server.group_coordinator.consumer_groups.groups
+        return "gone" in groups, sorted(groups["kept"].members), (await beat(server, "a", 1, group_id="kept"))[
+            "error_code"]
+
+    assert run(tmp_path, before) == Errors.NONE
+    assert run(tmp_path, after) == (False, ["b"], Errors.UNKNOWN_MEMBER_ID)

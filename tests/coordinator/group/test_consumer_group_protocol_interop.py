@@ -84,10 +84,10 @@ def test_a_live_consumer_survives_a_broker_sigkill_and_resumes_from_its_commits(
         consumed: list = []
         _poll_until([consumer], lambda: len(consumed) >= 20, consumed)
         consumer.commit(asynchronous=False)
-        cg_broker.kill()  # the group's membership dies with the process; its offsets do not
+        cg_broker.kill()  # the group's records and offsets are in __consumer_offsets
         cg_broker.start()
-        # After the restart its heartbeat is answered UNKNOWN_MEMBER_ID; it rejoins at epoch 0,
-        # gets its partitions back and reads on: nothing skipped, nothing of `first` again.
+        # After the restart the group is loaded back and the member heartbeats on at its epoch:
+        # it reads on from its position, nothing skipped, nothing of `first` again.
         second = [b"b%d" % i for i in range(10)]
         _produce(bootstrap, "durable848", second, 2)
         resumed: list = []

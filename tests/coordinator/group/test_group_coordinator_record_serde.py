@@ -53,10 +53,33 @@ def test_group_metadata_key_and_value_v3_layout():
     assert serde.read_group_metadata_value(encoded) == value
 
 
-def test_read_key_knows_offset_and_group_keys_and_skips_other_types():
+def test_read_key_knows_offset_group_and_consumer_group_keys_and_skips_other_types():
     assert serde.read_key(serde.offset_commit_key("g", "t", 1)) == serde.OffsetCommitKey("g", "t", 1)
     assert serde.read_key(serde.group_metadata_key("g")) == serde.GroupMetadataKey("g")
-    assert serde.read_key(b"\x00\x03" + _string("g")) is None  # a KIP-848 record type
+    assert serde.read_key(b"\x00\x03" + _string("g")) == serde.ConsumerGroupRecordKey(3, "g")
+    assert serde.read_key(b"\x00\x08" + _string("g") + _string("m")) == serde.ConsumerGroupRecordKey(8, "g", "m")
+    assert serde.read_key(b"\x00\x09" + _string("g")) is None  # a share group record type
+
+
+def test_consumer_group_member_records_are_kafkas_flexible_bytes():
+    """ConsumerGroupMemberMetadataValue v0 and ConsumerGroupCurrentMemberAssignmentValue v0:
+    compact strings and arrays (length + 1), null as 0, a uuid as 16 bytes, then an empty
+    tagged-field section (the null ClassicMemberMetadata tag is not written)."""
+    member = serde.consumer_group_value(serde.CONSUMER_GROUP_MEMBER_METADATA, {
+        "instance_id": None, "rack_id": None, "client_id": "c", "client_host": "/h",
+        "subscribed_topic_names": ["t"], "subscribed_topic_regex": None, "rebalance_timeout_ms": 300_000,
+        "server_assignor": None, "classic_member_metadata": None})
+    assert member == (b"\x00\x00" + b"\x00\x00" + b"\x02c" + b"\x03/h" + b"\x02\x02t" + b"\x00"
+                      + struct.pack(">i", 300_000) + b"\x00" + b"\x00")
+    topic_id = bytes(range(16))
+    current = serde.consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, {
+        "member_epoch": 5, "previous_member_epoch": 4, "state": 1,
+        "assigned_partitions": [{"topic_id": topic_id, "partitions": [0, 2]}], "partitions_pending_revocation": []})
+    assert current == (b"\x00\x00" + struct.pack(">iib", 5, 4, 1) + b"\x02" + topic_id + b"\x03"
+                       + struct.pack(">ii", 0, 2) + b"\x00" + b"\x01" + b"\x00")
+    assert serde.read_consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, current)["state"] == 1
+    assert serde.consumer_group_key(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, "g", "m") == (
+        b"\x00\x08" + _string("g") + _string("m"))
 
 
 @pytest.mark.parametrize("bad", [b"", b"\x00", b"\x00\x01\x00", b"\x00\x09\x00\x00"])

@@ -1,0 +1,119 @@
+"""A consumer group as the records Kafka keeps of it in `__consumer_offsets`, and back.
+
+Kafka writes six record types for a KIP-848 group (GroupCoordinatorRecordHelpers):
+the group epoch (3), the subscription metadata (4), each member's subscription
+(5), the target assignment epoch (6), each member's target (7) and each
+member's current assignment (8). `records_of(group)` is the full set a group
+is made of now; `changes(persisted, current)` is what to append so that the
+log says the same: new or changed records, in the order Kafka writes them
+(subscription, metadata, epoch, targets, target epoch, current assignments),
+then tombstones for records that are gone (members before the group's own
+records, so a load never sees members of a deleted group). `load(...)` turns
+the last record of every key back into a group.
+"""
+
+from __future__ import annotations
+
+from franz.coordinator.group import group_coordinator_record_serde as serde
+from franz.coordinator.group.consumer_group import Assignment, ConsumerGroup, ConsumerGroupMember, MemberState
+from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
+
+Records = dict[bytes, bytes]  # key bytes -> value bytes
+
+_PUT_ORDER = (serde.CONSUMER_GROUP_MEMBER_METADATA, serde.CONSUMER_GROUP_PARTITION_METADATA,
+              serde.CONSUMER_GROUP_METADATA, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+              serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+_TOMBSTONE_ORDER = (serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                    serde.CONSUMER_GROUP_MEMBER_METADATA, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                    serde.CONSUMER_GROUP_PARTITION_METADATA, serde.CONSUMER_GROUP_METADATA)
+# MemberState as Kafka numbers it in ConsumerGroupCurrentMemberAssignmentValue.State
+_STATE_CODES = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1, MemberState.UNRELEASED_PARTITIONS: 2}
+_STATES = {code: state for state, code in _STATE_CODES.items()}
+
+
+def _partitions(assignment: Assignment) -> list[dict]:
+    return [{"topic_id": topic_id, "partitions": sorted(ps)} for topic_id, ps in sorted(assignment.items())]
+
+
+def _assignment(entries: list[dict]) -> dict[bytes, frozenset[int]]:
+    return {bytes(e["topic_id"]): frozenset(e["partitions"]) for e in entries if e["partitions"]}
+
+
+def records_of(group: ConsumerGroup) -> Records:
+    """Every record the group is made of now (none for a dead group)."""
+    if group.dead:
+        return {}
+    group_id = group.group_id
+    records: Records = {
+        serde.consumer_group_key(serde.CONSUMER_GROUP_METADATA, group_id):
+            serde.consumer_group_value(serde.CONSUMER_GROUP_METADATA, {"epoch": group.group_epoch}),
+        serde.consumer_group_key(serde.CONSUMER_GROUP_PARTITION_METADATA, group_id):
+            serde.consumer_group_value(serde.CONSUMER_GROUP_PARTITION_METADATA, {"topics": [
+                {"topic_id": topic_id, "topic_name": name, "num_partitions": count, "partition_metadata": []}
+                for name, (topic_id, count) in sorted(group.subscription_metadata.items())]}),
+        serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group_id):
+            serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                                       {"assignment_epoch": group.assignment_epoch}),
+    }
+    for member in group.members.values():
+        records[serde.consumer_group_key(serde.CONSUMER_GROUP_MEMBER_METADATA, group_id, member.member_id)] = \
+            serde.consumer_group_value(serde.CONSUMER_GROUP_MEMBER_METADATA, {
+                "instance_id": member.instance_id, "rack_id": member.rack_id, "client_id": member.client_id,
+                "client_host": member.client_host, "subscribed_topic_names": list(member.subscribed_topic_names),
+                "subscribed_topic_regex": member.subscribed_topic_regex,
+                "rebalance_timeout_ms": member.rebalance_timeout_ms, "server_assignor": member.server_assignor,
+                "classic_member_metadata": None})
+        records[serde.consumer_group_key(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id,
+                                         member.member_id)] = \
+            serde.consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, {
+                "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
+                "state": _STATE_CODES[member.state], "assigned_partitions": _partitions(member.assigned),
+                "partitions_pending_revocation": _partitions(member.pending_revocation)})
+    for member_id, target in group.target_assignment.items():
+        records[serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, member_id)] = \
+            serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                                       {"topic_partitions": _partitions(target)})
+    return records
+
+
+def changes(persisted: Records, current: Records) -> list[tuple[bytes, bytes | None]]:
+    """The records to append so that the log, after `persisted`, says `current`."""
+    def record_type(key: bytes) -> int:
+        return int.from_bytes(key[:2], "big")
+
+    puts = [(key, value) for key, value in current.items() if persisted.get(key) != value]
+    gone = [(key, None) for key in persisted if key not in current]
+    puts.sort(key=lambda entry: _PUT_ORDER.index(record_type(entry[0])))
+    gone.sort(key=lambda entry: _TOMBSTONE_ORDER.index(record_type(entry[0])))
+    return [*puts, *gone]
+
+
+def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> ConsumerGroup | None:
+    """The group the last (non-tombstone) record of every key describes; None when none is left.
+    Raises serde.RecordFormatError for a value that does not decode."""
+    if not records:
+        return None
+    group = ConsumerGroup(group_id)
+    members: dict[str, dict] = {}
+    for key, value in records.items():
+        data = serde.read_consumer_group_value(key.record_type, value)
+        if key.record_type == serde.CONSUMER_GROUP_METADATA:
+            group.group_epoch = data["epoch"]
+        elif key.record_type == serde.CONSUMER_GROUP_PARTITION_METADATA:
+            group.subscription_metadata = {t["topic_name"]: (bytes(t["topic_id"]), t["num_partitions"])
+                                           for t in data["topics"]}
+        elif key.record_type == serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
+            group.assignment_epoch = data["assignment_epoch"]
+        elif key.record_type == serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            group.target_assignment[key.member_id] = _assignment(data["topic_partitions"])
+        else:
+            members.setdefault(key.member_id, {}).update(data)
+    for member_id, data in sorted(members.items()):
+        group.update_member(ConsumerGroupMember(
+            member_id, data.get("instance_id"), data.get("rack_id"), data.get("rebalance_timeout_ms", -1),
+            data.get("client_id", ""), data.get("client_host", ""), tuple(data.get("subscribed_topic_names", ())),
+            data.get("subscribed_topic_regex"), data.get("server_assignor"), data.get("member_epoch", 0),
+            data.get("previous_member_epoch", 0), _STATES.get(data.get("state", 0), MemberState.STABLE),
+            _assignment(data.get("assigned_partitions", [])),
+            _assignment(data.get("partitions_pending_revocation", []))))
+    return group
