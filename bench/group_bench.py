@@ -10,7 +10,8 @@ A real broker process (group.initial.rebalance.delay.ms=0) serves every scenario
   broker's part of a rebalance (the limit: one round trip per step).
 - rebalance (librdkafka): three confluent-kafka consumers own 8 partitions; one
   closes; time until the other two own all 8 again (bounded below by their
-  heartbeat.interval.ms=100).
+  heartbeat.interval.ms=100), in the classic protocol and in KIP-848's
+  (group.protocol=consumer; the broker's group.consumer.heartbeat.interval.ms=100).
 - commits/s: one connection committing one offset per OffsetCommit v8, beside
   acks=1 produces of one small record per request on the same kind of
   connection (the limit: both are one append to one log per round trip), and
@@ -90,9 +91,13 @@ def raw_rebalance_ms(bootstrap: str, group: str) -> float:
         return (time.perf_counter() - start) * 1000
 
 
-def librdkafka_rebalance_ms(bootstrap: str, group: str, topic: str) -> float:
-    consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, "session.timeout.ms": 6000,
-                           "heartbeat.interval.ms": 100, "enable.auto.commit": False}) for _ in range(3)]
+CLASSIC = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 100}
+CONSUMER_PROTOCOL = {"group.protocol": "consumer"}  # the broker sets the session and heartbeat
+
+
+def librdkafka_rebalance_ms(bootstrap: str, group: str, topic: str, protocol: dict) -> float:
+    consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                           **protocol}) for _ in range(3)]
     try:
         for consumer in consumers:
             consumer.subscribe([topic])
@@ -129,15 +134,19 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data:
         broker = BrokerProcess(Path(data), {"group.initial.rebalance.delay.ms": "0",
+                                            "group.consumer.heartbeat.interval.ms": "100",
                                             "offsets.topic.num.partitions": "5"}).start()
         try:
             bootstrap = broker.bootstrap
             admin = AdminClient({"bootstrap.servers": bootstrap})
             admin.create_topics([NewTopic("bench", 8, 1)])["bench"].result(10)
             raw = [raw_rebalance_ms(bootstrap, f"raw-{i}") for i in range(args.runs)]
-            rdkafka = [librdkafka_rebalance_ms(bootstrap, f"rd-{i}", "bench") for i in range(args.runs)]
+            rdkafka = [librdkafka_rebalance_ms(bootstrap, f"rd-{i}", "bench", CLASSIC) for i in range(args.runs)]
+            kip848 = [librdkafka_rebalance_ms(bootstrap, f"cg-{i}", "bench", CONSUMER_PROTOCOL)
+                      for i in range(args.runs)]
             print(f"rebalance after leave, raw protocol client : {statistics.median(raw):8.1f} ms")
             print(f"rebalance after leave, 3 librdkafka members: {statistics.median(rdkafka):8.1f} ms")
+            print(f"  the same, group.protocol=consumer (KIP-848): {statistics.median(kip848):8.1f} ms")
             with RawClient(bootstrap) as client:
                 create_topic(client, "limit")
                 record = batch(b"x")
