@@ -1,9 +1,12 @@
 """DescribeConfigs and IncrementalAlterConfigs answers (kafka.server.ConfigHelper, ConfigAdminManager).
 
-A topic config's value is its override, else the broker's synonym key when the
-operator set one, else the built-in default; `config_source` says which
-(DYNAMIC_TOPIC_CONFIG 1, STATIC_BROKER_CONFIG 4, DEFAULT_CONFIG 5) and the
-synonyms list, when asked for, gives every layer in that order, as Kafka does.
+A topic config's value is its override, else the broker's synonym key as set
+dynamically for this broker, else as the dynamic cluster default, else in the
+config file, else the built-in default; `config_source` says which
+(DYNAMIC_TOPIC_CONFIG 1, DYNAMIC_BROKER_CONFIG 2, DYNAMIC_DEFAULT_BROKER_CONFIG
+3, STATIC_BROKER_CONFIG 4, DEFAULT_CONFIG 5) and the synonyms list, when asked
+for, gives every layer in that order, as Kafka does. The broker's own log
+configs are described with the same layers.
 Values are rendered as Kafka renders them: lists comma-joined, booleans
 lower-case, absent values null.
 """
@@ -14,13 +17,15 @@ from typing import Any, Final
 
 from franz.common.config_def import ConfigDef
 from franz.protocol.errors import Errors
-from franz.server.controller import ApiError, Controller
+from franz.server.controller import CLUSTER_DEFAULT, ApiError, Controller
 from franz.server.kafka_config import BROKER_CONFIG_DEF, KafkaConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 
 TOPIC_RESOURCE: Final = 2
 BROKER_RESOURCE: Final = 4
 DYNAMIC_TOPIC_CONFIG: Final = 1
+DYNAMIC_BROKER_CONFIG: Final = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG: Final = 3
 STATIC_BROKER_CONFIG: Final = 4
 DEFAULT_CONFIG: Final = 5
 CONFIG_TYPES: Final = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7,
@@ -43,11 +48,27 @@ def _typed(definition: ConfigDef, key: str, raw: Any) -> Any:
     return definition.keys[key].parse(raw) if raw is not None else definition.keys[key].default
 
 
+def _broker_layers(controller: Controller, config: KafkaConfig, topic_key: str) -> list[tuple[str, Any, int]]:
+    """(name, typed value, source) of every broker-level layer of a topic config, strongest first."""
+    broker_key = _TOPIC_TO_BROKER.get(topic_key)
+    layers = []
+    if broker_key is not None:
+        dynamic = controller.dynamic_broker_configs
+        for resource, source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
+                                 (CLUSTER_DEFAULT, DYNAMIC_DEFAULT_BROKER_CONFIG)):
+            if broker_key in dynamic.get(resource, {}):
+                layers.append((broker_key, _typed(TOPIC_CONFIG_DEF, topic_key, dynamic[resource][broker_key]), source))
+        if broker_key in config.originals:
+            layers.append((broker_key, _typed(TOPIC_CONFIG_DEF, topic_key, controller._static_broker_defaults[broker_key]),
+                           STATIC_BROKER_CONFIG))
+    layers.append((broker_key or topic_key, TOPIC_CONFIG_DEF.keys[topic_key].default, DEFAULT_CONFIG))
+    return layers
+
+
 def _topic_entries(controller: Controller, config: KafkaConfig, name: str, keys, include_synonyms: bool,
                    version: int) -> list[dict]:
     topic = controller.metadata.get(name)
     assert topic is not None
-    broker_values = controller._broker_defaults
     entries = []
     for key, definition in TOPIC_CONFIG_DEF.keys.items():
         if key in HIDDEN_TOPIC_KEYS or (keys is not None and key not in keys):
@@ -55,12 +76,7 @@ def _topic_entries(controller: Controller, config: KafkaConfig, name: str, keys,
         layers = []
         if key in topic.configs:
             layers.append((key, render(_typed(TOPIC_CONFIG_DEF, key, topic.configs[key])), DYNAMIC_TOPIC_CONFIG))
-        broker_key = _TOPIC_TO_BROKER.get(key)
-        if broker_key is not None and broker_key in config.originals:
-            layers.append((broker_key, render(_typed(TOPIC_CONFIG_DEF, key, broker_values[broker_key])),
-                           STATIC_BROKER_CONFIG))
-        default_name = broker_key or key
-        layers.append((default_name, render(definition.default), DEFAULT_CONFIG))
+        layers += [(n, render(v), s) for n, v, s in _broker_layers(controller, config, key)]
         _, value, source = layers[0]
         entries.append({"name": key, "value": value, "read_only": False, "config_source": source,
                         "is_sensitive": False, "config_type": CONFIG_TYPES[definition.type],
@@ -70,7 +86,7 @@ def _topic_entries(controller: Controller, config: KafkaConfig, name: str, keys,
     return entries
 
 
-def _broker_entries(config: KafkaConfig, keys, include_synonyms: bool) -> list[dict]:
+def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_synonyms: bool) -> list[dict]:
     entries = []
     for key, definition in BROKER_CONFIG_DEF.keys.items():
         if keys is not None and key not in keys:
@@ -84,12 +100,14 @@ def _broker_entries(config: KafkaConfig, keys, include_synonyms: bool) -> list[d
     for broker_key, topic_key in BROKER_SYNONYMS.items():
         if keys is not None and broker_key not in keys:
             continue
-        source = STATIC_BROKER_CONFIG if broker_key in config.originals else DEFAULT_CONFIG
-        value = render(config[broker_key])
+        layers = _broker_layers(controller, config, topic_key)
+        value, source = render(layers[0][1]), layers[0][2]
+        if source == DEFAULT_CONFIG:  # the file's value of a key set another way (log.retention.hours)
+            value = render(config[broker_key])
         entries.append({"name": broker_key, "value": value, "read_only": False, "config_source": source,
                         "is_sensitive": False, "config_type": CONFIG_TYPES[TOPIC_CONFIG_DEF.keys[topic_key].type],
                         "documentation": None,
-                        "synonyms": [{"name": broker_key, "value": value, "source": source}]
+                        "synonyms": [{"name": n, "value": render(v), "source": s} for n, v, s in layers]
                         if include_synonyms else []})
     return entries
 
@@ -111,7 +129,7 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
                           error_message=f"Unexpected broker id, expected {config.node_id} or empty string, "
                                         f"but received {name}")
         else:
-            result["configs"] = _broker_entries(config, wanted, include_synonyms)
+            result["configs"] = _broker_entries(controller, config, wanted, include_synonyms)
     else:
         result.update(error_code=Errors.INVALID_REQUEST,
                       error_message=f"Unsupported resource type {kind} for DescribeConfigs")
@@ -120,18 +138,14 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
 
 def create_topics_configs(controller: Controller, name: str, overrides: dict) -> list[dict]:
     """The `configs` of a CreateTopics v5+ answer: every topic config and its source."""
-    broker_values = controller._broker_defaults
     entries = []
-    for key, definition in TOPIC_CONFIG_DEF.keys.items():
+    for key in TOPIC_CONFIG_DEF.keys:
         if key in HIDDEN_TOPIC_KEYS:
             continue
-        broker_key = _TOPIC_TO_BROKER.get(key)
         if key in overrides:
             value, source = _typed(TOPIC_CONFIG_DEF, key, overrides[key]), DYNAMIC_TOPIC_CONFIG
-        elif broker_key is not None and broker_key in controller.config.originals:
-            value, source = _typed(TOPIC_CONFIG_DEF, key, broker_values[broker_key]), STATIC_BROKER_CONFIG
         else:
-            value, source = definition.default, DEFAULT_CONFIG
+            _, value, source = _broker_layers(controller, controller.config, key)[0]
         entries.append({"name": key, "value": render(value), "read_only": False, "config_source": source,
                         "is_sensitive": False})
     return entries
@@ -145,8 +159,8 @@ def incremental_alter(controller: Controller, config: KafkaConfig, resource: dic
             operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
             controller.alter_topic_configs(name, operations, validate_only)
         elif kind == BROKER_RESOURCE:
-            raise ApiError(Errors.INVALID_REQUEST,
-                           "franz reads broker configs at start only; change them in the config file")
+            operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
+            controller.alter_broker_configs(name, operations, validate_only)
         else:
             raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
     except ApiError as exc:

@@ -9,6 +9,15 @@ every topic and its partition count there. Topic config overrides, which no
 partition file holds, live in `topic-configs.json` in the first log dir,
 replaced atomically on every change.
 
+Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource): the
+log configs a broker keeps for topics without an override (Kafka's
+DynamicLogConfig: every `log.*` synonym of a topic config) can be changed at
+run time, for this broker (resource name = node id) or as the cluster
+default (empty name); they live in `broker-configs.json` beside the topic
+configs, apply at once to every partition, and rank per-broker, then
+cluster default, then the config file, then the built-in default. Any other
+broker key is refused, as Kafka refuses keys it cannot reconfigure.
+
 Errors are raised as ApiError(code, message) with Kafka's codes and messages.
 """
 
@@ -17,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -31,12 +40,16 @@ from franz.server.metadata_cache import (
     validate_topic_name,
 )
 from franz.storage.checkpoint import flush_dir, random_kafka_uuid, uuid_to_kafka_string
-from franz.storage.log_config import TOPIC_CONFIG_DEF, LogConfig
+from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
 from franz.storage.log_manager import LogManager
 
 logger = logging.getLogger(__name__)
 
 TOPIC_CONFIGS_FILE: Final = "topic-configs.json"
+BROKER_CONFIGS_FILE: Final = "broker-configs.json"
+CLUSTER_DEFAULT: Final = ""  # the resource name of the cluster-wide dynamic broker default
+# IncrementalAlterConfigs operations
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 PARTITIONS_MAX: Final = 100_000
 
 
@@ -53,20 +66,20 @@ class Controller:
         self.log_manager = log_manager
         self.metadata = metadata
         self._configs_path = Path(config.log_dirs[0]).resolve() / TOPIC_CONFIGS_FILE
-        self._broker_defaults = config._log_config_props()
-        self._stored_configs = self._read_stored_configs()
+        self._broker_configs_path = self._configs_path.with_name(BROKER_CONFIGS_FILE)
+        self._static_broker_defaults = config._log_config_props()
+        # resource name (node id, or CLUSTER_DEFAULT) -> broker key -> value
+        self.dynamic_broker_configs = {name: configs for name, configs in _read_json(self._broker_configs_path).items()
+                                       if name in (CLUSTER_DEFAULT, str(config.node_id))}
+        self._broker_defaults = self._merged_broker_defaults()
+        self._stored_configs = _read_json(self._configs_path)
 
-    def _read_stored_configs(self) -> dict[str, dict[str, str]]:
-        if not self._configs_path.exists():
-            return {}
-        try:
-            stored = json.loads(self._configs_path.read_text("utf-8"))
-            if not isinstance(stored, dict):
-                raise ValueError("not a JSON object")
-            return {str(topic): {str(k): str(v) for k, v in configs.items()} for topic, configs in stored.items()}
-        except (OSError, ValueError, AttributeError) as exc:
-            logger.warning("Ignoring unreadable %s: %s", self._configs_path, exc)
-            return {}
+    def _merged_broker_defaults(self) -> dict:
+        """The broker-level log configs in force: static, then the cluster default, then this broker's."""
+        merged = dict(self._static_broker_defaults)
+        merged.update(self.dynamic_broker_configs.get(CLUSTER_DEFAULT, {}))
+        merged.update(self.dynamic_broker_configs.get(str(self.config.node_id), {}))
+        return merged
 
     # -- startup ---------------------------------------------------------------
 
@@ -223,40 +236,63 @@ class Controller:
         topic = self.metadata.get(name)
         if topic is None:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        configs = dict(topic.configs)
-        for key, op, value in operations:
+        for key, _op, _value in operations:
             if key not in TOPIC_CONFIG_DEF:
                 raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
-            if op == 0:
-                if value is None:
-                    raise ApiError(Errors.INVALID_REQUEST, f"Null value not supported for : {key}")
-                configs[key] = value
-            elif op == 1:
-                configs.pop(key, None)
-            elif op in (2, 3):
-                if TOPIC_CONFIG_DEF.keys[key].type != "list":
-                    raise ApiError(Errors.INVALID_CONFIG,
-                                   f"Config value append is not allowed for config key: {key}")
-                current = [item for item in configs.get(key, self._default_text(key)).split(",") if item]
-                items = [item for item in (value or "").split(",") if item]
-                if op == 2:
-                    current += [item for item in items if item not in current]
-                else:
-                    current = [item for item in current if item not in items]
-                configs[key] = ",".join(current)
-            else:
-                raise ApiError(Errors.INVALID_REQUEST, f"Unknown alter config operation {op}")
+        configs = _apply_operations(topic.configs, operations, lambda key: key, self._default_text)
         self._validated_configs(configs)
         if validate_only:
             return
         topic.configs = configs
         self._store_configs()
-        new_config = self.topic_log_config(name)
-        for partition in range(topic.num_partitions):
-            partition_log = self.log_manager.get_log(name, partition)
-            if partition_log is not None:
-                partition_log.local_log.update_config(new_config)
+        self._reconfigure_logs([name])
         logger.info("Updated configs of topic %s: %s", name, configs)
+
+    def alter_broker_configs(self, resource_name: str, operations: list[tuple[str, int, str | None]],
+                             validate_only: bool) -> None:
+        """IncrementalAlterConfigs on a broker (resource name = node id) or on the cluster
+        default (empty name): only the log configs are dynamic."""
+        if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
+            raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
+                           f"string, but received {resource_name}")
+        static = sorted({key for key, _op, _value in operations if key not in BROKER_SYNONYMS})
+        if static:
+            raise ApiError(Errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})")
+        configs = _apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
+                                    BROKER_SYNONYMS.__getitem__, lambda key: self._default_text(BROKER_SYNONYMS[key]))
+        for key, value in configs.items():  # named by the broker key the operator used
+            try:
+                TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]].parse(value)
+            except ConfigError as exc:
+                raise ApiError(Errors.INVALID_CONFIG, str(ConfigError(key, value, exc.reason))) from None
+        proposed = {**self.dynamic_broker_configs, resource_name: configs}
+        merged = dict(self._static_broker_defaults)
+        merged.update(proposed.get(CLUSTER_DEFAULT, {}))
+        merged.update(proposed.get(str(self.config.node_id), {}))
+        try:
+            LogConfig.from_props({}, merged)
+        except ConfigError as exc:
+            raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+        if validate_only:
+            return
+        self.dynamic_broker_configs = {name: values for name, values in proposed.items() if values}
+        self._broker_defaults = self._merged_broker_defaults()
+        _write_json(self._broker_configs_path, self.dynamic_broker_configs)
+        self._reconfigure_logs(list(self.metadata.topics))
+        logger.info("Updated dynamic broker configs of %s: %s",
+                    f"broker {resource_name}" if resource_name else "the cluster default", configs)
+
+    def _reconfigure_logs(self, topics: list[str]) -> None:
+        """Give the partitions of the topics the log config now in force."""
+        for name in topics:
+            topic = self.metadata.get(name)
+            if topic is None:
+                continue
+            new_config = self.topic_log_config(name)
+            for partition in range(topic.num_partitions):
+                partition_log = self.log_manager.get_log(name, partition)
+                if partition_log is not None:
+                    partition_log.local_log.update_config(new_config)
 
     def _default_text(self, key: str) -> str:
         value = getattr(LogConfig.from_props({}, self._broker_defaults), key.replace(".", "_"), "")
@@ -265,11 +301,57 @@ class Controller:
         return "" if value is None else str(value)
 
     def _store_configs(self) -> None:
-        content = {name: topic.configs for name, topic in sorted(self.metadata.topics.items()) if topic.configs}
-        temporary = self._configs_path.with_suffix(".json.tmp")
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(content, handle, indent=1, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self._configs_path)
-        flush_dir(self._configs_path.parent)
+        _write_json(self._configs_path, {name: topic.configs for name, topic in sorted(self.metadata.topics.items())
+                                         if topic.configs})
+
+
+def _apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int, str | None]],
+                      topic_key: Callable[[str], str], default_text: Callable[[str], str]) -> dict[str, str]:
+    """The configs after IncrementalAlterConfigs' operations; APPEND and SUBTRACT only on list
+    keys (their topic config's type), starting from the value in force."""
+    result = dict(configs)
+    for key, op, value in operations:
+        if op == SET:
+            if value is None:
+                raise ApiError(Errors.INVALID_REQUEST, f"Null value not supported for : {key}")
+            result[key] = value
+        elif op == DELETE:
+            result.pop(key, None)
+        elif op in (APPEND, SUBTRACT):
+            if TOPIC_CONFIG_DEF.keys[topic_key(key)].type != "list":
+                raise ApiError(Errors.INVALID_CONFIG, f"Config value append is not allowed for config key: {key}")
+            current = [item for item in result.get(key, default_text(key)).split(",") if item]
+            items = [item for item in (value or "").split(",") if item]
+            if op == APPEND:
+                current += [item for item in items if item not in current]
+            else:
+                current = [item for item in current if item not in items]
+            result[key] = ",".join(current)
+        else:
+            raise ApiError(Errors.INVALID_REQUEST, f"Unknown alter config operation {op}")
+    return result
+
+
+def _read_json(path: Path) -> dict[str, dict[str, str]]:
+    """A {name: {key: value}} file; empty when absent, and (with a warning) when unreadable."""
+    if not path.exists():
+        return {}
+    try:
+        stored = json.loads(path.read_text("utf-8"))
+        if not isinstance(stored, dict):
+            raise ValueError("not a JSON object")
+        return {str(name): {str(k): str(v) for k, v in configs.items()} for name, configs in stored.items()}
+    except (OSError, ValueError, AttributeError) as exc:
+        logger.warning("Ignoring unreadable %s: %s", path, exc)
+        return {}
+
+
+def _write_json(path: Path, content: dict) -> None:
+    """Replace the file atomically (write, fsync, rename, fsync the directory)."""
+    temporary = path.with_suffix(".json.tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(content, handle, indent=1, sort_keys=True)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    flush_dir(path.parent)

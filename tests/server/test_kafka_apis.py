@@ -18,6 +18,7 @@ from franz.records import SimpleRecord, build_batch
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_LOG_DIRS, DESCRIBE_CONFIGS = 22, 23, 35, 32
+INCREMENTAL_ALTER_CONFIGS = 44
 TIMEOUT_S = 30
 
 
@@ -113,6 +114,51 @@ def test_broker_configs_are_described_with_their_source(broker):
         assert configs["num.partitions"]["value"] == "1"
         assert configs["num.partitions"]["config_source"] == 5  # DEFAULT_CONFIG
         assert configs["log.dirs"]["config_source"] == 4  # STATIC_BROKER_CONFIG
+
+
+def _described(admin: AdminClient, kind, name: str) -> dict:
+    return next(iter(admin.describe_configs([ConfigResource(kind, name)]).values())).result(TIMEOUT_S)
+
+
+def _alter(admin: AdminClient, kind, name: str, *entries: ConfigEntry) -> None:
+    next(iter(admin.incremental_alter_configs([ConfigResource(kind, name, incremental_configs=list(entries))])
+              .values())).result(TIMEOUT_S)
+
+
+def test_dynamic_broker_log_configs_apply_at_once_rank_by_layer_and_survive_a_restart(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    broker_type, topic_type = ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "dyn")
+        produce(client, "dyn", batch(b"x" * 2000))
+    # The cluster default (a broker resource named "", which confluent-kafka does not let one
+    # name), then this broker's own value above it.
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": 4, "resource_name": "", "configs": [
+                {"name": "log.retention.ms", "config_operation": 0, "value": "7000"},
+                {"name": "message.max.bytes", "config_operation": 0, "value": "1000"}]}]})
+        assert answer["responses"][0]["error_code"] == Errors.NONE
+    _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", "5000", incremental_operation=AlterConfigOpType.SET))
+    topic = _described(admin, topic_type, "dyn")
+    assert (topic["retention.ms"].value, topic["retention.ms"].source) == ("5000", 2)  # DYNAMIC_BROKER_CONFIG
+    assert (topic["max.message.bytes"].value, topic["max.message.bytes"].source) == ("1000", 3)  # cluster default
+    assert _described(admin, broker_type, "1")["log.retention.ms"].value == "5000"
+    # The partition's log config changed at once: a 2000-byte batch is now too large.
+    with RawClient(broker.bootstrap) as client:
+        assert produce(client, "dyn", batch(b"x" * 2000))["error_code"] == Errors.MESSAGE_TOO_LARGE
+    # A key that is not dynamic is refused, naming it; so is a bad value.
+    with pytest.raises(Exception, match="num.io.threads"):
+        _alter(admin, broker_type, "1", ConfigEntry("num.io.threads", "4", incremental_operation=AlterConfigOpType.SET))
+    with pytest.raises(Exception, match="log.retention.ms"):
+        _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", "soon",
+                                                    incremental_operation=AlterConfigOpType.SET))
+    broker.restart()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert _described(admin, topic_type, "dyn")["retention.ms"].value == "5000"
+    # Deleting this broker's value uncovers the cluster default.
+    _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", None, incremental_operation=AlterConfigOpType.DELETE))
+    assert _described(admin, topic_type, "dyn")["retention.ms"].value == "7000"
 
 
 def test_create_partitions_grows_and_refuses_to_shrink(broker):
