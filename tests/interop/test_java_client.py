@@ -83,6 +83,9 @@ def test_java_consumer_group_protocol_commits_and_resumes(broker, java_driver):
     again = _run(java_driver, "consumer-group-consume", broker.bootstrap, "java-848", "100", "g848")
     assert again[:2] == ["consumed", "100"]
     assert int(again[3]) >= 300  # resumed from the offsets committed at the member epoch
+    # The Java Admin client's view of it: ConsumerGroupDescribe, then OffsetFetch.
+    assert _run(java_driver, "describe-group", broker.bootstrap, "g848") == [
+        "group", "type=Consumer", "state=Empty", "members=0", "committed=400"]
 
 
 def test_java_transactions_hide_aborted_records_from_read_committed(broker, java_driver):

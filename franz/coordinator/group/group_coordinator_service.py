@@ -451,14 +451,19 @@ class GroupCoordinatorService:
                 self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
 
     async def handle_offset_delete(self, request, body: dict) -> dict:
-        group = self.coordinator.group(body["group_id"])
-        if group is None or group.is_in_state(GroupState.DEAD):
-            return {"error_code": Errors.GROUP_ID_NOT_FOUND, "throttle_time_ms": 0, "topics": []}
+        group_id = body["group_id"]
         subscribed: set[str] | None = set()
-        if not group.is_in_state(GroupState.EMPTY):
-            if group.protocol_type != "consumer":
-                return {"error_code": Errors.NON_EMPTY_GROUP, "throttle_time_ms": 0, "topics": []}
-            subscribed = group.subscribed_topics()
+        consumer_group = self._consumer_group(group_id)
+        if consumer_group is not None:  # the topics its members subscribe to keep their offsets
+            subscribed = consumer_group.subscribed_topic_names(set(self.metadata.topics))
+        else:
+            group = self.coordinator.group(group_id)
+            if group is None or group.is_in_state(GroupState.DEAD):
+                return {"error_code": Errors.GROUP_ID_NOT_FOUND, "throttle_time_ms": 0, "topics": []}
+            if not group.is_in_state(GroupState.EMPTY):
+                if group.protocol_type != "consumer":
+                    return {"error_code": Errors.NON_EMPTY_GROUP, "throttle_time_ms": 0, "topics": []}
+                subscribed = group.subscribed_topics()
         entries, deleted, topics = [], [], []
         for topic in body["topics"]:
             name = topic["name"]
@@ -468,19 +473,19 @@ class GroupCoordinatorService:
                 if subscribed is None or name in subscribed:
                     partitions.append({"partition_index": index, "error_code": Errors.GROUP_SUBSCRIBED_TO_TOPIC})
                     continue
-                if ((name, index) in self.offsets.group_offsets(group.group_id)
-                        or self.offsets.has_pending(group.group_id, name, index)):
-                    entries.append((serde.offset_commit_key(group.group_id, name, index), None))
+                if ((name, index) in self.offsets.group_offsets(group_id)
+                        or self.offsets.has_pending(group_id, name, index)):
+                    entries.append((serde.offset_commit_key(group_id, name, index), None))
                     deleted.append((name, index))
                 partitions.append({"partition_index": index, "error_code": Errors.NONE})
             topics.append({"name": name, "partitions": partitions})
         if entries:
             try:
-                await self._append(group.group_id, entries)
+                await self._append(group_id, entries)
             except GroupError as exc:
                 return {"error_code": exc.code, "throttle_time_ms": 0, "topics": []}
             for name, index in deleted:
-                self.offsets.replay(group.group_id, name, index, None)
+                self.offsets.replay(group_id, name, index, None)
         return {"error_code": Errors.NONE, "throttle_time_ms": 0, "topics": topics}
 
     # -- group administration ---------------------------------------------------------------

@@ -287,3 +287,22 @@ def test_a_deleted_group_stays_deleted_after_a_restart_and_a_fenced_member_stays
 
     assert run(tmp_path, before) == Errors.NONE
     assert run(tmp_path, after) == (False, ["b"], Errors.UNKNOWN_MEMBER_ID)
+
+
+def test_offset_delete_keeps_the_offsets_of_topics_the_members_subscribe_to(tmp_path):
+    async def scenario(server):
+        _topic(server, "t", 1)
+        _topic(server, "old", 1)
+        service = server.group_coordinator
+        for topic in ("t", "old"):  # committed while the group is empty: no member epoch
+            await service.handle_offset_commit(_Request(9), {
+                "group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                           "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        await beat(server, "m", 0)
+        answer = await service.handle_offset_delete(_Request(0), {"group_id": "g", "topics": [
+            {"name": "t", "partitions": [{"partition_index": 0}]},
+            {"name": "old", "partitions": [{"partition_index": 0}]}]})
+        return ([p["error_code"] for t in answer["topics"] for p in t["partitions"]],
+                sorted(service.offsets.group_offsets("g")))
+    assert run(tmp_path, scenario) == ([Errors.GROUP_SUBSCRIBED_TO_TOPIC, Errors.NONE], [("t", 0)])

@@ -27,6 +27,7 @@ public class FranzDriver {
             case "consumer-group-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "read_uncommitted", "consumer"); break;
             case "committed-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_committed", "classic"); break;
             case "admin": admin(bootstrap, args[2], Integer.parseInt(args[3])); break;
+            case "describe-group": describeGroup(bootstrap, args[2]); break;
             case "transactions": transactions(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
@@ -93,6 +94,18 @@ public class FranzDriver {
             if (group != null) consumer.commitSync();
         }
         System.out.println("consumed " + seen + " " + sum + " " + minOffset);
+    }
+
+    // Admin's view of a group: ConsumerGroupDescribe for consumer-protocol groups, then its offsets.
+    static void describeGroup(String bootstrap, String group) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
+            long committed = 0;
+            for (OffsetAndMetadata o : admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).values())
+                committed += o.offset();
+            System.out.println("group type=" + d.type() + " state=" + d.groupState() + " members=" + d.members().size()
+                + " committed=" + committed);
+        }
     }
 
     static void admin(String bootstrap, String topic, int partitions) throws Exception {
