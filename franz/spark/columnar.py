@@ -1,32 +1,71 @@
-"""Records of a v2 batch decoded straight into column lists, for Arrow.
+"""Records of v2 batches decoded straight into Arrow arrays, for the Spark read path.
 
-The general decoder (franz.records.record.read_record) builds one Record
-object per record and calls a function per varint; on the Spark read path,
-where every record becomes a row, that object and those calls are most of the
-cost. This decoder walks the same bytes once, appends key, value, offset and
-timestamp to lists, and reads one- and two-byte varints inline (lengths and
-deltas of ordinary records are that short). The layout it reads, per record:
+Every record becomes a row there, so per-record Python work is the cost. The
+layout of one record is
 
     length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
     keyLength varint | key | valueLength varint | value |
     headerCount varint | (headerKeyLength varint | key | headerValueLength varint | value)*
 
-Bounds: every length is checked against the record's end; a record that does
-not fit raises InvalidRecordError, as the general decoder does.
+and only the record lengths chain one record to the next: a record's start is
+known only once the previous length is read. So decoding runs in two steps:
+
+1. a Python loop per record that reads just the length varint and steps to
+   the next record (`_record_starts`), collecting each record's start;
+2. everything else done on whole arrays by Arrow compute kernels: the varints
+   at those starts (`_varints`: one vectorized step per varint byte, at most
+   10), field positions, offsets and timestamps, and the key and value
+   columns as one copy of their byte ranges out of the records' bytes
+   (`_slices`), with no Python bytes object per record.
+
+Several batches (segments) are decoded at once, their records' bytes joined,
+so that the fixed cost of the Arrow calls is paid per group of batches, not
+per batch (a producer with small batches would otherwise pay it per record).
+
+Bounds: every length is checked against its record's end, and every record's
+end against its batch's records; a record that does not fit raises
+InvalidRecordError, as the general decoder (franz.records) does.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from franz.records.errors import InvalidRecordError
+
+VARINT_BYTES_MAX = 10  # a 64-bit zigzag varlong
+
+# Arrow scalars for the constants of the kernels below: a Python int argument is
+# converted on every call, and that conversion tries imports (pandas, dateutil)
+# that fail when those are not installed, each time, which costs more than the
+# kernel on arrays of a few thousand rows.
+_I64 = {k: pa.scalar(k, pa.int64()) for k in (0, 1, 2, 1000)}
+_U64 = {k: pa.scalar(k, pa.uint64()) for k in (1, 0x7F)}
+_U64_SHIFT = {k: pa.scalar(7 * k, pa.uint64()) for k in range(1, VARINT_BYTES_MAX)}
+_U8_HIGH = pa.scalar(0x80, pa.uint8())
+_U8_ZERO = pa.scalar(0, pa.uint8())
+_NULL_I64 = pa.scalar(None, pa.int64())
+
+
+class Segment(NamedTuple):
+    """The records' bytes of one data batch (decompressed) and the header fields rows need."""
+
+    data: Any  # bytes-like: the records section, after the 61-byte header
+    count: int
+    base_offset: int
+    base_timestamp: int
+    log_append_time: int | None  # the batch's max timestamp when its timestamp type is LogAppendTime
+    timestamp_type: int
 
 
 def _varint(buf: Any, pos: int) -> tuple[int, int]:
     """A zigzag varint of any length (up to 10 bytes), at pos."""
     value = 0
     shift = 0
-    for _ in range(10):
+    for _ in range(VARINT_BYTES_MAX):
         byte = buf[pos]
         pos += 1
         value |= (byte & 0x7F) << shift
@@ -36,88 +75,159 @@ def _varint(buf: Any, pos: int) -> tuple[int, int]:
     raise InvalidRecordError("varint longer than 10 bytes", pos)
 
 
-def decode_into(data: Any, count: int, base_offset: int, base_timestamp: int, log_append_time: int | None,
-                low: int, high: int, columns: dict[str, list], with_headers: bool) -> int:
-    """Append records with offsets in [low, high) to `columns`; returns how many were appended."""
-    keys, values = columns["key"], columns["value"]
-    offsets, stamps = columns["offset"], columns["timestamp"]
-    headers = columns.get("headers")
-    pos = 0
-    end = len(data)
-    appended = 0
-    varint = _varint
+def _record_starts(data: bytes, pos: int, end: int, count: int, starts: list[int]) -> None:
+    """Append the start of each of `count` records from data[pos:end] to `starts`.
+
+    The only per-record Python loop of the decoder: it reads the length varint
+    and jumps over the record. A length that is not positive or a record that
+    runs past `end` raises InvalidRecordError; since every step moves forward,
+    checking the last record's end against `end` bounds them all.
+    """
+    append = starts.append
     try:
         for _ in range(count):
+            append(pos)
             b = data[pos]
-            if b < 0x80:
-                length, pos = (b >> 1) ^ -(b & 1), pos + 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                length, pos = (b >> 1) ^ -(b & 1), pos + 2
+            # One-byte zigzag varint of a positive length: even and non-zero below 0x80.
+            if b < 0x80 and b and not b & 1:
+                pos += 1 + (b >> 1)
+            elif b >= 0x80 and data[pos + 1] < 0x80 and not b & 1:  # two bytes: 64 to 8191
+                pos += 2 + (((b & 0x7F) | (data[pos + 1] << 7)) >> 1)
             else:
-                length, pos = varint(data, pos)
-            record_end = pos + length
-            if length <= 0 or record_end > end:
-                raise InvalidRecordError(f"record of {length} bytes does not fit its batch", pos)
-            pos += 1  # attributes: unused in v2
-            b = data[pos]
-            if b < 0x80:
-                timestamp_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                timestamp_delta, pos = (b >> 1) ^ -(b & 1), pos + 2
-            else:
-                timestamp_delta, pos = varint(data, pos)
-            b = data[pos]
-            if b < 0x80:
-                offset_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                offset_delta, pos = (b >> 1) ^ -(b & 1), pos + 2
-            else:
-                offset_delta, pos = varint(data, pos)
-            b = data[pos]
-            if b < 0x80:
-                size, pos = (b >> 1) ^ -(b & 1), pos + 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                size, pos = (b >> 1) ^ -(b & 1), pos + 2
-            else:
-                size, pos = varint(data, pos)
-            if size < 0:
-                key = None
-            else:
-                key = bytes(data[pos:pos + size])
-                pos += size
-            b = data[pos]
-            if b < 0x80:
-                size, pos = (b >> 1) ^ -(b & 1), pos + 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                size, pos = (b >> 1) ^ -(b & 1), pos + 2
-            else:
-                size, pos = varint(data, pos)
-            if size < 0:
-                value = None
-            else:
-                value = bytes(data[pos:pos + size])
-                pos += size
-            if pos > record_end:
-                raise InvalidRecordError("record fields run past the record's length", pos)
-            offset = base_offset + offset_delta
-            if low <= offset < high:
-                keys.append(key)
-                values.append(value)
-                offsets.append(offset)
-                stamps.append((log_append_time if log_append_time is not None
-                               else base_timestamp + timestamp_delta) * 1000)
-                if with_headers:
-                    headers.append(_headers(data, pos, record_end))
-                appended += 1
-            pos = record_end
+                length, after = _varint(data, pos)
+                if length <= 0:
+                    raise InvalidRecordError(f"record of {length} bytes does not fit its batch", pos)
+                pos = after + length
     except IndexError:
         raise InvalidRecordError("a record runs past the end of its batch", pos) from None
-    return appended
+    if pos > end:
+        raise InvalidRecordError("a record runs past the end of its batch", end)
+
+
+def _varints(u8: pa.Array, positions: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The zigzag varints at `positions` (int64) of `u8` (the bytes as uint8): (values int64,
+    positions after them).
+
+    Step k reads byte k of the varints still going on (byte k-1 had its high
+    bit set); the others read a harmless position 0 and add nothing. A read
+    past the bytes raises InvalidRecordError (Arrow's take checks indices).
+    """
+    try:
+        byte = pc.take(u8, positions)
+        value = pc.bit_wise_and(byte.cast(pa.uint64()), _U64[0x7F])
+        going = pc.greater_equal(byte, _U8_HIGH)
+        after = pc.add(positions, _I64[1])
+        for k in range(1, VARINT_BYTES_MAX + 1):
+            if not pc.any(going).as_py():
+                break
+            if k == VARINT_BYTES_MAX:
+                raise InvalidRecordError("varint longer than 10 bytes", -1)
+            step = pa.scalar(k, pa.int64())
+            byte = pc.if_else(going, pc.take(u8, pc.if_else(going, pc.add(positions, step), _I64[0])), _U8_ZERO)
+            value = pc.bit_wise_or(value, pc.shift_left(pc.bit_wise_and(byte.cast(pa.uint64()), _U64[0x7F]),
+                                                        _U64_SHIFT[k]))
+            after = pc.add(after, going.cast(pa.int64()))
+            going = pc.and_(going, pc.greater_equal(byte, _U8_HIGH))
+    except IndexError:
+        raise InvalidRecordError("a record runs past the end of its batch", -1) from None
+    # zigzag: (v >>> 1) ^ -(v & 1), on the 64-bit pattern (a 10-byte varint fills all 64 bits)
+    half = pc.shift_right(value, _U64[1]).cast(pa.int64(), safe=False)
+    sign = pc.negate(pc.bit_wise_and(value, _U64[1]).cast(pa.int64()))
+    return pc.bit_wise_xor(half, sign), after
+
+
+def _slices(data_buffer: pa.Buffer, starts: pa.Array, sizes: pa.Array) -> pa.Array:
+    """A binary column of data[start:start + size] per row, null where size < 0.
+
+    REQUIRES: the ranges are in order and do not overlap (start[i] + size[i] <=
+    start[i+1]), which holds for the key or the value of successive records.
+    Then the interleaved offsets start0, end0, start1, end1, ... are ascending
+    and describe a valid large_binary array whose even elements are the wanted
+    slices and odd ones the bytes between them; taking the even elements copies
+    the slices out (nulls come from null take indices).
+    """
+    n = len(starts)
+    if n == 0:
+        return pa.array([], pa.binary())
+    ends = pc.add(starts, pc.max_element_wise(sizes, _I64[0]))
+    both = pa.concat_arrays([starts, ends])
+    # order: start0, end0, start1, end1, ... = both[i // 2 + (i % 2) * n]
+    index = _index(2 * n)
+    order = pc.add(pc.shift_right(index, _I64[1]), pc.multiply(pc.bit_wise_and(index, _I64[1]), pa.scalar(n, pa.int64())))
+    offsets = pc.take(both, order)
+    spans = pa.Array.from_buffers(pa.large_binary(), 2 * n - 1, [None, offsets.buffers()[1], data_buffer])
+    valid = pc.greater_equal(sizes, _I64[0])
+    evens = pc.if_else(valid, pc.multiply(index.slice(0, n), _I64[2]), _NULL_I64)
+    return pc.take(spans, evens).cast(pa.binary())
+
+
+_INDEX = pa.array([], pa.int64())
+
+
+def _index(n: int) -> pa.Array:
+    """0, 1, ..., n - 1 (int64): slices of one cached array, grown by doubling."""
+    global _INDEX
+    if len(_INDEX) < n:
+        _INDEX = pa.array(range(max(n, 2 * len(_INDEX))), pa.int64())
+    return _INDEX.slice(0, n)
+
+
+def _per_row(values: list, counts: list[int], type_: pa.DataType) -> pa.Array:
+    """values[j] repeated counts[j] times (one value per segment, to its rows)."""
+    runs = [pa.repeat(pa.scalar(value, type_), count) for value, count in zip(values, counts)]
+    return runs[0] if len(runs) == 1 else pa.concat_arrays(runs)
+
+
+def decode(segments: list[Segment], low: int, high: int, with_headers: bool) -> dict[str, pa.Array]:
+    """The records of `segments` with offsets in [low, high), as columns key, value, offset,
+    timestamp (µs), timestampType and, when with_headers, headers."""
+    segments = [s for s in segments if s.count > 0]
+    data = segments[0].data if len(segments) == 1 else b"".join(s.data for s in segments)
+    data = bytes(data)
+    starts: list[int] = []
+    pos = 0
+    for segment in segments:
+        end = pos + len(segment.data)
+        _record_starts(data, pos, end, segment.count, starts)
+        pos = end
+    data_buffer = pa.py_buffer(data)
+    u8 = pa.Array.from_buffers(pa.uint8(), len(data), [None, data_buffer])
+    record_start = pa.array(starts, pa.int64())
+    length, body = _varints(u8, record_start)
+    record_end = pc.add(body, length)
+    timestamp_delta, after = _varints(u8, pc.add(body, _I64[1]))  # + 1: the attributes byte, unused in v2
+    offset_delta, after = _varints(u8, after)
+    key_size, key_start = _varints(u8, after)
+    value_size, value_start = _varints(u8, pc.add(key_start, pc.max_element_wise(key_size, _I64[0])))
+    value_end = pc.add(value_start, pc.max_element_wise(value_size, _I64[0]))
+    if not pc.all(pc.less_equal(value_end, record_end)).as_py():
+        raise InvalidRecordError("record fields run past the record's length", -1)
+
+    counts = [s.count for s in segments]
+    offset = pc.add(_per_row([s.base_offset for s in segments], counts, pa.int64()), offset_delta)
+    # timestamp = base + delta (CreateTime) or the batch's log append time: base + delta * 0
+    base = _per_row([s.base_timestamp if s.log_append_time is None else s.log_append_time for s in segments],
+                    counts, pa.int64())
+    scale = _per_row([1 if s.log_append_time is None else 0 for s in segments], counts, pa.int64())
+    millis = pc.add_checked(base, pc.multiply_checked(timestamp_delta, scale))
+    columns = {
+        "key": _slices(data_buffer, key_start, key_size),
+        "value": _slices(data_buffer, value_start, value_size),
+        "offset": offset,
+        "timestamp": pc.multiply_checked(millis, _I64[1000]).cast(pa.timestamp("us", tz="UTC")),
+        "timestampType": _per_row([s.timestamp_type for s in segments], counts, pa.int32()),
+    }
+    if with_headers:
+        columns["headers"] = pa.array([_headers(data, p, e) for p, e in zip(value_end.to_pylist(),
+                                                                            record_end.to_pylist())],
+                                      HEADERS_ARROW_TYPE)
+    wanted = pc.and_(pc.greater_equal(offset, pa.scalar(low, pa.int64())), pc.less(offset, pa.scalar(high, pa.int64())))
+    if not pc.all(wanted).as_py():
+        columns = {name: pc.filter(column, wanted) for name, column in columns.items()}
+    return columns
+
+
+HEADERS_ARROW_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 
 
 def _headers(data: Any, pos: int, end: int) -> list[dict]:
