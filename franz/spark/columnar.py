@@ -48,6 +48,15 @@ _U64_SHIFT = {k: pa.scalar(7 * k, pa.uint64()) for k in range(1, VARINT_BYTES_MA
 _U8_HIGH = pa.scalar(0x80, pa.uint8())
 _U8_ZERO = pa.scalar(0, pa.uint8())
 _NULL_I64 = pa.scalar(None, pa.int64())
+_FALSE = pa.scalar(False)
+
+# Record starts: a run of equal lengths shorter than RUN_RECORDS_MIN costs more
+# in kernel calls (some 10 µs each) than walking it in Python (~0.2 µs a record);
+# then the Python walk goes on for WALK_RECORDS_MIN records, doubling up to
+# WALK_RECORDS_MAX while runs stay short.
+RUN_RECORDS_MIN = 64
+WALK_RECORDS_MIN = 256
+WALK_RECORDS_MAX = 8192
 
 
 class Segment(NamedTuple):
@@ -75,13 +84,43 @@ def _varint(buf: Any, pos: int) -> tuple[int, int]:
     raise InvalidRecordError("varint longer than 10 bytes", pos)
 
 
-def _record_starts(data: bytes, pos: int, end: int, count: int, starts: list[int]) -> None:
-    """Append the start of each of `count` records from data[pos:end] to `starts`.
+def _record_starts(data: bytes, u8: pa.Array, pos: int, end: int, count: int, chunks: list[pa.Array]) -> None:
+    """Append arrays (int64) with the start of each of `count` records from data[pos:end] to `chunks`.
 
-    The only per-record Python loop of the decoder: it reads the length varint
-    and jumps over the record. A length that is not positive or a record that
-    runs past `end` raises InvalidRecordError; since every step moves forward,
-    checking the last record's end against `end` bounds them all.
+    Two ways, both exact: runs of records of one length are found with Arrow
+    kernels (_equal_length_run); the rest is walked in Python (_walk). After a
+    run too short to pay for its kernels, the walk takes the next records,
+    twice as many each time (up to WALK_RECORDS_MAX) while runs stay short, so
+    records of varied lengths cost little more than the walk alone.
+    """
+    walk = WALK_RECORDS_MIN
+    while count:
+        found, stride, starts = _equal_length_run(data, u8, pos, end, count)
+        if found:
+            chunks.append(starts)
+            pos += found * stride
+            count -= found
+        if found >= RUN_RECORDS_MIN:
+            walk = WALK_RECORDS_MIN
+            continue
+        walked = min(walk, count)
+        if walked:
+            positions: list[int] = []
+            pos = _walk(data, pos, walked, positions)
+            chunks.append(pa.array(positions, pa.int64()))
+            count -= walked
+        walk = min(2 * walk, WALK_RECORDS_MAX)
+    # Every step moves forward, so the last record's end bounds all of them.
+    if pos > end:
+        raise InvalidRecordError("a record runs past the end of its batch", end)
+
+
+def _walk(data: bytes, pos: int, count: int, starts: list[int]) -> int:
+    """Append the start of each of `count` records at data[pos:] to `starts`; return the end of the last.
+
+    The decoder's per-record Python loop: it reads the length varint and jumps
+    over the record. A length that is not positive raises InvalidRecordError,
+    as does a read past the bytes (the caller checks the end against its batch's).
     """
     append = starts.append
     try:
@@ -100,8 +139,41 @@ def _record_starts(data: bytes, pos: int, end: int, count: int, starts: list[int
                 pos = after + length
     except IndexError:
         raise InvalidRecordError("a record runs past the end of its batch", pos) from None
-    if pos > end:
-        raise InvalidRecordError("a record runs past the end of its batch", end)
+    return pos
+
+
+def _equal_length_run(data: bytes, u8: pa.Array, pos: int, end: int, count: int) -> tuple[int, int, Any]:
+    """(n, stride, starts): the records from `pos` on that have the first one's length, found with
+    Arrow kernels, n = 0 when not tried (a length of over two varint bytes or under one record's room).
+
+    Exact by induction: record 0 starts at pos; if the length bytes at
+    pos + k * stride equal record 0's, record k has its length, so record k + 1
+    starts at pos + (k + 1) * stride. The run ends before the first candidate
+    whose bytes differ (that record starts there but has another length), and
+    candidates are only taken where a whole record of that length fits before
+    `end`, so every record of the run lies inside its batch.
+    """
+    first = data[pos] if pos < end else 0
+    if first < 0x80:
+        width, encoded = 1, first
+    elif pos + 1 < end and data[pos + 1] < 0x80:
+        width, encoded = 2, (first & 0x7F) | (data[pos + 1] << 7)
+    else:
+        return 0, 0, None
+    length = (encoded >> 1) ^ -(encoded & 1)
+    if length <= 0:
+        return 0, 0, None  # the walk raises for it
+    stride = width + length
+    room = min(count, (end - pos) // stride)
+    if room < 2:
+        return 0, 0, None
+    candidates = pc.add(pc.multiply(_index(room), pa.scalar(stride, pa.int64())), pa.scalar(pos, pa.int64()))
+    same = pc.equal(pc.take(u8, candidates), pa.scalar(first, pa.uint8()))
+    if width == 2:
+        same = pc.and_(same, pc.equal(pc.take(u8, pc.add(candidates, _I64[1])), pa.scalar(data[pos + 1], pa.uint8())))
+    differs = pc.index(same, _FALSE).as_py()
+    found = room if differs < 0 else differs
+    return found, stride, candidates.slice(0, found)
 
 
 def _varints(u8: pa.Array, positions: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -182,17 +254,18 @@ def decode(segments: list[Segment], low: int, high: int, with_headers: bool) -> 
     """The records of `segments` with offsets in [low, high), as columns key, value, offset,
     timestamp (µs), timestampType and, when with_headers, headers."""
     segments = [s for s in segments if s.count > 0]
-    data = segments[0].data if len(segments) == 1 else b"".join(s.data for s in segments)
-    data = bytes(data)
-    starts: list[int] = []
+    if not segments:
+        return _empty_columns(with_headers)
+    data = bytes(segments[0].data) if len(segments) == 1 else b"".join(s.data for s in segments)
+    data_buffer = pa.py_buffer(data)
+    u8 = pa.Array.from_buffers(pa.uint8(), len(data), [None, data_buffer])
+    chunks: list[pa.Array] = []
     pos = 0
     for segment in segments:
         end = pos + len(segment.data)
-        _record_starts(data, pos, end, segment.count, starts)
+        _record_starts(data, u8, pos, end, segment.count, chunks)
         pos = end
-    data_buffer = pa.py_buffer(data)
-    u8 = pa.Array.from_buffers(pa.uint8(), len(data), [None, data_buffer])
-    record_start = pa.array(starts, pa.int64())
+    record_start = chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
     length, body = _varints(u8, record_start)
     record_end = pc.add(body, length)
     timestamp_delta, after = _varints(u8, pc.add(body, _I64[1]))  # + 1: the attributes byte, unused in v2
@@ -224,6 +297,15 @@ def decode(segments: list[Segment], low: int, high: int, with_headers: bool) -> 
     wanted = pc.and_(pc.greater_equal(offset, pa.scalar(low, pa.int64())), pc.less(offset, pa.scalar(high, pa.int64())))
     if not pc.all(wanted).as_py():
         columns = {name: pc.filter(column, wanted) for name, column in columns.items()}
+    return columns
+
+
+def _empty_columns(with_headers: bool) -> dict[str, pa.Array]:
+    columns = {"key": pa.array([], pa.binary()), "value": pa.array([], pa.binary()),
+               "offset": pa.array([], pa.int64()), "timestamp": pa.array([], pa.timestamp("us", tz="UTC")),
+               "timestampType": pa.array([], pa.int32())}
+    if with_headers:
+        columns["headers"] = pa.array([], HEADERS_ARROW_TYPE)
     return columns
 
 

@@ -129,3 +129,52 @@ def test_non_positive_record_lengths_raise_invalid_record():
             _decode_bytes(bytes([first]) + b"\x00" * 20, 1)
     with pytest.raises(InvalidRecordError):
         _decode_bytes(b"\xff" * 11 + b"\x00" * 10, 1)  # a varint longer than 10 bytes
+
+
+def _blocks(sizes: list[int], value_bytes: list[int]) -> list[SimpleRecord]:
+    """Blocks of records of one length each: sizes[i] records with values of value_bytes[i]."""
+    records = []
+    for block, (size, length) in enumerate(zip(sizes, value_bytes)):
+        records += [SimpleRecord(value=bytes([block % 256]) * length, key=b"k%02d" % (block % 100),
+                                 timestamp=5_000 + len(records) + i) for i in range(size)]
+    return records
+
+
+@pytest.mark.parametrize("compression", [CompressionType.NONE, CompressionType.GZIP])
+def test_runs_of_equal_lengths_between_varied_records(compression):
+    # Runs shorter and longer than the kernels' minimum, one- and two-byte length varints, single records
+    # between runs, and a run that reaches the end of its batch followed by a batch of the same length.
+    sizes = [1, 2, 63, 64, 65, 300, 1, 1, 1, 700, 5, 1_000, 1]
+    lengths = [10, 10, 11, 200, 11, 30, 9_000, 20, 21, 40, 40, 7, 7]
+    records = _blocks(sizes, lengths)
+    varied = _records(600)
+    data = b"".join([build_batch(records, base_offset=0, compression_type=compression),
+                     build_batch(records[-300:], base_offset=5_000, compression_type=compression),
+                     build_batch(varied, base_offset=6_000, compression_type=compression),
+                     build_batch(records, base_offset=7_000, compression_type=compression)])
+    batches = _batches(data)
+    _assert_equal_to_general_decoder(decode([_segment(b) for b in batches], 0, 1 << 62, True), batches)
+
+
+@pytest.mark.parametrize("change", [+1, -1, +40])
+def test_a_wrong_length_inside_a_run_raises_like_the_general_decoder(change):
+    records = [SimpleRecord(value=b"v" * 30, key=b"k", timestamp=9_000) for _ in range(300)]
+    batch = _batches(build_batch(records))[0]
+    data = bytearray(batch.records_data()[0])
+    starts = [0]
+    for _ in range(299):  # every length fits one varint byte (below 64): start + 1 + length
+        starts.append(starts[-1] + 1 + data[starts[-1]] // 2)
+    assert data[starts[150]] == data[starts[149]]  # inside a run of one length (offset deltas of two bytes)
+    data[starts[150]] += 2 * change  # zigzag: 2 per unit of length
+    with pytest.raises(InvalidRecordError):
+        list(_batches(bytes(batch.buffer[:61]) + bytes(data))[0].records())
+    with pytest.raises(InvalidRecordError):
+        _decode_bytes(bytes(data), 300)
+
+
+def test_a_count_above_the_records_raises_invalid_record():
+    batch = _batches(build_batch(_blocks([300], [50]), base_offset=0))[0]
+    data = bytes(batch.records_data()[0])
+    _decode_bytes(data, 300)
+    with pytest.raises(InvalidRecordError):
+        _decode_bytes(data, 301)
