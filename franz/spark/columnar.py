@@ -55,6 +55,7 @@ _FALSE = pa.scalar(False)
 # then the Python walk goes on for WALK_RECORDS_MIN records, doubling up to
 # WALK_RECORDS_MAX while runs stay short.
 RUN_RECORDS_MIN = 64
+RUN_WINDOW_MIN = 256
 WALK_RECORDS_MIN = 256
 WALK_RECORDS_MAX = 8192
 
@@ -167,13 +168,26 @@ def _equal_length_run(data: bytes, u8: pa.Array, pos: int, end: int, count: int)
     room = min(count, (end - pos) // stride)
     if room < 2:
         return 0, 0, None
-    candidates = pc.add(pc.multiply(_index(room), pa.scalar(stride, pa.int64())), pa.scalar(pos, pa.int64()))
-    same = pc.equal(pc.take(u8, candidates), pa.scalar(first, pa.uint8()))
-    if width == 2:
-        same = pc.and_(same, pc.equal(pc.take(u8, pc.add(candidates, _I64[1])), pa.scalar(data[pos + 1], pa.uint8())))
-    differs = pc.index(same, _FALSE).as_py()
-    found = room if differs < 0 else differs
-    return found, stride, candidates.slice(0, found)
+    # Candidates are checked in windows that double while the run fills them, so
+    # a run of n records costs O(n) however many records follow it.
+    stride_scalar, first_byte = pa.scalar(stride, pa.int64()), pa.scalar(first, pa.uint8())
+    second_byte = pa.scalar(data[pos + 1], pa.uint8()) if width == 2 else None
+    found, window, runs = 0, RUN_WINDOW_MIN, []
+    while found < room:
+        size = min(window, room - found)
+        candidates = pc.add(pc.multiply(_index(size), stride_scalar), pa.scalar(pos + found * stride, pa.int64()))
+        same = pc.equal(pc.take(u8, candidates), first_byte)
+        if second_byte is not None:
+            same = pc.and_(same, pc.equal(pc.take(u8, pc.add(candidates, _I64[1])), second_byte))
+        differs = pc.index(same, _FALSE).as_py()
+        if differs >= 0:
+            runs.append(candidates.slice(0, differs))
+            found += differs
+            break
+        runs.append(candidates)
+        found += size
+        window *= 2
+    return found, stride, runs[0] if len(runs) == 1 else pa.concat_arrays(runs)
 
 
 def _varints(u8: pa.Array, positions: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -245,9 +259,15 @@ def _index(n: int) -> pa.Array:
 
 
 def _per_row(values: list, counts: list[int], type_: pa.DataType) -> pa.Array:
-    """values[j] repeated counts[j] times (one value per segment, to its rows)."""
-    runs = [pa.repeat(pa.scalar(value, type_), count) for value, count in zip(values, counts)]
-    return runs[0] if len(runs) == 1 else pa.concat_arrays(runs)
+    """values[j] repeated counts[j] times (one value per segment, to its rows): the decoded form of
+    a run-end encoded array (built from buffers, which converts no Python value per call)."""
+    ends, total = [], 0
+    for count in counts:
+        total += count
+        ends.append(total)
+    encoded = pa.RunEndEncodedArray.from_buffers(pa.run_end_encoded(pa.int32(), type_), total, [None], 0, 0,
+                                                 [pa.array(ends, pa.int32()), pa.array(values, type_)])
+    return pc.run_end_decode(encoded)
 
 
 def decode(segments: list[Segment], low: int, high: int, with_headers: bool) -> dict[str, pa.Array]:
