@@ -48,16 +48,16 @@ _U64_SHIFT = {k: pa.scalar(7 * k, pa.uint64()) for k in range(1, VARINT_BYTES_MA
 _U8_HIGH = pa.scalar(0x80, pa.uint8())
 _U8_ZERO = pa.scalar(0, pa.uint8())
 _NULL_I64 = pa.scalar(None, pa.int64())
-_FALSE = pa.scalar(False)
 
-# Record starts: a run of equal lengths shorter than RUN_RECORDS_MIN costs more
-# in kernel calls (some 10 µs each) than walking it in Python (~0.2 µs a record);
-# then the Python walk goes on for WALK_RECORDS_MIN records, doubling up to
-# WALK_RECORDS_MAX while runs stay short.
-RUN_RECORDS_MIN = 64
+# Record starts: a run search costs about a microsecond of Python plus C-speed
+# byte slicing; after a run shorter than RUN_RECORDS_MIN the Python walk (~0.2 µs
+# a record) goes on for WALK_RECORDS_MIN records, doubling up to WALK_RECORDS_MAX
+# while runs stay short. Runs are checked in windows from RUN_WINDOW_MIN records,
+# doubling while the run fills them.
+RUN_RECORDS_MIN = 8
 RUN_WINDOW_MIN = 256
-WALK_RECORDS_MIN = 256
-WALK_RECORDS_MAX = 8192
+WALK_RECORDS_MIN = 16
+WALK_RECORDS_MAX = 1024
 
 
 class Segment(NamedTuple):
@@ -85,20 +85,47 @@ def _varint(buf: Any, pos: int) -> tuple[int, int]:
     raise InvalidRecordError("varint longer than 10 bytes", pos)
 
 
-def _record_starts(data: bytes, u8: pa.Array, pos: int, end: int, count: int, chunks: list[pa.Array]) -> None:
-    """Append arrays (int64) with the start of each of `count` records from data[pos:end] to `chunks`.
+class Runs:
+    """Record starts as runs: records k = 0 .. count - 1 of a run start at start + k * stride."""
 
-    Two ways, both exact: runs of records of one length are found with Arrow
-    kernels (_equal_length_run); the rest is walked in Python (_walk). After a
-    run too short to pay for its kernels, the walk takes the next records,
-    twice as many each time (up to WALK_RECORDS_MAX) while runs stay short, so
-    records of varied lengths cost little more than the walk alone.
+    __slots__ = ("starts", "strides", "counts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.strides: list[int] = []
+        self.counts: list[int] = []
+
+    def add(self, start: int, stride: int, count: int) -> None:
+        self.starts.append(start)
+        self.strides.append(stride)
+        self.counts.append(count)
+
+    def positions(self) -> pa.Array:
+        """Every record's start (int64), from the runs with a few kernels: start_r + stride_r * (i - first_r)."""
+        firsts, total = [], 0
+        for count in self.counts:
+            firsts.append(total)
+            total += count
+        start = _per_row(self.starts, self.counts, pa.int64())
+        stride = _per_row(self.strides, self.counts, pa.int64())
+        first = _per_row(firsts, self.counts, pa.int64())
+        return pc.add(start, pc.multiply(stride, pc.subtract(_index(total), first)))
+
+
+def _record_starts(data: bytes, pos: int, end: int, count: int, runs: Runs) -> None:
+    """Add the starts of `count` records from data[pos:end] to `runs`.
+
+    Two ways, both exact: runs of records of one length are found by comparing
+    their length bytes with byte slicing (_equal_length_run); the rest is
+    walked in Python (_walk). After a short run the walk takes the next
+    records, twice as many each time (up to WALK_RECORDS_MAX) while runs stay
+    short, so records of varied lengths cost little more than the walk alone.
     """
     walk = WALK_RECORDS_MIN
     while count:
-        found, stride, starts = _equal_length_run(data, u8, pos, end, count)
+        found, stride = _equal_length_run(data, pos, end, count)
         if found:
-            chunks.append(starts)
+            runs.add(pos, stride, found)
             pos += found * stride
             count -= found
         if found >= RUN_RECORDS_MIN:
@@ -106,9 +133,7 @@ def _record_starts(data: bytes, u8: pa.Array, pos: int, end: int, count: int, ch
             continue
         walked = min(walk, count)
         if walked:
-            positions: list[int] = []
-            pos = _walk(data, pos, walked, positions)
-            chunks.append(pa.array(positions, pa.int64()))
+            pos = _walk(data, pos, walked, runs)
             count -= walked
         walk = min(2 * walk, WALK_RECORDS_MAX)
     # Every step moves forward, so the last record's end bounds all of them.
@@ -116,43 +141,54 @@ def _record_starts(data: bytes, u8: pa.Array, pos: int, end: int, count: int, ch
         raise InvalidRecordError("a record runs past the end of its batch", end)
 
 
-def _walk(data: bytes, pos: int, count: int, starts: list[int]) -> int:
-    """Append the start of each of `count` records at data[pos:] to `starts`; return the end of the last.
+def _walk(data: bytes, pos: int, count: int, runs: Runs) -> int:
+    """Add the starts of `count` records at data[pos:] to `runs`; return the end of the last.
 
     The decoder's per-record Python loop: it reads the length varint and jumps
-    over the record. A length that is not positive raises InvalidRecordError,
-    as does a read past the bytes (the caller checks the end against its batch's).
+    over the record (neighbours of one length join one run). A length that is
+    not positive raises InvalidRecordError, as does a read past the bytes (the
+    caller checks the end against its batch's).
     """
-    append = starts.append
+    run_start, run_stride, run_count = pos, 0, 0
     try:
         for _ in range(count):
-            append(pos)
             b = data[pos]
             # One-byte zigzag varint of a positive length: even and non-zero below 0x80.
             if b < 0x80 and b and not b & 1:
-                pos += 1 + (b >> 1)
+                stride = 1 + (b >> 1)
             elif b >= 0x80 and data[pos + 1] < 0x80 and not b & 1:  # two bytes: 64 to 8191
-                pos += 2 + (((b & 0x7F) | (data[pos + 1] << 7)) >> 1)
+                stride = 2 + (((b & 0x7F) | (data[pos + 1] << 7)) >> 1)
             else:
                 length, after = _varint(data, pos)
                 if length <= 0:
                     raise InvalidRecordError(f"record of {length} bytes does not fit its batch", pos)
-                pos = after + length
+                stride = after - pos + length
+            if stride == run_stride:
+                run_count += 1
+            else:
+                if run_count:
+                    runs.add(run_start, run_stride, run_count)
+                run_start, run_stride, run_count = pos, stride, 1
+            pos += stride
     except IndexError:
         raise InvalidRecordError("a record runs past the end of its batch", pos) from None
+    if run_count:
+        runs.add(run_start, run_stride, run_count)
     return pos
 
 
-def _equal_length_run(data: bytes, u8: pa.Array, pos: int, end: int, count: int) -> tuple[int, int, Any]:
-    """(n, stride, starts): the records from `pos` on that have the first one's length, found with
-    Arrow kernels, n = 0 when not tried (a length of over two varint bytes or under one record's room).
+def _equal_length_run(data: bytes, pos: int, end: int, count: int) -> tuple[int, int]:
+    """(n, stride): the records from `pos` on that have the first one's length; n = 0 when not
+    tried (a length of over two varint bytes, or room for fewer than two records).
 
     Exact by induction: record 0 starts at pos; if the length bytes at
     pos + k * stride equal record 0's, record k has its length, so record k + 1
     starts at pos + (k + 1) * stride. The run ends before the first candidate
     whose bytes differ (that record starts there but has another length), and
     candidates are only taken where a whole record of that length fits before
-    `end`, so every record of the run lies inside its batch.
+    `end`, so every record of the run lies inside its batch. The bytes at the
+    candidates are one extended slice (data[pos::stride]); the run is how many
+    of them lstrip removes.
     """
     first = data[pos] if pos < end else 0
     if first < 0x80:
@@ -160,34 +196,30 @@ def _equal_length_run(data: bytes, u8: pa.Array, pos: int, end: int, count: int)
     elif pos + 1 < end and data[pos + 1] < 0x80:
         width, encoded = 2, (first & 0x7F) | (data[pos + 1] << 7)
     else:
-        return 0, 0, None
+        return 0, 0
     length = (encoded >> 1) ^ -(encoded & 1)
     if length <= 0:
-        return 0, 0, None  # the walk raises for it
+        return 0, 0  # the walk raises for it
     stride = width + length
     room = min(count, (end - pos) // stride)
     if room < 2:
-        return 0, 0, None
-    # Candidates are checked in windows that double while the run fills them, so
-    # a run of n records costs O(n) however many records follow it.
-    stride_scalar, first_byte = pa.scalar(stride, pa.int64()), pa.scalar(first, pa.uint8())
-    second_byte = pa.scalar(data[pos + 1], pa.uint8()) if width == 2 else None
-    found, window, runs = 0, RUN_WINDOW_MIN, []
+        return 0, 0
+    strip_first = bytes((first,))
+    strip_second = bytes((data[pos + 1],)) if width == 2 else b""
+    found, window = 0, RUN_WINDOW_MIN
     while found < room:
         size = min(window, room - found)
-        candidates = pc.add(pc.multiply(_index(size), stride_scalar), pa.scalar(pos + found * stride, pa.int64()))
-        same = pc.equal(pc.take(u8, candidates), first_byte)
-        if second_byte is not None:
-            same = pc.and_(same, pc.equal(pc.take(u8, pc.add(candidates, _I64[1])), second_byte))
-        differs = pc.index(same, _FALSE).as_py()
-        if differs >= 0:
-            runs.append(candidates.slice(0, differs))
-            found += differs
+        at = pos + found * stride
+        bytes_at = data[at:at + size * stride:stride]
+        same = size - len(bytes_at.lstrip(strip_first))
+        if width == 2:
+            second_at = data[at + 1:at + 1 + size * stride:stride]
+            same = min(same, size - len(second_at.lstrip(strip_second)))
+        found += same
+        if same < size:
             break
-        runs.append(candidates)
-        found += size
         window *= 2
-    return found, stride, runs[0] if len(runs) == 1 else pa.concat_arrays(runs)
+    return found, stride
 
 
 def _varints(u8: pa.Array, positions: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -279,13 +311,13 @@ def decode(segments: list[Segment], low: int, high: int, with_headers: bool) -> 
     data = bytes(segments[0].data) if len(segments) == 1 else b"".join(s.data for s in segments)
     data_buffer = pa.py_buffer(data)
     u8 = pa.Array.from_buffers(pa.uint8(), len(data), [None, data_buffer])
-    chunks: list[pa.Array] = []
+    runs = Runs()
     pos = 0
     for segment in segments:
         end = pos + len(segment.data)
-        _record_starts(data, u8, pos, end, segment.count, chunks)
+        _record_starts(data, pos, end, segment.count, runs)
         pos = end
-    record_start = chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
+    record_start = runs.positions()
     length, body = _varints(u8, record_start)
     record_end = pc.add(body, length)
     timestamp_delta, after = _varints(u8, pc.add(body, _I64[1]))  # + 1: the attributes byte, unused in v2
