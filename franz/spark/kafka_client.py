@@ -18,6 +18,7 @@ from __future__ import annotations
 import socket
 import struct
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from franz.protocol.codec import decode_response, encode_request
@@ -165,39 +166,44 @@ class KafkaClient:
         offset = start
         aborted: dict[int, int] = {}        # producer id -> first offset of its aborted transaction
         skipping: set[int] = set()          # producers whose batches are skipped until their ABORT marker
-        while offset < end:
-            error, records, bound, aborted_txns, _ = self.fetch(topic, partition, offset, isolation_level,
-                                                               fetch_bytes)
-            if error == Errors.OFFSET_OUT_OF_RANGE:
-                raise KafkaSourceError(f"OFFSET_OUT_OF_RANGE: offset {offset} of {topic}-{partition}")
-            if error != Errors.NONE:
-                raise KafkaSourceError(f"Fetch {topic}-{partition} at {offset}: {error.name}")
-            for txn in aborted_txns:
-                aborted.setdefault(txn["producer_id"], txn["first_offset"])
-            progressed = False
-            # A response may end inside a batch (the broker cuts at the byte limit): stop there.
-            for batch in records.batches(stop_at_partial_batch=True):
-                if batch.next_offset <= offset:
-                    continue
-                progressed = True
-                producer_id = batch.producer_id
-                if batch.is_control_batch:
-                    for record in batch.records():
-                        if ControlRecordType.parse(record.key) == ControlRecordType.ABORT:
-                            skipping.discard(producer_id)
-                            aborted.pop(producer_id, None)
+        # One fetch ahead: the next Fetch runs in a thread (the socket wait and copy release the GIL)
+        # while the caller decodes this one's batches. Its offset is the end of this response's last
+        # whole batch, known from the batch headers alone. The socket carries one request at a time:
+        # only the fetch thread uses it while a fetch is pending.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="franz-fetch") as fetcher:
+            pending = fetcher.submit(self.fetch, topic, partition, offset, isolation_level, fetch_bytes)
+            while offset < end:
+                error, records, bound, aborted_txns, _ = pending.result()
+                if error == Errors.OFFSET_OUT_OF_RANGE:
+                    raise KafkaSourceError(f"OFFSET_OUT_OF_RANGE: offset {offset} of {topic}-{partition}")
+                if error != Errors.NONE:
+                    raise KafkaSourceError(f"Fetch {topic}-{partition} at {offset}: {error.name}")
+                for txn in aborted_txns:
+                    aborted.setdefault(txn["producer_id"], txn["first_offset"])
+                # A response may end inside a batch (the broker cuts at the byte limit): stop there.
+                batches = [b for b in records.batches(stop_at_partial_batch=True) if b.next_offset > offset]
+                if not batches:
+                    if bound <= offset:
+                        return  # nothing more below the bound: the range ends early (end > bound)
+                    raise KafkaSourceError(f"Fetch of {topic}-{partition} at {offset} returned no batch "
+                                           f"below its bound {bound}")
+                if batches[-1].next_offset < end:
+                    pending = fetcher.submit(self.fetch, topic, partition, batches[-1].next_offset, isolation_level,
+                                             fetch_bytes)
+                for batch in batches:
+                    producer_id = batch.producer_id
+                    if batch.is_control_batch:
+                        for record in batch.records():
+                            if ControlRecordType.parse(record.key) == ControlRecordType.ABORT:
+                                skipping.discard(producer_id)
+                                aborted.pop(producer_id, None)
+                        offset = batch.next_offset
+                        continue
+                    if (isolation_level == 1 and batch.is_transactional and producer_id in aborted
+                            and aborted[producer_id] <= batch.last_offset):
+                        skipping.add(producer_id)
+                    if not (producer_id in skipping and batch.is_transactional):
+                        yield batch
                     offset = batch.next_offset
-                    continue
-                if (isolation_level == 1 and batch.is_transactional and producer_id in aborted
-                        and aborted[producer_id] <= batch.last_offset):
-                    skipping.add(producer_id)
-                if not (producer_id in skipping and batch.is_transactional):
-                    yield batch
-                offset = batch.next_offset
-                if offset >= end:
-                    return
-            if not progressed:
-                if bound <= offset:
-                    return  # nothing more below the bound: the range ends early (end > bound)
-                raise KafkaSourceError(f"Fetch of {topic}-{partition} at {offset} returned no batch "
-                                       f"below its bound {bound}")
+                    if offset >= end:
+                        return

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any, Final
 
+import pyarrow as pa  # Spark's Python data sources need it: read() yields Arrow batches
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -47,7 +48,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from franz.spark.columnar import decode_into
+from franz.spark.columnar import HEADERS_ARROW_TYPE, Segment, decode
 from franz.spark.kafka_client import EARLIEST, LATEST, KafkaClient, KafkaSourceError
 from franz.spark.options import OptionError, SourceOptions, _Options
 
@@ -160,46 +161,45 @@ def split_ranges(ranges: list[KafkaInputPartition], min_partitions: int | None) 
 
 def read_partition(bootstrap: str, partition: KafkaInputPartition, include_headers: bool,
                    isolation: int) -> Iterator[Any]:
-    import pyarrow as pa  # noqa: PLC0415 - executors import it when they read
+    """Arrow record batches of the partition's range: the data batches fetched are decoded a
+    group at a time, a group being at least ROWS_PER_BATCH records (or what is left)."""
     schema = _arrow_schema(include_headers)
-    columns = _empty_columns(schema)
+    segments: list[Segment] = []
+    rows = 0
     with KafkaClient(bootstrap) as client:
         for batch in client.read_batches(partition.topic, partition.partition, partition.start, partition.end,
                                          isolation):
             header = batch.header()
             timestamp_type = int(batch.timestamp_type)
-            log_append_time = header.max_timestamp if timestamp_type == 1 else None
             data, _ = batch.records_data()
-            added = decode_into(data, header.record_count, header.base_offset, header.base_timestamp,
-                                log_append_time, partition.start, partition.end, columns, include_headers)
-            columns["timestampType"].extend([timestamp_type] * added)
-            if len(columns["offset"]) >= ROWS_PER_BATCH:
-                yield _batch(pa, schema, columns, partition)
-                columns = _empty_columns(schema)
-    if columns["offset"]:
-        yield _batch(pa, schema, columns, partition)
-
-
-def _empty_columns(schema) -> dict[str, list]:
-    return {name: [] for name in schema.names}
+            segments.append(Segment(data, header.record_count, header.base_offset, header.base_timestamp,
+                                    header.max_timestamp if timestamp_type == 1 else None, timestamp_type))
+            rows += header.record_count
+            if rows >= ROWS_PER_BATCH:
+                found = _batch(schema, decode(segments, partition.start, partition.end, include_headers), partition)
+                segments, rows = [], 0
+                if found.num_rows:
+                    yield found
+    if segments:
+        found = _batch(schema, decode(segments, partition.start, partition.end, include_headers), partition)
+        if found.num_rows:
+            yield found
 
 
 def _arrow_schema(include_headers: bool):
-    import pyarrow as pa  # noqa: PLC0415
     fields = [pa.field("key", pa.binary()), pa.field("value", pa.binary()), pa.field("topic", pa.string()),
               pa.field("partition", pa.int32()), pa.field("offset", pa.int64()),
               pa.field("timestamp", pa.timestamp("us", tz="UTC")), pa.field("timestampType", pa.int32())]
     if include_headers:
-        fields.append(pa.field("headers", pa.list_(pa.struct([pa.field("key", pa.string()),
-                                                              pa.field("value", pa.binary())]))))
+        fields.append(pa.field("headers", HEADERS_ARROW_TYPE))
     return pa.schema(fields)
 
 
-def _batch(pa, schema, columns: dict[str, list], partition: KafkaInputPartition):
+def _batch(schema, columns: dict[str, Any], partition: KafkaInputPartition):
     count = len(columns["offset"])
-    columns["topic"] = [partition.topic] * count
-    columns["partition"] = [partition.partition] * count
-    return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+    columns["topic"] = pa.repeat(pa.scalar(partition.topic, pa.string()), count)
+    columns["partition"] = pa.repeat(pa.scalar(partition.partition, pa.int32()), count)
+    return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)
 
 
 # -- batch ---------------------------------------------------------------------------
