@@ -432,7 +432,11 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
         consume_msgs_s, consume_mb_s = driver.consume(broker.bootstrap, topic, records)
         cell.consume_msgs_s.append(consume_msgs_s)
         cell.consume_mb_s.append(consume_mb_s)
-        raw = raw_fetch_mb_s(broker.bootstrap, topic, partitions)
+        try:  # its own failure: the produce and consume figures above stand
+            raw = raw_fetch_mb_s(broker.bootstrap, topic, partitions)
+        except Exception as exc:  # noqa: BLE001 - a peer may refuse a 50 MiB-per-partition fetch
+            cell.failures.append(f"run {run + 1}: raw fetch: {str(exc).splitlines()[0][:300]}")
+            raw = None
         if raw is not None:
             cell.raw_fetch_mb_s.append(raw)
         print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "
