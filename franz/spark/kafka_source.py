@@ -13,8 +13,10 @@ built on Spark 4's Python Data Source API instead of a JVM jar:
   that appear later are read from their earliest offset; maxOffsetsPerTrigger
   caps a micro-batch, spread over partitions by their backlog.
 - write / writeStream: rows with `value` (required), `key`, `topic` (or the
-  `topic` option), `partition`, `headers`, sent by an idempotent librdkafka
-  producer per task; the job commit logs the records written per partition.
+  `topic` option), `partition`, `headers`, handed to the task as Arrow batches
+  (DataSourceArrowWriter: no Spark Row object per record) and sent by an
+  idempotent librdkafka producer per task; the job commit logs the records
+  written per partition.
 - failOnDataLoss: a starting offset below a partition's log start (retention
   or DeleteRecords removed it) fails the query with the partition named, or,
   with failOnDataLoss=false, logs a warning and starts at the log start.
@@ -23,6 +25,7 @@ built on Spark 4's Python Data Source API instead of a JVM jar:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 from collections.abc import Iterator
 from typing import Any, Final
@@ -30,10 +33,10 @@ from typing import Any, Final
 import pyarrow as pa  # Spark's Python data sources need it: read() yields Arrow batches
 from pyspark.sql.datasource import (
     DataSource,
+    DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamArrowWriter,
     DataSourceStreamReader,
-    DataSourceStreamWriter,
-    DataSourceWriter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -317,7 +320,19 @@ def _encode(value: Any) -> bytes | None:
     return str(value).encode("utf-8")
 
 
-def write_rows(options: dict, rows: Iterator[Any]) -> WriteCounts:
+def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None]:
+    """A key or value column as bytes: binary as is, text as UTF-8, anything else as its text."""
+    column = batch.column(name)
+    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            column = column.cast(pa.string())
+        column = column.cast(pa.binary())  # same bytes, no copy per value
+    return column.to_pylist()
+
+
+def write_batches(options: dict, batches: Iterator[pa.RecordBatch]) -> WriteCounts:
+    """Produce every row of the Arrow batches (columns key, value, topic, partition, headers)
+    with an idempotent librdkafka producer; the acknowledged counts per topic-partition."""
     options = _Options(options)
     from confluent_kafka import Producer  # noqa: PLC0415 - executors import it when they write
     producer = Producer({"bootstrap.servers": options["kafka.bootstrap.servers"], "enable.idempotence": True,
@@ -333,24 +348,31 @@ def write_rows(options: dict, rows: Iterator[Any]) -> WriteCounts:
             key = f"{message.topic()}-{message.partition()}"
             counts[key] = counts.get(key, 0) + 1
 
-    for row in rows:
-        fields = row.asDict() if hasattr(row, "asDict") else dict(row)
-        topic = default_topic or fields.get("topic")
-        if not topic:
-            raise OptionError("A row has no topic and the 'topic' option is not set")
-        extra = {}
-        if fields.get("partition") is not None:
-            extra["partition"] = int(fields["partition"])
-        if fields.get("headers"):
-            extra["headers"] = [(h["key"], _encode(h["value"])) for h in fields["headers"]]
-        while True:
-            try:
-                producer.produce(topic, value=_encode(fields["value"]), key=_encode(fields.get("key")),
-                                 on_delivery=delivered, **extra)
-                break
-            except BufferError:
-                producer.poll(0.1)
-        producer.poll(0)
+    produce, poll = producer.produce, producer.poll
+    for batch in batches:
+        names = set(batch.schema.names)
+        values = _bytes_column(batch, "value")
+        rows = len(values)
+        keys = _bytes_column(batch, "key") if "key" in names else itertools.repeat(None, rows)
+        topics = (itertools.repeat(default_topic, rows) if default_topic
+                  else batch.column("topic").to_pylist())
+        partitions = batch.column("partition").to_pylist() if "partition" in names else None
+        headers = batch.column("headers").to_pylist() if "headers" in names else None
+        for index, (value, key, topic) in enumerate(zip(values, keys, topics)):
+            if not topic:
+                raise OptionError("A row has no topic and the 'topic' option is not set")
+            extra = {}
+            if partitions is not None and partitions[index] is not None:
+                extra["partition"] = int(partitions[index])
+            if headers is not None and headers[index]:
+                extra["headers"] = [(h["key"], _encode(h["value"])) for h in headers[index]]
+            while True:
+                try:
+                    produce(topic, value=value, key=key, on_delivery=delivered, **extra)
+                    break
+                except BufferError:  # librdkafka's queue is full: let deliveries drain it
+                    poll(0.1)
+        poll(0)
     remaining = producer.flush(60)
     if failures or remaining:
         raise KafkaSourceError(f"{len(failures) + remaining} records were not acknowledged: "
@@ -367,24 +389,24 @@ def _log_counts(messages: list[WriteCounts]) -> dict[str, int]:
     return total
 
 
-class FranzBatchWriter(DataSourceWriter):
+class FranzBatchWriter(DataSourceArrowWriter):
     def __init__(self, options: dict) -> None:
         self.options = options
         self.counts: dict[str, int] = {}
 
-    def write(self, iterator: Iterator[Any]) -> WriteCounts:
-        return write_rows(self.options, iterator)
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
+        return write_batches(self.options, iterator)
 
     def commit(self, messages: list[WriteCounts]) -> None:
         self.counts = _log_counts(messages)
 
 
-class FranzStreamWriter(DataSourceStreamWriter):
+class FranzStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: dict) -> None:
         self.options = options
 
-    def write(self, iterator: Iterator[Any]) -> WriteCounts:
-        return write_rows(self.options, iterator)
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
+        return write_batches(self.options, iterator)
 
     def commit(self, messages: list[WriteCounts], batchId: int) -> None:
         _log_counts(messages)
@@ -412,10 +434,10 @@ class FranzDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return FranzStreamReader(SourceOptions.parse(self.options, streaming=True))
 
-    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         _check_write_schema(schema, dict(self.options))
         return FranzBatchWriter(dict(self.options))
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamArrowWriter:
         _check_write_schema(schema, dict(self.options))
         return FranzStreamWriter(dict(self.options))

@@ -98,6 +98,38 @@ def test_write_then_read_back(spark, broker):
     assert sorted((r.value, r.key, r.partition) for r in rows) == [(b"1", b"a", 0), (b"2", b"b", 1), (b"3", None, 1)]
 
 
+def test_write_takes_text_columns_a_topic_column_and_headers(spark, broker):
+    _create(broker, "routed-a", 1)
+    _create(broker, "routed-b", 1)
+    frame = spark.createDataFrame(
+        [("k1", "v1", "routed-a", [("h", b"x")]), ("k2", "v2", "routed-b", []), (None, "v3", "routed-a", None)],
+        "key string, value string, topic string, headers array<struct<key: string, value: binary>>")
+    frame.write.mode("append").format("franz").option("kafka.bootstrap.servers", broker.bootstrap).save()
+    rows = _reader(spark, broker, subscribe="routed-a,routed-b", includeHeaders="true").load().collect()
+    found = sorted(((r.topic, r.value, r.key, [(h.key, h.value) for h in r.headers]) for r in rows))
+    assert found == [("routed-a", b"v1", b"k1", [("h", b"x")]), ("routed-a", b"v3", None, []),
+                     ("routed-b", b"v2", b"k2", [])]
+
+
+def test_write_stream_copies_a_topic_exactly_once_per_checkpoint(spark, broker, tmp_path):
+    _create(broker, "stream-in", 2)
+    _create(broker, "stream-out", 1)
+    _produce(broker, "stream-in", 40, 2)
+
+    def copy() -> None:
+        query = spark.readStream.format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+            .option("subscribe", "stream-in").option("startingOffsets", "earliest").load() \
+            .selectExpr("key", "value").writeStream.format("franz") \
+            .option("kafka.bootstrap.servers", broker.bootstrap).option("topic", "stream-out") \
+            .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start()
+        assert query.awaitTermination(TIMEOUT_S * 2)
+    copy()
+    _produce(broker, "stream-in", 10, 2, start=40)
+    copy()  # from the checkpoint: only the 10 new records
+    copied = _reader(spark, broker, subscribe="stream-out").load().collect()
+    assert sorted(int(r.value[1:]) for r in copied) == list(range(50))
+
+
 def test_a_sink_without_a_value_column_is_refused_before_the_job(spark, broker):
     frame = spark.createDataFrame([(b"a",)], "key binary")
     with pytest.raises(Exception, match="needs a 'value' column"):
