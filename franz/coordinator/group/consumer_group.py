@@ -27,6 +27,7 @@ import enum
 from collections.abc import Mapping
 
 from franz.coordinator.group.subscription import matching_topics
+from franz.protocol.errors import Errors
 
 # topic id (16 bytes) -> partitions
 Assignment = Mapping[bytes, frozenset[int]]
@@ -107,6 +108,30 @@ class ConsumerGroup:
         if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
+
+    def validate_offset_commit(self, member_id: str, member_epoch: int, epoch_aware_version: bool,
+                               transactional: bool) -> Errors:
+        """ConsumerGroup.validateOffsetCommit: with no member epoch only while the group is empty
+        (an admin or a consumer outside group management) or in a transaction; a member commits
+        at its own epoch, with OffsetCommit v9+ (whose field is the member epoch)."""
+        if member_epoch < 0 and (not self.members or transactional):
+            return Errors.NONE
+        member = self.members.get(member_id)
+        if member is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        if not epoch_aware_version:
+            return Errors.UNSUPPORTED_VERSION
+        return Errors.STALE_MEMBER_EPOCH if member_epoch != member.member_epoch else Errors.NONE
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> Errors:
+        """ConsumerGroup.validateOffsetFetch (OffsetFetch v9+): a member fetches at its own epoch;
+        a fetch naming no member (admin) is taken."""
+        if member_id is None and member_epoch < 0:
+            return Errors.NONE
+        member = self.members.get(member_id or "")
+        if member is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        return Errors.STALE_MEMBER_EPOCH if member_epoch != member.member_epoch else Errors.NONE
 
     def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
         member_id = self.static_members.get(instance_id)

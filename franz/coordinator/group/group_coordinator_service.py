@@ -350,8 +350,7 @@ class GroupCoordinatorService:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
-            error = _validate_consumer_group_commit(consumer_group, body["member_id"], generation_id,
-                                                    version >= 9, False)
+            error = consumer_group.validate_offset_commit(body["member_id"], generation_id, version >= 9, False)
         else:
             group = self.coordinator.group(group_id)
             if group is None:
@@ -382,24 +381,15 @@ class GroupCoordinatorService:
         if request.api_version >= 8:
             groups = []
             for entry in body["groups"]:
-                error = self._validate_offset_fetch(entry["group_id"], entry.get("member_id"),
-                                                    entry.get("member_epoch", -1))
+                consumer_group = self._consumer_group(entry["group_id"])
+                error = Errors.NONE if consumer_group is None else consumer_group.validate_offset_fetch(
+                    entry.get("member_id"), entry.get("member_epoch", -1))
                 topics = [] if error != Errors.NONE else self.offsets.fetch(entry["group_id"], entry["topics"], stable)
                 groups.append({"group_id": entry["group_id"], "error_code": error, "topics": topics})
             return {"throttle_time_ms": 0, "groups": groups}
         topics = body["topics"]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,
                 "topics": self.offsets.fetch(body["group_id"], topics, stable)}
-
-    def _validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> Errors:
-        """ConsumerGroup.validateOffsetFetch (OffsetFetch v9+): a member fetches at its own epoch."""
-        group = self._consumer_group(group_id)
-        if group is None or (member_id is None and member_epoch < 0):
-            return Errors.NONE
-        member = group.members.get(member_id or "")
-        if member is None:
-            return Errors.UNKNOWN_MEMBER_ID
-        return Errors.STALE_MEMBER_EPOCH if member_epoch != member.member_epoch else Errors.NONE
 
     # -- offsets in transactions -----------------------------------------------------------
 
@@ -419,7 +409,7 @@ class GroupCoordinatorService:
                 return _answer_all(body, error)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
-            error = _validate_consumer_group_commit(consumer_group, member_id, generation_id, True, True)
+            error = consumer_group.validate_offset_commit(member_id, generation_id, True, True)
         else:
             group = self.coordinator.group(group_id)
             if group is None:
@@ -653,23 +643,6 @@ class GroupCoordinatorService:
         if removed:
             logger.info("Removed %d expired offsets", removed)
         return removed
-
-
-def _validate_consumer_group_commit(group: ConsumerGroup, member_id: str, member_epoch: int,
-                                    epoch_aware_version: bool, transactional: bool) -> Errors:
-    """ConsumerGroup.validateOffsetCommit: with no member epoch only while the group is empty
-    (an admin or a consumer outside group management); a member commits at its own epoch, with
-    OffsetCommit v9+ (whose field is the member epoch) unless transactional."""
-    if member_epoch < 0 and (not group.members or transactional):
-        return Errors.NONE
-    member = group.members.get(member_id)
-    if member is None:
-        return Errors.UNKNOWN_MEMBER_ID
-    if not epoch_aware_version:
-        return Errors.UNSUPPORTED_VERSION
-    if member_epoch != member.member_epoch:
-        return Errors.STALE_MEMBER_EPOCH
-    return Errors.NONE
 
 
 def _answer_all(body: dict, code: int) -> dict:
