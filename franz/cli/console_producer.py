@@ -34,8 +34,10 @@ def _run(args: argparse.Namespace) -> int:
     properties = _pairs(args.property)
     parse_key = properties.get("parse.key", "false") == "true"
     separator = properties.get("key.separator", "\t")
+    # murmur2_random: keyed lines land where kafka-console-producer (the Java producer) puts them.
     producer = Producer({"bootstrap.servers": args.bootstrap_server, "compression.type": args.compression_codec,
-                         "acks": args.request_required_acks, **_pairs(args.producer_property)})
+                         "acks": args.request_required_acks, "partitioner": "murmur2_random",
+                         **_pairs(args.producer_property)})
     failures: list[str] = []
 
     def report(error, _message) -> None:

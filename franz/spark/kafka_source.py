@@ -335,8 +335,11 @@ def write_batches(options: dict, batches: Iterator[pa.RecordBatch]) -> WriteCoun
     with an idempotent librdkafka producer; the acknowledged counts per topic-partition."""
     options = _Options(options)
     from confluent_kafka import Producer  # noqa: PLC0415 - executors import it when they write
+    # murmur2_random: a keyed row lands where Kafka's Java producer (Spark's own Kafka sink) puts
+    # it, murmur2(key) mod partitions; librdkafka's default (CRC32) would put it elsewhere.
     producer = Producer({"bootstrap.servers": options["kafka.bootstrap.servers"], "enable.idempotence": True,
-                         "linger.ms": 5, "compression.type": options.get("kafka.compression.type", "none")})
+                         "linger.ms": 5, "partitioner": "murmur2_random",
+                         "compression.type": options.get("kafka.compression.type", "none")})
     default_topic = options.get("topic")
     counts: dict[str, int] = {}
     failures: list[str] = []

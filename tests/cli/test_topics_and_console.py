@@ -52,6 +52,27 @@ def test_console_producer_then_consumer_round_trip_keys_and_values(broker):
     assert "Processed a total of 3 messages" in consumed.stderr
 
 
+def test_console_producer_puts_a_keyed_line_on_the_partition_kafkas_tool_would(broker):
+    from confluent_kafka import Consumer, TopicPartition
+    from kafka.partitioner.default import murmur2  # kafka-python's port of the Java client's hash
+
+    b = broker.bootstrap
+    assert franz("topics", "--bootstrap-server", b, "--create", "--topic", "spread", "--partitions", "4").returncode == 0
+    keys = [f"key-{i}" for i in range(12)]
+    produced = franz("console-producer", "--bootstrap-server", b, "--topic", "spread", "--property", "parse.key=true",
+                     "--property", "key.separator=:", stdin="".join(f"{key}:v\n" for key in keys))
+    assert produced.returncode == 0, produced.stderr
+    consumer = Consumer({"bootstrap.servers": b, "group.id": "spread-check"})
+    try:
+        ends = [consumer.get_watermark_offsets(TopicPartition("spread", p), timeout=10)[1] for p in range(4)]
+    finally:
+        consumer.close()
+    expected = [0] * 4
+    for key in keys:
+        expected[(murmur2(key.encode()) & 0x7FFFFFFF) % 4] += 1
+    assert ends == expected
+
+
 def test_console_consumer_from_an_offset_and_a_timeout(broker):
     b = broker.bootstrap
     franz("topics", "--bootstrap-server", b, "--create", "--topic", "off")

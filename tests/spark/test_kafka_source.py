@@ -111,6 +111,19 @@ def test_write_takes_text_columns_a_topic_column_and_headers(spark, broker):
                      ("routed-b", b"v2", b"k2", [])]
 
 
+def test_keyed_rows_land_on_the_partition_of_kafkas_java_partitioner(spark, broker):
+    from kafka.partitioner.default import murmur2  # kafka-python's port of the Java client's hash
+
+    _create(broker, "keyed", 5)
+    keys = [b"user-%d" % i for i in range(40)]
+    frame = spark.createDataFrame([(key, b"v") for key in keys], "key binary, value binary")
+    frame.write.mode("append").format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+        .option("topic", "keyed").save()
+    rows = _reader(spark, broker, subscribe="keyed").load().collect()
+    assert sorted((r.key, r.partition) for r in rows) == sorted((key, (murmur2(key) & 0x7FFFFFFF) % 5)
+                                                                for key in keys)
+
+
 def test_write_stream_copies_a_topic_exactly_once_per_checkpoint(spark, broker, tmp_path):
     _create(broker, "stream-in", 2)
     _create(broker, "stream-out", 1)
