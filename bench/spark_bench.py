@@ -1,6 +1,6 @@
 """Spark reading and writing a franz topic, beside Spark reading and writing Parquet, in one run.
 
-Run:  .venv/bin/python bench/spark_bench.py [--mib 256] [--record-bytes 100] [--partitions 4] [--runs 3]
+Run:  .venv/bin/python bench/spark_bench.py [--mib 1024] [--record-bytes 100] [--partitions 4] [--runs 3]
 
 A franz broker process and a local[2] SparkSession on this machine. The same
 rows (key = id as a string, value = record-bytes of text) are written with
@@ -43,7 +43,7 @@ def timed(action) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mib", type=int, default=256, help="payload size of the dataset")
+    parser.add_argument("--mib", type=int, default=1024, help="payload size of the dataset (the issue: a 1 GiB topic)")
     parser.add_argument("--record-bytes", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--runs", type=int, default=3)
