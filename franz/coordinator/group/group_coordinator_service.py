@@ -1,13 +1,15 @@
 """The group coordinator's door: its APIs, `__consumer_offsets`, loading and expiration (GroupCoordinatorService).
 
 Owns the request handlers of FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup, OffsetCommit, TxnOffsetCommit, OffsetFetch, ListGroups,
-DescribeGroups, DeleteGroups and OffsetDelete (`register(apis)` adds them to KafkaApis), the
-internal topic (created compacted with offsets.topic.num.partitions partitions
-on the first FindCoordinator for a group, or the first write), the load of
-every group and offset from that topic at startup (clean stop or SIGKILL
-alike: the log is the truth), and the expiration of offsets every
-offsets.retention.check.interval.ms.
+LeaveGroup, ConsumerGroupHeartbeat, ConsumerGroupDescribe, OffsetCommit,
+TxnOffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and
+OffsetDelete (`register(apis)` adds them to KafkaApis), the internal topic
+(created compacted with offsets.topic.num.partitions partitions on the first
+FindCoordinator for a group, or the first write), the load of every group and
+offset from that topic at startup (group_coordinator_shard.py; clean stop or
+SIGKILL alike: the log is the truth), and the expiration of offsets every
+offsets.retention.check.interval.ms. Classic groups are the GroupCoordinator's,
+KIP-848 groups the ConsumerGroupCoordinator's; a group id belongs to one kind.
 
 Invariant: in-memory offsets change only by replaying records after their
 append returned (OffsetMetadataManager.replay), so what a client was told is
@@ -31,11 +33,11 @@ from franz.coordinator.group.coordinator_loader import (
     OFFSETS_TOPIC,
     CoordinatorPartitionWriter,
     CoordinatorWriteError,
-    load_partition_transactional,
 )
 from franz.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupState
 from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator
 from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator
+from franz.coordinator.group.group_coordinator_shard import read_partitions, replay
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
 from franz.protocol.errors import Errors
@@ -54,9 +56,6 @@ CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]
 # (transactional id, producer id, producer epoch, offsets partition) -> the error, NONE when
 # that partition is in the producer's ongoing transaction (the transaction coordinator's check)
 TransactionVerifier = Callable[[str, int, int, int], Errors]
-# one record or marker read from __consumer_offsets at load:
-# (partition, key or None for a marker, value or the marker's committed flag, offset, producer id)
-LoadedEntry = tuple[int, bytes | None, bytes | bool | None, int, int]
 
 
 class GroupCoordinatorService:
@@ -86,60 +85,16 @@ class GroupCoordinatorService:
     async def startup(self) -> None:
         """Load every group and offset from `__consumer_offsets`, then start the timers."""
         topic = self.metadata.get(OFFSETS_TOPIC)
-        records: list[LoadedEntry] = []
+        entries = []
         if topic is not None:
             logs = [(p, self.replica_manager.log_of((OFFSETS_TOPIC, p))) for p in range(topic.num_partitions)]
-
-            def read_all() -> None:
-                for p, log in logs:
-                    if log is not None:
-                        load_partition_transactional(
-                            log, lambda key, value, offset, producer_id, p=p: records.append(
-                                (p, key, value, offset, producer_id)),
-                            lambda producer_id, commit, offset, p=p: records.append(
-                                (p, None, commit, offset, producer_id)))
-            await asyncio.get_running_loop().run_in_executor(None, read_all)
+            entries = await asyncio.get_running_loop().run_in_executor(None, read_partitions, logs)
         self.coordinator.startup()
-        loaded = self._replay_all(records)
+        loaded = replay(entries, self.offsets, self.coordinator, self.consumer_groups, self._clock_ms())
         if loaded:
             logger.info("Loaded %d groups and the offsets of %d groups from %s", loaded,
                         len(self.offsets.offsets), OFFSETS_TOPIC)
         self._expiration_task = asyncio.get_running_loop().create_task(self._expire_periodically())
-
-    def _replay_all(self, records: list[LoadedEntry]) -> int:
-        """Replay what the load read, in log order per partition (a group lives in one)."""
-        groups: dict[str, dict | None] = {}
-        consumer_groups: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
-        for partition, key_bytes, value_bytes, offset, producer_id in records:
-            if key_bytes is None:
-                assert isinstance(value_bytes, bool)
-                self.offsets.replay_end_transaction_marker(partition, producer_id, value_bytes)
-                continue
-            assert not isinstance(value_bytes, bool)
-            try:
-                key = serde.read_key(key_bytes)
-                if isinstance(key, serde.OffsetCommitKey):
-                    value = None if value_bytes is None else serde.read_offset_commit_value(value_bytes)
-                    if producer_id == NO_PRODUCER_ID:
-                        self.offsets.replay(key.group, key.topic, key.partition, value, offset)
-                    else:
-                        self.offsets.replay_transactional(partition, producer_id, key.group, key.topic,
-                                                          key.partition, value, offset)
-                elif isinstance(key, serde.GroupMetadataKey):
-                    groups[key.group] = None if value_bytes is None else serde.read_group_metadata_value(value_bytes)
-                elif isinstance(key, serde.ConsumerGroupRecordKey):
-                    consumer_groups.setdefault(key.group, {})[key] = value_bytes  # the last one counts
-            except serde.RecordFormatError as exc:
-                logger.warning("Skipping an undecodable record of %s: %s", OFFSETS_TOPIC, exc)
-        now = self._clock_ms()
-        for group_id, value in groups.items():
-            if value is not None:
-                self.coordinator.load_group(ClassicGroup.from_record(group_id, value, now))
-        loaded = 0 if self.consumer_groups is None else self.consumer_groups.load(consumer_groups)
-        for group_id in [*self.offsets.offsets, *self.offsets.open_transactions_by_group]:
-            if self._consumer_group(group_id) is None:
-                self.coordinator.get_or_create_group(group_id)  # a simple group: offsets, no members
-        return loaded + sum(1 for value in groups.values() if value is not None)
 
     async def shutdown(self) -> None:
         task, self._expiration_task = self._expiration_task, None

@@ -1,0 +1,86 @@
+"""Loading `__consumer_offsets` into the group coordinator's state (the replay side of Kafka's GroupCoordinatorShard).
+
+`read_partitions` reads every record and transaction marker of the topic's
+partitions (below their HW) in log order; `replay` hands each to the state it
+belongs to: committed and transactional offsets and the markers that settle
+them to the OffsetMetadataManager, classic groups (GroupMetadata records) to
+the GroupCoordinator, consumer groups (record types 3-8) to the
+ConsumerGroupCoordinator. A group lives in one partition, so log order per
+partition is the order of its changes; for a key read more than once the
+last record wins, a tombstone deleting it.
+
+Offsets of a group that has no group record left (a simple consumer, or a
+group whose members are gone) get an Empty classic group, as Kafka keeps one.
+Records that do not decode are skipped with a warning (the loader logs where).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from franz.coordinator.group import group_coordinator_record_serde as serde
+from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
+from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition_transactional
+from franz.coordinator.group.group_coordinator import GroupCoordinator
+from franz.coordinator.group.group_metadata import ClassicGroup
+from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
+from franz.records.builder import NO_PRODUCER_ID
+from franz.storage.unified_log import UnifiedLog
+
+logger = logging.getLogger(__name__)
+
+# one record or marker read from __consumer_offsets:
+# (partition, key or None for a marker, value or the marker's committed flag, offset, producer id)
+LoadedEntry = tuple[int, bytes | None, bytes | bool | None, int, int]
+
+
+def read_partitions(logs: list[tuple[int, UnifiedLog | None]]) -> list[LoadedEntry]:
+    """Every record and COMMIT/ABORT marker of the partitions' logs, in log order per partition."""
+    entries: list[LoadedEntry] = []
+    for partition, log in logs:
+        if log is None:
+            continue
+        load_partition_transactional(
+            log, lambda key, value, offset, producer_id, p=partition: entries.append(
+                (p, key, value, offset, producer_id)),
+            lambda producer_id, commit, offset, p=partition: entries.append((p, None, commit, offset, producer_id)))
+    return entries
+
+
+def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: GroupCoordinator,
+           consumer_groups: ConsumerGroupCoordinator | None, now_ms: int) -> int:
+    """Rebuild the state from the entries; the number of groups with members' metadata loaded."""
+    groups: dict[str, dict | None] = {}
+    consumer_records: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
+    for partition, key_bytes, value_bytes, offset, producer_id in entries:
+        if key_bytes is None:
+            assert isinstance(value_bytes, bool)
+            offsets.replay_end_transaction_marker(partition, producer_id, value_bytes)
+            continue
+        assert not isinstance(value_bytes, bool)
+        try:
+            key = serde.read_key(key_bytes)
+            if isinstance(key, serde.OffsetCommitKey):
+                value = None if value_bytes is None else serde.read_offset_commit_value(value_bytes)
+                if producer_id == NO_PRODUCER_ID:
+                    offsets.replay(key.group, key.topic, key.partition, value, offset)
+                else:
+                    offsets.replay_transactional(partition, producer_id, key.group, key.topic, key.partition, value,
+                                                 offset)
+            elif isinstance(key, serde.GroupMetadataKey):
+                groups[key.group] = None if value_bytes is None else serde.read_group_metadata_value(value_bytes)
+            elif isinstance(key, serde.ConsumerGroupRecordKey):
+                consumer_records.setdefault(key.group, {})[key] = value_bytes
+        except serde.RecordFormatError as exc:
+            logger.warning("Skipping an undecodable record of %s: %s", OFFSETS_TOPIC, exc)
+    for group_id, value in groups.items():
+        if value is not None:
+            classic.load_group(ClassicGroup.from_record(group_id, value, now_ms))
+    loaded = 0 if consumer_groups is None else consumer_groups.load(consumer_records)
+    is_consumer_group: Callable[[str], bool] = (lambda _id: False) if consumer_groups is None else (
+        lambda group_id: consumer_groups.group(group_id) is not None)
+    for group_id in [*offsets.offsets, *offsets.open_transactions_by_group]:
+        if not is_consumer_group(group_id):
+            classic.get_or_create_group(group_id)  # a simple group: offsets, no members
+    return loaded + sum(1 for value in groups.values() if value is not None)
