@@ -22,8 +22,10 @@ Durability: every change is written to the group's partition of
 (consumer_group_records.py) before the heartbeat is answered; a restarted
 broker loads the groups back and its members carry on at their epochs, their
 sessions restarted. A change made by a timer is written in the background.
-Limits: the in-memory change comes first; if its write fails the member gets
-the error and the next change writes the difference again. Classic members cannot join a
+Limits: the in-memory change comes first (Kafka reverts it through its
+snapshot registry); if its write fails the member gets the error and the
+group's next write puts every record of the group again and tombstones every
+other key it may have written, so the log catches up with memory. Classic members cannot join a
 consumer group (no online migration): a JoinGroup for a non-empty consumer
 group gets INCONSISTENT_GROUP_PROTOCOL, a heartbeat for a non-empty classic
 group GROUP_ID_NOT_FOUND, as Kafka answers with migration disabled.
@@ -120,7 +122,12 @@ class ConsumerGroupCoordinator:
         if group is not None:
             assert not group.members, f"group {group_id} still has members"
             group.dead = True
-            await self.persist(group)
+            try:
+                await self.persist(group)
+            except GroupError:
+                group.dead = False  # its records are still in the log: it stays
+                self.groups.setdefault(group_id, group)
+                raise
 
     # -- records -------------------------------------------------------------------------
 
@@ -132,8 +139,14 @@ class ConsumerGroupCoordinator:
         entries = consumer_group_records.changes(group.persisted, current)
         if not entries:
             return
-        group.persisted = current
-        await self._write(group.group_id, entries)
+        previous, group.persisted = group.persisted, current
+        try:
+            await self._write(group.group_id, entries)
+        except GroupError:
+            # What the log holds is unknown now: keep every key it may hold, with no value
+            # matching, so the next write puts every record again and tombstones the rest.
+            group.persisted = dict.fromkeys(previous.keys() | current.keys() | group.persisted.keys(), b"")
+            raise
 
     def _persist_in_background(self, group: ConsumerGroup) -> None:
         async def write() -> None:
