@@ -1,6 +1,6 @@
 """Side-by-side broker benchmark: franz beside Tansu and noida-db, under the machine's loopback TCP.
 
-Run:  .venv/bin/python bench/broker_bench.py [--runs 3] [--scale 1.0] [--producers 2]
+Run:  .venv/bin/python bench/broker_bench.py [--runs 3] [--scale 3.0] [--producers 2]
                                             [--brokers franz,tansu,noida] [--external NAME=HOST:PORT]
 
 Every broker runs as a real process on a free 127.0.0.1 port with a fresh temp
@@ -369,7 +369,8 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the record counts")
+    parser.add_argument("--scale", type=float, default=3.0,
+                        help="multiplies the record counts (3: runs of seconds, not of JVM warm-up)")
     parser.add_argument("--records-small", type=int, default=300_000, help="records per run at 100 B")
     parser.add_argument("--records-large", type=int, default=100_000, help="records per run at 1 KiB")
     # Two: one Python producer tops out near 300,000 x 100 B records/s here, below what the brokers take.
