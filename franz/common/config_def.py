@@ -109,12 +109,13 @@ def one_of(*allowed: str, case_sensitive: bool = True) -> Validator:
     return check
 
 
-def each_of(*allowed: str) -> Validator:
+def each_of(*allowed: str, non_empty: bool = False) -> Validator:
     def check(key: str, value: Any) -> None:
+        if non_empty and not value:
+            raise ConfigError(key, value, "The list must not be empty")
         for item in value or ():
             if item not in allowed:
-                raise ConfigError(key, value, f"Invalid value {item} for configuration {key}: "
-                                              f"String must be one of: {', '.join(allowed)}")
+                raise ConfigError(key, item, f"String must be one of: {', '.join(allowed)}")
     return check
 
 

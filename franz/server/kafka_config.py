@@ -115,7 +115,8 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("group.consumer.session.timeout.ms", "int", 45_000, at_least(1)),
     ConfigKey("group.consumer.heartbeat.interval.ms", "int", 5000, at_least(1)),
     ConfigKey("group.consumer.max.size", "int", INT32_MAX, at_least(1)),
-    ConfigKey("group.consumer.assignors", "list", ["uniform", "range"]),
+    # the server-side assignors of franz/coordinator/group/assignor.py; the first is the default
+    ConfigKey("group.consumer.assignors", "list", ["uniform", "range"], each_of("uniform", "range", non_empty=True)),
     # Observability (franz): 0 disables the Prometheus endpoint.
     ConfigKey("metrics.port", "int", 0, between(0, 65535)),
 ])

@@ -42,8 +42,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from franz.coordinator.group import consumer_group_records
-from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey, RecordFormatError
-
 from franz.coordinator.group.assignor import ASSIGNORS, MemberSpec, PartitionAssignor
 from franz.coordinator.group.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -54,13 +52,14 @@ from franz.coordinator.group.consumer_group import (
     member_topics,
 )
 from franz.coordinator.group.current_assignment_builder import OwnedPartitions, reconcile
+from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey, RecordFormatError
 from franz.coordinator.group.group_metadata import GroupError
 from franz.coordinator.group.subscription import compile_regex
+from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
 from franz.protocol.errors import Errors
 
 logger = logging.getLogger(__name__)
 
-AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
 # ConsumerGroupHeartbeat from v1 on: the client makes its member id (KIP-1082)
 CLIENT_MEMBER_ID_VERSION: Final = 1
 
@@ -74,13 +73,8 @@ class ConsumerGroupConfig:
 
     @classmethod
     def from_kafka_config(cls, config) -> ConsumerGroupConfig:
-        from franz.common.config_def import ConfigError
-
-        assignors = tuple(config["group.consumer.assignors"])
-        unknown = [name for name in assignors if name not in ASSIGNORS]
-        if unknown or not assignors:
-            raise ConfigError(f"Invalid value {','.join(assignors)} for configuration group.consumer.assignors: "
-                              f"the assignors are {', '.join(ASSIGNORS)}")
+        assignors = tuple(config["group.consumer.assignors"])  # KafkaConfig checked the names
+        assert assignors and all(name in ASSIGNORS for name in assignors), assignors
         return cls(config["group.consumer.session.timeout.ms"], config["group.consumer.heartbeat.interval.ms"],
                    config["group.consumer.max.size"], assignors)
 
@@ -264,7 +258,7 @@ class ConsumerGroupCoordinator:
         bump = member_id not in group.members or _subscription(member) != _subscription(updated)
         group.update_member(updated)
         topics = self._topics()
-        metadata = {name: topics[name] for name in sorted(group.subscribed_topic_names(set(topics)))}
+        metadata = group.subscription_metadata_of(topics)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
             bump = True
@@ -412,8 +406,7 @@ class ConsumerGroupCoordinator:
         """Remove the member; the others are reassigned its partitions at their next heartbeat."""
         if group.remove_member(member_id) is None:
             return
-        topics = self._topics()
-        group.subscription_metadata = {name: topics[name] for name in sorted(group.subscribed_topic_names(set(topics)))}
+        group.subscription_metadata = group.subscription_metadata_of(self._topics())
         group.group_epoch += 1
         self._cancel_all(group.group_id, member_id)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from franz.protocol.errors import Errors
 from tests.coordinator.group.test_group_coordinator import run, wait_until
 
@@ -306,3 +308,15 @@ def test_offset_delete_keeps_the_offsets_of_topics_the_members_subscribe_to(tmp_
         return ([p["error_code"] for t in answer["topics"] for p in t["partitions"]],
                 sorted(service.offsets.group_offsets("g")))
     assert run(tmp_path, scenario) == ([Errors.GROUP_SUBSCRIBED_TO_TOPIC, Errors.NONE], [("t", 0)])
+
+
+def test_an_unknown_or_missing_server_assignor_in_the_config_is_refused_naming_the_key(tmp_path):
+    from franz.common.config_def import ConfigError
+    from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupConfig
+    from tests.coordinator.group.test_group_coordinator import _config
+
+    for value in ("uniform,sticky", ""):
+        with pytest.raises(ConfigError, match="group.consumer.assignors"):
+            _config(tmp_path, group_consumer_assignors=value)
+    assert ConsumerGroupConfig.from_kafka_config(_config(tmp_path, group_consumer_assignors="range")).assignors == (
+        "range",)
