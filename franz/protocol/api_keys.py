@@ -23,6 +23,8 @@ from franz.protocol.schema import ApiSchema, parse_schemas
 API_VERSIONS_KEY: Final = 18
 PRODUCE_KEY: Final = 0
 PRODUCE_ADVERTISED_MIN_VERSION: Final = 0
+# The *_authorized_operations fields when the request did not ask for them (Integer.MIN_VALUE).
+AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
 
 
 def _load() -> dict[int, ApiSchema]:

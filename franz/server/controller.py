@@ -67,18 +67,18 @@ class Controller:
         self.metadata = metadata
         self._configs_path = Path(config.log_dirs[0]).resolve() / TOPIC_CONFIGS_FILE
         self._broker_configs_path = self._configs_path.with_name(BROKER_CONFIGS_FILE)
-        self._static_broker_defaults = config._log_config_props()
+        self.static_broker_defaults = config._log_config_props()
         # resource name (node id, or CLUSTER_DEFAULT) -> broker key -> value
         self.dynamic_broker_configs = {name: configs for name, configs in _read_json(self._broker_configs_path).items()
                                        if name in (CLUSTER_DEFAULT, str(config.node_id))}
-        self._broker_defaults = self._merged_broker_defaults()
+        self._broker_defaults = self._merged_broker_defaults(self.dynamic_broker_configs)
         self._stored_configs = _read_json(self._configs_path)
 
-    def _merged_broker_defaults(self) -> dict:
+    def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """The broker-level log configs in force: static, then the cluster default, then this broker's."""
-        merged = dict(self._static_broker_defaults)
-        merged.update(self.dynamic_broker_configs.get(CLUSTER_DEFAULT, {}))
-        merged.update(self.dynamic_broker_configs.get(str(self.config.node_id), {}))
+        merged = dict(self.static_broker_defaults)
+        merged.update(dynamic.get(CLUSTER_DEFAULT, {}))
+        merged.update(dynamic.get(str(self.config.node_id), {}))
         return merged
 
     # -- startup ---------------------------------------------------------------
@@ -266,9 +266,7 @@ class Controller:
             except ConfigError as exc:
                 raise ApiError(Errors.INVALID_CONFIG, str(ConfigError(key, value, exc.reason))) from None
         proposed = {**self.dynamic_broker_configs, resource_name: configs}
-        merged = dict(self._static_broker_defaults)
-        merged.update(proposed.get(CLUSTER_DEFAULT, {}))
-        merged.update(proposed.get(str(self.config.node_id), {}))
+        merged = self._merged_broker_defaults(proposed)
         try:
             LogConfig.from_props({}, merged)
         except ConfigError as exc:
@@ -276,7 +274,7 @@ class Controller:
         if validate_only:
             return
         self.dynamic_broker_configs = {name: values for name, values in proposed.items() if values}
-        self._broker_defaults = self._merged_broker_defaults()
+        self._broker_defaults = merged
         _write_json(self._broker_configs_path, self.dynamic_broker_configs)
         self._reconfigure_logs(list(self.metadata.topics))
         logger.info("Updated dynamic broker configs of %s: %s",

@@ -51,7 +51,6 @@ from franz.storage.unified_log import (
 
 logger = logging.getLogger(__name__)
 
-AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
 _SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 API = api_keys.SCHEMAS_BY_NAME
 
@@ -161,7 +160,7 @@ class KafkaApis:
                 "partitions": [{"error_code": 0, "partition_index": index, "leader_id": node,
                                 "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
                                 "offline_replicas": []} for index in range(topic.num_partitions)],
-                "topic_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+                "topic_authorized_operations": api_keys.AUTHORIZED_OPERATIONS_OMITTED}
 
     async def handle_metadata(self, request: Request, body: dict) -> dict:
         requested = body["topics"]
@@ -203,7 +202,7 @@ class KafkaApis:
                 "controller_id": self.metadata.node_id, "brokers": [
                     {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None}
                     for b in self._brokers(request)],
-                "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+                "cluster_authorized_operations": api_keys.AUTHORIZED_OPERATIONS_OMITTED}
 
     # -- produce -----------------------------------------------------------------
 

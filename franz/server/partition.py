@@ -14,6 +14,7 @@ from __future__ import annotations
 from franz.protocol.errors import Errors
 from franz.records import MemoryRecords
 from franz.server.metadata_cache import LEADER_EPOCH
+from franz.storage.producer_append_info import AppendOrigin
 from franz.storage.unified_log import LogAppendInfo, UnifiedLog
 
 
@@ -31,14 +32,17 @@ class Partition:
         self.leader_epoch = LEADER_EPOCH
         self.isr = (node_id,)
 
-    def append_records_to_leader(self, records: MemoryRecords, required_acks: int) -> LogAppendInfo:
+    def append_records_to_leader(self, records: MemoryRecords, required_acks: int,
+                                 origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
+        """Partition.appendRecordsToLeader: the coordinators append with their own origin
+        (producer epochs checked, no client-only checks such as sequences)."""
         with self.log.lock:
             min_isr = self.log.config.min_insync_replicas
             if required_acks == -1 and len(self.isr) < min_isr:
                 raise NotEnoughReplicasError(
                     f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the min.isr "
                     f"requirement of {min_isr} for partition {self.topic}-{self.partition}")
-            info = self.log.append_as_leader(records, self.leader_epoch)
+            info = self.log.append_as_leader(records, self.leader_epoch, origin)
             self.maybe_increment_leader_hw()
             return info
 

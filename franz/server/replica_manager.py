@@ -34,6 +34,7 @@ from franz.server.partition import Partition
 from franz.server.purgatory import DelayedOperationPurgatory
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
+from franz.storage.producer_append_info import AppendOrigin
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
 logger = logging.getLogger(__name__)
@@ -132,7 +133,8 @@ class ReplicaManager:
 
     # -- produce ---------------------------------------------------------------
 
-    def append_records(self, required_acks: int, entries: dict[TopicPartition, Any]) -> dict[TopicPartition, dict]:
+    def append_records(self, required_acks: int, entries: dict[TopicPartition, Any],
+                       origin: AppendOrigin = AppendOrigin.CLIENT) -> dict[TopicPartition, dict]:
         """Append each partition's records; runs on the append thread."""
         results: dict[TopicPartition, dict] = {}
         for key, records in entries.items():
@@ -150,7 +152,7 @@ class ReplicaManager:
                 writable = isinstance(records, bytearray) or (
                     isinstance(records, memoryview) and not records.readonly)
                 buffer = records if writable else bytearray(records)
-                info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks)
+                info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks, origin)
             except Exception as exc:  # every storage error carries its Kafka code
                 code = getattr(exc, "error_code", None)
                 if isinstance(exc, OffsetOutOfRangeError):

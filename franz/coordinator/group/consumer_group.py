@@ -116,19 +116,19 @@ class ConsumerGroup:
         at its own epoch, with OffsetCommit v9+ (whose field is the member epoch)."""
         if member_epoch < 0 and (not self.members or transactional):
             return Errors.NONE
-        member = self.members.get(member_id)
-        if member is None:
-            return Errors.UNKNOWN_MEMBER_ID
-        if not epoch_aware_version:
+        if member_id in self.members and not epoch_aware_version:
             return Errors.UNSUPPORTED_VERSION
-        return Errors.STALE_MEMBER_EPOCH if member_epoch != member.member_epoch else Errors.NONE
+        return self._check_epoch(member_id, member_epoch)
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> Errors:
         """ConsumerGroup.validateOffsetFetch (OffsetFetch v9+): a member fetches at its own epoch;
         a fetch naming no member (admin) is taken."""
         if member_id is None and member_epoch < 0:
             return Errors.NONE
-        member = self.members.get(member_id or "")
+        return self._check_epoch(member_id or "", member_epoch)
+
+    def _check_epoch(self, member_id: str, member_epoch: int) -> Errors:
+        member = self.members.get(member_id)
         if member is None:
             return Errors.UNKNOWN_MEMBER_ID
         return Errors.STALE_MEMBER_EPOCH if member_epoch != member.member_epoch else Errors.NONE
@@ -167,6 +167,10 @@ class ConsumerGroup:
     def _release(self, member: ConsumerGroupMember) -> None:
         for key in owned_partitions(member.assigned) | owned_partitions(member.pending_revocation):
             self.partition_epochs.pop(key, None)
+
+    def subscription_metadata_of(self, topics: Mapping[str, tuple[bytes, int]]) -> dict[str, tuple[bytes, int]]:
+        """What the members' subscriptions select of the cluster's topics (name -> id, partitions)."""
+        return {name: topics[name] for name in sorted(self.subscribed_topic_names(set(topics)))}
 
     def subscribed_topic_names(self, topic_names: set[str]) -> set[str]:
         """Every topic of the cluster (topic_names) some member subscribes to, by name or by regex."""

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Final
 
 from franz.protocol.errors import Errors
-from franz.records import ControlRecordType, MemoryRecords
+from franz.records import ControlRecordType
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, SimpleRecord, build_batch, now_ms
 from franz.records.errors import InvalidRecordError
 from franz.server.replica_manager import ReplicaManager
@@ -75,12 +75,9 @@ class CoordinatorPartitionWriter:
         key = (OFFSETS_TOPIC, partition)
         payload = build_records(entries, producer_id=producer_id, producer_epoch=producer_epoch)
         rm = self.replica_manager
-        loop = asyncio.get_running_loop()
-        if producer_id == NO_PRODUCER_ID:
-            results = await loop.run_in_executor(rm.append_executor, rm.append_records, -1, {key: payload})
-            result = results[key]
-        else:
-            result = await loop.run_in_executor(rm.append_executor, self._append_as_coordinator, key, payload)
+        results = await asyncio.get_running_loop().run_in_executor(
+            rm.append_executor, rm.append_records, -1, {key: payload}, AppendOrigin.COORDINATOR)
+        result = results[key]
         code = result["error_code"]
         if code != Errors.NONE:
             # Kafka's coordinator maps storage errors for its clients (CoordinatorRuntime).
@@ -96,25 +93,6 @@ class CoordinatorPartitionWriter:
             raise CoordinatorWriteError(mapped, result.get("error_message") or Errors(code).name)
         rm.on_appended([key])
         return result["last_offset"] + 1
-
-    def _append_as_coordinator(self, key: tuple[str, int], payload: bytes) -> dict:
-        """On the append thread: the batch appended with the coordinator's origin
-        (producer epochs checked, no sequences), as the transaction markers are."""
-        partition = self.replica_manager.get_partition(*key)
-        if partition is None:
-            return {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
-        try:
-            with partition.log.lock:
-                info = partition.log.append_as_leader(MemoryRecords(bytearray(payload)), partition.leader_epoch,
-                                                      origin=AppendOrigin.COORDINATOR)
-                partition.maybe_increment_leader_hw()
-        except Exception as exc:  # every storage error carries its Kafka code
-            code = getattr(exc, "error_code", None)
-            if code is None:
-                logger.error("Error appending to %s-%d", *key, exc_info=exc)
-                code = Errors.UNKNOWN_SERVER_ERROR
-            return {"error_code": int(code), "error_message": str(exc)}
-        return {"error_code": Errors.NONE, "last_offset": info.last_offset}
 
 
 def load_partition(log: UnifiedLog, replay: Callable[[bytes, bytes | None, int], None]) -> int:

@@ -70,7 +70,7 @@ class GroupConfig:
 MetadataWriter = Callable[[ClassicGroup, dict | None], Coroutine[Any, Any, None]]
 
 
-def _join_error(version: int, code: int, member_id: str = UNKNOWN_MEMBER_ID) -> dict:
+def join_error(version: int, code: int, member_id: str = UNKNOWN_MEMBER_ID) -> dict:
     return {"error_code": code, "generation_id": -1, "protocol_type": None,
             "protocol_name": None if version >= 7 else "", "leader": "", "skip_assignment": False,
             "member_id": member_id, "members": []}
@@ -120,9 +120,9 @@ class GroupCoordinator:
         instance_id = body["group_instance_id"]
         session_timeout_ms = body["session_timeout_ms"]
         if not group_id:
-            return _join_error(version, Errors.INVALID_GROUP_ID, member_id)
+            return join_error(version, Errors.INVALID_GROUP_ID, member_id)
         if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
-            return _join_error(version, Errors.INVALID_SESSION_TIMEOUT, member_id)
+            return join_error(version, Errors.INVALID_SESSION_TIMEOUT, member_id)
         rebalance_timeout_ms = body["rebalance_timeout_ms"]
         if rebalance_timeout_ms < 0:
             rebalance_timeout_ms = session_timeout_ms  # v0 has no rebalance timeout
@@ -131,17 +131,17 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             if not is_unknown:
-                return _join_error(version, Errors.UNKNOWN_MEMBER_ID, member_id)
+                return join_error(version, Errors.UNKNOWN_MEMBER_ID, member_id)
             group = self.get_or_create_group(group_id)
         if not self._accept_joining_member(group, member_id):
             if group.has_member(member_id):
                 self._remove_member_and_update_group(group, group.members[member_id], "group max size")
-            return _join_error(version, Errors.GROUP_MAX_SIZE_REACHED, member_id)
+            return join_error(version, Errors.GROUP_MAX_SIZE_REACHED, member_id)
         if group.is_in_state(GroupState.DEAD):
-            return _join_error(version, Errors.COORDINATOR_NOT_AVAILABLE, member_id)
+            return join_error(version, Errors.COORDINATOR_NOT_AVAILABLE, member_id)
         protocol_type = body["protocol_type"]
         if not group.supports_protocols(protocol_type, protocols):
-            return _join_error(version, Errors.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            return join_error(version, Errors.INCONSISTENT_GROUP_PROTOCOL, member_id)
         request = _JoinRequest(client_id, client_host, instance_id, rebalance_timeout_ms, session_timeout_ms,
                                protocol_type, protocols, body.get("reason"))
         if is_unknown:
@@ -169,7 +169,7 @@ class GroupCoordinator:
             # KIP-394: the member must come back with this id; until then it is pending.
             group.pending_members.add(new_member_id)
             self._schedule_heartbeat(group, new_member_id, request.session_timeout_ms, is_pending=True)
-            return _join_error(version, Errors.MEMBER_ID_REQUIRED, new_member_id)
+            return join_error(version, Errors.MEMBER_ID_REQUIRED, new_member_id)
         return await self._add_member_and_rebalance(version, group, new_member_id, request)
 
     async def _join_existing_member(self, version: int, group: ClassicGroup, member_id: str,
@@ -178,7 +178,7 @@ class GroupCoordinator:
             return await self._add_member_and_rebalance(version, group, member_id, request)
         error = self._validate_existing_member(group, member_id, request.instance_id)
         if error != Errors.NONE:
-            return _join_error(version, error, member_id)
+            return join_error(version, error, member_id)
         member = group.members[member_id]
         if group.is_in_state(GroupState.COMPLETING_REBALANCE) and member.matches(request.protocols):
             # It may have missed the join answer: repeat it for the current generation.
@@ -230,7 +230,7 @@ class GroupCoordinator:
         protocols_changed = not old.matches(request.protocols)
         # The old incarnation is fenced: its parked answers end now.
         if old.is_awaiting_join:
-            group.complete_join_future(old, _join_error(version, Errors.FENCED_INSTANCE_ID, old_member_id))
+            group.complete_join_future(old, join_error(version, Errors.FENCED_INSTANCE_ID, old_member_id))
         group.complete_sync_future(old, _sync_answer(Errors.FENCED_INSTANCE_ID))
         self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, old_member_id))
         member = group.replace_static_member(request.instance_id, old_member_id, new_member_id)
@@ -374,7 +374,7 @@ class GroupCoordinator:
 
     def _remove_member(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
         if member.is_awaiting_join:
-            group.complete_join_future(member, _join_error(9, Errors.UNKNOWN_MEMBER_ID, member.member_id))
+            group.complete_join_future(member, join_error(9, Errors.UNKNOWN_MEMBER_ID, member.member_id))
         group.complete_sync_future(member, _sync_answer(Errors.UNKNOWN_MEMBER_ID))
         self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, member.member_id))
         group.remove(member.member_id)
@@ -515,7 +515,7 @@ class GroupCoordinator:
         """Forget a group (deleted): it is Dead, parked requests are answered."""
         for member in list(group.members.values()):
             self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, member.member_id))
-            group.complete_join_future(member, _join_error(9, Errors.COORDINATOR_NOT_AVAILABLE, member.member_id))
+            group.complete_join_future(member, join_error(9, Errors.COORDINATOR_NOT_AVAILABLE, member.member_id))
             group.complete_sync_future(member, _sync_answer(Errors.COORDINATOR_NOT_AVAILABLE))
         self.join_purgatory.cancel_for_key(("join", group.group_id))
         self.heartbeat_purgatory.cancel_for_key(("sync", group.group_id))

@@ -36,10 +36,11 @@ from franz.coordinator.group.coordinator_loader import (
 )
 from franz.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupState
 from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator
-from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator
+from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator, join_error
 from franz.coordinator.group.group_coordinator_shard import read_partitions, replay
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
+from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
 from franz.protocol.errors import Errors
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
 
@@ -47,7 +48,6 @@ logger = logging.getLogger(__name__)
 
 KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
-AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
 GROUP_TYPE_CLASSIC: Final = "classic"
 GROUP_TYPE_CONSUMER: Final = "consumer"
 
@@ -179,17 +179,12 @@ class GroupCoordinatorService:
         client_host = "/" + request.client_address[0]
         consumer_group = self._consumer_group(body["group_id"])
         if consumer_group is not None:
-            if consumer_group.members:  # classic members do not join a consumer group (no migration)
-                return {"throttle_time_ms": 0, "error_code": Errors.INCONSISTENT_GROUP_PROTOCOL,
-                        "generation_id": -1, "protocol_type": None,
-                        "protocol_name": None if request.api_version >= 7 else "", "leader": "",
-                        "skip_assignment": False, "member_id": body["member_id"], "members": []}
-            try:  # an empty one gives its id up; its offsets stay
-                await self.consumer_groups.delete_group(body["group_id"])
+            try:
+                if consumer_group.members:  # classic members do not join a consumer group (no migration)
+                    raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL)
+                await self.consumer_groups.delete_group(body["group_id"])  # an empty one gives its id up
             except GroupError as exc:
-                return {"throttle_time_ms": 0, "error_code": exc.code, "generation_id": -1, "protocol_type": None,
-                        "protocol_name": None if request.api_version >= 7 else "", "leader": "",
-                        "skip_assignment": False, "member_id": body["member_id"], "members": []}
+                return {**join_error(request.api_version, exc.code, body["member_id"]), "throttle_time_ms": 0}
         answer = await self.coordinator.join_group(request.api_version, request.client_id or "", client_host, body)
         answer["throttle_time_ms"] = 0
         return answer
@@ -513,12 +508,14 @@ class GroupCoordinatorService:
         committed = list(self.offsets.group_offsets(group_id))
         return committed + sorted(self.offsets.pending_partitions(group_id).difference(committed))
 
-    async def _tombstone_offsets(self, group_id: str, offsets: list[tuple[str, int]]) -> int:
-        """Write tombstones for the offsets of a group that has no classic metadata, then forget them."""
-        if not offsets:
+    async def _tombstone_offsets(self, group_id: str, offsets: list[tuple[str, int]],
+                                 also: tuple[bytes, ...] = ()) -> int:
+        """Write tombstones for the offsets (and the keys in `also`), then forget the offsets."""
+        entries = [(serde.offset_commit_key(group_id, t, p), None) for t, p in offsets] + [(k, None) for k in also]
+        if not entries:
             return Errors.NONE
         try:
-            await self._append(group_id, [(serde.offset_commit_key(group_id, t, p), None) for t, p in offsets])
+            await self._append(group_id, entries)
         except GroupError as exc:
             return exc.code
         for topic, partition in offsets:
@@ -527,18 +524,11 @@ class GroupCoordinatorService:
 
     async def _tombstone_group(self, group: ClassicGroup, offsets: list[tuple[str, int]]) -> int:
         """Write tombstones for the offsets and the group, then forget them."""
-        group_id = group.group_id
         self.coordinator.unload_group(group)  # Dead at once: no join slips in during the write
-        entries = [(serde.offset_commit_key(group_id, topic, partition), None) for topic, partition in offsets]
-        entries.append((serde.group_metadata_key(group_id), None))
-        try:
-            await self._append(group_id, entries)
-        except GroupError as exc:
-            return exc.code
-        for topic, partition in offsets:
-            self.offsets.replay(group_id, topic, partition, None)
-        logger.info("Deleted group %s and %d offsets", group_id, len(offsets))
-        return Errors.NONE
+        error = await self._tombstone_offsets(group.group_id, offsets, (serde.group_metadata_key(group.group_id),))
+        if error == Errors.NONE:
+            logger.info("Deleted group %s and %d offsets", group.group_id, len(offsets))
+        return error
 
     # -- retention ---------------------------------------------------------------------------
 

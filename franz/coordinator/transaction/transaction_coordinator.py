@@ -162,9 +162,7 @@ class TransactionCoordinator:
                 continue
             marker = MemoryRecords(bytearray(build_control_batch(control, producer_id=producer_id,
                                                                  producer_epoch=producer_epoch)))
-            with partition.log.lock:
-                partition.log.append_as_leader(marker, partition.leader_epoch, origin=AppendOrigin.COORDINATOR)
-                partition.maybe_increment_leader_hw()
+            partition.append_records_to_leader(marker, 1, AppendOrigin.COORDINATOR)
             written.append((topic, index))
         return written
 
