@@ -59,8 +59,8 @@ def _broker_layers(controller: Controller, config: KafkaConfig, topic_key: str) 
             if broker_key in dynamic.get(resource, {}):
                 layers.append((broker_key, _typed(TOPIC_CONFIG_DEF, topic_key, dynamic[resource][broker_key]), source))
         if broker_key in config.originals:
-            layers.append((broker_key, _typed(TOPIC_CONFIG_DEF, topic_key, controller.static_broker_defaults[broker_key]),
-                           STATIC_BROKER_CONFIG))
+            static = controller.static_broker_defaults[broker_key]
+            layers.append((broker_key, _typed(TOPIC_CONFIG_DEF, topic_key, static), STATIC_BROKER_CONFIG))
     layers.append((broker_key or topic_key, TOPIC_CONFIG_DEF.keys[topic_key].default, DEFAULT_CONFIG))
     return layers
 

@@ -96,6 +96,8 @@ class ConsumerGroup:
         # the group's records as `__consumer_offsets` holds them (key -> value): what a write
         # must change (franz/coordinator/group/consumer_group_records.py)
         self.persisted: dict[bytes, bytes] = {}
+        # (kind, member id) -> (the member or target object, its encoded records): see records_of
+        self.encoded_records: dict[tuple[str, str], tuple[object, dict[bytes, bytes]]] = {}
 
     @property
     def state(self) -> ConsumerGroupState:

@@ -14,6 +14,8 @@ the last record of every key back into a group.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.consumer_group import Assignment, ConsumerGroup, ConsumerGroupMember, MemberState
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
@@ -55,25 +57,47 @@ def records_of(group: ConsumerGroup) -> Records:
             serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
                                        {"assignment_epoch": group.assignment_epoch}),
     }
+    # A heartbeat changes one member: the records of the others are reused, encoded once per
+    # value of their (immutable) member or target object, so a heartbeat costs O(1) encodings.
+    cache, group.encoded_records = group.encoded_records, {}
     for member in group.members.values():
-        records[serde.consumer_group_key(serde.CONSUMER_GROUP_MEMBER_METADATA, group_id, member.member_id)] = \
+        records.update(_cached(cache, group.encoded_records, ("member", member.member_id), member,
+                               lambda m=member: _member_records(group_id, m)))
+    for member_id, target in group.target_assignment.items():
+        records.update(_cached(cache, group.encoded_records, ("target", member_id), target,
+                               lambda m=member_id, t=target: _target_records(group_id, m, t)))
+    return records
+
+
+def _cached(old: dict, new: dict, key: tuple[str, str], source: object, encode: Callable[[], Records]) -> Records:
+    """The records of `source`, encoded again only when the object is not the one encoded last."""
+    hit = old.get(key)
+    entry = hit if hit is not None and hit[0] is source else (source, encode())
+    new[key] = entry
+    return entry[1]
+
+
+def _target_records(group_id: str, member_id: str, target: Assignment) -> Records:
+    return {serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, member_id):
+            serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                                       {"topic_partitions": _partitions(target)})}
+
+
+def _member_records(group_id: str, member: ConsumerGroupMember) -> Records:
+    return {
+        serde.consumer_group_key(serde.CONSUMER_GROUP_MEMBER_METADATA, group_id, member.member_id):
             serde.consumer_group_value(serde.CONSUMER_GROUP_MEMBER_METADATA, {
                 "instance_id": member.instance_id, "rack_id": member.rack_id, "client_id": member.client_id,
                 "client_host": member.client_host, "subscribed_topic_names": list(member.subscribed_topic_names),
                 "subscribed_topic_regex": member.subscribed_topic_regex,
                 "rebalance_timeout_ms": member.rebalance_timeout_ms, "server_assignor": member.server_assignor,
-                "classic_member_metadata": None})
-        records[serde.consumer_group_key(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id,
-                                         member.member_id)] = \
+                "classic_member_metadata": None}),
+        serde.consumer_group_key(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id, member.member_id):
             serde.consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, {
                 "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
                 "state": _STATE_CODES[member.state], "assigned_partitions": _partitions(member.assigned),
-                "partitions_pending_revocation": _partitions(member.pending_revocation)})
-    for member_id, target in group.target_assignment.items():
-        records[serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, member_id)] = \
-            serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                                       {"topic_partitions": _partitions(target)})
-    return records
+                "partitions_pending_revocation": _partitions(member.pending_revocation)}),
+    }
 
 
 def changes(persisted: Records, current: Records) -> list[tuple[bytes, bytes | None]]:

@@ -4,6 +4,7 @@ failed write that makes the next one rewrite the group."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -76,3 +77,15 @@ def test_after_a_failed_write_the_next_one_rewrites_the_group_and_tombstones_wha
         await coordinator.shutdown()
     asyncio.run(scenario())
     assert _types(written[0]) == [(4, False), (3, False), (6, False), (8, True), (7, True), (5, True)]
+
+
+def test_records_of_reencodes_only_the_members_that_changed():
+    group = _group()
+    group.update_member(ConsumerGroupMember("b", subscribed_topic_names=("t",)))
+    first = consumer_group_records.records_of(group)
+    group.update_member(dataclasses.replace(group.members["b"], client_id="new"))
+    second = consumer_group_records.records_of(group)
+    changed = {serde.read_key(key).member_id for key in second if second[key] is not first[key]}
+    assert changed - {None} == {"b"}  # the other members' bytes are the same objects: not encoded again
+    assert consumer_group_records.changes(first, second) == [
+        (key, value) for key, value in second.items() if value != first[key]]
