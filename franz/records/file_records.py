@@ -248,13 +248,15 @@ class FileRecords:
         """Write all of `records` (MemoryRecords or bytes-like) at the end; return bytes written."""
         if self._is_slice:
             raise ValueError("Cannot append to a slice")
-        data = memoryview(getattr(records, "buffer", records)).cast("B")
-        if len(data) > INT32_MAX - self._size:
-            raise ValueError(f"Append of size {len(data)} bytes is too large for segment with "
+        data = getattr(records, "buffer", records)
+        size = len(data) if type(data) is bytearray else memoryview(data).nbytes
+        position = self._start + self._size
+        if size > INT32_MAX - self._size:
+            raise ValueError(f"Append of size {size} bytes is too large for segment with "
                              f"current file position at {self._size}")
-        written = 0
-        while written < len(data):
-            written += os.pwrite(self.fd, data[written:], self._start + self._size + written)
+        written = os.pwrite(self.fd, data, position)
+        while written < size:  # a short write (a signal, a full disk) resumes where it stopped
+            written += os.pwrite(self.fd, memoryview(data).cast("B")[written:], position + written)
         self._size += written
         return written
 

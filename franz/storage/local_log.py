@@ -228,9 +228,10 @@ class LocalLog:
     def log_end_offset(self) -> int:
         return self._next_offset_metadata.message_offset
 
-    def update_log_end_offset(self, end_offset: int) -> None:
-        active = self.segments.active_segment
-        self._next_offset_metadata = LogOffsetMetadata(end_offset, active.base_offset, active.size())
+    def update_log_end_offset(self, end_offset: int, active: LogSegment | None = None) -> None:
+        if active is None:
+            active = self.segments.active_segment
+        self._next_offset_metadata = LogOffsetMetadata(end_offset, active.base_offset, active.log.size_in_bytes)
         if self.recovery_point > end_offset:
             self.update_recovery_point(end_offset)
 
@@ -261,8 +262,9 @@ class LocalLog:
     # -- write ---------------------------------------------------------------------------
     def append(self, last_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
                records) -> None:
-        self.segments.active_segment.append(last_offset, largest_timestamp, shallow_offset_of_max_timestamp, records)
-        self.update_log_end_offset(last_offset + 1)
+        active = self.segments.active_segment
+        active.append(last_offset, largest_timestamp, shallow_offset_of_max_timestamp, records)
+        self.update_log_end_offset(last_offset + 1, active)
 
     def flush(self, offset: int) -> None:
         """fsync every segment that may hold offsets in [recovery point, offset)."""

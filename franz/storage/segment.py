@@ -26,7 +26,7 @@ import random
 import time as _time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from franz.records import (
     CorruptRecordError,
@@ -37,6 +37,7 @@ from franz.records import (
     RecordBatch,
     TimestampAndOffset,
 )
+from franz.records.constants import INT32_MAX
 from franz.records.errors import RecordsError
 from franz.storage import files
 from franz.storage.index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
@@ -64,9 +65,11 @@ class LogSegmentOffsetOverflowError(Exception):
         self.offset = offset
 
 
-@dataclass(frozen=True, slots=True)
-class LogOffsetMetadata:
-    """An offset with, when known, where it is: its segment and byte position."""
+class LogOffsetMetadata(NamedTuple):
+    """An offset with, when known, where it is: its segment and byte position.
+
+    A NamedTuple rather than a frozen dataclass: one is made per append (the
+    new log end), and a tuple is built at a fraction of the cost."""
 
     message_offset: int
     segment_base_offset: int = -1
@@ -103,7 +106,7 @@ class FetchDataInfo:
 EMPTY_RECORDS = MemoryRecords(b"")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RollParams:
     max_segment_ms: int
     max_segment_bytes: int
@@ -201,13 +204,15 @@ class LogSegment:
 
     # -- roll ----------------------------------------------------------------------------
     def should_roll(self, roll_params: RollParams) -> bool:
-        reached_roll_ms = (self.time_waited_for_roll(roll_params.now, roll_params.max_timestamp_in_messages)
-                           > roll_params.max_segment_ms - self.roll_jitter_ms)
-        size = self.size()
-        return (size > roll_params.max_segment_bytes - roll_params.messages_size
-                or (size > 0 and reached_roll_ms)
-                or self.offset_index.is_full() or self.time_index.is_full()
-                or not self.can_convert_to_relative_offset(roll_params.max_offset_in_messages))
+        size = self.log.size_in_bytes
+        if size > roll_params.max_segment_bytes - roll_params.messages_size:
+            return True
+        if size > 0 and (self.time_waited_for_roll(roll_params.now, roll_params.max_timestamp_in_messages)
+                         > roll_params.max_segment_ms - self.roll_jitter_ms):
+            return True
+        offset_index = self.lazy_offset_index.get()
+        return (offset_index.entries >= offset_index.max_entries or self.lazy_time_index.get().is_full()
+                or not 0 <= roll_params.max_offset_in_messages - self.base_offset <= INT32_MAX)
 
     def _load_first_batch_timestamp(self) -> None:
         if self.rolling_based_timestamp is None:
@@ -216,9 +221,11 @@ class LogSegment:
                 break
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
-        self._load_first_batch_timestamp()
-        ts = self.rolling_based_timestamp if self.rolling_based_timestamp is not None else -1
-        if ts >= 0:
+        ts = self.rolling_based_timestamp
+        if ts is None:
+            self._load_first_batch_timestamp()
+            ts = self.rolling_based_timestamp
+        if ts is not None and ts >= 0:
             return message_timestamp - ts
         return now - self.created
 
@@ -249,14 +256,16 @@ class LogSegment:
         physical_position = self.log.size_in_bytes
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp_ms
-        self._ensure_offset_in_range(largest_offset)
+        if not 0 <= largest_offset - self.base_offset <= INT32_MAX:
+            raise LogSegmentOffsetOverflowError(self, largest_offset)
         self.log.append(records)
-        if largest_timestamp_ms > self.max_timestamp_so_far():
-            self._max_timestamp_and_offset_so_far = TimestampOffset(largest_timestamp_ms,
-                                                                    shallow_offset_of_max_timestamp)
+        so_far = self.read_max_timestamp_and_offset_so_far()
+        if largest_timestamp_ms > so_far.timestamp:
+            so_far = self._max_timestamp_and_offset_so_far = TimestampOffset(largest_timestamp_ms,
+                                                                             shallow_offset_of_max_timestamp)
         if self.bytes_since_last_index_entry > self.index_interval_bytes:
-            self.offset_index.append(largest_offset, physical_position)
-            self.time_index.maybe_append(self.max_timestamp_so_far(), self._shallow_offset_of_max_timestamp_so_far())
+            self.lazy_offset_index.get().append(largest_offset, physical_position)
+            self.lazy_time_index.get().maybe_append(so_far.timestamp, so_far.offset)
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += size
 

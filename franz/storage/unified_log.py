@@ -246,35 +246,43 @@ class UnifiedLog:
                          origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Validate, assign offsets from the LEO, dedup idempotent retries, write."""
         with self.lock:
+            local_log = self.local_log
             now = self.time_ms()
             result = validate_messages_and_assign_offsets(
-                records, self.log_end_offset, now, self.config, leader_epoch,
+                records, local_log.log_end_offset, now, local_log.config, leader_epoch,
                 is_from_client=origin == AppendOrigin.CLIENT)
-            return self._append(result.validated_records, result.batches, origin, now, result.log_append_time_ms)
+            validated = result.validated_records
+            info = LogAppendInfo(result.first_offset, result.last_offset, leader_epoch, result.max_timestamp_ms,
+                                 result.shallow_offset_of_max_timestamp, result.log_append_time_ms,
+                                 self._log_start_offset, result.num_messages, validated.size_in_bytes)
+            return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now)
 
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches whose offsets the leader already assigned."""
         with self.lock:
-            batches = analyze_and_validate(records, self.config, is_from_client=False)
-            if batches[0].base_offset < self.log_end_offset:
+            batches, headers = analyze_and_validate(records, self.config, is_from_client=False)
+            first, last = headers[0], headers[-1]
+            if first.base_offset < self.log_end_offset:
                 raise UnexpectedAppendOffsetError(
                     f"Unexpected offset in append to {self.topic_partition}. First offset "
-                    f"{batches[0].base_offset} is less than the next offset {self.log_end_offset}.")
-            return self._append(records, batches, AppendOrigin.REPLICATION, self.time_ms(), -1)
+                    f"{first.base_offset} is less than the next offset {self.log_end_offset}.")
+            max_timestamp, shallow_offset_of_max = -1, -1
+            for header in headers:
+                if header.max_timestamp > max_timestamp:
+                    max_timestamp = header.max_timestamp
+                    shallow_offset_of_max = header.base_offset + header.last_offset_delta
+            info = LogAppendInfo(first.base_offset, last.base_offset + last.last_offset_delta,
+                                 last.partition_leader_epoch, max_timestamp, shallow_offset_of_max, -1,
+                                 self._log_start_offset, sum(h.record_count for h in headers),
+                                 records.size_in_bytes)
+            return self._append(records, batches, headers, info, AppendOrigin.REPLICATION, None, self.time_ms())
 
-    def _append(self, records: MemoryRecords, batches, origin: AppendOrigin, now: int,
-                log_append_time_ms: int) -> LogAppendInfo:
-        headers = [batch.header() for batch in batches]  # one struct call per batch
-        first, last = headers[0], headers[-1]
-        max_timestamp, shallow_offset_of_max = -1, -1
-        for header in headers:
-            if header.max_timestamp > max_timestamp:
-                max_timestamp = header.max_timestamp
-                shallow_offset_of_max = header.base_offset + header.last_offset_delta
-        info = LogAppendInfo(first.base_offset, last.base_offset + last.last_offset_delta,
-                             last.partition_leader_epoch, max_timestamp, shallow_offset_of_max, log_append_time_ms,
-                             self._log_start_offset, sum(h.record_count for h in headers), records.size_in_bytes)
+    def _append(self, records: MemoryRecords, batches, headers, info: LogAppendInfo, origin: AppendOrigin,
+                leader_epoch: int | None, now: int) -> LogAppendInfo:
+        """Write validated batches and bring producer state and the epoch cache up to them.
 
+        `leader_epoch` is the epoch the leader stamped on every batch; None for a
+        follower's batches, which carry their own. Runs under the partition lock."""
         # Producer state: a retry of a batch already written is answered with its offsets.
         producers: dict = {}
         completed_txns = []
@@ -292,7 +300,7 @@ class UnifiedLog:
                         return info
                 if segment_position is None:
                     active = self.local_log.segments.active_segment
-                    segment_position = LogOffsetMetadata(first.base_offset, active.base_offset, active.size())
+                    segment_position = LogOffsetMetadata(info.first_offset, active.base_offset, active.size())
                 completed = update_producers(self.producer_state_manager, batch, producers, segment_position,
                                              origin)
                 if completed is not None:
@@ -300,33 +308,44 @@ class UnifiedLog:
 
         # The LSO is tracked by offset; the position metadata given to producer
         # state above is informational only, so a roll here does not stale it.
-        segment = self._maybe_roll(records.size_in_bytes, info)
-        self.local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+        segment = self._maybe_roll(info.valid_bytes, info, now)
+        local_log = self.local_log
+        local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
 
-        for header in headers:
-            epoch = header.partition_leader_epoch
-            if epoch >= 0:
-                latest = self.leader_epoch_cache.latest_epoch()
-                if latest is None or epoch > latest:
-                    self.leader_epoch_cache.assign(epoch, header.base_offset)
-        for append_info in producers.values():
-            self.producer_state_manager.update(append_info)
-        for completed in completed_txns:
-            last_stable_offset = self.producer_state_manager.last_stable_offset(completed)
-            segment.update_txn_index(completed, last_stable_offset)
-            self.producer_state_manager.complete_txn(completed)
-        self.producer_state_manager.update_map_end_offset(info.last_offset + 1)
-        self._update_first_unstable_offset()
+        epoch_cache = self.leader_epoch_cache
+        if leader_epoch is None:
+            for batch in batches:
+                epoch = batch.partition_leader_epoch
+                if epoch >= 0:
+                    latest = epoch_cache.latest_epoch()
+                    if latest is None or epoch > latest:
+                        epoch_cache.assign(epoch, batch.base_offset)
+        elif leader_epoch >= 0:
+            latest = epoch_cache.latest_epoch()
+            if latest is None or leader_epoch > latest:
+                epoch_cache.assign(leader_epoch, info.first_offset)
+        producer_state = self.producer_state_manager
+        if producers:
+            for append_info in producers.values():
+                producer_state.update(append_info)
+            for completed in completed_txns:
+                last_stable_offset = producer_state.last_stable_offset(completed)
+                segment.update_txn_index(completed, last_stable_offset)
+                producer_state.complete_txn(completed)
+            self._update_first_unstable_offset()  # only batches with a producer id open or end transactions
+        producer_state.update_map_end_offset(info.last_offset + 1)
 
-        if self.local_log.unflushed_messages >= self.config.flush_messages:
-            self.flush(self.log_end_offset)
-        self._check_invariants()
+        if info.last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:
+            self.flush(info.last_offset + 1)
+        # No invariant check here: an append moves only the LEO, forward, and a
+        # transaction it opens starts at or past the HW, so the LSO stays put.
         return info
 
-    def _maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
+    def _maybe_roll(self, messages_size: int, info: LogAppendInfo, now: int) -> LogSegment:
         segment = self.local_log.segments.active_segment
-        params = RollParams(self.config.segment_ms, self.config.segment_bytes, info.max_timestamp,
-                            info.last_offset, messages_size, self.time_ms())
+        config = self.local_log.config
+        params = RollParams(config.segment_ms, config.segment_bytes, info.max_timestamp,
+                            info.last_offset, messages_size, now)
         if segment.should_roll(params):
             log.info("[UnifiedLog partition=%s, dir=%s] Rolling new log segment (log_size = %d/%d}, "
                      "offset_index_size = %d/%d, time_index_size = %d/%d)", self.topic_partition, self.dir.parent,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from franz.records import (
+    BatchHeader,
     CompressionType,
     CorruptRecordError,
     MemoryRecords,
@@ -64,6 +65,7 @@ class ValidationResult:
     messages_size_maybe_changed: bool
     source_compression: CompressionType
     batches: list[RecordBatch]
+    headers: list[BatchHeader]  # as analysed, before stamping: producer fields and record counts
 
 
 def target_compression(config: LogConfig, source: CompressionType) -> CompressionType:
@@ -113,80 +115,117 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
 
 _CONTROL_BIT = 0x20
 _CODEC_MASK = 0x07
+_TIMESTAMP_TYPE_BIT = 0x08
+_CODECS_BY_ID = tuple(CompressionType(codec_id) for codec_id in range(5))  # ids 5-7 are not Kafka's
+_MAX_CODEC_ID = len(_CODECS_BY_ID) - 1
 
 
-def analyze_and_validate(records: MemoryRecords, config: LogConfig, is_from_client: bool) -> list[RecordBatch]:
+def _refuse_batch(index: int, header: BatchHeader, max_message_bytes: int, is_from_client: bool) -> None:
+    """Raise the error for the first check `header` fails (analyze_and_validate's slow path)."""
+    size = header.batch_length + 12
+    if is_from_client and header.base_offset != 0:
+        raise RecordValidationError(
+            INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
+                            f"but it is {header.base_offset}")
+    if size > max_message_bytes:
+        raise RecordValidationError(
+            MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
+                               f"which exceeds the maximum configured value of {max_message_bytes}.")
+    count = header.record_count
+    if count <= 0 or header.last_offset_delta != count - 1:
+        raise RecordValidationError(
+            INVALID_RECORD, f"Batch {index} has lastOffsetDelta {header.last_offset_delta} for {count} records")
+    if is_from_client and header.attributes & _CONTROL_BIT:
+        raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
+    raise RecordValidationError(CORRUPT_MESSAGE, f"Unknown compression type id: {header.attributes & _CODEC_MASK}")
+
+
+def analyze_and_validate(records: MemoryRecords, config: LogConfig,
+                         is_from_client: bool) -> tuple[list[RecordBatch], list[BatchHeader]]:
     """Structure, CRC, size and shape checks of every batch (UnifiedLog.analyzeAndValidateRecords).
 
     One struct call and one CRC call per batch (MemoryRecords.validate_batches);
-    each returned view carries its parsed header as `batch_header`."""
+    returns the batch views and their parsed headers, index for index."""
     batches = []
+    headers = []
     buffer = records.buffer
     max_message_bytes = config.max_message_bytes
+    # A client may not set the base offset or the control bit; the broker's own appends may.
+    refused_attributes = _CONTROL_BIT if is_from_client else 0
+    trusted = RecordBatch._trusted
     try:
-        for index, (position, header) in enumerate(records.validate_batches()):
-            size = header.batch_length + 12
-            if is_from_client and header.base_offset != 0:
-                raise RecordValidationError(
-                    INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
-                                    f"but it is {header.base_offset}")
-            if size > max_message_bytes:
-                raise RecordValidationError(
-                    MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
-                                       f"which exceeds the maximum configured value of {max_message_bytes}.")
-            count = header.record_count
-            if count <= 0 or header.last_offset_delta != count - 1:
-                raise RecordValidationError(
-                    INVALID_RECORD, f"Batch {index} has lastOffsetDelta {header.last_offset_delta} for "
-                                    f"{count} records")
-            if is_from_client and header.attributes & _CONTROL_BIT:
-                raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
-            batches.append((RecordBatch._trusted(buffer, position, size), header))
+        for position, header in records.validate_batches():
+            # header fields: 0 base offset, 1 batch length, 5 attributes, 6 last offset delta, 12 record count
+            size = header[1] + 12
+            attributes = header[5]
+            if (is_from_client and header[0] or size > max_message_bytes
+                    or header[12] <= 0 or header[6] != header[12] - 1 or attributes & refused_attributes
+                    or attributes & _CODEC_MASK > _MAX_CODEC_ID):
+                _refuse_batch(len(batches), header, max_message_bytes, is_from_client)
+            batches.append(trusted(buffer, position, size))
+            headers.append(header)
     except CorruptRecordError as exc:
         raise RecordValidationError(CORRUPT_MESSAGE, str(exc)) from None
     except RecordsError as exc:
         raise RecordValidationError(getattr(exc, "error_code", CORRUPT_MESSAGE), str(exc)) from None
     if not batches:
         raise RecordValidationError(INVALID_RECORD, "The produce request carries no record batch")
-    return [batch for batch, _ in batches]
+    return batches, headers
 
 
 def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: int, now_ms: int,
                                          config: LogConfig, partition_leader_epoch: int,
                                          is_from_client: bool = True) -> ValidationResult:
-    """Validate `records` and stamp base offsets from `next_offset` (a writable buffer is required)."""
-    batches = analyze_and_validate(records, config, is_from_client)
+    """Validate `records` and stamp base offsets from `next_offset` (a writable buffer is required).
+
+    This runs once per partition of every produce request: it reads each batch
+    header once (in analyze_and_validate) and touches no record unless the
+    batch is compressed or the topic compacted."""
+    batches, headers = analyze_and_validate(records, config, is_from_client)
     log_append = config.message_timestamp_type == "LogAppendTime"
-    source = batches[0].compression_type
-    target = target_compression(config, source)
+    source = _CODECS_BY_ID[headers[0].attributes & _CODEC_MASK]
+    target = source if config.compression_type == "producer" else _TOPIC_CODECS[config.compression_type]
     rebuilt = None
-    if any(batch.compression_type != target for batch in batches):
-        rebuilt = _recompress(batches, target, config)
-        records = MemoryRecords(bytearray(rebuilt))
-        batches = list(records.batches())
+    for header in headers:
+        if header.attributes & _CODEC_MASK != target:
+            rebuilt = _recompress(batches, target, config)
+            records = MemoryRecords(bytearray(rebuilt))
+            batches = list(records.batches())
+            headers = [batch.header() for batch in batches]
+            break
 
     offset = next_offset
     max_timestamp = -1
     shallow_offset_of_max = -1
     num_messages = 0
-    compact = config.compact
-    timestamp_type = TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME
+    check_records = config.compact
+    earliest = now_ms - config.message_timestamp_before_max_ms
+    latest = now_ms + config.message_timestamp_after_max_ms
     for index, batch in enumerate(batches):
-        header = batch.header()
-        if header.attributes & _CODEC_MASK or compact:
+        header = headers[index]
+        attributes = header.attributes
+        if attributes & _CODEC_MASK or check_records:
             _validate_records(index, batch, config, now_ms, log_append)
-        elif not log_append:
-            _check_timestamp(index, header.max_timestamp, now_ms, config)
-        batch_max = now_ms if log_append else header.max_timestamp
-        batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
-                    max_timestamp=batch_max, timestamp_type=timestamp_type)
+        if log_append:
+            batch_max = now_ms
+            batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
+                        max_timestamp=now_ms, timestamp_type=TimestampType.LOG_APPEND_TIME)
+        else:
+            batch_max = header.max_timestamp
+            if not earliest <= batch_max <= latest and not attributes & _CODEC_MASK and not check_records:
+                _check_timestamp(index, batch_max, now_ms, config)  # raises unless NO_TIMESTAMP
+            if attributes & _TIMESTAMP_TYPE_BIT:  # the client's LogAppendTime bit is cleared, as Kafka does
+                batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
+                            max_timestamp=batch_max, timestamp_type=TimestampType.CREATE_TIME)
+            else:  # CreateTime kept as sent: the CRC does not cover these two fields
+                batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch)
         last = offset + header.last_offset_delta
         if batch_max > max_timestamp:
             max_timestamp, shallow_offset_of_max = batch_max, last
         num_messages += header.record_count
         offset = last + 1
     return ValidationResult(records, now_ms if log_append else -1, max_timestamp, shallow_offset_of_max,
-                            next_offset, offset - 1, num_messages, rebuilt is not None, source, batches)
+                            next_offset, offset - 1, num_messages, rebuilt is not None, source, batches, headers)
 
 
 def _recompress(batches: list[RecordBatch], target: CompressionType, config: LogConfig) -> bytes:
