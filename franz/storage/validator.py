@@ -155,11 +155,11 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig,
     trusted = RecordBatch._trusted
     try:
         for position, header in records.validate_batches():
-            # header fields: 0 base offset, 1 batch length, 5 attributes, 6 last offset delta, 12 record count
-            size = header[1] + 12
-            attributes = header[5]
-            if (is_from_client and header[0] or size > max_message_bytes
-                    or header[12] <= 0 or header[6] != header[12] - 1 or attributes & refused_attributes
+            size = header.batch_length + 12
+            attributes = header.attributes
+            count = header.record_count
+            if (is_from_client and header.base_offset or size > max_message_bytes
+                    or count <= 0 or header.last_offset_delta != count - 1 or attributes & refused_attributes
                     or attributes & _CODEC_MASK > _MAX_CODEC_ID):
                 _refuse_batch(len(batches), header, max_message_bytes, is_from_client)
             batches.append(trusted(buffer, position, size))
