@@ -16,7 +16,10 @@ load clients (--driver). The default, when javac exists, is Kafka's own Java
 client (bench/java/PerfDriver.java: one producer with linger.ms=5,
 batch.size=1 MiB, acks=1, no compression, p99 from the send callbacks; one
 consumer assigned to every partition from offset 0), which is not the
-bottleneck. The other is franz perf-test:
+bottleneck once warm: each run first sends --warmup x its records untimed to
+the same topic, and the consumer reads them untimed too (with a cold JVM a
+run of a few seconds measured mostly the JIT: one client on one broker gave
+0.4 M msgs/s on 0.9 M records and 1.0 M on 4 M). The other is franz perf-test:
 
 - produce: `franz perf-test produce` (librdkafka through confluent-kafka;
   linger.ms=5, batch.size=1048576, acks=1, no compression) in --producers
@@ -243,12 +246,14 @@ class JavaDriver:
                                f"{' | '.join(cause[:3]) or output.strip()[-400:]}")
         return found.groups()
 
-    def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int) -> tuple[float, float, float]:
-        msgs_s, mb_s, p99 = self._run("produce", bootstrap, topic, str(records), str(size), str(producers))
+    def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int,
+                warmup: int) -> tuple[float, float, float]:
+        msgs_s, mb_s, p99 = self._run("produce", bootstrap, topic, str(records), str(size), str(producers),
+                                      str(warmup))
         return float(msgs_s), float(mb_s), float(p99)
 
-    def consume(self, bootstrap: str, topic: str, records: int) -> tuple[float, float]:
-        msgs_s, mb_s, _ = self._run("consume", bootstrap, topic, str(records))
+    def consume(self, bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
+        msgs_s, mb_s, _ = self._run("consume", bootstrap, topic, str(records), str(warmup))
         return float(msgs_s), float(mb_s)
 
 
@@ -313,10 +318,18 @@ def raw_fetch_mb_s(bootstrap: str, topic: str, partitions: int, min_seconds: flo
 
 
 class PerfTestDriver:
-    """`franz perf-test` (confluent-kafka) processes."""
+    """`franz perf-test` (confluent-kafka) processes: librdkafka is C, it has no JIT to warm up."""
 
-    produce = staticmethod(produce)
-    consume = staticmethod(consume)
+    @staticmethod
+    def produce(bootstrap: str, topic: str, records: int, size: int, producers: int,
+                warmup: int) -> tuple[float, float, float]:
+        assert warmup == 0, "perf-test runs without a warm-up"
+        return produce(bootstrap, topic, records, size, producers)
+
+    @staticmethod
+    def consume(bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
+        assert warmup == 0, "perf-test runs without a warm-up"
+        return consume(bootstrap, topic, records)
 
 
 # -- table --------------------------------------------------------------------------------
@@ -331,7 +344,8 @@ def _fmt(value: float | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
-def print_table(names: list[str], cells: dict, loopback: float, records: dict[int, int]) -> None:
+def print_table(names: list[str], cells: dict, loopback: float, records: dict[int, int],
+                warmups: dict[int, int]) -> None:
     peers = [name for name in names if name != "franz"]
     header = ["size", "parts", "measure"] + names + ["loopback", "franz/best peer"]
     rows = []
@@ -358,7 +372,8 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
     failed = [(key, cell.failures) for key, cell in cells.items() if cell.failures]
     for (name, size, partitions), failures in failed:
         print(f"failed: {name} {size} B {partitions} parts: {len(failures)} run(s); {failures[0]}")
-    print(f"\nrecords per run: {records[100]:,} x 100 B, {records[1024]:,} x 1 KiB; loopback {loopback:,.0f} MB/s "
+    print(f"\nrecords per run: {records[100]:,} x 100 B, {records[1024]:,} x 1 KiB, each after an untimed "
+          f"warm-up of {warmups[100]:,} / {warmups[1024]:,}; loopback {loopback:,.0f} MB/s "
           f"(msgs/s rows: loopback bytes / record size). Medians of the runs. raw fetch: a client that reads "
           f"batch headers only (what the broker serves when the client is not the bottleneck); "
           f"target >= 70% of loopback.")
@@ -369,8 +384,10 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--scale", type=float, default=3.0,
-                        help="multiplies the record counts (3: runs of seconds, not of JVM warm-up)")
+    parser.add_argument("--scale", type=float, default=3.0, help="multiplies the record counts")
+    parser.add_argument("--warmup", type=float, default=0.5,
+                        help="Java driver: untimed records sent (and read) before each timed run, as a fraction "
+                             "of its records; a cold JVM spends a run of seconds compiling")
     parser.add_argument("--records-small", type=int, default=300_000, help="records per run at 100 B")
     parser.add_argument("--records-large", type=int, default=100_000, help="records per run at 1 KiB")
     # Two: one Python producer tops out near 300,000 x 100 B records/s here, below what the brokers take.
@@ -390,6 +407,7 @@ def main() -> int:
         parser.error(f"unknown brokers {unknown}; known: franz, {', '.join(PEERS)}")
     externals = dict(item.split("=", 1) for item in args.external)
     records = {100: max(1, int(args.records_small * args.scale)), 1024: max(1, int(args.records_large * args.scale))}
+    warmups = {size: int(count * args.warmup) if args.driver == "java" else 0 for size, count in records.items()}
 
     work_dir = Path(tempfile.mkdtemp(prefix="franz-broker-bench-"))
     brokers: list[Broker] = []
@@ -410,8 +428,8 @@ def main() -> int:
                 for partitions in PARTITION_COUNTS:
                     for broker in brokers:
                         bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
-                                   records[size], args.producers)
-        print_table(names, cells, statistics.median(loopbacks), records)
+                                   records[size], args.producers, warmups[size])
+        print_table(names, cells, statistics.median(loopbacks), records, warmups)
         print(f"total {time.monotonic() - started_s:.0f} s")
     finally:
         for broker in brokers:
@@ -422,15 +440,15 @@ def main() -> int:
 
 
 def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitions: int, records: int,
-               producers: int) -> None:
+               producers: int, warmup: int) -> None:
     topic = f"bench-{size}b-{partitions}p-run{run}"
     try:
         create_topic(broker.bootstrap, topic, partitions)
-        msgs_s, mb_s, p99_ms = driver.produce(broker.bootstrap, topic, records, size, producers)
+        msgs_s, mb_s, p99_ms = driver.produce(broker.bootstrap, topic, records, size, producers, warmup)
         cell.produce_msgs_s.append(msgs_s)
         cell.produce_mb_s.append(mb_s)
         cell.produce_p99_ms.append(p99_ms)
-        consume_msgs_s, consume_mb_s = driver.consume(broker.bootstrap, topic, records)
+        consume_msgs_s, consume_mb_s = driver.consume(broker.bootstrap, topic, records, warmup)
         cell.consume_msgs_s.append(consume_msgs_s)
         cell.consume_mb_s.append(consume_mb_s)
         try:  # its own failure: the produce and consume figures above stand
