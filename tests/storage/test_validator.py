@@ -93,3 +93,55 @@ def test_the_topic_codec_recompresses_a_different_producer_codec():
     assert [r.value for r in batch.records()] == [b"a", b"b"]
     assert [r.offset for r in batch.records()] == [100, 101]
     assert result.messages_size_maybe_changed
+
+
+def _refused(records, config=None) -> RecordValidationError:
+    with pytest.raises(RecordValidationError) as info:
+        validate(records, config)
+    return info.value
+
+
+def _resealed(records) -> MemoryRecords:
+    """`records` with its CRC recomputed after a header edit, so that only the edit is wrong."""
+    batch = next(records.batches())
+    batch.update_crc()
+    return records
+
+
+def test_a_control_batch_from_a_client_is_invalid():
+    records = produce(b"a")
+    records.buffer[22] |= 0x20  # attributes, low byte: the control bit
+    error = _refused(_resealed(records))
+    assert error.error_code == INVALID_RECORD and "control records" in str(error)
+
+
+def test_a_last_offset_delta_that_does_not_fit_the_record_count_is_invalid():
+    records = produce(b"a", b"b")
+    records.buffer[23:27] = (5).to_bytes(4, "big")  # lastOffsetDelta 5 for 2 records
+    error = _refused(_resealed(records))
+    assert error.error_code == INVALID_RECORD and "lastOffsetDelta 5" in str(error)
+
+
+def test_an_unknown_compression_codec_is_corrupt():
+    records = produce(b"a")
+    records.buffer[22] |= 0x06  # codec id 6: Kafka defines 0-4
+    error = _refused(_resealed(records))
+    assert error.error_code == CORRUPT_MESSAGE and "Unknown compression type id: 6" in str(error)
+
+
+def test_a_log_append_time_bit_from_the_client_is_cleared_on_a_create_time_topic():
+    records = MemoryRecords(bytearray(build_batch([SimpleRecord(b"a", timestamp=NOW - 10)],
+                                                  timestamp_type=TimestampType.LOG_APPEND_TIME,
+                                                  log_append_time=NOW - 5)))
+    result = validate(records)
+    batch = next(result.validated_records.batches())
+    assert batch.timestamp_type == TimestampType.CREATE_TIME and batch.is_valid()
+    assert result.log_append_time_ms == -1
+
+
+def test_records_without_a_timestamp_pass_the_range_check():
+    config = LogConfig.from_props({"message.timestamp.before.max.ms": "1000"})
+    records = produce(b"a")
+    records.buffer[27:43] = (-1).to_bytes(8, "big", signed=True) * 2  # base and max timestamp: NO_TIMESTAMP
+    result = validate(_resealed(records), config)
+    assert result.max_timestamp_ms == -1 and result.shallow_offset_of_max_timestamp == -1
