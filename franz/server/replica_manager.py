@@ -34,6 +34,7 @@ from franz.server.partition import Partition
 from franz.server.purgatory import DelayedOperationPurgatory
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
+from franz.storage.segment import EMPTY_RECORDS
 from franz.storage.producer_append_info import AppendOrigin
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
@@ -228,12 +229,18 @@ class ReplicaManager:
             fetch.last_stable_offset = log.last_stable_offset
             fetch.log_start_offset = log.log_start_offset
             fetch.position = info.fetch_offset_metadata
-            size = info.records.size_in_bytes
+            records, aborted = info.records, info.aborted_transactions
+            if info.first_entry_incomplete and not hard_max_bytes_limit:
+                # Fetch v3+ (ReplicaManager.checkFetchDataInfo): a first batch cut by the size
+                # limit is left out, not sent in part; the client asks again and gets it whole
+                # once it comes first in a response.
+                records, aborted = EMPTY_RECORDS, None
+            size = records.size_in_bytes
             fetch.size_bytes = size
-            fetch.records = response_records(info.records)
+            fetch.records = response_records(records)
             if isolation == FetchIsolation.TXN_COMMITTED:
                 fetch.aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
-                                 for txn in (info.aborted_transactions or [])]
+                                 for txn in (aborted or [])]
             if size > 0:
                 min_one_message = False
             remaining -= size

@@ -48,3 +48,30 @@ def test_pipelined_requests_are_answered_in_order(broker):
         first = decode_response(FETCH, 12, client.receive_frame())[0]
         second = decode_response(3, 12, client.receive_frame())[0]
         assert (first, second) == (1, 2)
+
+
+def test_a_batch_cut_by_the_response_limit_is_left_out_not_sent_in_part(broker):
+    # Kafka's ReplicaManager.checkFetchDataInfo: from Fetch v3 on, a partition whose first
+    # batch does not fit what is left of the response gets no records (a client cannot
+    # parse half a batch: the Java consumer fails with "Failed to make progress").
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "small")
+        create_topic(client, "large")
+        small, large = batch(b"s"), batch(b"L" * 4000)
+        produce(client, "small", small)
+        produce(client, "large", large)
+        answer = client.request(FETCH, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": len(small) + 1000,
+            "session_epoch": -1, "topics": [
+                {"topic": name, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
+                for name in ("small", "large")]})
+        by_topic = {topic["topic"]: topic["partitions"][0] for topic in answer["responses"]}
+        assert _values(by_topic["small"]["records"]) == [b"s"]
+        assert not by_topic["large"]["records"], "a cut batch was sent"
+        assert by_topic["large"]["error_code"] == 0 and by_topic["large"]["high_watermark"] == 1
+        # The first partition with data is answered whole, past the response limit (KIP-74).
+        answer = client.request(FETCH, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 100, "session_epoch": -1,
+            "topics": [{"topic": "large", "partitions": [
+                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 100}]}]})
+        assert _values(answer["responses"][0]["partitions"][0]["records"]) == [b"L" * 4000]
