@@ -13,9 +13,11 @@ else INVALID_FETCH_SESSION_EPOCH; an unknown session id gets
 FETCH_SESSION_ID_NOT_FOUND. Sessions live in a cache of
 `max.incremental.fetch.session.cache.slots`, least recently used evicted first.
 
-Invariants: a session's partitions keep the order they were added in; the
-cached response values are those last sent, so an omitted partition is exactly
-one whose answer would tell the client nothing new.
+Invariants: a session's partitions are read in order, and one that has just
+returned records moves to the end (Kafka's FetchSession.PartitionIterator), so
+when the response size limit cuts a fetch short, the partitions it left out
+come first next time; the cached response values are those last sent, so an
+omitted partition is exactly one whose answer would tell the client nothing new.
 """
 
 from __future__ import annotations
@@ -60,6 +62,13 @@ class FetchSession:
     session_id: int
     epoch: int
     partitions: dict[TopicPartition, CachedPartition]
+
+    def served_last(self, served: list[TopicPartition]) -> None:
+        """Move the partitions that just returned records behind the others."""
+        for key in served:
+            cached = self.partitions.pop(key, None)
+            if cached is not None:
+                self.partitions[key] = cached
 
 
 @dataclasses.dataclass

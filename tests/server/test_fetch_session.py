@@ -46,6 +46,14 @@ def test_the_least_recently_used_session_is_evicted_when_slots_run_out():
     assert cache.new_context(first, 2, [], []).error == Errors.NONE
 
 
+def test_partitions_that_returned_records_go_to_the_back_of_the_session():
+    cache = FetchSessionCache(10)
+    session_id = cache.create_session([_partition(0), _partition(1), _partition(2)])
+    session = cache.new_context(session_id, 1, [], []).session
+    session.served_last([("t", 0), ("t", 1)])
+    assert [p.partition for p in cache.new_context(session_id, 2, [], []).partitions] == [2, 0, 1]
+
+
 def test_no_slots_means_no_sessions():
     assert FetchSessionCache(0).create_session([_partition(0)]) == 0
 
@@ -76,3 +84,33 @@ def test_incremental_fetches_answer_only_partitions_with_news(broker):
         assert moved["responses"] == []  # HW unchanged, no records past offset 2
         stale = _fetch(client, session_id, 3, [])
         assert stale["error_code"] == Errors.INVALID_FETCH_SESSION_EPOCH
+
+
+def test_a_partition_left_out_by_the_response_limit_comes_first_next_time(broker):
+    # Without the rotation, partition 0 would fill every response and partition 1
+    # would wait until 0 has nothing more to give.
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "s", 2)
+        for index in (0, 1):
+            for _ in range(3):
+                client.request(PRODUCE, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [
+                    {"name": "s", "partition_data": [{"index": index, "records": batch(b"x" * 3000)}]}]})
+
+        def fetch(session_id: int, epoch: int, partitions) -> list[int]:
+            answer = client.request(FETCH, 12, {
+                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 4000, "isolation_level": 0,
+                "session_id": session_id, "session_epoch": epoch,
+                "topics": [{"topic": "s", "partitions": [
+                    {"partition": p, "fetch_offset": o, "partition_max_bytes": 1 << 20}
+                    for p, o in partitions]}] if partitions else []})
+            return answer["session_id"], [p["partition_index"] for t in answer["responses"]
+                                          for p in t["partitions"] if p["records"]]
+
+        session_id, served = fetch(0, 0, [(0, 0), (1, 0)])
+        assert served == [0]  # the response limit fits one batch; the new session keeps the request's order
+        _, served = fetch(session_id, 1, [(0, 1)])
+        assert served == [0]  # ...and partition 0, served by this incremental fetch, goes to the back
+        _, served = fetch(session_id, 2, [(0, 2)])
+        assert served == [1]
+        _, served = fetch(session_id, 3, [(1, 1)])
+        assert served == [0]
