@@ -15,7 +15,8 @@ creates a fresh topic through AdminClient, then drives it with one of two
 load clients (--driver). The default, when javac exists, is Kafka's own Java
 client (bench/java/PerfDriver.java: one producer with linger.ms=5,
 batch.size=1 MiB, acks=1, no compression, p99 from the send callbacks; one
-consumer assigned to every partition from offset 0), which is not the
+consumer assigned to every partition from offset 0, with Kafka's default
+fetch sizes), which is not the
 bottleneck once warm: each run first sends --warmup x its records untimed to
 the same topic, and the consumer reads them untimed too (with a cold JVM a
 run of a few seconds measured mostly the JIT: one client on one broker gave
