@@ -18,9 +18,13 @@ batch.size=1 MiB, acks=1, no compression, p99 from the send callbacks; one
 consumer assigned to every partition from offset 0, with Kafka's default
 fetch sizes), which is not the
 bottleneck once warm: each run first sends --warmup x its records untimed to
-the same topic, and the consumer reads them untimed too (with a cold JVM a
+the same topic, and a first consumer reads them untimed too (with a cold JVM a
 run of a few seconds measured mostly the JIT: one client on one broker gave
-0.4 M msgs/s on 0.9 M records and 1.0 M on 4 M). The other is franz perf-test:
+0.4 M msgs/s on 0.9 M records and 1.0 M on 4 M); the timed consumer is a new
+one in the same JVM, starting where the first stopped with nothing buffered
+(noida-db sends whole partitions whatever the fetch limits, so a consumer
+that kept reading would have had the timed records in memory already). The
+other is franz perf-test:
 
 - produce: `franz perf-test produce` (librdkafka through confluent-kafka;
   linger.ms=5, batch.size=1048576, acks=1, no compression) in --producers
