@@ -42,8 +42,9 @@ sending 1 MiB chunks for --loopback-seconds to a reader thread). On msgs/s
 rows the loopback column is that speed divided by the record size: payload
 bytes alone, no framing, so no broker can reach it.
 
-Cells are medians of --runs runs; runs interleave the brokers, so that noise
-from the rest of the machine falls on all of them alike. ratio = franz / best
+Cells are medians of --runs runs; runs interleave the brokers, in an order
+that turns from cell to cell, so that noise from the rest of the machine (and
+from a broker still busy after its turn) falls on all of them alike. ratio = franz / best
 peer (for p99 the lowest peer latency; below 1 is better there). kcat is not
 a driver: the Debian kcat links librdkafka 2.0.2, whose ApiVersions exchange
 with Tansu 0.6.0 fails ("Read underflow"), and it reports no latencies.
@@ -434,12 +435,16 @@ def main() -> int:
         print("brokers: " + ", ".join(f"{b.name} {b.bootstrap}" for b in brokers), flush=True)
         cells = {(name, size, parts): Cell() for name in names for size in RECORD_SIZES for parts in PARTITION_COUNTS}
         loopbacks = []
+        turn = 0
         for run in range(args.runs):
             loopbacks.append(loopback_mb_s(args.loopback_seconds))
             print(f"run {run + 1}/{args.runs}: loopback {loopbacks[-1]:,.0f} MB/s", flush=True)
             for size in RECORD_SIZES:
                 for partitions in PARTITION_COUNTS:
-                    for broker in brokers:
+                    # The order turns from cell to cell: a broker that leaves work behind after its
+                    # turn (writeback, a peer's background threads) must not always slow the same next one.
+                    turn += 1
+                    for broker in brokers[turn % len(brokers):] + brokers[:turn % len(brokers)]:
                         bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
                                    records[size], args.producers, warmups[size])
         print_table(names, cells, statistics.median(loopbacks), records, warmups)
