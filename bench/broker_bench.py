@@ -21,7 +21,7 @@ fetch sizes), which is not the
 bottleneck once warm: each run first sends --warmup x its records untimed to
 the same topic, and a first consumer reads them untimed too (with a cold JVM a
 run of a few seconds measured mostly the JIT: one client on one broker gave
-0.4 M msgs/s on 0.9 M records and 1.0 M on 4 M); the timed consumer is a new
+0.32-0.56 M msgs/s on 0.9 M records and 0.70-1.0 M on 4 M); the timed consumer is a new
 one in the same JVM, starting where the first stopped with nothing buffered
 (noida-db sends whole partitions whatever the fetch limits, so a consumer
 that kept reading would have had the timed records in memory already). The
@@ -134,8 +134,8 @@ class Broker:
 
 # The socket buffers the peers have: neither Tansu nor noida-db sets SO_RCVBUF/SO_SNDBUF, so the
 # kernel autotunes theirs (up to net.ipv4.tcp_rmem's max); franz, like Kafka, pins 100 KiB unless
-# told -1 ("use the OS default"), and a pinned 200 KiB window made each 0.5 MB produce request take
-# several reads: 100 B x 1 partition produce went from 0.57-1.05 M to 1.06-1.44 M msgs/s with -1.
+# told -1 ("use the OS default"). With requests of ~0.5 MB, 100 B x 1 partition produce went from
+# 0.57-1.05 M to 1.06-1.44 M msgs/s with -1 (three alternations).
 FRANZ_OVERRIDES = {"socket.receive.buffer.bytes": "-1", "socket.send.buffer.bytes": "-1"}
 
 

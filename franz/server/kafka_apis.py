@@ -291,7 +291,6 @@ class KafkaApis:
             session_id = self.fetch_sessions.create_session(context.partitions)
         elif context.incremental:
             session_id = context.session.session_id
-        if context.incremental:
             context.session.served_last([(fetch.topic, fetch.partition) for fetch in fetches if fetch.size_bytes])
         by_topic: dict[str, tuple[bytes, list]] = {}
         for cached, fetch in zip(context.partitions, fetches):

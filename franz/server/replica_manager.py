@@ -34,8 +34,8 @@ from franz.server.partition import Partition
 from franz.server.purgatory import DelayedOperationPurgatory
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
-from franz.storage.segment import EMPTY_RECORDS
 from franz.storage.producer_append_info import AppendOrigin
+from franz.storage.segment import EMPTY_RECORDS
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
 logger = logging.getLogger(__name__)

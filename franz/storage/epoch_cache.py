@@ -205,8 +205,8 @@ class LeaderEpochFileCache:
 
     def latest_epoch(self) -> int | None:
         """The epoch of the latest entry (the current leader's, for a leader), or None."""
-        entries = self._entries  # read on every append: no latest_entry() call
-        return entries[-1].epoch if entries else None
+        entry = self.latest_entry()
+        return None if entry is None else entry.epoch
 
     def earliest_entry(self) -> EpochEntry | None:
         entries = self._entries

@@ -37,7 +37,6 @@ from franz.records import (
     RecordBatch,
     TimestampAndOffset,
 )
-from franz.records.constants import INT32_MAX
 from franz.records.errors import RecordsError
 from franz.storage import files
 from franz.storage.index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
@@ -204,15 +203,14 @@ class LogSegment:
 
     # -- roll ----------------------------------------------------------------------------
     def should_roll(self, roll_params: RollParams) -> bool:
-        size = self.log.size_in_bytes
+        size = self.size()
         if size > roll_params.max_segment_bytes - roll_params.messages_size:
             return True
         if size > 0 and (self.time_waited_for_roll(roll_params.now, roll_params.max_timestamp_in_messages)
                          > roll_params.max_segment_ms - self.roll_jitter_ms):
             return True
-        offset_index = self.lazy_offset_index.get()
-        return (offset_index.entries >= offset_index.max_entries or self.lazy_time_index.get().is_full()
-                or not 0 <= roll_params.max_offset_in_messages - self.base_offset <= INT32_MAX)
+        return (self.offset_index.is_full() or self.time_index.is_full()
+                or not self.can_convert_to_relative_offset(roll_params.max_offset_in_messages))
 
     def _load_first_batch_timestamp(self) -> None:
         if self.rolling_based_timestamp is None:
@@ -221,10 +219,8 @@ class LogSegment:
                 break
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
+        self._load_first_batch_timestamp()
         ts = self.rolling_based_timestamp
-        if ts is None:
-            self._load_first_batch_timestamp()
-            ts = self.rolling_based_timestamp
         if ts is not None and ts >= 0:
             return message_timestamp - ts
         return now - self.created
@@ -256,16 +252,15 @@ class LogSegment:
         physical_position = self.log.size_in_bytes
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp_ms
-        if not 0 <= largest_offset - self.base_offset <= INT32_MAX:
-            raise LogSegmentOffsetOverflowError(self, largest_offset)
+        self._ensure_offset_in_range(largest_offset)
         self.log.append(records)
         so_far = self.read_max_timestamp_and_offset_so_far()
         if largest_timestamp_ms > so_far.timestamp:
             so_far = self._max_timestamp_and_offset_so_far = TimestampOffset(largest_timestamp_ms,
                                                                              shallow_offset_of_max_timestamp)
         if self.bytes_since_last_index_entry > self.index_interval_bytes:
-            self.lazy_offset_index.get().append(largest_offset, physical_position)
-            self.lazy_time_index.get().maybe_append(so_far.timestamp, so_far.offset)
+            self.offset_index.append(largest_offset, physical_position)
+            self.time_index.maybe_append(so_far.timestamp, so_far.offset)
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += size
 

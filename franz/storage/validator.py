@@ -117,27 +117,6 @@ _CONTROL_BIT = 0x20
 _CODEC_MASK = 0x07
 _TIMESTAMP_TYPE_BIT = 0x08
 _CODECS_BY_ID = tuple(CompressionType(codec_id) for codec_id in range(5))  # ids 5-7 are not Kafka's
-_MAX_CODEC_ID = len(_CODECS_BY_ID) - 1
-
-
-def _refuse_batch(index: int, header: BatchHeader, max_message_bytes: int, is_from_client: bool) -> None:
-    """Raise the error for the first check `header` fails (analyze_and_validate's slow path)."""
-    size = header.batch_length + 12
-    if is_from_client and header.base_offset != 0:
-        raise RecordValidationError(
-            INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
-                            f"but it is {header.base_offset}")
-    if size > max_message_bytes:
-        raise RecordValidationError(
-            MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
-                               f"which exceeds the maximum configured value of {max_message_bytes}.")
-    count = header.record_count
-    if count <= 0 or header.last_offset_delta != count - 1:
-        raise RecordValidationError(
-            INVALID_RECORD, f"Batch {index} has lastOffsetDelta {header.last_offset_delta} for {count} records")
-    if is_from_client and header.attributes & _CONTROL_BIT:
-        raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
-    raise RecordValidationError(CORRUPT_MESSAGE, f"Unknown compression type id: {header.attributes & _CODEC_MASK}")
 
 
 def analyze_and_validate(records: MemoryRecords, config: LogConfig,
@@ -150,19 +129,28 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig,
     headers = []
     buffer = records.buffer
     max_message_bytes = config.max_message_bytes
-    # A client may not set the base offset or the control bit; the broker's own appends may.
-    refused_attributes = _CONTROL_BIT if is_from_client else 0
-    trusted = RecordBatch._trusted
     try:
-        for position, header in records.validate_batches():
+        for index, (position, header) in enumerate(records.validate_batches()):
             size = header.batch_length + 12
-            attributes = header.attributes
+            if is_from_client and header.base_offset != 0:
+                raise RecordValidationError(
+                    INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
+                                    f"but it is {header.base_offset}")
+            if size > max_message_bytes:
+                raise RecordValidationError(
+                    MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
+                                       f"which exceeds the maximum configured value of {max_message_bytes}.")
             count = header.record_count
-            if (is_from_client and header.base_offset or size > max_message_bytes
-                    or count <= 0 or header.last_offset_delta != count - 1 or attributes & refused_attributes
-                    or attributes & _CODEC_MASK > _MAX_CODEC_ID):
-                _refuse_batch(len(batches), header, max_message_bytes, is_from_client)
-            batches.append(trusted(buffer, position, size))
+            if count <= 0 or header.last_offset_delta != count - 1:
+                raise RecordValidationError(
+                    INVALID_RECORD, f"Batch {index} has lastOffsetDelta {header.last_offset_delta} for "
+                                    f"{count} records")
+            if is_from_client and header.attributes & _CONTROL_BIT:
+                raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
+            codec_id = header.attributes & _CODEC_MASK
+            if codec_id >= len(_CODECS_BY_ID):
+                raise RecordValidationError(CORRUPT_MESSAGE, f"Unknown compression type id: {codec_id}")
+            batches.append(RecordBatch._trusted(buffer, position, size))
             headers.append(header)
     except CorruptRecordError as exc:
         raise RecordValidationError(CORRUPT_MESSAGE, str(exc)) from None
@@ -184,7 +172,7 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     batches, headers = analyze_and_validate(records, config, is_from_client)
     log_append = config.message_timestamp_type == "LogAppendTime"
     source = _CODECS_BY_ID[headers[0].attributes & _CODEC_MASK]
-    target = source if config.compression_type == "producer" else _TOPIC_CODECS[config.compression_type]
+    target = target_compression(config, source)
     rebuilt = None
     for header in headers:
         if header.attributes & _CODEC_MASK != target:
