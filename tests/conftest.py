@@ -10,9 +10,22 @@ import pytest
 from tests.support.broker import BrokerProcess
 
 
+BROKER_LOG_LINES_ON_FAILURE = 200
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
+
 @pytest.fixture
-def broker_factory(tmp_path: Path) -> Iterator:
-    """Start brokers with overrides; every one is stopped at the end of the test."""
+def broker_factory(tmp_path: Path, request) -> Iterator:
+    """Start brokers with overrides; every one is stopped at the end of the test.
+
+    When the test failed, each broker's last log lines are printed: a failure
+    seen only in CI is then explained by the broker's own words."""
     started: list[BrokerProcess] = []
 
     def start(overrides: dict[str, str] | None = None, data_dir: Path | None = None) -> BrokerProcess:
@@ -23,6 +36,11 @@ def broker_factory(tmp_path: Path) -> Iterator:
     yield start
     for broker in started:
         broker.stop()
+    call = getattr(request.node, "report_call", None)
+    if call is not None and call.failed:
+        for broker in started:
+            print(f"--- broker {broker.bootstrap}, last {BROKER_LOG_LINES_ON_FAILURE} lines ---")
+            print("\n".join(broker.lines[-BROKER_LOG_LINES_ON_FAILURE:]))
 
 
 @pytest.fixture

@@ -78,6 +78,12 @@ class LogManager:
         self._lock = threading.RLock()
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.broker_epoch = 0
+        # One writer per checkpoint file at a time, as Kafka keeps one CheckpointFile per
+        # dir: a topic deletion (request thread) and the scheduler's checkpoint tasks write
+        # the same files through the same `<file>.tmp`. Held across the snapshot of the
+        # offsets too, so that an older snapshot never lands after a newer one.
+        self._checkpoint_locks = {name: threading.Lock() for name in (
+            RECOVERY_POINT_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE)}
 
     # -- startup -------------------------------------------------------------------------
     def startup(self, start_background_tasks: bool = True) -> None:
@@ -243,12 +249,13 @@ class LogManager:
         return total
 
     def _write_checkpoint(self, file_name: str, value: Callable[[UnifiedLog], int]) -> None:
-        with self._lock:
-            by_dir: dict[Path, dict[TopicPartition, int]] = {d: {} for d in self.log_dirs}
-            for tp, partition_log in self.logs.items():
-                by_dir[self._log_dir_of[tp]][tp] = value(partition_log)
-        for log_dir, offsets in by_dir.items():
-            OffsetCheckpointFile(log_dir / file_name).write(offsets)
+        with self._checkpoint_locks[file_name]:
+            with self._lock:
+                by_dir: dict[Path, dict[TopicPartition, int]] = {d: {} for d in self.log_dirs}
+                for tp, partition_log in self.logs.items():
+                    by_dir[self._log_dir_of[tp]][tp] = value(partition_log)
+            for log_dir, offsets in by_dir.items():
+                OffsetCheckpointFile(log_dir / file_name).write(offsets)
 
     def checkpoint_log_recovery_offsets(self) -> None:
         self._write_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, lambda partition_log: partition_log.recovery_point)

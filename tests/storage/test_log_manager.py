@@ -213,3 +213,35 @@ def test_a_truncated_index_and_an_index_pointing_past_the_log_are_rebuilt(tmp_pa
     assert first.name.replace(".index", ".log") in messages and second.name.replace(".index", ".log") in messages
     restarted.shutdown()
     assert first.read_bytes() == good_first and second.read_bytes() == good_second
+
+
+def test_checkpoints_written_from_several_threads_at_once_never_fail(tmp_path):
+    # A topic deletion writes the log-dir checkpoints on the request thread while
+    # the scheduler's checkpoint tasks may be writing the same files: both go
+    # through one `<file>.tmp`, so unserialised writers rename it from under
+    # each other (FileNotFoundError, the request's connection closed).
+    import threading
+
+    log_manager = manager(tmp_path)
+    partition_log = fill(log_manager, count=3)
+    partition_log.flush(partition_log.log_end_offset)
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def writer():
+        start.wait()
+        try:
+            for _ in range(100):
+                log_manager.checkpoint_log_recovery_offsets()
+                log_manager.checkpoint_log_start_offsets()
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert (tmp_path / "data" / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 3\n"
+    log_manager.shutdown()
