@@ -44,7 +44,9 @@ bytes alone, no framing, so no broker can reach it.
 
 Cells are medians of --runs runs; runs interleave the brokers, in an order
 that turns from cell to cell, so that noise from the rest of the machine (and
-from a broker still busy after its turn) falls on all of them alike. ratio = franz / best
+from a broker still busy after its turn) falls on all of them alike. Only the
+broker being measured runs: the others are held in SIGSTOP meanwhile, and all
+of them while the loopback limit is measured. ratio = franz / best
 peer (for p99 the lowest peer latency; below 1 is better there). kcat is not
 a driver: the Debian kcat links librdkafka 2.0.2, whose ApiVersions exchange
 with Tansu 0.6.0 fails ("Read underflow"), and it reports no latencies.
@@ -129,7 +131,16 @@ def loopback_mb_s(seconds: float) -> float:
 class Broker:
     name: str
     bootstrap: str
-    stop: object = None  # callable stopping what this bench started, or None for --external
+    process: BrokerProcess | PeerProcess | None = None  # None for --external: not ours to stop or pause
+
+
+def measuring(brokers: list[Broker], measured: Broker | None) -> None:
+    """Let `measured` run and hold every other broker this bench started in SIGSTOP (None: all
+    of them), so that a peer's idle work (noida-db spends ~17% of a core doing nothing) or a
+    broker's writeback of its last turn never takes CPU from the one being measured."""
+    for broker in brokers:
+        if broker.process is not None:
+            (broker.process.resume if broker is measured else broker.process.pause)()
 
 
 # The socket buffers the peers have: neither Tansu nor noida-db sets SO_RCVBUF/SO_SNDBUF, so the
@@ -146,14 +157,14 @@ def start_brokers(names: list[str], externals: dict[str, str], work_dir: Path) -
         try:
             if name == "franz":
                 process = BrokerProcess(work_dir / "franz", overrides=FRANZ_OVERRIDES).start()
-                brokers.append(Broker(name, process.bootstrap, process.stop))
+                brokers.append(Broker(name, process.bootstrap, process))
             else:
                 binary, why_not = install(name)
                 if binary is None:
                     print(f"skip {name}: {why_not}", flush=True)
                     continue
                 process = PeerProcess(name, binary, work_dir / name).start()
-                brokers.append(Broker(name, process.bootstrap, process.stop))
+                brokers.append(Broker(name, process.bootstrap, process))
         except (RuntimeError, OSError) as exc:
             print(f"skip {name}: {exc}", flush=True)
     brokers += [Broker(name, bootstrap) for name, bootstrap in externals.items()]
@@ -503,6 +514,7 @@ def main() -> int:
         loopbacks = []
         turn = 0
         for run in range(args.runs):
+            measuring(brokers, None)
             loopbacks.append(loopback_mb_s(args.loopback_seconds))
             print(f"run {run + 1}/{args.runs}: loopback {loopbacks[-1]:,.0f} MB/s", flush=True)
             for size in RECORD_SIZES:
@@ -511,14 +523,15 @@ def main() -> int:
                     # turn (writeback, a peer's background threads) must not always slow the same next one.
                     turn += 1
                     for broker in brokers[turn % len(brokers):] + brokers[:turn % len(brokers)]:
+                        measuring(brokers, broker)
                         bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
                                    records[size], args.producers, warmups[size])
         print_table(names, cells, statistics.median(loopbacks), records, warmups)
         print(f"total {time.monotonic() - started_s:.0f} s")
     finally:
         for broker in brokers:
-            if broker.stop is not None:
-                broker.stop()
+            if broker.process is not None:
+                broker.process.stop()
         shutil.rmtree(work_dir, ignore_errors=True)
     return 0
 

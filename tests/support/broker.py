@@ -66,6 +66,7 @@ class BrokerProcess:
                 self._started.set()
 
     def stop(self, sig: int = signal.SIGTERM) -> int | None:
+        self.resume()
         process, self.process = self.process, None
         if process is None:
             return None
@@ -82,6 +83,15 @@ class BrokerProcess:
 
     def kill(self) -> int | None:
         return self.stop(signal.SIGKILL)
+
+    def pause(self) -> None:
+        """SIGSTOP (a benchmark quiets the brokers it is not measuring); resume() or stop() undoes it."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
 
     def restart(self, sig: int = signal.SIGTERM) -> BrokerProcess:
         self.stop(sig)

@@ -9,7 +9,8 @@ cleanly where a peer is absent.
 
 PeerProcess starts one on a free port with a fresh data dir, waits until the
 port answers a Kafka ApiVersions request, and stops it with SIGTERM (SIGKILL if
-it lingers). Output goes to a file in the data dir, never to a pipe that could
+it lingers). It runs in a session of its own, so that pause() and resume()
+(SIGSTOP, SIGCONT) reach any process it starts too. Output goes to a file in the data dir, never to a pipe that could
 fill and stall the broker. Every wait is bounded.
 """
 
@@ -134,7 +135,8 @@ class PeerProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         argv = PEERS[self.name].argv(self.binary, self.port, self.data_dir / "data")
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not answers_api_versions(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -143,7 +145,16 @@ class PeerProcess:
             time.sleep(0.05)
         return self
 
+    def pause(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> int | None:
+        self.resume()  # a stopped process would hold SIGTERM pending until the wait runs out
         process, self.process = self.process, None
         if process is None:
             return None
