@@ -48,8 +48,8 @@ class KafkaStorageError(Exception):
     error_code = 56
 
 
-def flush_dir(path: Path | str) -> None:
-    """fsync a directory so that renames and new files in it survive a crash."""
+def flush_file_if_exists(path: Path | str) -> None:
+    """fsync a file (or directory) unless it is gone (Kafka's Utils.flushFileIfExists)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -58,6 +58,11 @@ def flush_dir(path: Path | str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def flush_dir(path: Path | str) -> None:
+    """fsync a directory so that renames and new files in it survive a crash."""
+    flush_file_if_exists(path)
 
 
 def schedule_once(delay_ms: int, action: Callable[[], None], scheduler=None) -> None:

@@ -68,17 +68,19 @@ class LogSegments:
 
     def values(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]:
         """All segments, or those that may hold offsets in [from_offset, to_offset):
-        the floor segment of from_offset up to (excluding) the one starting at to_offset."""
-        bases = list(self._bases)
-        if from_offset is None:
-            return [self._by_base[b] for b in bases]
-        if to_offset is not None and from_offset > to_offset:
+        the floor segment of from_offset up to (excluding) the one starting at to_offset.
+        Taken under the lock: the scheduler's flush walks it while the append thread may roll."""
+        if to_offset is not None and from_offset is not None and from_offset > to_offset:
             raise ValueError(f"Invalid log segment range: requested segments in {self.topic_partition} "
                              f"from offset {from_offset} which is greater than limit offset {to_offset}")
-        floor = self.floor_entry_base(from_offset)
-        start = bisect.bisect_left(bases, floor) if floor is not None else bisect.bisect_left(bases, from_offset)
-        end = len(bases) if to_offset is None else bisect.bisect_left(bases, to_offset)
-        return [self._by_base[b] for b in bases[start:end]]
+        with self._lock:
+            bases = self._bases
+            if from_offset is None:
+                return [self._by_base[b] for b in bases]
+            floor = self.floor_entry_base(from_offset)
+            start = bisect.bisect_left(bases, floor) if floor is not None else bisect.bisect_left(bases, from_offset)
+            end = len(bases) if to_offset is None else bisect.bisect_left(bases, to_offset)
+            return [self._by_base[b] for b in bases[start:end]]
 
     def __iter__(self) -> Iterator[LogSegment]:
         return iter(self.values())

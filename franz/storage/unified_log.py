@@ -34,7 +34,7 @@ from franz.storage.checkpoint import (
 )
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
-from franz.storage.local_log import LocalLog, OffsetOutOfRangeError
+from franz.storage.local_log import LocalLog, OffsetOutOfRangeError, flush_file_if_exists
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import (
     AppendOrigin,
@@ -355,25 +355,47 @@ class UnifiedLog:
         return segment
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
-        """Start a new active segment, snapshot producer state at its base, flush the old ones."""
+        """Start a new active segment, snapshot producer state at its base, and have the
+        scheduler flush the segments before it.
+
+        As in Kafka, neither the old segments nor the snapshot are fsynced here: the
+        partition lock is held, and an fsync of a full segment would stall every append
+        behind it. Until the "flush-log" task has run, the recovery point stays where it
+        was, so a crash meanwhile recovers the rolled segments from their bytes."""
         with self.lock:
-            new_segment = self.local_log.roll(expected_next_offset)
+            local_log = self.local_log
+            new_segment = local_log.roll(expected_next_offset)
             self.producer_state_manager.update_map_end_offset(new_segment.base_offset)
-            self.producer_state_manager.take_snapshot()
-            # Kafka flushes the rolled segments on a scheduler thread; franz keeps
-            # the data path simple and fsyncs them here, under the partition lock.
-            self.flush(new_segment.base_offset)
+            snapshot = self.producer_state_manager.take_snapshot(sync=False)
+
+            def flush_rolled() -> None:
+                if local_log.is_memory_mapped_buffer_closed:
+                    return  # closed meanwhile (deleted, or shut down, which flushes everything itself)
+                if snapshot is not None:
+                    flush_file_if_exists(snapshot)
+                self.flush(new_segment.base_offset)
+
+            if local_log.scheduler is not None:
+                local_log.scheduler.schedule_once("flush-log", flush_rolled)
+            else:  # a log opened without a scheduler (tools, tests) flushes in place
+                flush_rolled()
             return new_segment
 
     def flush(self, offset: int) -> None:
-        """fsync everything below `offset` and move the recovery point to it."""
+        """fsync everything below `offset` and move the recovery point to it.
+
+        The fsync runs outside the partition lock (as Kafka's does), so that appends go on
+        meanwhile; only moving the recovery point takes it. A caller already holding the
+        lock (an append reaching flush.messages) keeps it throughout."""
         with self.lock:
             offset = min(offset, self.log_end_offset)
-            if offset > self.local_log.recovery_point:
-                start = time.perf_counter()
-                self.local_log.flush(offset)
-                self.local_log.mark_flushed(offset)
-                log_flush_stats.record((time.perf_counter() - start) * 1000)
+            if offset <= self.local_log.recovery_point:
+                return
+        start = time.perf_counter()
+        self.local_log.flush(offset)
+        with self.lock:
+            self.local_log.mark_flushed(offset)
+        log_flush_stats.record((time.perf_counter() - start) * 1000)
 
     # -- read ----------------------------------------------------------------------------
     def _offset_metadata(self, offset: int) -> LogOffsetMetadata:

@@ -8,6 +8,7 @@ from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import AppendOrigin, OutOfOrderSequenceError
+from franz.storage.scheduler import KafkaScheduler
 from franz.storage.unified_log import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -72,6 +73,41 @@ def test_segments_roll_at_segment_bytes_and_reads_cross_them(tmp_path):
     assert values == [b"value-%02d" % i for i in range(20)]
     assert sorted(p.name for p in log.dir.glob("*.snapshot"))  # a producer snapshot per roll
     log.close()
+
+
+def test_a_roll_leaves_the_flush_of_the_old_segments_to_the_scheduler(tmp_path):
+    # Kafka's roll schedules "flush-log" instead of fsyncing under the partition lock. With
+    # a scheduler that runs nothing (shut down), the recovery point must not move at the roll.
+    scheduler = KafkaScheduler()
+    scheduler.shutdown()
+    config = LogConfig.from_props({"message.timestamp.after.max.ms": 2**62})
+    log = UnifiedLog.create(tmp_path / "topic-0", config, scheduler=scheduler)
+    log.append_as_leader(produce(b"a", b"b", b"c"), 0)
+    new_segment = log.roll()
+    assert new_segment.base_offset == 3
+    assert log.recovery_point == 0
+    assert (log.dir / "00000000000000000003.snapshot").exists()  # written, its fsync left to the task
+    log.flush(log.log_end_offset)
+    assert log.recovery_point == 3
+    log.close()
+
+
+def test_the_scheduled_flush_moves_the_recovery_point_to_the_new_segment(tmp_path):
+    scheduler = KafkaScheduler()
+    config = LogConfig.from_props({"message.timestamp.after.max.ms": 2**62})
+    log = UnifiedLog.create(tmp_path / "topic-0", config, scheduler=scheduler)
+    try:
+        log.append_as_leader(produce(b"a", b"b"), 0)
+        log.roll()
+        log.append_as_leader(produce(b"c"), 0)  # appends go on whether or not the flush has run
+        deadline = time.monotonic() + 10
+        while log.recovery_point < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert log.recovery_point == 2
+        assert log.log_end_offset == 3
+    finally:
+        scheduler.shutdown()
+        log.close()
 
 
 def test_an_idempotent_retry_gets_the_original_offsets_and_is_not_written_twice(tmp_path):
