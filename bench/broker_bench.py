@@ -340,7 +340,7 @@ def read_fetch_v12(stream: ResponseStream, offsets: dict[int, int]) -> tuple[int
     for _ in range(stream.uvarint() - 1):  # topics
         stream.read(stream.uvarint() - 1)  # name
         for _ in range(stream.uvarint() - 1):  # partitions
-            partition, error_code = struct.unpack(">ih", stream.read(6))
+            partition = struct.unpack_from(">i", stream.read(6))[0]  # an error leaves it without records
             stream.read(24)  # high watermark, last stable offset, log start offset
             aborted = stream.uvarint()
             for _ in range(aborted - 1 if aborted else 0):

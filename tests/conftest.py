@@ -17,7 +17,8 @@ BROKER_LOG_LINES_ON_FAILURE = 200
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    setattr(item, f"report_{report.when}", report)
+    if report.when == "call":
+        item.report_call = report
 
 
 @pytest.fixture

@@ -89,8 +89,8 @@ def _read_text(path: Path, encoding: str = "utf-8") -> str:
 
 # -- atomic writes --------------------------------------------------------------------------
 
-def flush_dir(path: Path | str) -> None:
-    """fsync a directory, so that a rename or create in it survives a crash."""
+def flush_file_if_exists(path: Path | str) -> None:
+    """fsync a file (or directory) unless it is gone (Kafka's Utils.flushFileIfExists)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -99,6 +99,11 @@ def flush_dir(path: Path | str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def flush_dir(path: Path | str) -> None:
+    """fsync a directory, so that a rename or create in it survives a crash."""
+    flush_file_if_exists(path)
 
 
 def write_atomically(path: Path | str, text: str, encoding: str = "utf-8") -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from franz.storage import files
+from franz.storage.checkpoint import flush_dir
 from franz.storage.index import OffsetPosition
 from franz.storage.log_config import LogConfig
 from franz.storage.segment import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata, LogSegment, now_ms
@@ -46,23 +47,6 @@ class KafkaStorageError(Exception):
     """Kafka's KafkaStorageException (error code 56): the log can no longer be used."""
 
     error_code = 56
-
-
-def flush_file_if_exists(path: Path | str) -> None:
-    """fsync a file (or directory) unless it is gone (Kafka's Utils.flushFileIfExists)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def flush_dir(path: Path | str) -> None:
-    """fsync a directory so that renames and new files in it survive a crash."""
-    flush_file_if_exists(path)
 
 
 def schedule_once(delay_ms: int, action: Callable[[], None], scheduler=None) -> None:

@@ -31,10 +31,11 @@ from franz.storage.checkpoint import (
     CheckpointError,
     LeaderEpochCheckpointFile,
     PartitionMetadataFile,
+    flush_file_if_exists,
 )
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
-from franz.storage.local_log import LocalLog, OffsetOutOfRangeError, flush_file_if_exists
+from franz.storage.local_log import LocalLog, OffsetOutOfRangeError
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import (
     AppendOrigin,

@@ -10,8 +10,9 @@ cleanly where a peer is absent.
 PeerProcess starts one on a free port with a fresh data dir, waits until the
 port answers a Kafka ApiVersions request, and stops it with SIGTERM (SIGKILL if
 it lingers). It runs in a session of its own, so that pause() and resume()
-(SIGSTOP, SIGCONT) reach any process it starts too. Output goes to a file in the data dir, never to a pipe that could
-fill and stall the broker. Every wait is bounded.
+(SIGSTOP, SIGCONT) reach any process it starts too. Output goes to a file in
+the data dir, never to a pipe that could fill and stall the broker. Every wait
+is bounded.
 """
 
 from __future__ import annotations
