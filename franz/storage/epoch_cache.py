@@ -205,8 +205,8 @@ class LeaderEpochFileCache:
 
     def latest_epoch(self) -> int | None:
         """The epoch of the latest entry (the current leader's, for a leader), or None."""
-        entry = self.latest_entry()
-        return None if entry is None else entry.epoch
+        entries = self._entries
+        return entries[-1].epoch if entries else None
 
     def earliest_entry(self) -> EpochEntry | None:
         entries = self._entries

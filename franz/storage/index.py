@@ -406,16 +406,19 @@ class OffsetIndex(AbstractIndex):
     def append(self, offset: int, position: int) -> None:
         """Add (offset, position). REQUIRES: offset > last offset, the index not full, position an int32."""
         with self.lock:
-            if self.is_full():
-                raise ValueError(f"Attempt to append to a full index (size = {self.entries}).")
-            if self.entries != 0 and offset <= self._last_offset:
+            entries = self.entries
+            if entries >= self.max_entries:
+                raise ValueError(f"Attempt to append to a full index (size = {entries}).")
+            if entries != 0 and offset <= self._last_offset:
                 raise InvalidOffsetError(
-                    f"Attempt to append an offset {offset} to position {self.entries} no larger than the last "
+                    f"Attempt to append an offset {offset} to position {entries} no larger than the last "
                     f"offset appended ({self._last_offset}) to {self.file.absolute()}")
             assert 0 <= position <= INT32_MAX, position
-            relative = self.relative_offset(offset)
-            _OFFSET_ENTRY.pack_into(self._mmap, self.entries * 8, relative, position)
-            self.entries += 1  # after the bytes, so a lock-free reader never sees a half-written entry
+            relative = offset - self.base_offset
+            if not 0 <= relative <= INT32_MAX:
+                relative = self.relative_offset(offset)  # raises the overflow error
+            _OFFSET_ENTRY.pack_into(self._mmap, entries * 8, relative, position)
+            self.entries = entries + 1  # after the bytes, so a lock-free reader never sees a half-written entry
             self._last_offset = offset
 
     def truncate_to(self, offset: int) -> None:
@@ -506,24 +509,25 @@ class TimeIndex(AbstractIndex):
         the reserved last slot. A smaller offset or timestamp is refused.
         """
         with self.lock:
-            if not skip_full_check and self.is_full():
-                raise ValueError(f"Attempt to append to a full time index (size = {self.entries}).")
+            entries = self.entries
+            if not skip_full_check and entries >= self.max_entries - 1:  # is_full(), inlined: once per append
+                raise ValueError(f"Attempt to append to a full time index (size = {entries}).")
             last_timestamp, last_offset = self._last_entry
-            if self.entries != 0 and offset < last_offset:
+            if entries != 0 and offset < last_offset:
                 raise InvalidOffsetError(
-                    f"Attempt to append an offset ({offset}) to slot {self.entries} no larger than the last "
+                    f"Attempt to append an offset ({offset}) to slot {entries} no larger than the last "
                     f"offset appended ({last_offset}) to {self.file.absolute()}")
-            if self.entries != 0 and timestamp < last_timestamp:
+            if entries != 0 and timestamp < last_timestamp:
                 raise ValueError(
-                    f"Attempt to append a timestamp ({timestamp}) to slot {self.entries} no larger than the last "
+                    f"Attempt to append a timestamp ({timestamp}) to slot {entries} no larger than the last "
                     f"timestamp appended ({last_timestamp}) to {self.file.absolute()}")
             if timestamp > last_timestamp:
                 # Kafka would overflow the buffer here; the message says what happened.
-                if self.entries >= self.max_entries:
-                    raise ValueError(f"Attempt to append to a full time index (size = {self.entries}).")
+                if entries >= self.max_entries:
+                    raise ValueError(f"Attempt to append to a full time index (size = {entries}).")
                 relative = self.relative_offset(offset)  # before any byte is written
-                _TIME_ENTRY.pack_into(self._mmap, self.entries * 12, timestamp, relative)
-                self.entries += 1
+                _TIME_ENTRY.pack_into(self._mmap, entries * 12, timestamp, relative)
+                self.entries = entries + 1
                 self._last_entry = TimestampOffset(timestamp, offset)
 
     def truncate_to(self, offset: int) -> None:

@@ -35,6 +35,7 @@ from franz.storage.txn_index import AbortedTxn
 log = logging.getLogger(__name__)
 
 UNKNOWN_OFFSET = -1
+_new_tuple = tuple.__new__
 
 
 class OffsetOutOfRangeError(Exception):
@@ -220,7 +221,9 @@ class LocalLog:
     def update_log_end_offset(self, end_offset: int, active: LogSegment | None = None) -> None:
         if active is None:
             active = self.segments.active_segment
-        self._next_offset_metadata = LogOffsetMetadata(end_offset, active.base_offset, active.log.size_in_bytes)
+        # tuple.__new__ skips the NamedTuple's Python-level constructor: this runs once per append.
+        self._next_offset_metadata = _new_tuple(LogOffsetMetadata,
+                                                (end_offset, active.base_offset, active.log.size_in_bytes))
         if self.recovery_point > end_offset:
             self.update_recovery_point(end_offset)
 

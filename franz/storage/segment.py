@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -39,7 +40,7 @@ from franz.records import (
 )
 from franz.records.errors import RecordsError
 from franz.storage import files
-from franz.storage.index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
+from franz.storage.index import INT32_MAX, LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from franz.storage.log_config import LogConfig
 from franz.storage.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 
@@ -160,11 +161,13 @@ class LogSegment:
             make(directory, base_offset, file_suffix).unlink(missing_ok=True)
 
     # -- accessors -----------------------------------------------------------------------
-    @property
+    # Mapped on first use, then kept: a LazyIndex never swaps its index object (renames
+    # and closes act on it in place), and the append path reads both on every batch.
+    @functools.cached_property
     def offset_index(self) -> OffsetIndex:
         return self.lazy_offset_index.get()
 
-    @property
+    @functools.cached_property
     def time_index(self) -> TimeIndex:
         return self.lazy_time_index.get()
 
@@ -203,14 +206,14 @@ class LogSegment:
 
     # -- roll ----------------------------------------------------------------------------
     def should_roll(self, roll_params: RollParams) -> bool:
-        size = self.size()
+        size = self.log.size_in_bytes
         if size > roll_params.max_segment_bytes - roll_params.messages_size:
             return True
         if size > 0 and (self.time_waited_for_roll(roll_params.now, roll_params.max_timestamp_in_messages)
                          > roll_params.max_segment_ms - self.roll_jitter_ms):
             return True
         return (self.offset_index.is_full() or self.time_index.is_full()
-                or not self.can_convert_to_relative_offset(roll_params.max_offset_in_messages))
+                or not 0 <= roll_params.max_offset_in_messages - self.base_offset <= INT32_MAX)
 
     def _load_first_batch_timestamp(self) -> None:
         if self.rolling_based_timestamp is None:
@@ -219,8 +222,10 @@ class LogSegment:
                 break
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
-        self._load_first_batch_timestamp()
         ts = self.rolling_based_timestamp
+        if ts is None:
+            self._load_first_batch_timestamp()
+            ts = self.rolling_based_timestamp
         if ts is not None and ts >= 0:
             return message_timestamp - ts
         return now - self.created
@@ -249,12 +254,16 @@ class LogSegment:
         size = records.size_in_bytes
         if size <= 0:
             return
-        physical_position = self.log.size_in_bytes
+        log_records = self.log
+        physical_position = log_records.size_in_bytes
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp_ms
-        self._ensure_offset_in_range(largest_offset)
-        self.log.append(records)
-        so_far = self.read_max_timestamp_and_offset_so_far()
+        if not 0 <= largest_offset - self.base_offset <= INT32_MAX:  # Kafka's ensureOffsetInRange, inlined
+            raise LogSegmentOffsetOverflowError(self, largest_offset)
+        log_records.append(records)
+        so_far = self._max_timestamp_and_offset_so_far
+        if so_far is UNKNOWN_TIMESTAMP_OFFSET:
+            so_far = self.read_max_timestamp_and_offset_so_far()
         if largest_timestamp_ms > so_far.timestamp:
             so_far = self._max_timestamp_and_offset_so_far = TimestampOffset(largest_timestamp_ms,
                                                                              shallow_offset_of_max_timestamp)

@@ -20,6 +20,7 @@ class LogSegments:
         self.topic_partition = topic_partition
         self._by_base: dict[int, LogSegment] = {}
         self._bases: list[int] = []
+        self._last: LogSegment | None = None  # the active segment, read on every append
         self._lock = threading.Lock()
 
     # -- mutation ------------------------------------------------------------------------
@@ -30,6 +31,7 @@ class LogSegments:
             if base not in self._by_base:
                 bisect.insort(self._bases, base)
             self._by_base[base] = segment
+            self._last = self._by_base[self._bases[-1]]
         return segment
 
     def remove(self, base_offset: int) -> None:
@@ -37,11 +39,13 @@ class LogSegments:
             if self._by_base.pop(base_offset, None) is not None:
                 index = bisect.bisect_left(self._bases, base_offset)
                 del self._bases[index]
+                self._last = self._by_base[self._bases[-1]] if self._bases else None
 
     def clear(self) -> None:
         with self._lock:
             self._by_base.clear()
             self._bases.clear()
+            self._last = None
 
     # -- queries -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -112,11 +116,11 @@ class LogSegments:
         return self._bases[0] if self._bases else None
 
     def last_segment(self) -> LogSegment | None:
-        return self._by_base[self._bases[-1]] if self._bases else None
+        return self._last
 
     @property
     def active_segment(self) -> LogSegment:
-        segment = self.last_segment()
+        segment = self._last
         assert segment is not None, f"no segments in {self.topic_partition}"
         return segment
 
