@@ -26,6 +26,7 @@ from franz.common.config_def import ConfigError
 from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
+from franz.server.allocator import keep_request_buffers_in_heap
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import Controller
 from franz.server.kafka_apis import KafkaApis
@@ -160,6 +161,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"franz: cannot read configuration: {exc}", file=sys.stderr)
         return 2
+    keep_request_buffers_in_heap()
     loop = new_event_loop()
     try:
         return loop.run_until_complete(_serve(config))
