@@ -10,8 +10,9 @@ needed; its absence means every log recovers from its recovery point.
 Background tasks (KafkaScheduler): flush of logs whose `flush.ms` elapsed
 (`log.flush.scheduler.interval.ms`), checkpoints (`log.flush.offset.checkpoint
 .interval.ms`, `log.flush.start.offset.checkpoint.interval.ms`) and retention
-(`log.retention.check.interval.ms`). Logs load in parallel on
-`num.recovery.threads.per.data.dir` threads per dir.
+(`log.retention.check.interval.ms`). Logs that need recovery load in parallel on
+`num.recovery.threads.per.data.dir` threads per dir; after a clean shutdown they
+load on the starting thread (see _load_logs).
 """
 
 from __future__ import annotations
@@ -164,10 +165,17 @@ class LogManager:
                          "(%d/%d completed in %s)", partition_log, partition_log.number_of_segments(),
                          partition_log.log_start_offset, partition_log.log_end_offset, done, total, log_dir)
 
-            with ThreadPoolExecutor(max_workers=self.num_recovery_threads_per_data_dir,
-                                    thread_name_prefix="log-recovery-") as pool:
-                for result in [pool.submit(load, item) for item in partition_dirs]:
-                    result.result()
+            if clean:
+                # Nothing to recover: a load is then Python work, which the GIL runs one
+                # thread at a time, and more threads only add hand-offs of it (1,000 clean
+                # partitions: 0.86-0.94 s on this thread, 1.36-1.60 s on two, 1.76-1.97 s on four).
+                for item in partition_dirs:
+                    load(item)
+            else:  # recovery reads and CRCs segments, which release the GIL
+                with ThreadPoolExecutor(max_workers=self.num_recovery_threads_per_data_dir,
+                                        thread_name_prefix="log-recovery-") as pool:
+                    for result in [pool.submit(load, item) for item in partition_dirs]:
+                        result.result()
             marker.unlink(missing_ok=True)
             flush_dir(log_dir)
         log.info("Loaded %d logs in %dms", len(self.logs), int((time.monotonic() - start) * 1000))

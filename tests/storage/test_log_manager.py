@@ -1,6 +1,7 @@
 """Behaviours of Kafka's LogManagerTest and LogLoaderTest, on real directories and files."""
 
 import logging
+import threading
 import time
 
 
@@ -181,13 +182,35 @@ def test_delete_log_renames_the_dir_then_removes_it(tmp_path):
     log_manager.shutdown()
 
 
-def test_many_partitions_load_in_parallel(tmp_path):
+def _loading_threads(caplog) -> set[str]:
+    return {r.threadName for r in caplog.records if r.getMessage().startswith("Completed load of")}
+
+
+def test_after_an_unclean_stop_partitions_recover_on_the_recovery_threads(tmp_path, caplog):
+    log_manager = manager(tmp_path)
+    for partition in range(30):
+        fill(log_manager, partition=partition, count=2)
+    log_manager.scheduler.shutdown()
+    for partition_log in log_manager.all_logs():
+        partition_log.close()  # no shutdown(): no clean-shutdown marker, so every log recovers
+    caplog.set_level(logging.INFO, logger="franz.storage.log_manager")
+    restarted = manager(tmp_path, num_recovery_threads_per_data_dir=3)
+    assert len(restarted.logs) == 30
+    assert all(values(restarted.get_log("t", p)) == [b"value-000", b"value-001"] for p in range(30))
+    loading = _loading_threads(caplog)
+    assert loading and all(name.startswith("log-recovery-") for name in loading)
+    restarted.shutdown()
+
+
+def test_after_a_clean_stop_partitions_load_on_the_starting_thread(tmp_path, caplog):
     log_manager = manager(tmp_path)
     for partition in range(30):
         fill(log_manager, partition=partition, count=2)
     log_manager.shutdown()
-    restarted = manager(tmp_path)
+    caplog.set_level(logging.INFO, logger="franz.storage.log_manager")
+    restarted = manager(tmp_path, num_recovery_threads_per_data_dir=3)
     assert len(restarted.logs) == 30
+    assert _loading_threads(caplog) == {threading.current_thread().name}
     restarted.shutdown()
 
 
