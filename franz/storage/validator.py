@@ -172,7 +172,7 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     batches, headers = analyze_and_validate(records, config, is_from_client)
     log_append = config.message_timestamp_type == "LogAppendTime"
     source = _CODECS_BY_ID[headers[0].attributes & _CODEC_MASK]
-    target = source if config.compression_type == "producer" else target_compression(config, source)
+    target = target_compression(config, source)
     rebuilt = None
     for header in headers:
         if header.attributes & _CODEC_MASK != target:
@@ -189,8 +189,8 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     check_records = config.compact
     earliest = now_ms - config.message_timestamp_before_max_ms
     latest = now_ms + config.message_timestamp_after_max_ms
-    index = 0
-    for batch, header in zip(batches, headers):
+    for index, batch in enumerate(batches):
+        header = headers[index]
         attributes = header.attributes
         if attributes & _CODEC_MASK or check_records:
             _validate_records(index, batch, config, now_ms, log_append)
@@ -212,7 +212,6 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
             max_timestamp, shallow_offset_of_max = batch_max, last
         num_messages += header.record_count
         offset = last + 1
-        index += 1
     return ValidationResult(records, now_ms if log_append else -1, max_timestamp, shallow_offset_of_max,
                             next_offset, offset - 1, num_messages, rebuilt is not None, source, batches, headers)
 
