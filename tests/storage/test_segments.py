@@ -49,3 +49,25 @@ def test_add_replaces_a_segment_at_the_same_base_and_remove_drops_it(tmp_path, s
     segments.remove(20)
     assert segments.base_offsets() == [10, 30]
     replacement.close()
+
+
+def test_the_active_segment_follows_every_add_remove_and_clear(tmp_path, segments):
+    config = LogConfig.from_props({})
+    originals = segments.values()
+    replacement = LogSegment.open(tmp_path, 30, config, file_suffix=".swap")
+    segments.add(replacement)  # replacing the last segment makes the replacement active
+    assert segments.active_segment is replacement
+    earlier = LogSegment.open(tmp_path, 5, config)
+    segments.add(earlier)  # a segment below the last leaves the active one as it was
+    assert segments.active_segment is replacement
+    segments.remove(30)
+    assert segments.active_segment.base_offset == 20 and segments.last_segment() is segments.get(20)
+    for base in (20, 10, 5):
+        segments.remove(base)
+    assert segments.last_segment() is None
+    segments.add(earlier)
+    assert segments.active_segment is earlier
+    segments.clear()
+    assert segments.last_segment() is None
+    for segment in (*originals, replacement, earlier):
+        segment.close()
