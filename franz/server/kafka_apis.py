@@ -223,9 +223,11 @@ class KafkaApis:
                 else:
                     entries[key] = partition["records"]
         if entries:
-            loop = asyncio.get_running_loop()
-            appended = await loop.run_in_executor(self.replica_manager.append_executor,
-                                                  self.replica_manager.append_records, acks, entries)
+            replica_manager = self.replica_manager
+            if replica_manager.can_append_on_loop(entries):
+                appended = replica_manager.append_records(acks, entries)
+            else:
+                appended = await replica_manager.run_on_append_thread(replica_manager.append_records, acks, entries)
             results.update(appended)
             for (topic_name, _), result in appended.items():
                 if result["error_code"] == 0:

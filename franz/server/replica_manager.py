@@ -1,9 +1,18 @@
 """ReplicaManager: appends to and reads from the partitions this node leads (kafka.server.ReplicaManager).
 
-Appends: `append_records` runs on the single append thread (AppendExecutor), so
-batches of one connection, and of pipelined requests, reach a partition in the
-order they arrived; it returns per-partition results with Kafka's error codes.
-acks=-1 produces then wait in the produce purgatory until the HW passes them.
+Appends: `append_records` returns per-partition results with Kafka's error
+codes. It runs on the single append thread (run_on_append_thread) when it may
+block: an fsync (`flush.messages` set), record-by-record work (compressed
+batches, compacted topics, a topic codec to convert to) or more than
+INLINE_APPEND_BYTES_MAX. Otherwise, and only while that thread has nothing
+pending, it runs on the event loop itself (can_append_on_loop). Under the Java
+producer on two busy cores each hop to the thread and back waited 0.2-0.9 ms
+(median) and 3-4 ms (p90) for a CPU, longer than the appends themselves (0.35 ms
+median); on the loop, a lone 100-byte produce's round trip went from 0.26-0.39
+to 0.20-0.29 ms and the broker used ~13% less CPU. Either way appends reach a
+partition in the order their requests arrived: the loop never overtakes work
+it handed to the thread. acks=-1 produces then wait in the produce purgatory
+until the HW passes them.
 
 Reads: `fetch_messages` reads each partition up to its partition max bytes and
 the response budget (the first partition with data may exceed both by one
@@ -41,7 +50,18 @@ from franz.storage.unified_log import FetchIsolation, UnifiedLog
 logger = logging.getLogger(__name__)
 
 COPY_SIZE_BYTES_MAX: Final = 64 * 1024
+# A produce request's records appended on the event loop, at most: a few milliseconds of
+# write() on this class of machine (~1.5 GB/s), during which the loop serves no other client.
+INLINE_APPEND_BYTES_MAX: Final = 4 * 1024 * 1024
+INT64_MAX: Final = 2**63 - 1
+_NO_CONVERSION_CODECS: Final = frozenset(("producer", "uncompressed"))
+_CODEC_BYTE: Final = 22  # low byte of a v2 batch's attributes (int16 at offset 21)
 TopicPartition = tuple[str, int]
+
+
+def _first_batch_codec(records) -> int:
+    """The compression codec id of the first batch (0 when too short to say: the append refuses it)."""
+    return records[_CODEC_BYTE] & 0x07 if len(records) > _CODEC_BYTE else 0
 
 
 class FileRegion:
@@ -101,6 +121,7 @@ class ReplicaManager:
         self.metadata = metadata
         self._partitions: dict[TopicPartition, Partition] = {}
         self.append_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="append")
+        self._appends_pending = 0  # jobs handed to the append thread and not finished; loop thread only
         self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = \
             DelayedOperationPurgatory("Produce", broker_id=node_id)
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = \
@@ -134,9 +155,39 @@ class ReplicaManager:
 
     # -- produce ---------------------------------------------------------------
 
+    async def run_on_append_thread(self, fn, *args):
+        """Run an append job on the append thread, after every job handed to it before."""
+        loop = asyncio.get_running_loop()
+        job = self.append_executor.submit(fn, *args)
+        self._appends_pending += 1
+        # Counted down on the loop once the job has run, even if the awaiting request is
+        # cancelled meanwhile: until then the loop must not append ahead of it.
+        job.add_done_callback(lambda _job: loop.call_soon_threadsafe(self._append_finished))
+        return await asyncio.wrap_future(job)
+
+    def _append_finished(self) -> None:
+        self._appends_pending -= 1
+
+    def can_append_on_loop(self, entries: dict[TopicPartition, Any]) -> bool:
+        """True when appending `entries` on the event loop keeps arrival order and cannot block it."""
+        if self._appends_pending:
+            return False
+        total_bytes = 0
+        for key, records in entries.items():
+            partition = self.get_partition(*key)
+            if partition is None or records is None:
+                continue  # answered with an error code, without touching a log
+            config = partition.log.config
+            if (config.flush_messages != INT64_MAX or config.compact
+                    or config.compression_type not in _NO_CONVERSION_CODECS
+                    or _first_batch_codec(records) != 0):
+                return False
+            total_bytes += len(records)
+        return total_bytes <= INLINE_APPEND_BYTES_MAX
+
     def append_records(self, required_acks: int, entries: dict[TopicPartition, Any],
                        origin: AppendOrigin = AppendOrigin.CLIENT) -> dict[TopicPartition, dict]:
-        """Append each partition's records; runs on the append thread."""
+        """Append each partition's records (on the append thread, or on the loop: see the module docstring)."""
         results: dict[TopicPartition, dict] = {}
         for key, records in entries.items():
             partition = self.get_partition(*key)

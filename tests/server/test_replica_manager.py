@@ -3,8 +3,16 @@ by the produce that brings its bytes; one that never gets them expires."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import uuid
+
 from franz.protocol.codec import decode_response, encode_request
-from franz.records import MemoryRecords
+from franz.records import CompressionType, MemoryRecords, SimpleRecord, build_batch
+from franz.server.metadata_cache import MetadataCache, TopicMetadata
+from franz.server.replica_manager import INLINE_APPEND_BYTES_MAX, ReplicaManager
+from franz.storage.log_config import LogConfig
+from franz.storage.log_manager import LogManager
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 FETCH = 1
@@ -75,3 +83,78 @@ def test_a_batch_cut_by_the_response_limit_is_left_out_not_sent_in_part(broker):
             "topics": [{"topic": "large", "partitions": [
                 {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 100}]}]})
         assert _values(answer["responses"][0]["partitions"][0]["records"]) == [b"L" * 4000]
+
+
+PRODUCE, CREATE_TOPICS = 0, 19
+
+
+def _produce_body(partitions: dict[str, bytes]) -> dict:
+    return {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+        {"name": name, "partition_data": [{"index": 0, "records": records}]} for name, records in partitions.items()]}
+
+
+def test_appends_keep_arrival_order_when_some_go_to_the_append_thread(broker):
+    """An fsyncing topic's appends run on the append thread; a request that follows one of
+    them must not be appended ahead of it on the event loop."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "ordered")
+        answer = client.request(CREATE_TOPICS, 7, {"topics": [
+            {"name": "fsynced", "num_partitions": 1, "replication_factor": 1,
+             "configs": [{"name": "flush.messages", "value": "1"}]}], "timeout_ms": 5000})
+        assert answer["topics"][0]["error_code"] == 0, answer
+        sent = [b"%03d" % n for n in range(40)]
+        for n, value in enumerate(sent):
+            partitions = {"ordered": batch(value)}
+            if n % 2:
+                partitions["fsynced"] = batch(value)
+            client.send_frame(encode_request(PRODUCE, 9, 100 + n, "c", _produce_body(partitions)))
+        for n in range(len(sent)):
+            correlation_id, answer = decode_response(PRODUCE, 9, client.receive_frame())
+            assert correlation_id == 100 + n
+            assert all(p["error_code"] == 0 for t in answer["responses"] for p in t["partition_responses"])
+        body = _fetch_body(min_bytes=1, max_wait_ms=0)
+        body["topics"][0]["topic"] = "ordered"
+        fetched = client.request(FETCH, 12, body)["responses"][0]["partitions"][0]["records"]
+        assert _values(fetched) == sent
+
+
+def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
+    topic_configs = {"plain": {}, "fsynced": {"flush.messages": "1"}, "compacted": {"cleanup.policy": "compact"},
+                     "converted": {"compression.type": "zstd"}}
+    log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
+    log_manager.startup(start_background_tasks=False)
+    metadata = MetadataCache(1, "cluster", [])
+    for name, props in topic_configs.items():
+        metadata.put(TopicMetadata(name, uuid.uuid4(), 1))
+        log_manager.get_or_create_log(name, 0, config=LogConfig.from_props(props))
+    replica_manager = ReplicaManager(1, log_manager, metadata)
+    plain = batch(b"v")
+    gzipped = build_batch([SimpleRecord(b"v")], compression_type=CompressionType.GZIP)
+    too_big = build_batch([SimpleRecord(b"v" * 1024)] * (INLINE_APPEND_BYTES_MAX // 1024 + 1))
+    try:
+        assert replica_manager.can_append_on_loop({("plain", 0): plain})
+        assert replica_manager.can_append_on_loop({("plain", 0): plain, ("missing", 0): plain})
+        assert not replica_manager.can_append_on_loop({("plain", 0): plain, ("fsynced", 0): plain})
+        assert not replica_manager.can_append_on_loop({("compacted", 0): plain})
+        assert not replica_manager.can_append_on_loop({("converted", 0): plain})
+        assert not replica_manager.can_append_on_loop({("plain", 0): gzipped})
+        assert not replica_manager.can_append_on_loop({("plain", 0): too_big})
+
+        async def while_the_append_thread_is_busy() -> None:
+            started, release = threading.Event(), threading.Event()
+
+            def hold_the_append_thread() -> None:
+                started.set()
+                release.wait(10)
+
+            job = asyncio.ensure_future(replica_manager.run_on_append_thread(hold_the_append_thread))
+            assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+            assert not replica_manager.can_append_on_loop({("plain", 0): plain})
+            release.set()
+            await job
+            assert replica_manager.can_append_on_loop({("plain", 0): plain})
+
+        asyncio.run(while_the_append_thread_is_busy())
+    finally:
+        replica_manager.append_executor.shutdown(wait=True)
+        log_manager.shutdown()

@@ -22,7 +22,6 @@ logged and skipped, so one bad record cannot keep a coordinator down.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Final
@@ -75,8 +74,7 @@ class CoordinatorPartitionWriter:
         key = (OFFSETS_TOPIC, partition)
         payload = build_records(entries, producer_id=producer_id, producer_epoch=producer_epoch)
         rm = self.replica_manager
-        results = await asyncio.get_running_loop().run_in_executor(
-            rm.append_executor, rm.append_records, -1, {key: payload}, AppendOrigin.COORDINATOR)
+        results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload}, AppendOrigin.COORDINATOR)
         result = results[key]
         code = result["error_code"]
         if code != Errors.NONE:

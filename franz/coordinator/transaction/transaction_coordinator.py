@@ -141,8 +141,7 @@ class TransactionCoordinator:
         payload = build_batch([SimpleRecord(transaction_log.value_bytes(metadata),
                                             transaction_log.key_bytes(metadata.transactional_id))])
         rm = self.replica_manager
-        results = await asyncio.get_running_loop().run_in_executor(rm.append_executor, rm.append_records, -1,
-                                                                   {key: payload})
+        results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload})
         code = results[key]["error_code"]
         if code != Errors.NONE:
             raise TxnError(Errors.COORDINATOR_NOT_AVAILABLE if code != Errors.NOT_LEADER_OR_FOLLOWER
@@ -169,9 +168,8 @@ class TransactionCoordinator:
     async def _complete(self, metadata: TransactionMetadata, commit: bool) -> None:
         """From PrepareCommit/PrepareAbort: markers, then CompleteCommit/CompleteAbort."""
         rm = self.replica_manager
-        written = await asyncio.get_running_loop().run_in_executor(
-            rm.append_executor, self._write_markers, metadata.producer_id, metadata.producer_epoch,
-            set(metadata.partitions), commit)
+        written = await rm.run_on_append_thread(self._write_markers, metadata.producer_id, metadata.producer_epoch,
+                                                set(metadata.partitions), commit)
         rm.on_appended(written)
         if self.group_coordinator is not None:  # on the loop, where the group coordinator's state lives
             for topic, index in written:
