@@ -35,7 +35,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from franz.protocol.errors import Errors
-from franz.records import FileRecords, MemoryRecords
+from franz.common.config_def import INT64_MAX
+from franz.records import CompressionType, FileRecords, MemoryRecords
+from franz.records.constants import ATTRIBUTES_OFFSET, COMPRESSION_CODEC_MASK
 from franz.server.delayed_operations import DelayedFetch, DelayedProduce
 from franz.server.metadata_cache import MetadataCache
 from franz.server.partition import Partition
@@ -45,25 +47,24 @@ from franz.storage.log_manager import LogManager
 from franz.storage.producer_append_info import AppendOrigin
 from franz.storage.segment import EMPTY_RECORDS
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
+from franz.storage.validator import target_compression
 
 logger = logging.getLogger(__name__)
 
 COPY_SIZE_BYTES_MAX: Final = 64 * 1024
 # A produce request's records appended on the event loop, at most: ~45 us of write() here
 # (~1.5 GB/s into the page cache), well under one hop to the append thread. Bulk requests
-# go to the thread, where the loop keeps receiving while their bytes are written: with
-# up to 4 MiB on the loop, the Java producer's p99 on 8 partitions of 100 B went from a
-# median of 28 ms to 50 ms (broker_bench, 5 runs each).
+# go to the thread, where the loop keeps receiving while their bytes are written: in the
+# one broker_bench run with up to 4 MiB on the loop, the Java producer's p99 on 8 partitions
+# of 100 B was 50 ms against 28 ms in the run before it (medians of 5 runs each).
 INLINE_APPEND_BYTES_MAX: Final = 64 * 1024
-INT64_MAX: Final = 2**63 - 1
-_NO_CONVERSION_CODECS: Final = frozenset(("producer", "uncompressed"))
-_CODEC_BYTE: Final = 22  # low byte of a v2 batch's attributes (int16 at offset 21)
+_CODEC_BYTE: Final = ATTRIBUTES_OFFSET + 1  # the low byte of the big-endian int16 attributes
 TopicPartition = tuple[str, int]
 
 
 def _first_batch_codec(records) -> int:
     """The compression codec id of the first batch (0 when too short to say: the append refuses it)."""
-    return records[_CODEC_BYTE] & 0x07 if len(records) > _CODEC_BYTE else 0
+    return records[_CODEC_BYTE] & COMPRESSION_CODEC_MASK if len(records) > _CODEC_BYTE else 0
 
 
 class FileRegion:
@@ -180,9 +181,8 @@ class ReplicaManager:
             if partition is None or records is None:
                 continue  # answered with an error code, without touching a log
             config = partition.log.config
-            if (config.flush_messages != INT64_MAX or config.compact
-                    or config.compression_type not in _NO_CONVERSION_CODECS
-                    or _first_batch_codec(records) != 0):
+            if (config.flush_messages != INT64_MAX or config.compact or _first_batch_codec(records) != 0
+                    or target_compression(config, CompressionType.NONE) != CompressionType.NONE):
                 return False
             total_bytes += len(records)
         return total_bytes <= INLINE_APPEND_BYTES_MAX
