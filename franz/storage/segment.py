@@ -213,7 +213,7 @@ class LogSegment:
                          > roll_params.max_segment_ms - self.roll_jitter_ms):
             return True
         return (self.offset_index.is_full() or self.time_index.is_full()
-                or not 0 <= roll_params.max_offset_in_messages - self.base_offset <= INT32_MAX)
+                or not 0 <= roll_params.max_offset_in_messages - self.base_offset <= INT32_MAX)  # can_convert_..., inlined
 
     def _load_first_batch_timestamp(self) -> None:
         if self.rolling_based_timestamp is None:
