@@ -12,21 +12,33 @@ installed or cannot run here is skipped with the reason printed. --external
 adds a broker that is already running (any Kafka-compatible one).
 
 For each record size (100 B, 1 KiB) and partition count (1, 8), each run
-creates a fresh topic through AdminClient, then drives it with one of two
-load clients (--driver). The default, when javac exists, is Kafka's own Java
-client (bench/java/PerfDriver.java: one producer with linger.ms=5,
-batch.size=1 MiB, acks=1, no compression, p99 from the send callbacks; one
-consumer assigned to every partition from offset 0, with Kafka's default
-fetch sizes), which is not the
-bottleneck once warm: each run first sends --warmup x its records untimed to
-the same topic, and a first consumer reads them untimed too (with a cold JVM a
-run of a few seconds measured mostly the JIT: one client on one broker gave
-0.32-0.56 M msgs/s on 0.9 M records and 0.70-1.0 M on 4 M); the timed consumer is a new
-one in the same JVM, starting where the first stopped with nothing buffered
-(noida-db sends whole partitions whatever the fetch limits, so a consumer
-that kept reading would have had the timed records in memory already). The
-other is franz perf-test:
+creates a fresh topic through AdminClient, then drives it with one of three
+load clients (--driver), the same for every column:
 
+- c (the default): librdkafka from C (bench/c/rdkafka_perf.c, compiled on
+  first use; needs gcc and Debian's librdkafka-dev header, and links the
+  newer librdkafka of the confluent-kafka wheel). --producers processes with
+  linger.ms=5, batch.size=1 MiB, acks=1, no compression, each sending its
+  share; msgs/s over the slowest one's time, p99 (produce() to delivery
+  report) the worst one's; one consumer assigned to every partition from
+  offset 0, with librdkafka's default fetch sizes. It is the client that is
+  not the bottleneck here: while Kafka's Java client sent 0.9 M x 100 B
+  records/s, franz used ~0.4 of the two cores and the client the rest, so at
+  100 B every broker's figure was the Java client's; librdkafka sent 2.3-2.9 M/s.
+- java: Kafka's own Java client (bench/java/PerfDriver.java: the same settings
+  on --producers threads of one JVM, p99 from the send callbacks; the
+  consumer with Kafka's default fetch sizes). Each run first sends --warmup x
+  its records untimed to the same topic, and a first consumer reads them
+  untimed too (with a cold JVM a run of a few seconds measured mostly the
+  JIT: one client on one broker gave 0.32-0.56 M msgs/s on 0.9 M records and
+  0.70-1.0 M on 4 M); the timed consumer is a new one in the same JVM,
+  starting where the first stopped with nothing buffered (noida-db sends
+  whole partitions whatever the fetch limits, so a consumer that kept reading
+  would have had the timed records in memory already).
+- perf-test: franz's own tools, below (a Python loop per record: tops out
+  near 350,000 records/s a process).
+
+perf-test in detail:
 - produce: `franz perf-test produce` (librdkafka through confluent-kafka;
   linger.ms=5, batch.size=1048576, acks=1, no compression) in --producers
   child processes, each sending its share; msgs/s and MB/s over the slowest
@@ -36,6 +48,16 @@ other is franz perf-test:
   every partition from offset 0, no group) until it has read the run's records.
   The consumer accepts responses up to 1 GiB: noida-db 0.2.3 ignores a Fetch's
   max_bytes and sends whole partitions, which librdkafka refuses above 100 MB.
+
+Two latencies per cell. "produce p99" comes from the full-speed run, as
+kafka-producer-perf-test --throughput -1 prints it: there the client makes
+records faster than any broker here takes them, so records queue in its own
+accumulator and the p99 is mostly that queue (it grew over each run, for every
+broker, and moved 24-387 ms between runs of one broker). "paced p99" sends
+the same topic PACED_RATES records/s for PACED_SECONDS with the same client,
+paced like --throughput N at a rate every broker here sustains, so that it
+measures the time a broker takes to answer; a run that falls behind the pace
+gives no figure.
 
 The limit: raw loopback TCP on this machine in the same run (one connection
 sending 1 MiB chunks for --loopback-seconds to a reader thread). On msgs/s
@@ -76,7 +98,7 @@ sys.path.insert(0, str(ROOT))
 from franz.protocol.codec import encode_request  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
 from tests.support.java_client import compile_driver  # noqa: E402
-from tests.support.peer_brokers import PEERS, PeerProcess, install  # noqa: E402
+from tests.support.peer_brokers import CACHE_DIR, PEERS, PeerProcess, install  # noqa: E402
 
 MIB = 1024 * 1024
 CHUNK_BYTES = MIB
@@ -86,6 +108,10 @@ PRODUCER_PROPS = ("linger.ms=5", "batch.size=1048576", "acks=1", "compression.ty
 # brokers that honour fetch.max.bytes (50 MB by default) never come near it.
 CONSUMER_PROPS = ("receive.message.max.bytes=1073741824",)
 RECORD_SIZES = (100, 1024)
+# The paced rows: records/s well below every broker's capacity here (the slowest peer took ~450,000 x 100 B
+# and ~150,000 x 1 KiB a second), so that latency is the broker's answer time and not a queue in the client.
+PACED_RATES = {100: 200_000, 1024: 50_000}
+PACED_SECONDS = 3.0
 PARTITION_COUNTS = (1, 8)
 RUN_TIMEOUT_S = 180.0
 ADMIN_TIMEOUT_S = 30.0
@@ -209,18 +235,22 @@ class Cell:
     produce_msgs_s: list[float] = field(default_factory=list)
     produce_mb_s: list[float] = field(default_factory=list)
     produce_p99_ms: list[float] = field(default_factory=list)
+    paced_p99_ms: list[float] = field(default_factory=list)
     consume_msgs_s: list[float] = field(default_factory=list)
     consume_mb_s: list[float] = field(default_factory=list)
     raw_fetch_mb_s: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
 
-def produce(bootstrap: str, topic: str, records: int, size: int, producers: int) -> tuple[float, float, float]:
-    """(msgs/s, MB/s, p99 ms) of `producers` perf-test processes sending `records` in all."""
+def produce(bootstrap: str, topic: str, records: int, size: int, producers: int,
+            rate: float = 0) -> tuple[float, float, float]:
+    """(msgs/s, MB/s, p99 ms) of `producers` perf-test processes sending `records` in all,
+    together at `rate` records/s (0: as fast as they go)."""
     shares = [records // producers + (1 if i < records % producers else 0) for i in range(producers)]
     children = [subprocess.Popen(perf_test_argv("produce", "--bootstrap-server", bootstrap, "--topic", topic,
                                                 "--num-records", str(share), "--record-size", str(size),
-                                                "--throughput", "-1", "--producer-props", *PRODUCER_PROPS),
+                                                "--throughput", str(rate * share / records if rate else -1),
+                                                "--producer-props", *PRODUCER_PROPS),
                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for share in shares if share > 0]
     elapsed_s, p99_ms, sent = 0.0, 0.0, 0
@@ -272,9 +302,9 @@ class JavaDriver:
         return found.groups()
 
     def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int,
-                warmup: int) -> tuple[float, float, float]:
+                warmup: int, rate: float = 0) -> tuple[float, float, float]:
         msgs_s, mb_s, p99 = self._run("produce", bootstrap, topic, str(records), str(size), str(producers),
-                                      str(warmup))
+                                      str(warmup), str(rate))
         return float(msgs_s), float(mb_s), float(p99)
 
     def consume(self, bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
@@ -408,14 +438,69 @@ def raw_fetch_mb_s(bootstrap: str, topic: str, partitions: int, min_seconds: flo
         return total / MIB / (time.perf_counter() - start)
 
 
+C_DRIVER = ROOT / "bench" / "c" / "rdkafka_perf.c"
+C_RESULT = re.compile(r"^RESULT (\S+) (\S+)(?: (\S+))?$", re.MULTILINE)
+
+
+class CDriver:
+    """librdkafka from C (bench/c/rdkafka_perf.c): --producers producer processes, one consumer.
+
+    Compiled on first use against Debian's librdkafka-dev header and linked to the librdkafka
+    of the installed confluent-kafka wheel; unavailable (ValueError, with the reason) when either
+    is missing."""
+
+    HEADER = Path("/usr/include/librdkafka/rdkafka.h")
+
+    def __init__(self) -> None:
+        import confluent_kafka
+        libs = Path(confluent_kafka.__file__).resolve().parent.parent / "confluent_kafka.libs"
+        found = sorted(libs.glob("librdkafka*.so*"))
+        if not self.HEADER.exists() or not found or shutil.which("gcc") is None:
+            raise ValueError(f"the C driver needs gcc, {self.HEADER} (apt install librdkafka-dev) and the "
+                             f"librdkafka of the confluent-kafka wheel in {libs}")
+        out = CACHE_DIR / "rdkafka_perf"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-O2", "-Wall", "-o", str(out), str(C_DRIVER), f"-L{libs}", f"-l:{found[0].name}",
+                        f"-Wl,-rpath,{libs}"], check=True, timeout=RUN_TIMEOUT_S)
+        self.binary = str(out)
+
+    def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int,
+                warmup: int, rate: float = 0) -> tuple[float, float, float]:
+        assert warmup == 0, "the C driver runs without a warm-up"
+        shares = [records // producers + (1 if i < records % producers else 0) for i in range(producers)]
+        children = [(share, subprocess.Popen([self.binary, "produce", bootstrap, topic, str(share), str(size),
+                                              str(rate * share / records)],
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                    for share in shares if share > 0]
+        elapsed_s, p99_ms = 0.0, 0.0
+        for share, child in children:
+            out, err = child.communicate(timeout=RUN_TIMEOUT_S)
+            found = C_RESULT.search(out)
+            if child.returncode != 0 or found is None:
+                raise RuntimeError(f"rdkafka_perf produce exited {child.returncode}: {(out + err).strip()[-400:]}")
+            elapsed_s = max(elapsed_s, share / float(found.group(1)))
+            p99_ms = max(p99_ms, float(found.group(3)))
+        return records / elapsed_s, records * size / MIB / elapsed_s, p99_ms
+
+    def consume(self, bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
+        assert warmup == 0, "the C driver runs without a warm-up"
+        done = subprocess.run([self.binary, "consume", bootstrap, topic, str(records)], capture_output=True,
+                              text=True, timeout=RUN_TIMEOUT_S)
+        found = C_RESULT.search(done.stdout)
+        if done.returncode != 0 or found is None:
+            raise RuntimeError(f"rdkafka_perf consume exited {done.returncode}: "
+                               f"{(done.stdout + done.stderr).strip()[-400:]}")
+        return float(found.group(1)), float(found.group(2))
+
+
 class PerfTestDriver:
     """`franz perf-test` (confluent-kafka) processes: librdkafka is C, it has no JIT to warm up."""
 
     @staticmethod
     def produce(bootstrap: str, topic: str, records: int, size: int, producers: int,
-                warmup: int) -> tuple[float, float, float]:
+                warmup: int, rate: float = 0) -> tuple[float, float, float]:
         assert warmup == 0, "perf-test runs without a warm-up"
-        return produce(bootstrap, topic, records, size, producers)
+        return produce(bootstrap, topic, records, size, producers, rate)
 
     @staticmethod
     def consume(bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
@@ -446,6 +531,7 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
                     ("produce msgs/s", "produce_msgs_s", 0, False, loopback * MIB / size),
                     ("produce MB/s", "produce_mb_s", 1, False, loopback),
                     ("produce p99 ms", "produce_p99_ms", 0, True, None),
+                    ("paced p99 ms", "paced_p99_ms", 0, True, None),
                     ("consume msgs/s", "consume_msgs_s", 0, False, loopback * MIB / size),
                     ("consume MB/s", "consume_mb_s", 1, False, loopback),
                     ("raw fetch MB/s", "raw_fetch_mb_s", 1, False, loopback)):
@@ -467,7 +553,9 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
           f"warm-up of {warmups[100]:,} / {warmups[1024]:,}; loopback {loopback:,.0f} MB/s "
           f"(msgs/s rows: loopback bytes / record size). Medians of the runs. raw fetch: a client that reads "
           f"batch headers only (what the broker serves when the client is not the bottleneck); "
-          f"target >= 70% of loopback.")
+          f"target >= 70% of loopback. paced p99: {PACED_RATES[100]:,} x 100 B or {PACED_RATES[1024]:,} x 1 KiB "
+          f"records/s for {PACED_SECONDS:g} s into the same topic (produce p99 is at full speed, where the "
+          f"client's own queue sets it).")
 
 
 # -- main ---------------------------------------------------------------------------------
@@ -487,9 +575,8 @@ def main() -> int:
     parser.add_argument("--external", action="append", default=[], metavar="NAME=HOST:PORT",
                         help="also bench a broker that is already running")
     parser.add_argument("--loopback-seconds", type=float, default=2.0)
-    parser.add_argument("--driver", choices=["java", "perf-test"],
-                        default="java" if shutil.which("javac") else "perf-test",
-                        help="load client: Kafka's Java client (default when javac exists) or franz perf-test")
+    parser.add_argument("--driver", choices=["c", "java", "perf-test"], default="c",
+                        help="load client: librdkafka from C (the default), Kafka's Java client, or franz perf-test")
     args = parser.parse_args()
     assert args.runs > 0 and args.producers > 0 and args.scale > 0
     wanted = [name.strip() for name in args.brokers.split(",") if name.strip()]
@@ -504,7 +591,7 @@ def main() -> int:
     brokers: list[Broker] = []
     started_s = time.monotonic()
     try:
-        driver = JavaDriver() if args.driver == "java" else PerfTestDriver()
+        driver = {"c": CDriver, "java": JavaDriver, "perf-test": PerfTestDriver}[args.driver]()
         print(f"driver: {args.driver}", flush=True)
         brokers = start_brokers(wanted, externals, work_dir)
         # franz always has a column (empty if it could not start), so the ratio column has a numerator.
@@ -555,8 +642,16 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
             raw = None
         if raw is not None:
             cell.raw_fetch_mb_s.append(raw)
+        rate = PACED_RATES[size]
+        paced_msgs_s, _, paced_p99_ms = driver.produce(broker.bootstrap, topic, int(rate * PACED_SECONDS), size,
+                                                       producers, warmup, rate)
+        if paced_msgs_s < 0.95 * rate:  # behind the pace: the latency would be a queue's again
+            cell.failures.append(f"run {run + 1}: paced produce reached {paced_msgs_s:,.0f} of {rate:,} msgs/s")
+        else:
+            cell.paced_p99_ms.append(paced_p99_ms)
         print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "
-              f"p99 {p99_ms:.0f} ms; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s", flush=True)
+              f"p99 {p99_ms:.0f} ms; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s; "
+              f"paced {paced_msgs_s:,.0f} msgs/s p99 {paced_p99_ms:.0f} ms", flush=True)
     except Exception as exc:  # noqa: BLE001 - one broker failing a cell must not lose the others' figures
         cell.failures.append(f"run {run + 1}: {str(exc).splitlines()[0][:300]}")
         print(f"  {broker.name:6} {size:5} B {partitions} parts: FAILED {str(exc)[:300]}", flush=True)

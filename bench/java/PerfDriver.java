@@ -6,7 +6,13 @@
 // (a cold JVM spends a run of a few seconds mostly compiling, and the
 // broker's figure would be the JIT's).
 //
-//   produce BOOTSTRAP TOPIC RECORDS SIZE PRODUCERS [WARMUP]
+// RATE (records/s over all producers, 0 = as fast as the client goes) paces the
+// timed records as kafka-producer-perf-test --throughput does: a producer that
+// is ahead of its share of the rate sleeps until it is due. Unpaced, the p99 is
+// mostly the client's own queue (records wait in its 256 MiB accumulator for
+// the sender thread); paced below every broker's capacity, it is the broker's.
+//
+//   produce BOOTSTRAP TOPIC RECORDS SIZE PRODUCERS [WARMUP [RATE]]
 //   consume BOOTSTRAP TOPIC RECORDS [WARMUP]   (reads WARMUP + RECORDS, times what is left after WARMUP)
 import java.time.Duration;
 import java.util.*;
@@ -21,7 +27,8 @@ public class PerfDriver {
         int records = Integer.parseInt(args[3]);
         if (command.equals("produce")) {
             int warmup = args.length > 6 ? Integer.parseInt(args[6]) : 0;
-            produce(bootstrap, topic, records, Integer.parseInt(args[4]), Integer.parseInt(args[5]), warmup);
+            double rate = args.length > 7 ? Double.parseDouble(args[7]) : 0;
+            produce(bootstrap, topic, records, Integer.parseInt(args[4]), Integer.parseInt(args[5]), warmup, rate);
         } else {
             consume(bootstrap, topic, records, args.length > 4 ? Integer.parseInt(args[4]) : 0);
         }
@@ -30,7 +37,8 @@ public class PerfDriver {
     // `producers` KafkaProducers on their own threads share the records; one
     // producer alone can be the bottleneck on a small machine. The clock starts
     // when every producer has sent and flushed its share of the warm-up.
-    static void produce(String bootstrap, String topic, int records, int size, int producers, int warmup) throws Exception {
+    static void produce(String bootstrap, String topic, int records, int size, int producers, int warmup,
+                        double rate) throws Exception {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
         p.put("acks", "1");
@@ -58,6 +66,10 @@ public class PerfDriver {
                     producer.flush();
                     warm.await(60, java.util.concurrent.TimeUnit.SECONDS);
                     for (int i = first; i < records; i += producers) {
+                        if (rate > 0) {  // record i is due i / rate seconds after the clock started
+                            long ahead = start[0] + (long) (i / rate * 1e9) - System.nanoTime();
+                            if (ahead > 0) java.util.concurrent.locks.LockSupport.parkNanos(ahead);
+                        }
                         final int index = i;
                         final long sent = System.nanoTime();
                         producer.send(new ProducerRecord<>(topic, payload), (metadata, error) -> {
