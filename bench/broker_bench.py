@@ -24,7 +24,7 @@ load clients (--driver), the same for every column:
   offset 0, with librdkafka's default fetch sizes. It is the client that is
   not the bottleneck here: while Kafka's Java client sent 0.9 M x 100 B
   records/s, franz used ~0.4 of the two cores and the client the rest, so at
-  100 B every broker's figure was the Java client's; librdkafka sent 2.3-2.9 M/s.
+  100 B every broker's figure was the Java client's; librdkafka sent up to 3.0 M/s.
 - java: Kafka's own Java client (bench/java/PerfDriver.java: the same settings
   on --producers threads of one JVM, p99 from the send callbacks; the
   consumer with Kafka's default fetch sizes). Each run first sends --warmup x
