@@ -34,6 +34,7 @@ from franz.common.config_def import ConfigError
 from franz.protocol.errors import Errors
 from franz.server.kafka_config import KafkaConfig
 from franz.server.metadata_cache import (
+    LEADER_EPOCH,
     InvalidTopicError,
     MetadataCache,
     TopicMetadata,
@@ -182,7 +183,11 @@ class Controller:
 
     def _create_log(self, topic: str, partition: int) -> None:
         metadata = self.metadata.topics[topic]
-        self.log_manager.get_or_create_log(topic, partition, metadata.topic_id, self.topic_log_config(topic))
+        partition_log = self.log_manager.get_or_create_log(topic, partition, metadata.topic_id,
+                                                           self.topic_log_config(topic))
+        # This node now leads the partition at LEADER_EPOCH (Kafka's makeLeader on a metadata
+        # change, here on creation and at load): the epoch starts at the log end offset.
+        partition_log.maybe_assign_epoch_start_offset(LEADER_EPOCH, partition_log.log_end_offset)
 
     def delete_topic(self, name: str) -> None:
         topic = self.metadata.get(name)

@@ -242,6 +242,16 @@ class UnifiedLog:
             self._check_invariants()
             return True
 
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """Record that `leader_epoch` starts at `start_offset` (maybeAssignEpochStartOffset), when
+        this node becomes the partition's leader (Partition.makeLeader), so that the checkpoint
+        write and its fsync happen then and not on the first produce. As on the append path, only
+        an epoch newer than the cache's latest is recorded: an older one would truncate entries."""
+        with self.lock:
+            latest = self.leader_epoch_cache.latest_epoch()
+            if latest is None or leader_epoch > latest:
+                self.leader_epoch_cache.assign(leader_epoch, start_offset)
+
     # -- append --------------------------------------------------------------------------
     def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
                          origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:

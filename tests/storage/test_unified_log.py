@@ -201,6 +201,20 @@ def test_truncate_to_drops_later_records_and_epochs(tmp_path):
     log.close()
 
 
+def test_a_new_leader_epoch_starts_at_the_given_offset_and_an_older_one_changes_nothing(tmp_path):
+    log = make_log(tmp_path)
+    log.maybe_assign_epoch_start_offset(0, 0)
+    checkpoint = log.dir / "leader-epoch-checkpoint"
+    assert checkpoint.read_text() == "0\n1\n0 0\n"  # written at once, before any append
+    log.append_as_leader(produce(b"a", b"b"), 0)
+    log.maybe_assign_epoch_start_offset(0, log.log_end_offset)  # the same epoch again: no new entry
+    log.maybe_assign_epoch_start_offset(3, log.log_end_offset)
+    log.maybe_assign_epoch_start_offset(1, log.log_end_offset)  # older than the latest: ignored
+    assert [(e.epoch, e.start_offset) for e in log.leader_epoch_cache.epoch_entries()] == [(0, 0), (3, 2)]
+    assert checkpoint.read_text() == "0\n2\n0 0\n3 2\n"
+    log.close()
+
+
 def test_clean_close_and_reopen_keeps_everything(tmp_path):
     # Real timestamps: producers whose last write is older than producer.id.expiration.ms
     # are expired on load, as in Kafka.
