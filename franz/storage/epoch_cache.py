@@ -121,6 +121,15 @@ class LeaderEpochFileCache:
                 self._check_invariants()
                 self._write(if_dir_exists=False)
 
+    def assign_if_newer(self, epoch: int, start_offset: int) -> None:
+        """`assign` when `epoch` is an epoch (>= 0) above the latest one: how appends, recovery and a
+        new leader record epochs. An older epoch changes nothing here, where `assign` would truncate
+        the newer entries."""
+        if epoch >= 0:
+            latest = self.latest_epoch()
+            if latest is None or epoch > latest:
+                self.assign(epoch, start_offset)
+
     def assign_all(self, entries: list[EpochEntry]) -> None:
         """`assign` each entry, then write once (Kafka's assign(List))."""
         with self._lock:

@@ -212,8 +212,9 @@ class LogSegment:
         if size > 0 and (self.time_waited_for_roll(roll_params.now, roll_params.max_timestamp_in_messages)
                          > roll_params.max_segment_ms - self.roll_jitter_ms):
             return True
+        # The last test is can_convert_to_relative_offset, inlined: should_roll runs once per append.
         return (self.offset_index.is_full() or self.time_index.is_full()
-                or not 0 <= roll_params.max_offset_in_messages - self.base_offset <= INT32_MAX)  # can_convert_..., inlined
+                or not 0 <= roll_params.max_offset_in_messages - self.base_offset <= INT32_MAX)
 
     def _load_first_batch_timestamp(self) -> None:
         if self.rolling_based_timestamp is None:
@@ -418,10 +419,7 @@ class LogSegment:
                     valid_bytes += size
                     consumed = position + size
                     if leader_epoch_cache is not None:
-                        epoch = header.partition_leader_epoch
-                        latest = leader_epoch_cache.latest_epoch()
-                        if epoch >= 0 and (latest is None or latest < 0 or epoch > latest):
-                            leader_epoch_cache.assign(epoch, header.base_offset)
+                        leader_epoch_cache.assign_if_newer(header.partition_leader_epoch, header.base_offset)
                     if producer_state_manager is not None:
                         if header.producer_id >= 0:
                             self._update_producer_state(producer_state_manager, RecordBatch(chunk, position))

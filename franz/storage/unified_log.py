@@ -138,10 +138,8 @@ class UnifiedLog:
         if rebuild_epochs:
             for segment in segments.values():
                 for batch in segment.log.batches():
-                    latest = epoch_cache.latest_epoch()
-                    epoch = batch.partition_leader_epoch
-                    if epoch >= 0 and (latest is None or epoch > latest):
-                        epoch_cache.assign(epoch, max(batch.base_offset, offsets.log_start_offset))
+                    epoch_cache.assign_if_newer(batch.partition_leader_epoch,
+                                                max(batch.base_offset, offsets.log_start_offset))
         return cls(offsets.log_start_offset, local_log, epoch_cache, producer_state, topic_id, time_ms)
 
     # -- offsets -------------------------------------------------------------------------
@@ -246,11 +244,9 @@ class UnifiedLog:
         """Record that `leader_epoch` starts at `start_offset` (maybeAssignEpochStartOffset), when
         this node becomes the partition's leader (Partition.makeLeader), so that the checkpoint
         write and its fsync happen then and not on the first produce. As on the append path, only
-        an epoch newer than the cache's latest is recorded: an older one would truncate entries."""
+        an epoch newer than the cache's latest is recorded."""
         with self.lock:
-            latest = self.leader_epoch_cache.latest_epoch()
-            if latest is None or leader_epoch > latest:
-                self.leader_epoch_cache.assign(leader_epoch, start_offset)
+            self.leader_epoch_cache.assign_if_newer(leader_epoch, start_offset)
 
     # -- append --------------------------------------------------------------------------
     def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
@@ -326,15 +322,9 @@ class UnifiedLog:
         epoch_cache = self.leader_epoch_cache
         if leader_epoch is None:
             for batch in batches:
-                epoch = batch.partition_leader_epoch
-                if epoch >= 0:
-                    latest = epoch_cache.latest_epoch()
-                    if latest is None or epoch > latest:
-                        epoch_cache.assign(epoch, batch.base_offset)
-        elif leader_epoch >= 0:
-            latest = epoch_cache.latest_epoch()
-            if latest is None or leader_epoch > latest:
-                epoch_cache.assign(leader_epoch, info.first_offset)
+                epoch_cache.assign_if_newer(batch.partition_leader_epoch, batch.base_offset)
+        else:
+            epoch_cache.assign_if_newer(leader_epoch, info.first_offset)
         producer_state = self.producer_state_manager
         if producers:
             for append_info in producers.values():

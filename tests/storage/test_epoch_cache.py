@@ -53,6 +53,16 @@ def test_previous_epoch(cache):
     assert cache.previous_epoch() == 2
 
 
+def test_assign_if_newer_records_only_epochs_above_the_latest(cache):
+    cache.assign_if_newer(-1, 0)  # a batch without an epoch
+    assert cache.epoch_entries() == []
+    cache.assign_if_newer(2, 10)
+    cache.assign_if_newer(2, 12)  # the same epoch again
+    cache.assign_if_newer(1, 15)  # older: assign() would truncate epoch 2 away
+    cache.assign_if_newer(5, 20)
+    assert cache.epoch_entries() == _entries((2, 10), (5, 20))
+
+
 def test_add_epoch_and_start_offset(cache):
     cache.assign(2, 10)
     assert cache.latest_epoch() == 2 and cache.epoch_entries() == _entries((2, 10))
