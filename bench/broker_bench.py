@@ -89,6 +89,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,7 +119,8 @@ RUN_TIMEOUT_S = 180.0
 ADMIN_TIMEOUT_S = 30.0
 ADMIN_LOG_LEVEL = 4  # syslog levels: keep librdkafka's info lines (queue purges at close) out of the table
 FINAL_PRODUCE_LINE = re.compile(
-    r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), .* (\d+) ms 99th, \d+ ms 99\.9th\.$", re.M)
+    r"^(?P<count>\d+) records sent, (?P<rate>[\d.]+) records/sec \([\d.]+ MB/sec\), "
+    r".* (?P<p99>\d+) ms 99th, \d+ ms 99\.9th\.$", re.M)
 CONSUME_LINE = re.compile(r"^[\d: -]+, [\d: -]+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+), \d+, -?\d+, [\d.]+, [\d.]+$",
                           re.M)
 BROKER_ORDER = ("franz", "tansu", "noida")
@@ -243,29 +245,37 @@ class Cell:
     failures: list[str] = field(default_factory=list)
 
 
+def producer_processes(records: int, size: int, producers: int, rate: float, name: str,
+                       argv: Callable[[int, float], list[str]],
+                       result: re.Pattern[str]) -> tuple[float, float, float]:
+    """(msgs/s, MB/s, p99 ms) of `producers` processes sending `records` in all, together at `rate`
+    records/s (0: as fast as they go): `argv(share, share_rate)` starts one; its stdout holds
+    `result` with groups rate (records/s), p99 (ms) and, if it prints one, count (records sent).
+    msgs/s is over the slowest one's time."""
+    shares = [records // producers + (1 if i < records % producers else 0) for i in range(producers)]
+    children = [(share, subprocess.Popen(argv(share, rate * share / records), cwd=ROOT, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True))
+                for share in shares if share > 0]
+    elapsed_s, p99_ms = 0.0, 0.0
+    for share, child in children:
+        out, err = child.communicate(timeout=RUN_TIMEOUT_S)
+        found = result.search(out)
+        if child.returncode != 0 or found is None:
+            raise RuntimeError(f"{name} produce exited {child.returncode}: {(out + err).strip()[-400:]}")
+        if "count" in found.groupdict():
+            assert int(found.group("count")) == share, (found.group("count"), share)
+        elapsed_s = max(elapsed_s, share / float(found.group("rate")))
+        p99_ms = max(p99_ms, float(found.group("p99")))
+    return records / elapsed_s, records * size / MIB / elapsed_s, p99_ms
+
+
 def produce(bootstrap: str, topic: str, records: int, size: int, producers: int,
             rate: float = 0) -> tuple[float, float, float]:
-    """(msgs/s, MB/s, p99 ms) of `producers` perf-test processes sending `records` in all,
-    together at `rate` records/s (0: as fast as they go)."""
-    shares = [records // producers + (1 if i < records % producers else 0) for i in range(producers)]
-    children = [subprocess.Popen(perf_test_argv("produce", "--bootstrap-server", bootstrap, "--topic", topic,
-                                                "--num-records", str(share), "--record-size", str(size),
-                                                "--throughput", str(rate * share / records if rate else -1),
-                                                "--producer-props", *PRODUCER_PROPS),
-                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for share in shares if share > 0]
-    elapsed_s, p99_ms, sent = 0.0, 0.0, 0
-    for child in children:
-        out, err = child.communicate(timeout=RUN_TIMEOUT_S)
-        final = FINAL_PRODUCE_LINE.search(out)
-        if child.returncode != 0 or final is None:
-            raise RuntimeError(f"perf-test produce exited {child.returncode}: {(out + err).strip()[-400:]}")
-        count, rate = int(final.group(1)), float(final.group(2))
-        sent += count
-        elapsed_s = max(elapsed_s, count / rate)
-        p99_ms = max(p99_ms, float(final.group(4)))
-    assert sent == records, (sent, records)
-    return sent / elapsed_s, sent * size / MIB / elapsed_s, p99_ms
+    """(msgs/s, MB/s, p99 ms) of `producers` perf-test processes (see producer_processes)."""
+    return producer_processes(records, size, producers, rate, "perf-test", lambda share, share_rate: perf_test_argv(
+        "produce", "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(share),
+        "--record-size", str(size), "--throughput", str(share_rate or -1), "--producer-props", *PRODUCER_PROPS),
+        FINAL_PRODUCE_LINE)
 
 
 def consume(bootstrap: str, topic: str, records: int) -> tuple[float, float]:
@@ -447,6 +457,7 @@ def raw_fetch_mb_s(bootstrap: str, topic: str, partitions: int, min_seconds: flo
 
 C_DRIVER = ROOT / "bench" / "c" / "rdkafka_perf.c"
 C_RESULT = re.compile(r"^RESULT (\S+) (\S+)(?: (\S+))?$", re.MULTILINE)
+C_PRODUCE_RESULT = re.compile(r"^RESULT (?P<rate>\S+) \S+ (?P<p99>\S+)$", re.MULTILINE)
 
 
 class CDriver:
@@ -474,20 +485,8 @@ class CDriver:
     def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int,
                 warmup: int, rate: float = 0) -> tuple[float, float, float]:
         assert warmup == 0, "the C driver runs without a warm-up"
-        shares = [records // producers + (1 if i < records % producers else 0) for i in range(producers)]
-        children = [(share, subprocess.Popen([self.binary, "produce", bootstrap, topic, str(share), str(size),
-                                              str(rate * share / records)],
-                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-                    for share in shares if share > 0]
-        elapsed_s, p99_ms = 0.0, 0.0
-        for share, child in children:
-            out, err = child.communicate(timeout=RUN_TIMEOUT_S)
-            found = C_RESULT.search(out)
-            if child.returncode != 0 or found is None:
-                raise RuntimeError(f"rdkafka_perf produce exited {child.returncode}: {(out + err).strip()[-400:]}")
-            elapsed_s = max(elapsed_s, share / float(found.group(1)))
-            p99_ms = max(p99_ms, float(found.group(3)))
-        return records / elapsed_s, records * size / MIB / elapsed_s, p99_ms
+        return producer_processes(records, size, producers, rate, "rdkafka_perf", lambda share, share_rate: [
+            self.binary, "produce", bootstrap, topic, str(share), str(size), str(share_rate)], C_PRODUCE_RESULT)
 
     def consume(self, bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
         assert warmup == 0, "the C driver runs without a warm-up"
