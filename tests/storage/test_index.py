@@ -3,6 +3,7 @@ plus brute-force properties across the warm/cold boundary and corruption cases."
 
 import bisect
 import itertools
+import os
 import random
 import struct
 
@@ -584,6 +585,42 @@ def test_time_sanity_check(tmp_path, time_index):
         sanity_of(good[:-12] + struct.pack(">qi", 9, 50))
     with pytest.raises(CorruptIndexError, match="multiple of 12"):
         sanity_of(good[:-1])
+
+
+# -- mapping ----------------------------------------------------------------------------------
+
+def _vm_flags_of_mapping(path) -> list[list[str]]:
+    """The VmFlags of each mapping of `path` in this process (Linux /proc/self/smaps)."""
+    found, current = [], None
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            if line[:1].isdigit() or line[:1] in "abcdef":  # a mapping's header: "start-end perms ... path"
+                current = line.rstrip("\n").endswith(str(path))
+            elif current and line.startswith("VmFlags:"):
+                found.append(line.split()[1:])
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="reads Linux's /proc/self/smaps")
+def test_index_maps_are_advised_random_access_so_a_fault_reads_no_pages_around_it(tmp_path):
+    # "rr" is VM_RAND_READ (madvise MADV_RANDOM): without it, the first entry appended to a
+    # new sparse index made the kernel read around the fault (8 MiB on a disk with
+    # read_ahead_kb = 8192) while the appending thread held the GIL.
+    path = tmp_path / "00000000000000000000.index"
+    index = OffsetIndex(path, 0, 1 << 20)
+    index.append(1, 10)
+    assert [flags for flags in _vm_flags_of_mapping(path) if "rr" in flags] == _vm_flags_of_mapping(path) != []
+    index.resize(2 << 20)  # a new map of the new length
+    assert [flags for flags in _vm_flags_of_mapping(path) if "rr" in flags] == _vm_flags_of_mapping(path) != []
+    index.close()
+    reader = TimeIndex(tmp_path / "00000000000000000000.timeindex", 0, 1200)
+    reader.maybe_append(5, 1)
+    reader.close()
+    read_only = TimeIndex(tmp_path / "00000000000000000000.timeindex", 0, 1200, writable=False)
+    assert read_only.lookup(5).offset == 1
+    flags = _vm_flags_of_mapping(tmp_path / "00000000000000000000.timeindex")
+    assert flags and all("rr" in each for each in flags)
+    read_only.close()
 
 
 # -- LazyIndex ------------------------------------------------------------------------------
