@@ -21,7 +21,8 @@ load clients (--driver), the same for every column:
   linger.ms=5, batch.size=1 MiB, acks=1, no compression, each sending its
   share; msgs/s over the slowest one's time, p99 (produce() to delivery
   report) the worst one's; one consumer assigned to every partition from
-  offset 0, with librdkafka's default fetch sizes. It is the client that is
+  offset 0, with librdkafka's default fetch sizes (and fetch.queue.backoff.ms
+  10 ms instead of 1 s, see rdkafka_perf.c). It is the client that is
   not the bottleneck here: while Kafka's Java client sent 0.9 M x 100 B
   records/s, franz used ~0.4 of the two cores and the client the rest, so at
   100 B every broker's figure was the Java client's; librdkafka sent up to 3.0 M/s.
@@ -108,7 +109,9 @@ PRODUCER_PROPS = ("linger.ms=5", "batch.size=1048576", "acks=1", "compression.ty
 # noida-db 0.2.3 ignores a Fetch's max_bytes and answers with the whole partition (155 MB for 150,000 x 1 KiB),
 # which librdkafka refuses above receive.message.max.bytes (100 MB). Raised so that noida gets a figure;
 # brokers that honour fetch.max.bytes (50 MB by default) never come near it.
-CONSUMER_PROPS = ("receive.message.max.bytes=1073741824",)
+# fetch.queue.backoff.ms: see bench/c/rdkafka_perf.c. librdkafka's default 1 s pause once 100,000
+# records wait in the client made a fast broker's 100 B consume idle for most of a second.
+CONSUMER_PROPS = ("receive.message.max.bytes=1073741824", "fetch.queue.backoff.ms=10")
 RECORD_SIZES = (100, 1024)
 # The paced rows: records/s well below every broker's capacity here (the slowest peer took ~450,000 x 100 B
 # and ~150,000 x 1 KiB a second), so that latency is the broker's answer time and not a queue in the client.
