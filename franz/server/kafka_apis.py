@@ -10,7 +10,10 @@ RequestContext and SocketServer apply them:
   pick), other APIs with a top-level error code at the nearest version franz
   speaks; an API without a top-level error code closes the connection;
 - acks=0 produces are not answered, and a failed one closes the connection so
-  that the producer notices (Kafka's rule).
+  that the producer notices (Kafka's rule);
+- a handler that raises is logged with its traceback and its request answered
+  with the error response Kafka builds for it (error_responses: the error code
+  in every place the response has one); the connection stays open.
 
 Handlers of the data path live here; topic administration goes through the
 Controller, config rendering through config_helper, log dirs and producer ids
@@ -35,6 +38,7 @@ from franz.protocol.errors import Errors
 from franz.server import config_helper
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import ApiError, Controller
+from franz.server.error_responses import error_response
 from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
 from franz.server.producer_id_manager import ProducerIdManager
@@ -115,7 +119,15 @@ class KafkaApis:
             return CLOSE_CONNECTION
         start = time.perf_counter()
         try:
-            result = await handler(request, body)
+            try:
+                result = await handler(request, body)
+            except Exception as exc:  # noqa: BLE001 - answered as Kafka answers it (RequestHandlerHelper.handleError)
+                logger.error("Unexpected error handling request %s v%d (correlation id %d) from %s on connection %s",
+                             schema.name, version, request.correlation_id, request.client_address[0],
+                             request.connection_id, exc_info=exc)
+                result = error_response(api_key, version, body, exc)
+                if result is None:
+                    return CLOSE_CONNECTION
             if isinstance(result, Response):
                 return result
             return Response(encode_response(api_key, version, request.correlation_id, result))

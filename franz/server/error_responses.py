@@ -1,0 +1,215 @@
+"""The answer to a request whose handler failed: each request's getErrorResponse in Kafka.
+
+Kafka's KafkaApis.handle catches whatever a handler throws, logs it and hands
+it to RequestHandlerHelper.handleError, which asks the request for its error
+response (AbstractRequest.getErrorResponse): the exception's error code
+(Errors.forException: UNKNOWN_SERVER_ERROR unless it names a Kafka error) in
+every place the response has one, echoing the request's topics, partitions,
+groups or resources, so that the client sees an error it can retry and keeps
+its connection. Only a request with no error response closes the connection:
+a Produce with acks=0, whose client reads no answer and learns of the failure
+from the closed connection.
+
+`error_response` returns the response body (fields left out take the schema's
+defaults) or None for "close". Each builder below follows the Java request
+class of the same name at the versions franz serves; an API without one gets
+its top-level error_code when its response has one at that version, else None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from franz.protocol import api_keys
+from franz.protocol.errors import Errors
+
+Body = dict[str, Any]
+Builder = Callable[[int, Body, int, str | None], Body | None]
+
+INVALID_OFFSET = -1  # ProduceResponse.INVALID_OFFSET, ListOffsetsResponse.UNKNOWN_OFFSET, and the like
+UNKNOWN_TIMESTAMP = -1
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+
+
+def error_code_of(exc: BaseException) -> int:
+    """Errors.forException: the Kafka code an exception carries, else UNKNOWN_SERVER_ERROR."""
+    code = getattr(exc, "error_code", None)
+    try:
+        known = Errors(code) if isinstance(code, int) else Errors.UNKNOWN_SERVER_ERROR
+    except ValueError:
+        known = Errors.UNKNOWN_SERVER_ERROR
+    return int(Errors.UNKNOWN_SERVER_ERROR if known == Errors.NONE else known)
+
+
+def error_response(api_key: int, version: int, body: Body, exc: BaseException) -> Body | None:
+    """The response body Kafka sends for `body` when its handler raised `exc`; None: close the connection."""
+    message = str(exc) or None
+    builder = _BUILDERS.get(api_key)
+    if builder is not None:
+        return builder(version, body, error_code_of(exc), message)
+    schema = api_keys.SCHEMAS[api_key]
+    if any(field.name == "error_code" and field.versions[0] <= version <= field.versions[1]
+           for field in schema.response):
+        return {"error_code": error_code_of(exc)}
+    return None
+
+
+def _topics(topics, name_key: str, partitions_key: str, partition_key: str, out_partitions_key: str,
+            **partition_fields) -> list[Body]:
+    """The request's topics and partitions, each partition answered with `partition_fields`."""
+    return [{name_key: topic[name_key],
+             out_partitions_key: [{**partition_fields, "partition_index": _index(partition, partition_key)}
+                                  for partition in topic[partitions_key]]}
+            for topic in topics or ()]
+
+
+def _index(partition, key: str) -> int:
+    return partition if isinstance(partition, int) else partition[key]  # []int32 arrays hold bare indexes
+
+
+def _produce(version, body, code, message):
+    if body["acks"] == 0:
+        return None
+    return {"responses": [{"name": topic["name"], "partition_responses": [
+        {"index": partition["index"], "error_code": code, "base_offset": INVALID_OFFSET,
+         "log_append_time_ms": UNKNOWN_TIMESTAMP, "log_start_offset": INVALID_OFFSET, "error_message": message}
+        for partition in topic["partition_data"]]} for topic in body["topic_data"]]}
+
+
+def _fetch(version, body, code, message):
+    # From v13 the top-level code alone says it; before, every partition repeats it too.
+    responses = [] if version >= 13 else [
+        {"topic": topic["topic"], "topic_id": topic.get("topic_id"), "partitions": [
+            {"partition_index": partition["partition"], "error_code": code, "high_watermark": -1}
+            for partition in topic["partitions"]]} for topic in body["topics"]]
+    return {"error_code": code, "session_id": body.get("session_id", 0), "responses": responses}
+
+
+def _list_offsets(version, body, code, message):
+    return {"topics": _topics(body["topics"], "name", "partitions", "partition_index", "partitions",
+                              error_code=code, offset=INVALID_OFFSET, timestamp=UNKNOWN_TIMESTAMP)}
+
+
+def _metadata(version, body, code, message):
+    return {"topics": [{"name": topic.get("name") or "", "topic_id": topic.get("topic_id"), "error_code": code,
+                        "is_internal": False, "partitions": []} for topic in body.get("topics") or ()]}
+
+
+def _offset_commit(version, body, code, message):
+    return {"topics": _topics(body["topics"], "name", "partitions", "partition_index", "partitions",
+                              error_code=code)}
+
+
+def _offset_fetch(version, body, code, message):
+    if version >= 8:
+        return {"groups": [{"group_id": group["group_id"], "error_code": code} for group in body["groups"]]}
+    if version >= 2:
+        return {"error_code": code}
+    return {"topics": _topics(body["topics"], "name", "partition_indexes", "partition_index", "partitions",
+                              error_code=code, committed_offset=INVALID_OFFSET, metadata="")}
+
+
+def _find_coordinator(version, body, code, message):
+    no_node = {"node_id": -1, "host": "", "port": -1}
+    if version < 4:
+        return {"error_code": code, "error_message": message, **no_node}
+    return {"coordinators": [{"key": key, "error_code": code, "error_message": message, **no_node}
+                             for key in body["coordinator_keys"]]}
+
+
+def _join_group(version, body, code, message):
+    return {"error_code": code, "generation_id": -1, "protocol_name": None if version >= 7 else "",
+            "leader": "", "member_id": "", "members": []}
+
+
+def _describe_groups(version, body, code, message):
+    return {"groups": [{"group_id": group_id, "error_code": code} for group_id in body["groups"]]}
+
+
+def _create_topics(version, body, code, message):
+    return {"topics": [{"name": topic["name"], "error_code": code, "error_message": message}
+                       for topic in body["topics"]]}
+
+
+def _delete_topics(version, body, code, message):
+    topics = body.get("topics") or [{"name": name} for name in body.get("topic_names") or ()]
+    return {"responses": [{"name": topic.get("name"), "topic_id": topic.get("topic_id"), "error_code": code}
+                          for topic in topics]}
+
+
+def _delete_records(version, body, code, message):
+    return {"topics": _topics(body["topics"], "name", "partitions", "partition_index", "partitions",
+                              error_code=code, low_watermark=-1)}
+
+
+def _init_producer_id(version, body, code, message):
+    return {"error_code": code, "producer_id": NO_PRODUCER_ID, "producer_epoch": NO_PRODUCER_EPOCH}
+
+
+def _offset_for_leader_epoch(version, body, code, message):
+    return {"topics": [{"topic": topic["topic"], "partitions": [
+        {"partition": partition["partition"], "error_code": code, "leader_epoch": -1, "end_offset": -1}
+        for partition in topic["partitions"]]} for topic in body["topics"]]}
+
+
+def _add_partitions_to_txn(version, body, code, message):
+    if version >= 4:
+        return {"error_code": code}
+    return {"results_by_topic_v3_and_below": [{"name": topic["name"], "results_by_partition": [
+        {"partition_index": index, "partition_error_code": code} for index in topic["partitions"]]}
+        for topic in body["v3_and_below_topics"]]}
+
+
+def _txn_offset_commit(version, body, code, message):
+    return {"topics": _topics(body["topics"], "name", "partitions", "partition_index", "partitions",
+                              error_code=code)}
+
+
+def _resources(results_key: str):
+    def build(version, body, code, message):
+        return {results_key: [{"resource_type": resource["resource_type"],
+                               "resource_name": resource["resource_name"], "error_code": code,
+                               "error_message": message} for resource in body["resources"]]}
+    return build
+
+
+def _create_partitions(version, body, code, message):
+    return {"results": [{"name": topic["name"], "error_code": code, "error_message": message}
+                        for topic in body["topics"]]}
+
+
+def _delete_groups(version, body, code, message):
+    return {"results": [{"group_id": group_id, "error_code": code} for group_id in body["groups_names"]]}
+
+
+def _describe_cluster(version, body, code, message):
+    return {"error_code": code, "error_message": message}
+
+
+def _describe_producers(version, body, code, message):
+    return {"topics": _topics(body["topics"], "name", "partition_indexes", "partition_index", "partitions",
+                              error_code=code)}
+
+
+def _consumer_group_describe(version, body, code, message):
+    return {"groups": [{"group_id": group_id, "error_code": code} for group_id in body["group_ids"]]}
+
+
+def _describe_log_dirs(version, body, code, message):
+    return {"error_code": code}  # before v3 there is no such field: an empty list of results says it
+
+
+def _sync_group(version, body, code, message):
+    return {"error_code": code, "assignment": b""}
+
+
+_BUILDERS: dict[int, Builder] = {
+    0: _produce, 1: _fetch, 2: _list_offsets, 3: _metadata, 8: _offset_commit, 9: _offset_fetch,
+    10: _find_coordinator, 11: _join_group, 14: _sync_group, 15: _describe_groups, 19: _create_topics,
+    20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
+    24: _add_partitions_to_txn, 28: _txn_offset_commit, 32: _resources("results"), 35: _describe_log_dirs,
+    37: _create_partitions, 42: _delete_groups, 44: _resources("responses"), 60: _describe_cluster,
+    61: _describe_producers, 69: _consumer_group_describe,
+}
