@@ -197,3 +197,17 @@ def test_a_failed_acks_0_produce_closes_only_its_connection(failing_broker):
         assert client.is_closed_by_peer()
         assert other.request(API_VERSIONS, 3, {"client_software_name": "c", "client_software_version": "1"})[
             "error_code"] == 0
+
+
+def test_librdkafka_sees_the_broker_error_and_not_a_dropped_connection(failing_broker):
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+    with RawClient(failing_broker.bootstrap) as client:
+        create_topic(client, "t")
+    failing_broker.fail("ListOffsets", KeyError("x"))
+    consumer = Consumer({"bootstrap.servers": failing_broker.bootstrap, "group.id": "g"})
+    try:
+        with pytest.raises(KafkaException) as raised:
+            consumer.get_watermark_offsets(TopicPartition("t", 0), timeout=10, cached=False)
+        assert raised.value.args[0].code() == KafkaError.UNKNOWN  # UNKNOWN_SERVER_ERROR, -1
+    finally:
+        consumer.close()
