@@ -459,7 +459,7 @@ def raw_fetch_mb_s(bootstrap: str, topic: str, partitions: int, min_seconds: flo
 
 
 C_DRIVER = ROOT / "bench" / "c" / "rdkafka_perf.c"
-C_RESULT = re.compile(r"^RESULT (\S+) (\S+)(?: (\S+))?$", re.MULTILINE)
+C_CONSUME_RESULT = re.compile(r"^RESULT (\S+) (\S+)$", re.MULTILINE)
 C_PRODUCE_RESULT = re.compile(r"^RESULT (?P<rate>\S+) \S+ (?P<p99>\S+)$", re.MULTILINE)
 
 
@@ -495,7 +495,7 @@ class CDriver:
         assert warmup == 0, "the C driver runs without a warm-up"
         done = subprocess.run([self.binary, "consume", bootstrap, topic, str(records)], capture_output=True,
                               text=True, timeout=RUN_TIMEOUT_S)
-        found = C_RESULT.search(done.stdout)
+        found = C_CONSUME_RESULT.search(done.stdout)
         if done.returncode != 0 or found is None:
             raise RuntimeError(f"rdkafka_perf consume exited {done.returncode}: "
                                f"{(done.stdout + done.stderr).strip()[-400:]}")

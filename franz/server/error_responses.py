@@ -98,6 +98,7 @@ def _metadata(version, body, code, message):
 
 
 def _offset_commit(version, body, code, message):
+    """OffsetCommit and TxnOffsetCommit: the same topics and partitions, each with the code."""
     return {"topics": _topics(body["topics"], "name", "partitions", "partition_index", "partitions",
                               error_code=code)}
 
@@ -162,11 +163,6 @@ def _add_partitions_to_txn(version, body, code, message):
         for topic in body["v3_and_below_topics"]]}
 
 
-def _txn_offset_commit(version, body, code, message):
-    return {"topics": _topics(body["topics"], "name", "partitions", "partition_index", "partitions",
-                              error_code=code)}
-
-
 def _resources(results_key: str):
     def build(version, body, code, message):
         return {results_key: [{"resource_type": resource["resource_type"],
@@ -209,7 +205,7 @@ _BUILDERS: dict[int, Builder] = {
     0: _produce, 1: _fetch, 2: _list_offsets, 3: _metadata, 8: _offset_commit, 9: _offset_fetch,
     10: _find_coordinator, 11: _join_group, 14: _sync_group, 15: _describe_groups, 19: _create_topics,
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
-    24: _add_partitions_to_txn, 28: _txn_offset_commit, 32: _resources("results"), 35: _describe_log_dirs,
+    24: _add_partitions_to_txn, 28: _offset_commit, 32: _resources("results"), 35: _describe_log_dirs,
     37: _create_partitions, 42: _delete_groups, 44: _resources("responses"), 60: _describe_cluster,
     61: _describe_producers, 69: _consumer_group_describe,
 }

@@ -601,6 +601,12 @@ def _vm_flags_of_mapping(path) -> list[list[str]]:
     return found
 
 
+def _all_advised_random(path) -> bool:
+    """True when `path` is mapped here and every mapping of it has VM_RAND_READ ("rr")."""
+    flags = _vm_flags_of_mapping(path)
+    return bool(flags) and all("rr" in each for each in flags)
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="reads Linux's /proc/self/smaps")
 def test_index_maps_are_advised_random_access_so_a_fault_reads_no_pages_around_it(tmp_path):
     # "rr" is VM_RAND_READ (madvise MADV_RANDOM): without it, the first entry appended to a
@@ -609,17 +615,16 @@ def test_index_maps_are_advised_random_access_so_a_fault_reads_no_pages_around_i
     path = tmp_path / "00000000000000000000.index"
     index = OffsetIndex(path, 0, 1 << 20)
     index.append(1, 10)
-    assert [flags for flags in _vm_flags_of_mapping(path) if "rr" in flags] == _vm_flags_of_mapping(path) != []
+    assert _all_advised_random(path)
     index.resize(2 << 20)  # a new map of the new length
-    assert [flags for flags in _vm_flags_of_mapping(path) if "rr" in flags] == _vm_flags_of_mapping(path) != []
+    assert _all_advised_random(path)
     index.close()
     reader = TimeIndex(tmp_path / "00000000000000000000.timeindex", 0, 1200)
     reader.maybe_append(5, 1)
     reader.close()
     read_only = TimeIndex(tmp_path / "00000000000000000000.timeindex", 0, 1200, writable=False)
     assert read_only.lookup(5).offset == 1
-    flags = _vm_flags_of_mapping(tmp_path / "00000000000000000000.timeindex")
-    assert flags and all("rr" in each for each in flags)
+    assert _all_advised_random(tmp_path / "00000000000000000000.timeindex")
     read_only.close()
 
 
