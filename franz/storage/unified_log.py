@@ -49,6 +49,7 @@ from franz.storage.txn_index import AbortedTxn
 from franz.storage.validator import (
     RecordValidationError,
     analyze_and_validate,
+    trim_invalid_bytes,
     validate_messages_and_assign_offsets,
 )
 
@@ -268,6 +269,7 @@ class UnifiedLog:
         """Append batches whose offsets the leader already assigned."""
         with self.lock:
             batches, headers = analyze_and_validate(records, self.config, is_from_client=False)
+            records = trim_invalid_bytes(records, batches)
             first, last = headers[0], headers[-1]
             if first.base_offset < self.log_end_offset:
                 raise UnexpectedAppendOffsetError(

@@ -124,13 +124,15 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig,
     """Structure, CRC, size and shape checks of every batch (UnifiedLog.analyzeAndValidateRecords).
 
     One struct call and one CRC call per batch (MemoryRecords.validate_batches);
-    returns the batch views and their parsed headers, index for index."""
+    returns the batch views and their parsed headers, index for index. Bytes
+    after the last whole batch that do not make one are left out, as Kafka's
+    batch iterator leaves them (see trim_invalid_bytes)."""
     batches = []
     headers = []
     buffer = records.buffer
     max_message_bytes = config.max_message_bytes
     try:
-        for index, (position, header) in enumerate(records.validate_batches()):
+        for index, (position, header) in enumerate(records.validate_batches(stop_at_partial_batch=True)):
             size = header.batch_length + 12
             if is_from_client and header.base_offset != 0:
                 raise RecordValidationError(
@@ -161,6 +163,16 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig,
     return batches, headers
 
 
+def trim_invalid_bytes(records: MemoryRecords, batches: list[RecordBatch]) -> MemoryRecords:
+    """`records` cut after its last whole batch (UnifiedLog.trimInvalidBytes): a partial
+    batch trailing a request is dropped, not refused, as Kafka drops it."""
+    last = batches[-1]
+    valid_bytes = last.position + last.size_in_bytes
+    if valid_bytes == records.size_in_bytes:
+        return records
+    return MemoryRecords(memoryview(records.buffer)[:valid_bytes])
+
+
 def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: int, now_ms: int,
                                          config: LogConfig, partition_leader_epoch: int,
                                          is_from_client: bool = True) -> ValidationResult:
@@ -170,6 +182,7 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     header once (in analyze_and_validate) and touches no record unless the
     batch is compressed or the topic compacted."""
     batches, headers = analyze_and_validate(records, config, is_from_client)
+    records = trim_invalid_bytes(records, batches)
     log_append = config.message_timestamp_type == "LogAppendTime"
     source = _CODECS_BY_ID[headers[0].attributes & _CODEC_MASK]
     target = target_compression(config, source)

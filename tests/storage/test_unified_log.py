@@ -244,3 +244,17 @@ def test_unclean_reopen_cuts_a_torn_tail(tmp_path):
     assert reopened.log_end_offset == 1
     assert read_values(reopened, 0) == [b"kept"]
     reopened.close()
+
+
+def test_a_partial_batch_after_the_last_whole_one_is_trimmed_on_both_append_paths(tmp_path):
+    # UnifiedLog.trimInvalidBytes: the trailing bytes are dropped, the whole batches written.
+    leader = make_log(tmp_path / "leader")
+    tail = bytes(produce(b"lost").buffer)[:45]
+    info = leader.append_as_leader(MemoryRecords(bytearray(produce(b"a", b"b").buffer) + tail), leader_epoch=0)
+    assert (info.first_offset, info.last_offset, leader.log_end_offset) == (0, 1, 2)
+    assert leader.size() == info.valid_bytes == produce(b"a", b"b").size_in_bytes
+    follower = make_log(tmp_path / "follower")
+    replicated = bytearray(build_batch([SimpleRecord(b"x"), SimpleRecord(b"y")], base_offset=0))
+    info = follower.append_as_follower(MemoryRecords(replicated + tail))
+    assert (info.last_offset, follower.log_end_offset, follower.size()) == (1, 2, len(replicated))
+    assert read_values(follower, 0) == [b"x", b"y"]

@@ -145,3 +145,20 @@ def test_records_without_a_timestamp_pass_the_range_check():
     records.buffer[27:43] = (-1).to_bytes(8, "big", signed=True) * 2  # base and max timestamp: NO_TIMESTAMP
     result = validate(_resealed(records), config)
     assert result.max_timestamp_ms == -1 and result.shallow_offset_of_max_timestamp == -1
+
+
+def test_bytes_after_the_last_whole_batch_are_trimmed_not_refused():
+    # UnifiedLog.trimInvalidBytes: a partial batch trailing the request is dropped.
+    whole = produce(b"a", b"b")
+    size = whole.size_in_bytes
+    records = MemoryRecords(bytearray(whole.buffer) + bytes(produce(b"c").buffer)[:40])
+    result = validate(records)
+    assert result.validated_records.size_in_bytes == size
+    assert [batch.last_offset for batch in result.validated_records.batches()] == [101]
+    assert (result.first_offset, result.last_offset) == (100, 101)
+
+
+def test_records_with_no_whole_batch_are_an_invalid_record():
+    with pytest.raises(RecordValidationError) as info:
+        validate(MemoryRecords(bytearray(produce(b"a").buffer)[:40]))
+    assert info.value.error_code == INVALID_RECORD
