@@ -35,6 +35,7 @@ from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
+from franz.protocol.produce_request import InvalidProduceRecordsError, validate_records
 from franz.server import config_helper
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import ApiError, Controller
@@ -61,6 +62,18 @@ API = api_keys.SCHEMAS_BY_NAME
 
 def _key(name: str) -> int:
     return API[name].api_key
+
+
+def _invalid_produce_records(version: int, records) -> dict | None:
+    """The partition's answer when its records break ProduceRequest.validateRecords, else None.
+    Null records pass here, as in Kafka, and are refused by the append."""
+    if records is None:
+        return None
+    try:
+        validate_records(version, records)
+    except InvalidProduceRecordsError as exc:
+        return {"error_code": exc.error_code, "error_message": str(exc)}
+    return None
 
 
 class KafkaApis:
@@ -232,6 +245,8 @@ class KafkaApis:
                     results[key] = {"error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
                 elif not self.metadata.has_partition(*key):
                     results[key] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                elif (invalid := _invalid_produce_records(request.api_version, partition["records"])) is not None:
+                    results[key] = invalid
                 else:
                     entries[key] = partition["records"]
         if entries:

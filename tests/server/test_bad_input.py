@@ -98,6 +98,46 @@ def test_an_oversized_batch_is_refused_with_message_too_large(broker_factory):
         assert answer["error_code"] == Errors.MESSAGE_TOO_LARGE
 
 
+def _end_offset(client: RawClient, topic: str, partition: int) -> int:
+    offsets = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
+        {"name": topic, "partitions": [{"partition_index": partition, "timestamp": -1}]}]})
+    return offsets["topics"][0]["partitions"][0]["offset"]
+
+
+def test_two_batches_for_one_partition_are_refused_and_the_other_partitions_append(broker):
+    # ProduceRequest.validateRecords: from v3 on, exactly one batch per partition.
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "twice", partitions=2)
+        answer = client.request(PRODUCE, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": "twice", "partition_data": [{"index": 0, "records": batch(b"a") + batch(b"b")},
+                                                 {"index": 1, "records": batch(b"c")}]}]})
+        by_partition = {p["index"]: p for p in answer["responses"][0]["partition_responses"]}
+        assert by_partition[0]["error_code"] == Errors.INVALID_RECORD
+        assert "exactly one record batch per partition" in by_partition[0]["error_message"]
+        assert by_partition[1]["error_code"] == 0
+        assert (_end_offset(client, "twice", 0), _end_offset(client, "twice", 1)) == (0, 1)
+    _still_serving(broker)
+
+
+def test_a_partial_batch_after_the_one_batch_is_dropped_as_kafka_drops_it(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "tail")
+        answer = produce(client, "tail", batch(b"a", b"b") + batch(b"lost")[:40])
+        assert (answer["error_code"], answer["base_offset"]) == (0, 0)
+        assert produce(client, "tail", batch(b"c"))["base_offset"] == 2
+        assert _end_offset(client, "tail", 0) == 3
+
+
+def test_zstd_in_a_produce_below_v7_is_an_unsupported_compression_type(broker):
+    from franz.records import CompressionType, MemoryRecords, SimpleRecord
+    zstd = bytes(MemoryRecords.with_records([SimpleRecord(value=b"z")], compression_type=CompressionType.ZSTD).buffer)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "zstd")
+        assert produce(client, "zstd", zstd, version=6)["error_code"] == Errors.UNSUPPORTED_COMPRESSION_TYPE
+        assert produce(client, "zstd", zstd, version=7)["error_code"] == 0
+        assert _end_offset(client, "zstd", 0) == 1
+
+
 def test_produce_to_a_missing_topic_without_auto_create(broker_factory):
     broker = broker_factory({"auto.create.topics.enable": "false"})
     with RawClient(broker.bootstrap) as client:
