@@ -2,8 +2,9 @@
 
 In Kafka 4.x these changes go through the KRaft controller
 (ReplicationControlManager, ConfigurationControlManager) and land in the
-`__cluster_metadata` log. franz runs one node, so the controller acts at once
-and the log dirs themselves are the record of topics: every partition directory
+`__cluster_metadata` log. franz runs one node, so the controller acts within the
+broker (a new topic's logs are made on a worker thread, then the topic is
+published) and the log dirs themselves are the record of topics: every partition directory
 holds `partition.metadata` (topic id) from its creation on, so a restart finds
 every topic and its partition count there. Topic config overrides, which no
 partition file holds, live in `topic-configs.json` in the first log dir,
@@ -23,10 +24,11 @@ Errors are raised as ApiError(code, message) with Kafka's codes and messages.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -74,6 +76,7 @@ class Controller:
                                        if name in (CLUSTER_DEFAULT, str(config.node_id))}
         self._broker_defaults = self._merged_broker_defaults(self.dynamic_broker_configs)
         self._stored_configs = _read_json(self._configs_path)
+        self._creating: dict[str, asyncio.Future[TopicMetadata]] = {}  # topic name -> its creation under way
 
     def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """The broker-level log configs in force: static, then the cluster default, then this broker's."""
@@ -97,8 +100,8 @@ class Controller:
         for topic, count in partitions.items():
             topic_id = topic_ids.get(topic) or random_kafka_uuid()
             self.metadata.put(TopicMetadata(topic, topic_id, count, dict(stored.get(topic, {}))))
-            for partition in range(count):  # a partition dir lost to a crash comes back empty
-                self._create_log(topic, partition)
+        for topic in list(self.metadata.topics.values()):  # a partition dir lost to a crash comes back empty
+            self._create_logs(topic, range(topic.num_partitions))
         for partition_log in self.log_manager.all_logs():
             partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
 
@@ -116,7 +119,7 @@ class Controller:
             validate_topic_name(name)
         except InvalidTopicError as exc:
             raise ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc)) from None
-        if name in self.metadata.topics:
+        if name in self.metadata.topics or name in self._creating:
             raise ApiError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if assignments:
             if num_partitions != -1 or replication_factor != -1:
@@ -170,24 +173,45 @@ class Controller:
             raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
         return overrides
 
-    def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str]) -> TopicMetadata:
-        topic = TopicMetadata(name, random_kafka_uuid(), num_partitions, overrides)
+    async def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str]) -> TopicMetadata:
+        """Create the topic's partition logs, then publish the topic.
+
+        The logs are created on a worker thread: each one writes and fsyncs its files and
+        its directory, and an fsync on this class of disk can stall for seconds, which on
+        the event loop would stall every connection (creating the 50 partitions of
+        __consumer_offsets once held a fetch for over 1.5 s). The topic enters the
+        metadata cache only once every log exists, so no request sees a partition
+        without its log; a creation of the same name meanwhile (two Metadata requests
+        auto-creating it) waits for this one instead of starting another."""
+        pending = self._creating.get(name)
+        if pending is None:
+            topic = TopicMetadata(name, random_kafka_uuid(), num_partitions, overrides)
+            pending = asyncio.ensure_future(self._create_topic(topic))
+            self._creating[name] = pending
+            pending.add_done_callback(lambda _done: self._creating.pop(name, None))
+        return await asyncio.shield(pending)
+
+    async def wait_for_creation(self, name: str) -> TopicMetadata | None:
+        """The topic once the creation of it under way is done; None when none is."""
+        pending = self._creating.get(name)
+        return None if pending is None else await asyncio.shield(pending)
+
+    async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
+        if topic.configs:
+            self._store_configs(pending=topic)  # before the logs, so a restart finds them with their configs
+        await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
         self.metadata.put(topic)
-        if overrides:
-            self._store_configs()
-        for partition in range(num_partitions):
-            self._create_log(name, partition)
-        logger.info("Created topic %s with topic ID %s and %d partition(s)", name, uuid_to_kafka_string(topic.topic_id),
-                    num_partitions)
+        logger.info("Created topic %s with topic ID %s and %d partition(s)", topic.name,
+                    uuid_to_kafka_string(topic.topic_id), topic.num_partitions)
         return topic
 
-    def _create_log(self, topic: str, partition: int) -> None:
-        metadata = self.metadata.topics[topic]
-        partition_log = self.log_manager.get_or_create_log(topic, partition, metadata.topic_id,
-                                                           self.topic_log_config(topic))
-        # This node now leads the partition at LEADER_EPOCH (Kafka's makeLeader on a metadata
-        # change, here on creation and at load): the epoch starts at the log end offset.
-        partition_log.maybe_assign_epoch_start_offset(LEADER_EPOCH, partition_log.log_end_offset)
+    def _create_logs(self, topic: TopicMetadata, partitions: Iterable[int]) -> None:
+        config = LogConfig.from_props(topic.configs, self._broker_defaults)
+        for partition in partitions:
+            partition_log = self.log_manager.get_or_create_log(topic.name, partition, topic.topic_id, config)
+            # This node now leads the partition at LEADER_EPOCH (Kafka's makeLeader on a metadata
+            # change, here on creation and at load): the epoch starts at the log end offset.
+            partition_log.maybe_assign_epoch_start_offset(LEADER_EPOCH, partition_log.log_end_offset)
 
     def delete_topic(self, name: str) -> None:
         topic = self.metadata.get(name)
@@ -228,8 +252,7 @@ class Controller:
             return
         old = topic.num_partitions
         topic.num_partitions = count
-        for partition in range(old, count):
-            self._create_log(name, partition)
+        self._create_logs(topic, range(old, count))
         logger.info("Increased partition count of %s from %d to %d", name, old, count)
 
     # -- configs ---------------------------------------------------------------
@@ -303,8 +326,12 @@ class Controller:
             return ",".join(value)
         return "" if value is None else str(value)
 
-    def _store_configs(self) -> None:
-        _write_json(self._configs_path, {name: topic.configs for name, topic in sorted(self.metadata.topics.items())
+    def _store_configs(self, pending: TopicMetadata | None = None) -> None:
+        """Write every topic's overrides; `pending` is a topic being created, not yet published."""
+        topics = dict(self.metadata.topics)
+        if pending is not None:
+            topics[pending.name] = pending
+        _write_json(self._configs_path, {name: topic.configs for name, topic in sorted(topics.items())
                                          if topic.configs})
 
 

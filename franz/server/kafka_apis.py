@@ -206,7 +206,7 @@ class KafkaApis:
                         continue
                 topic = self.metadata.get(name)
                 if topic is None and auto_create:
-                    topic = self._auto_create(name)
+                    topic = await self._auto_create(name)
                 if isinstance(topic, TopicMetadata):
                     topics.append(self._topic_metadata(topic))
                 else:
@@ -215,12 +215,15 @@ class KafkaApis:
         return {"throttle_time_ms": 0, "brokers": self._brokers(request), "cluster_id": self.metadata.cluster_id,
                 "controller_id": self.metadata.node_id, "topics": topics}
 
-    def _auto_create(self, name: str) -> TopicMetadata | Errors:
+    async def _auto_create(self, name: str) -> TopicMetadata | Errors:
+        being_created = await self.controller.wait_for_creation(name)
+        if being_created is not None:
+            return being_created
         try:
             count, overrides = self.controller.validate_new_topic(name, -1, -1, [], {})
         except ApiError as exc:
             return exc.code
-        return self.controller.create_topic(name, count, overrides)
+        return await self.controller.create_topic(name, count, overrides)
 
     async def handle_describe_cluster(self, request: Request, body: dict) -> dict:
         return {"error_code": 0, "endpoint_type": 1, "cluster_id": self.metadata.cluster_id,
@@ -463,7 +466,7 @@ class KafkaApis:
                 if body["validate_only"]:
                     topic = TopicMetadata(name, uuid.UUID(int=0), count, overrides)
                 else:
-                    topic = self.controller.create_topic(name, count, overrides)
+                    topic = await self.controller.create_topic(name, count, overrides)
                 result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,
                               configs=config_helper.create_topics_configs(self.controller, name, overrides))
             except ApiError as exc:

@@ -1,13 +1,20 @@
-"""The single-node controller against a real broker process: what a partition's
-directory holds once the controller has made this node its leader."""
+"""The single-node controller against a real broker: what a partition's directory
+holds once the controller has made this node its leader, and topic creation
+that keeps the event loop serving while its logs reach the disk."""
 
 from __future__ import annotations
 
+import threading
+
 from confluent_kafka.admin import AdminClient, NewPartitions
 
-from tests.support.raw_client import RawClient, batch, create_topic, produce
+from franz.protocol.codec import decode_response, encode_request
+from franz.protocol.errors import Errors
+from tests.support.broker_on_thread import BrokerOnThread
+from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
 
 TIMEOUT_S = 30
+METADATA = 3
 LEADER_EPOCH_ZERO_FROM_OFFSET_ZERO = "0\n1\n0 0\n"  # version, entry count, "epoch startOffset"
 
 
@@ -35,3 +42,53 @@ def test_added_partitions_are_led_from_their_creation_and_a_restart_keeps_the_en
     broker.restart()
     assert (broker.data_dir / "grown-0" / "leader-epoch-checkpoint").read_text() == \
         LEADER_EPOCH_ZERO_FROM_OFFSET_ZERO
+
+
+def _metadata(client: RawClient, name: str, auto_create: bool = False) -> dict:
+    return client.request(METADATA, 12, {"topics": [{"topic_id": bytes(16), "name": name}],
+                                         "allow_auto_topic_creation": auto_create,
+                                         "include_topic_authorized_operations": False})["topics"][0]
+
+
+def _create_topics_body(name: str, partitions: int) -> dict:
+    return {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1}], "timeout_ms": 5000}
+
+
+def test_a_topic_whose_logs_are_slow_to_create_blocks_no_other_request_and_appears_whole(tmp_path):
+    """Creating a log fsyncs its files; on a stalling disk that must not stop the broker. The
+    disk here stalls every log creation until the test lets it go (the real LogManager runs
+    behind the gate)."""
+    broker = BrokerOnThread(tmp_path)
+    gate, stalled = threading.Event(), threading.Event()
+    log_manager = broker.server.log_manager
+    create_log = log_manager.get_or_create_log
+
+    def stalling_disk(*args, **kwargs):
+        stalled.set()
+        assert gate.wait(TIMEOUT_S)
+        return create_log(*args, **kwargs)
+
+    log_manager.get_or_create_log = stalling_disk
+    try:
+        with RawClient(broker.bootstrap) as creator, RawClient(broker.bootstrap) as auto_creator, \
+                RawClient(broker.bootstrap) as other:
+            creator.send_frame(encode_request(CREATE_TOPICS, 7, 1, "creator", _create_topics_body("slow", 3)))
+            assert stalled.wait(TIMEOUT_S)
+            auto_creator.send_frame(encode_request(METADATA, 12, 1, "auto", {
+                "topics": [{"topic_id": bytes(16), "name": "slow"}], "allow_auto_topic_creation": True,
+                "include_topic_authorized_operations": False}))
+            # Served while the logs wait on the disk: no partial topic, no second creation.
+            assert _metadata(other, "slow")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+            again = other.request(CREATE_TOPICS, 7, _create_topics_body("slow", 3))["topics"][0]
+            assert again["error_code"] == Errors.TOPIC_ALREADY_EXISTS
+            gate.set()
+            created = decode_response(CREATE_TOPICS, 7, creator.receive_frame())[1]["topics"][0]
+            auto_created = decode_response(METADATA, 12, auto_creator.receive_frame())[1]["topics"][0]
+            assert (created["error_code"], created["num_partitions"]) == (Errors.NONE, 3)
+            assert auto_created["error_code"] == Errors.NONE
+            assert auto_created["topic_id"] == created["topic_id"]  # the same creation, awaited twice
+            assert len(_metadata(other, "slow")["partitions"]) == 3
+        assert sorted(p.name for p in tmp_path.glob("slow-*")) == ["slow-0", "slow-1", "slow-2"]
+    finally:
+        gate.set()
+        broker.stop()

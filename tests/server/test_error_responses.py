@@ -3,9 +3,7 @@ real in-process KafkaServer whose handlers fail, driven over a socket."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
 
 import pytest
 
@@ -13,12 +11,10 @@ from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, decode_response, encode_request, encode_response
 from franz.protocol.errors import Errors
 from franz.server.error_responses import error_code_of, error_response
-from franz.server.kafka_config import KafkaConfig
-from franz.server.kafka_server import KafkaServer
+from tests.support.broker_on_thread import BrokerOnThread
 from tests.support.raw_client import RawClient, batch, create_topic
 
 PRODUCE, METADATA, API_VERSIONS, LIST_OFFSETS, DESCRIBE_CLUSTER = 0, 3, 18, 2, 60
-WAIT_S = 30.0
 
 
 def _populated(fields, version: int) -> dict:
@@ -124,38 +120,6 @@ def test_an_exception_carrying_a_kafka_code_keeps_it():
 
 
 # -- a real broker whose handlers fail ------------------------------------------------
-
-class BrokerOnThread:
-    """A whole KafkaServer on its own event loop thread, for tests that change its handlers."""
-
-    def __init__(self, data_dir) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.server = KafkaServer(KafkaConfig({"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0",
-                                               "log.dirs": str(data_dir), "log.initial.task.delay.ms": "60000"}))
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-        self.call(self.server.startup())
-        self.bootstrap = f"127.0.0.1:{self.server.socket_server.bound_endpoints[0].port}"
-
-    def call(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(WAIT_S)
-
-    def fail(self, api_name: str, exc: Exception) -> None:
-        async def failing(request, body):
-            raise exc
-
-        async def swap():
-            self.server.apis.register(api_name, failing)
-        self.call(swap())
-
-    def stop(self) -> None:
-        try:
-            self.call(self.server.shutdown())
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(WAIT_S)
-            self.loop.close()
-
 
 @pytest.fixture
 def failing_broker(tmp_path):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
@@ -52,7 +52,7 @@ GROUP_TYPE_CLASSIC: Final = "classic"
 GROUP_TYPE_CONSUMER: Final = "consumer"
 
 # key -> (error, error message, node id, host, port); other coordinators (transactions) add theirs.
-CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
+CoordinatorResolver = Callable[[str, Any], Awaitable[tuple[int, str | None, int, str, int]]]
 # (transactional id, producer id, producer epoch, offsets partition) -> the error, NONE when
 # that partition is in the producer's ongoing transaction (the transaction coordinator's check)
 TransactionVerifier = Callable[[str, int, int, int], Errors]
@@ -121,12 +121,12 @@ class GroupCoordinatorService:
 
     # -- the internal topic ------------------------------------------------------------
 
-    def ensure_offsets_topic(self) -> None:
+    async def ensure_offsets_topic(self) -> None:
         if self.metadata.get(OFFSETS_TOPIC) is not None:
             return
         configs = {"cleanup.policy": "compact", "compression.type": "producer",
                    "segment.bytes": str(self.kafka_config["offsets.topic.segment.bytes"])}
-        self.controller.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, configs)
+        await self.controller.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, configs)
 
     def partition_for(self, group_id: str) -> int:
         return serde.partition_for(group_id, self.config.offsets_topic_num_partitions)
@@ -134,7 +134,7 @@ class GroupCoordinatorService:
     async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]],
                       producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> int:
         """Write the records (as a transaction's batch with a producer id); the offset after them."""
-        self.ensure_offsets_topic()
+        await self.ensure_offsets_topic()
         try:
             return await self.writer.append(self.partition_for(group_id), entries, producer_id, producer_epoch)
         except CoordinatorWriteError as exc:
@@ -147,8 +147,8 @@ class GroupCoordinatorService:
 
     # -- FindCoordinator -------------------------------------------------------------
 
-    def _resolve_group_coordinator(self, key: str, request) -> tuple[int, str | None, int, str, int]:
-        self.ensure_offsets_topic()
+    async def _resolve_group_coordinator(self, key: str, request) -> tuple[int, str | None, int, str, int]:
+        await self.ensure_offsets_topic()
         endpoint = self.metadata.endpoint_for(request.listener_name)
         return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
 
@@ -164,7 +164,7 @@ class GroupCoordinatorService:
             elif resolver is None:
                 found = (Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1)
             else:
-                found = resolver(key, request)
+                found = await resolver(key, request)
             answers.append({"key": key, "error_code": found[0], "error_message": found[1], "node_id": found[2],
                             "host": found[3], "port": found[4]})
         if version >= 4:
@@ -212,7 +212,7 @@ class GroupCoordinatorService:
 
     async def handle_consumer_group_heartbeat(self, request, body: dict) -> dict:
         assert self.consumer_groups is not None
-        self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
+        await self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
         return await self.consumer_groups.heartbeat(request.api_version, request.client_id or "",
                                               "/" + request.client_address[0], body)
 
@@ -351,7 +351,7 @@ class GroupCoordinatorService:
         instance_id = body.get("group_instance_id")
         if not group_id:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
-        self.ensure_offsets_topic()
+        await self.ensure_offsets_topic()
         if self.transaction_verifier is not None:
             error = self.transaction_verifier(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                               self.partition_for(group_id))

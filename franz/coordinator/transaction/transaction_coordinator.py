@@ -109,15 +109,15 @@ class TransactionCoordinator:
             group_coordinator.transaction_verifier = self.verify_offsets_partition
             apis.register("AddOffsetsToTxn", self.handle_add_offsets_to_txn)
 
-    def resolve(self, key: str, request) -> tuple:
+    async def resolve(self, key: str, request) -> tuple:
         """FindCoordinator for a transactional id: this node, once the state topic exists."""
-        self._ensure_topic()
+        await self._ensure_topic()
         endpoint = self.metadata.endpoint_for(request.listener_name)
         return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
 
-    def _ensure_topic(self) -> None:
+    async def _ensure_topic(self) -> None:
         if self.metadata.get(TRANSACTION_STATE_TOPIC) is None:
-            self.controller.create_topic(TRANSACTION_STATE_TOPIC, self.partition_count, {
+            await self.controller.create_topic(TRANSACTION_STATE_TOPIC, self.partition_count, {
                 "cleanup.policy": "compact", "min.insync.replicas": "1",
                 "segment.bytes": str(self.config["transaction.state.log.segment.bytes"])})
 
@@ -135,7 +135,7 @@ class TransactionCoordinator:
 
     async def _persist(self, metadata: TransactionMetadata) -> None:
         """Append the new state; adopt it only once it is in the log."""
-        self._ensure_topic()
+        await self._ensure_topic()
         partition = transaction_log.partition_for(metadata.transactional_id, self.partition_count)
         key = (TRANSACTION_STATE_TOPIC, partition)
         payload = build_batch([SimpleRecord(transaction_log.value_bytes(metadata),
@@ -277,7 +277,7 @@ class TransactionCoordinator:
     async def handle_add_offsets_to_txn(self, request, body: dict) -> dict:
         """KafkaApis.handleAddOffsetsToTxn: the group's offsets partition joins the transaction."""
         assert self.group_coordinator is not None
-        self.group_coordinator.ensure_offsets_topic()
+        await self.group_coordinator.ensure_offsets_topic()
         partition = self.group_coordinator.partition_for(body["group_id"])
         results = await self._add_partitions(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                              [{"name": OFFSETS_TOPIC, "partitions": [partition]}])

@@ -22,8 +22,8 @@ class _Request:
     client_id = "c"
 
 
-def _topic(server, name: str, partitions: int) -> bytes:
-    server.group_coordinator.controller.create_topic(name, partitions, {})
+async def _topic(server, name: str, partitions: int) -> bytes:
+    await server.group_coordinator.controller.create_topic(name, partitions, {})
     return server.group_coordinator.metadata.get(name).topic_id.bytes
 
 
@@ -45,7 +45,7 @@ def _partitions(answer: dict) -> dict[bytes, list[int]]:
 
 def test_a_member_joins_gets_every_partition_and_stays_stable(tmp_path):
     async def scenario(server):
-        topic = _topic(server, "t", 4)
+        topic = await _topic(server, "t", 4)
         first = await beat(server, "m1", 0)
         assert first["error_code"] == Errors.NONE and first["member_epoch"] == 1
         assert _partitions(first) == {topic: [0, 1, 2, 3]} and first["heartbeat_interval_ms"] == 5000
@@ -57,7 +57,7 @@ def test_a_member_joins_gets_every_partition_and_stays_stable(tmp_path):
 
 def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(tmp_path):
     async def scenario(server):
-        topic = _topic(server, "t", 4)
+        topic = await _topic(server, "t", 4)
         await beat(server, "m1", 0)
         joined = await beat(server, "m2", 0)
         assert joined["member_epoch"] == 2 and _partitions(joined) == {}  # all still held by m1
@@ -75,7 +75,7 @@ def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(tmp_p
 
 def test_stale_epochs_unknown_members_and_bad_requests_get_kafkas_error_codes(tmp_path):
     async def scenario(server):
-        _topic(server, "t", 2)
+        await _topic(server, "t", 2)
         await beat(server, "m1", 0)
         return [
             (await beat(server, "m1", 7))["error_code"],  # ahead of the coordinator
@@ -99,7 +99,7 @@ def test_stale_epochs_unknown_members_and_bad_requests_get_kafkas_error_codes(tm
 
 def test_v0_gives_a_member_id_and_the_previous_epoch_is_accepted_with_a_subset_of_partitions(tmp_path):
     async def scenario(server):
-        topic = _topic(server, "t", 2)
+        topic = await _topic(server, "t", 2)
         first = await beat(server, "", 0, version=0)
         member_id = first["member_id"]
         assert member_id and first["member_epoch"] == 1
@@ -117,7 +117,7 @@ def test_v0_gives_a_member_id_and_the_previous_epoch_is_accepted_with_a_subset_o
 
 def test_a_member_that_stops_heartbeating_is_fenced_and_its_partitions_move(tmp_path):
     async def scenario(server):
-        topic = _topic(server, "t", 2)
+        topic = await _topic(server, "t", 2)
         await beat(server, "m1", 0)
         await beat(server, "m2", 0)
         group = server.group_coordinator.consumer_groups.group("g")
@@ -137,7 +137,7 @@ def test_a_member_that_stops_heartbeating_is_fenced_and_its_partitions_move(tmp_
 
 def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced(tmp_path):
     async def scenario(server):
-        topic = _topic(server, "t", 2)
+        topic = await _topic(server, "t", 2)
         await beat(server, "m1", 0, rebalance_timeout_ms=200)
         await beat(server, "m2", 0)
         revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1])])
@@ -151,7 +151,7 @@ def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced(tm
 
 def test_a_static_member_that_leaves_temporarily_comes_back_to_its_partitions(tmp_path):
     async def scenario(server):
-        topic = _topic(server, "t", 2)
+        topic = await _topic(server, "t", 2)
         first = await beat(server, "a1", 0, instance_id="i-a")
         await beat(server, "b", 0)
         step = await beat(server, "a1", 1, owned=[(topic, [0, 1])], instance_id="i-a")
@@ -171,11 +171,11 @@ def test_a_static_member_that_leaves_temporarily_comes_back_to_its_partitions(tm
 
 def test_a_regex_subscription_picks_up_a_topic_created_later(tmp_path):
     async def scenario(server):
-        first_topic = _topic(server, "orders-eu", 1)
-        _topic(server, "payments", 1)
+        first_topic = await _topic(server, "orders-eu", 1)
+        await _topic(server, "payments", 1)
         joined = await beat(server, "m", 0, topics=(), regex="orders-.*")
         assert _partitions(joined) == {first_topic: [0]}
-        second_topic = _topic(server, "orders-us", 1)
+        second_topic = await _topic(server, "orders-us", 1)
         grown = await beat(server, "m", joined["member_epoch"], topics=None, owned=[(first_topic, [0])])
         return _partitions(grown), grown["member_epoch"], {first_topic: [0], second_topic: [0]}
     partitions, epoch, expected = run(tmp_path, scenario)
@@ -184,7 +184,7 @@ def test_a_regex_subscription_picks_up_a_topic_created_later(tmp_path):
 
 def test_offset_commit_and_fetch_are_checked_against_the_member_epoch(tmp_path):
     async def scenario(server):
-        _topic(server, "t", 1)
+        await _topic(server, "t", 1)
         await beat(server, "m", 0)
         service = server.group_coordinator
 
@@ -214,7 +214,7 @@ def test_offset_commit_and_fetch_are_checked_against_the_member_epoch(tmp_path):
 
 def test_list_describe_and_delete_see_consumer_groups(tmp_path):
     async def scenario(server):
-        topic = _topic(server, "t", 1)
+        topic = await _topic(server, "t", 1)
         service = server.group_coordinator
         await beat(server, "m", 0)
         listed = (await service.handle_list_groups(_Request(5), {"states_filter": [], "types_filter": ["consumer"]}))
@@ -237,7 +237,7 @@ def test_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_pa
     from tests.coordinator.group.test_group_coordinator import join, join_body
 
     async def scenario(server):
-        _topic(server, "t", 1)
+        await _topic(server, "t", 1)
         await beat(server, "m", 0, group_id="modern")
         classic_into_modern = await server.group_coordinator.handle_join_group(_Request(9), join_body("modern"))
         joined = await join(server, "classic")
@@ -248,7 +248,7 @@ def test_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_pa
 
 def test_a_restarted_broker_loads_the_group_and_its_members_carry_on_at_their_epochs(tmp_path):
     async def before(server):
-        topic = _topic(server, "t", 4)
+        topic = await _topic(server, "t", 4)
         await beat(server, "m1", 0, instance_id="i-1", assignor="range")
         await beat(server, "m2", 0)
         revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])], instance_id="i-1")
@@ -273,7 +273,7 @@ def test_a_restarted_broker_loads_the_group_and_its_members_carry_on_at_their_ep
 
 def test_a_deleted_group_stays_deleted_after_a_restart_and_a_fenced_member_stays_fenced(tmp_path):
     async def before(server):
-        _topic(server, "t", 1)
+        await _topic(server, "t", 1)
         await beat(server, "m", 0, group_id="gone")
         await beat(server, "m", -1, group_id="gone")
         deleted = await server.group_coordinator.handle_delete_groups(_Request(2), {"groups_names": ["gone"]})
@@ -293,8 +293,8 @@ def test_a_deleted_group_stays_deleted_after_a_restart_and_a_fenced_member_stays
 
 def test_offset_delete_keeps_the_offsets_of_topics_the_members_subscribe_to(tmp_path):
     async def scenario(server):
-        _topic(server, "t", 1)
-        _topic(server, "old", 1)
+        await _topic(server, "t", 1)
+        await _topic(server, "old", 1)
         service = server.group_coordinator
         for topic in ("t", "old"):  # committed while the group is empty: no member epoch
             await service.handle_offset_commit(_Request(9), {
