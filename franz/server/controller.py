@@ -183,13 +183,27 @@ class Controller:
         metadata cache only once every log exists, so no request sees a partition
         without its log; a creation of the same name meanwhile (two Metadata requests
         auto-creating it) waits for this one instead of starting another."""
+        return await asyncio.shield(self._creation_of(name, num_partitions, overrides))
+
+    def _creation_of(self, name: str, num_partitions: int, overrides: dict[str, str]) -> asyncio.Future[TopicMetadata]:
+        """The creation of `name` under way, started (and registered) now if there is none."""
         pending = self._creating.get(name)
         if pending is None:
             topic = TopicMetadata(name, random_kafka_uuid(), num_partitions, overrides)
             pending = asyncio.ensure_future(self._create_topic(topic))
             self._creating[name] = pending
             pending.add_done_callback(lambda _done: self._creating.pop(name, None))
-        return await asyncio.shield(pending)
+        return pending
+
+    def coordinator_topic_exists(self, name: str, num_partitions: int, overrides: dict[str, str]) -> bool:
+        """Whether an internal topic exists; when it does not, its creation starts in the
+        background and the answer is False (Kafka's KafkaApis.getCoordinator: the client is
+        told COORDINATOR_NOT_AVAILABLE and asks again, its connection not held meanwhile)."""
+        if self.metadata.get(name) is not None:
+            return True
+        if name not in self._creating:
+            self._creation_of(name, num_partitions, overrides).add_done_callback(_log_failed_creation)
+        return False
 
     async def wait_for_creation(self, name: str) -> TopicMetadata | None:
         """The topic once the creation of it under way is done; None when none is."""
@@ -333,6 +347,11 @@ class Controller:
             topics[pending.name] = pending
         _write_json(self._configs_path, {name: topic.configs for name, topic in sorted(topics.items())
                                          if topic.configs})
+
+
+def _log_failed_creation(creation: asyncio.Future) -> None:
+    if not creation.cancelled() and creation.exception() is not None:
+        logger.error("Could not create an internal topic", exc_info=creation.exception())
 
 
 def _apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int, str | None]],

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
@@ -52,7 +52,7 @@ GROUP_TYPE_CLASSIC: Final = "classic"
 GROUP_TYPE_CONSUMER: Final = "consumer"
 
 # key -> (error, error message, node id, host, port); other coordinators (transactions) add theirs.
-CoordinatorResolver = Callable[[str, Any], Awaitable[tuple[int, str | None, int, str, int]]]
+CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
 # (transactional id, producer id, producer epoch, offsets partition) -> the error, NONE when
 # that partition is in the producer's ongoing transaction (the transaction coordinator's check)
 TransactionVerifier = Callable[[str, int, int, int], Errors]
@@ -121,12 +121,14 @@ class GroupCoordinatorService:
 
     # -- the internal topic ------------------------------------------------------------
 
+    def _offsets_topic_configs(self) -> dict[str, str]:
+        return {"cleanup.policy": "compact", "compression.type": "producer",
+                "segment.bytes": str(self.kafka_config["offsets.topic.segment.bytes"])}
+
     async def ensure_offsets_topic(self) -> None:
-        if self.metadata.get(OFFSETS_TOPIC) is not None:
-            return
-        configs = {"cleanup.policy": "compact", "compression.type": "producer",
-                   "segment.bytes": str(self.kafka_config["offsets.topic.segment.bytes"])}
-        await self.controller.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, configs)
+        if self.metadata.get(OFFSETS_TOPIC) is None:
+            await self.controller.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
+                                               self._offsets_topic_configs())
 
     def partition_for(self, group_id: str) -> int:
         return serde.partition_for(group_id, self.config.offsets_topic_num_partitions)
@@ -147,8 +149,10 @@ class GroupCoordinatorService:
 
     # -- FindCoordinator -------------------------------------------------------------
 
-    async def _resolve_group_coordinator(self, key: str, request) -> tuple[int, str | None, int, str, int]:
-        await self.ensure_offsets_topic()
+    def _resolve_group_coordinator(self, key: str, request) -> tuple[int, str | None, int, str, int]:
+        if not self.controller.coordinator_topic_exists(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
+                                                        self._offsets_topic_configs()):
+            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
         endpoint = self.metadata.endpoint_for(request.listener_name)
         return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
 
@@ -164,7 +168,7 @@ class GroupCoordinatorService:
             elif resolver is None:
                 found = (Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1)
             else:
-                found = await resolver(key, request)
+                found = resolver(key, request)
             answers.append({"key": key, "error_code": found[0], "error_message": found[1], "node_id": found[2],
                             "host": found[3], "port": found[4]})
         if version >= 4:

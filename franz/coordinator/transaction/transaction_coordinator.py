@@ -109,17 +109,21 @@ class TransactionCoordinator:
             group_coordinator.transaction_verifier = self.verify_offsets_partition
             apis.register("AddOffsetsToTxn", self.handle_add_offsets_to_txn)
 
-    async def resolve(self, key: str, request) -> tuple:
+    def resolve(self, key: str, request) -> tuple:
         """FindCoordinator for a transactional id: this node, once the state topic exists."""
-        await self._ensure_topic()
+        if not self.controller.coordinator_topic_exists(TRANSACTION_STATE_TOPIC, self.partition_count,
+                                                        self._topic_configs()):
+            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
         endpoint = self.metadata.endpoint_for(request.listener_name)
         return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
 
+    def _topic_configs(self) -> dict[str, str]:
+        return {"cleanup.policy": "compact", "min.insync.replicas": "1",
+                "segment.bytes": str(self.config["transaction.state.log.segment.bytes"])}
+
     async def _ensure_topic(self) -> None:
         if self.metadata.get(TRANSACTION_STATE_TOPIC) is None:
-            await self.controller.create_topic(TRANSACTION_STATE_TOPIC, self.partition_count, {
-                "cleanup.policy": "compact", "min.insync.replicas": "1",
-                "segment.bytes": str(self.config["transaction.state.log.segment.bytes"])})
+            await self.controller.create_topic(TRANSACTION_STATE_TOPIC, self.partition_count, self._topic_configs())
 
     def _replay(self, key: bytes, value: bytes | None, offset: int) -> None:
         transactional_id = transaction_log.read_key(key)

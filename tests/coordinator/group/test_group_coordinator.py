@@ -287,10 +287,17 @@ def test_offsets_of_an_empty_group_expire_after_retention(tmp_path):
 
 @pytest.mark.parametrize("version", [0, 3, 4])
 def test_find_coordinator_creates_the_compacted_offsets_topic(tmp_path, version):
+    """As Kafka's getCoordinator: the first ask starts the creation and is told
+    COORDINATOR_NOT_AVAILABLE at once; asked again once the topic exists, this node."""
     async def scenario(server):
         request = _Request()
         request.api_version = version
         body = {"key": "g", "key_type": 0, "coordinator_keys": ["g", "h"]}
+        first = await server.group_coordinator.handle_find_coordinator(request, body)
+        codes = [c["error_code"] for c in first["coordinators"]] if version >= 4 else [first["error_code"]]
+        assert set(codes) == {Errors.COORDINATOR_NOT_AVAILABLE}
+        assert server.metadata.get(OFFSETS_TOPIC) is None
+        assert (await server.controller.wait_for_creation(OFFSETS_TOPIC)).name == OFFSETS_TOPIC
         answer = await server.group_coordinator.handle_find_coordinator(request, body)
         if version >= 4:
             assert [c["error_code"] for c in answer["coordinators"]] == [0, 0]
