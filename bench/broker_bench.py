@@ -603,7 +603,10 @@ def main() -> int:
     brokers: list[Broker] = []
     started_s = time.monotonic()
     try:
-        driver = {"c": CDriver, "java": JavaDriver, "perf-test": PerfTestDriver}[args.driver]()
+        try:
+            driver = {"c": CDriver, "java": JavaDriver, "perf-test": PerfTestDriver}[args.driver]()
+        except ValueError as exc:  # the driver cannot run here: say why, without a traceback
+            sys.exit(f"broker_bench: {exc}")
         print(f"driver: {args.driver}", flush=True)
         brokers = start_brokers(wanted, externals, work_dir)
         # franz always has a column (empty if it could not start), so the ratio column has a numerator.
