@@ -50,7 +50,6 @@ from franz.storage.unified_log import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
-    MAX_TIMESTAMP,
     FetchIsolation,
 )
 
@@ -376,9 +375,6 @@ class KafkaApis:
             answer["offset"] = fetchable
             epoch = log.leader_epoch_cache.epoch_for_offset(max(fetchable - 1, 0))
             answer["leader_epoch"] = epoch if epoch is not None else -1
-            return answer
-        if timestamp < 0 and timestamp not in (EARLIEST_TIMESTAMP, MAX_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
-            answer["error_code"] = Errors.UNSUPPORTED_VERSION if timestamp == -5 else Errors.INVALID_REQUEST
             return answer
         found = log.fetch_offset_by_timestamp(timestamp)
         if found is not None and (timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP)

@@ -60,6 +60,7 @@ LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 
 
 class FetchIsolation(enum.Enum):
@@ -427,12 +428,18 @@ class UnifiedLog:
                                                            upper_bound_offset)
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
-        """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), or by time."""
+        """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest
+        tiered (-5), earliest pending upload (-6), or by time (any other value, as Kafka: a
+        negative one finds the first record)."""
         if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             return TimestampAndOffset(-1, self._log_start_offset,
                                       self.leader_epoch_cache.epoch_for_offset(self._log_start_offset))
-        if target_timestamp in (LATEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP):
+        if target_timestamp == LATEST_TIMESTAMP:
             return TimestampAndOffset(-1, self.log_end_offset, self.leader_epoch_cache.latest_epoch())
+        if target_timestamp in (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP):
+            # Offsets of tiered storage, which franz does not have: Kafka answers these
+            # for a log without remote storage with offset -1 and leader epoch -1.
+            return TimestampAndOffset(-1, -1, -1)
         segments = self.local_log.segments.values()
         if target_timestamp == MAX_TIMESTAMP:
             best = max(segments, key=lambda s: s.max_timestamp_so_far(), default=None)

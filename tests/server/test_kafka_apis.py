@@ -212,3 +212,25 @@ def test_list_offsets_earliest_latest_max_timestamp_and_by_time(broker):
         assert offset_of(-3) == (1, stamps[1])  # the record with the largest timestamp
         assert offset_of(stamps[0] + 1) == (1, stamps[1])  # first record at or after the time
         assert offset_of(stamps[1] + 1)[0] == -1
+
+
+def test_list_offsets_of_tiered_storage_and_unknown_negative_timestamps_answer_as_kafka(broker):
+    """ListOffsets v9+ may ask for latest tiered (-5) and v11 for earliest pending upload (-6):
+    with no remote storage Kafka answers offset -1 and leader epoch -1, no error. Another
+    negative timestamp is a search by time, which finds the first record."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "tiered")
+        produce(client, "tiered", build_batch([SimpleRecord(value=b"v", timestamp=1_700_000_000_000)]))
+
+        def answer_of(timestamp: int) -> dict:
+            answer = client.request(2, 9, {"replica_id": -1, "topics": [
+                {"name": "tiered", "partitions": [{"partition_index": 0, "timestamp": timestamp}]}]})
+            return answer["topics"][0]["partitions"][0]
+
+        for timestamp in (-5, -6):
+            partition = answer_of(timestamp)
+            assert (partition["error_code"], partition["offset"], partition["timestamp"],
+                    partition["leader_epoch"]) == (Errors.NONE, -1, -1, -1)
+        partition = answer_of(-7)
+        assert (partition["error_code"], partition["offset"], partition["timestamp"]) == \
+               (Errors.NONE, 0, 1_700_000_000_000)

@@ -10,7 +10,9 @@ from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import AppendOrigin, OutOfOrderSequenceError
 from franz.storage.scheduler import KafkaScheduler
 from franz.storage.unified_log import (
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP,
     EARLIEST_TIMESTAMP,
+    LATEST_TIERED_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
     FetchIsolation,
@@ -185,6 +187,10 @@ def test_fetch_offset_by_timestamp(tmp_path):
     assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP)[:2] == (500, 1)
     assert log.fetch_offset_by_timestamp(200).offset == 1
     assert log.fetch_offset_by_timestamp(1000) is None
+    # No tiered storage: latest tiered and earliest pending upload are offset -1, epoch -1.
+    assert log.fetch_offset_by_timestamp(LATEST_TIERED_TIMESTAMP) == (-1, -1, -1)
+    assert log.fetch_offset_by_timestamp(EARLIEST_PENDING_UPLOAD_TIMESTAMP) == (-1, -1, -1)
+    assert log.fetch_offset_by_timestamp(-7)[:2] == (100, 0)  # any other value searches by time
     log.close()
 
 
