@@ -104,6 +104,7 @@ class KafkaApis:
             _key("InitProducerId"): self.handle_init_producer_id,
             _key("DescribeCluster"): self.handle_describe_cluster,
             _key("DescribeLogDirs"): self.handle_describe_log_dirs,
+            _key("DescribeProducers"): self.handle_describe_producers,
         }
 
     def register(self, name: str, handler) -> None:
@@ -383,6 +384,23 @@ class KafkaApis:
             answer["offset"] = found.offset
             answer["leader_epoch"] = found.leader_epoch if found.leader_epoch is not None else -1
         return answer
+
+    async def handle_describe_producers(self, request: Request, body: dict) -> dict:
+        """KafkaApis.handleDescribeProducersRequest: the producer state of each partition's log."""
+        topics = []
+        for topic in body["topics"]:
+            partitions = []
+            for index in topic["partition_indexes"]:
+                answer: dict = {"partition_index": index, "error_code": Errors.NONE, "error_message": None,
+                                "active_producers": []}
+                partition = self.replica_manager.get_partition(topic["name"], index)
+                if partition is None:
+                    answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    answer["active_producers"] = [producer._asdict() for producer in partition.log.active_producers()]
+                partitions.append(answer)
+            topics.append({"name": topic["name"], "partitions": partitions})
+        return {"throttle_time_ms": 0, "topics": topics}
 
     async def handle_offset_for_leader_epoch(self, request: Request, body: dict) -> dict:
         topics = []

@@ -21,6 +21,7 @@ import enum
 import logging
 import threading
 import time
+import typing
 import uuid
 from pathlib import Path
 
@@ -85,6 +86,16 @@ class LogAppendInfo:
     num_messages: int
     valid_bytes: int
     duplicate: bool = False
+
+
+class ActiveProducer(typing.NamedTuple):
+    """One producer's state as DescribeProducers reports it (Kafka's UnifiedLog.activeProducers)."""
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_start_offset: int  # -1 when no transaction is open
 
 
 class UnifiedLog:
@@ -176,6 +187,15 @@ class UnifiedLog:
     @property
     def recovery_point(self) -> int:
         return self.local_log.recovery_point
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """Every producer id with state in this log, read under the log lock so that each
+        entry is one append's state, not parts of two."""
+        with self.lock:
+            return [ActiveProducer(producer_id, entry.producer_epoch, entry.last_seq, entry.last_timestamp,
+                                   entry.coordinator_epoch,
+                                   -1 if entry.current_txn_first_offset is None else entry.current_txn_first_offset)
+                    for producer_id, entry in self.producer_state_manager.active_producers.items()]
 
     @property
     def last_stable_offset(self) -> int:

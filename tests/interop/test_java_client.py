@@ -64,6 +64,21 @@ def test_java_admin_client(broker, java_driver):
                     "deleted=true"]
 
 
+def test_java_admin_lists_offsets_of_every_spec_and_describes_producers(broker, java_driver):
+    """ListOffsets v9 (latest tiered: -1 on a log without remote storage) and DescribeProducers:
+    one idempotent producer whose last sequence is its last record's."""
+    from tests.support.raw_client import RawClient, create_topic
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "java-offsets")
+    _run(java_driver, "produce", broker.bootstrap, "java-offsets", "50", "all", "none", "true")
+    line = _run(java_driver, "offsets-and-producers", broker.bootstrap, "java-offsets")
+    fields = dict(word.split("=") for word in line[1:])
+    # Records sent within one millisecond share a timestamp: the max is the first of them.
+    assert 0 <= int(fields.pop("maxTimestamp")) < 50
+    assert fields == {"earliest": "0", "latest": "50", "earliestLocal": "0", "latestTiered": "-1",
+                      "producers": "1", "epoch": "0", "lastSequence": "49", "txnStart": "false"}
+
+
 def test_java_consumer_group_commits_and_resumes(broker, java_driver):
     _run(java_driver, "produce", broker.bootstrap, "java-group", "300", "all", "none", "true")
     assert _run(java_driver, "group-consume", broker.bootstrap, "java-group", "300", "g1")[:2] == ["consumed", "300"]

@@ -15,6 +15,7 @@ from franz.storage.unified_log import (
     LATEST_TIERED_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
+    ActiveProducer,
     FetchIsolation,
     UnifiedLog,
 )
@@ -137,6 +138,23 @@ def test_an_open_transaction_holds_the_last_stable_offset_and_an_abort_is_indexe
     assert log.last_stable_offset == 3
     fetch = log.read(0, 1 << 20, FetchIsolation.TXN_COMMITTED, False)
     assert [(t.producer_id, t.first_offset, t.last_offset) for t in fetch.aborted_transactions] == [(4, 0, 2)]
+    log.close()
+
+
+def test_active_producers_report_each_producers_last_sequence_and_open_transaction(tmp_path):
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"a", b"b", producer_id=9, epoch=0, sequence=0, timestamp=1000), 0)
+    log.append_as_leader(produce(b"t1", producer_id=4, epoch=2, sequence=0, transactional=True, timestamp=2000), 0)
+    assert sorted(log.active_producers()) == [
+        ActiveProducer(producer_id=4, producer_epoch=2, last_sequence=0, last_timestamp=2000, coordinator_epoch=-1,
+                       current_txn_start_offset=2),
+        ActiveProducer(producer_id=9, producer_epoch=0, last_sequence=1, last_timestamp=1001, coordinator_epoch=-1,
+                       current_txn_start_offset=-1)]
+    marker = MemoryRecords(bytearray(build_control_batch(ControlRecordType.COMMIT, producer_id=4, producer_epoch=2,
+                                                         coordinator_epoch=7)))
+    log.append_as_leader(marker, 0, origin=AppendOrigin.COORDINATOR)
+    committed = next(p for p in log.active_producers() if p.producer_id == 4)
+    assert (committed.coordinator_epoch, committed.current_txn_start_offset) == (7, -1)
     log.close()
 
 

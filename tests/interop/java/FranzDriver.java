@@ -29,6 +29,7 @@ public class FranzDriver {
             case "admin": admin(bootstrap, args[2], Integer.parseInt(args[3])); break;
             case "describe-group": describeGroup(bootstrap, args[2]); break;
             case "transactions": transactions(bootstrap, args[2]); break;
+            case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -122,6 +123,34 @@ public class FranzDriver {
             boolean gone = !admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic);
             System.out.println("admin partitions=" + d.partitions().size() + " topicId=" + !d.topicId().equals(Uuid.ZERO_UUID)
                 + " retention=" + retention + " nodes=" + nodes.size() + " grown=" + grown + " deleted=" + gone);
+        }
+    }
+
+    // Admin.listOffsets of every OffsetSpec on partition 0, then Admin.describeProducers of it.
+    static void offsetsAndProducers(String bootstrap, String topic) throws Exception {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            StringBuilder line = new StringBuilder("offsets");
+            Map<String, OffsetSpec> specs = new LinkedHashMap<>();
+            specs.put("earliest", OffsetSpec.earliest());
+            specs.put("latest", OffsetSpec.latest());
+            specs.put("maxTimestamp", OffsetSpec.maxTimestamp());
+            specs.put("earliestLocal", OffsetSpec.earliestLocal());
+            specs.put("latestTiered", OffsetSpec.latestTiered());
+            for (Map.Entry<String, OffsetSpec> spec : specs.entrySet()) {
+                long offset = admin.listOffsets(Map.of(partition, spec.getValue())).partitionResult(partition)
+                    .get(30, TimeUnit.SECONDS).offset();
+                line.append(' ').append(spec.getKey()).append('=').append(offset);
+            }
+            List<ProducerState> producers = admin.describeProducers(List.of(partition)).partitionResult(partition)
+                .get(30, TimeUnit.SECONDS).activeProducers();
+            line.append(" producers=").append(producers.size());
+            for (ProducerState producer : producers) {
+                line.append(" epoch=").append(producer.producerEpoch())
+                    .append(" lastSequence=").append(producer.lastSequence())
+                    .append(" txnStart=").append(producer.currentTransactionStartOffset().isPresent());
+            }
+            System.out.println(line);
         }
     }
 
