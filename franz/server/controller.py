@@ -210,6 +210,12 @@ class Controller:
         pending = self._creating.get(name)
         return None if pending is None else await asyncio.shield(pending)
 
+    async def shutdown(self) -> None:
+        """Let every creation under way finish: its logs are being made on a worker thread,
+        and LogManager must not shut down (and write its clean-shutdown marker) beneath it."""
+        while self._creating:
+            await asyncio.gather(*self._creating.values(), return_exceptions=True)
+
     async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
         if topic.configs:
             self._store_configs(pending=topic)  # before the logs, so a restart finds them with their configs

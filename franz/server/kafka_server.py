@@ -122,6 +122,8 @@ class KafkaServer:
             await self.transaction_coordinator.shutdown()
         if self.group_coordinator is not None:
             await self.group_coordinator.shutdown()
+        if self.controller is not None:
+            await self.controller.shutdown()
         if self.replica_manager is not None:
             await self.replica_manager.shutdown()
         if self.log_manager is not None:

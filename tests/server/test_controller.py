@@ -15,6 +15,7 @@ from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_top
 
 TIMEOUT_S = 30
 METADATA = 3
+FIND_COORDINATOR = 10
 LEADER_EPOCH_ZERO_FROM_OFFSET_ZERO = "0\n1\n0 0\n"  # version, entry count, "epoch startOffset"
 
 
@@ -92,3 +93,37 @@ def test_a_topic_whose_logs_are_slow_to_create_blocks_no_other_request_and_appea
     finally:
         gate.set()
         broker.stop()
+
+
+def test_shutdown_waits_for_an_internal_topic_being_created_in_the_background(tmp_path):
+    """FindCoordinator starts __consumer_offsets' creation and answers at once; a shutdown
+    meanwhile must let those logs finish before LogManager closes the dir as clean."""
+    broker = BrokerOnThread(tmp_path)
+    gate, stalled = threading.Event(), threading.Event()
+    log_manager = broker.server.log_manager
+    create_log = log_manager.get_or_create_log
+
+    def stalling_disk(*args, **kwargs):
+        stalled.set()
+        assert gate.wait(TIMEOUT_S)
+        return create_log(*args, **kwargs)
+
+    log_manager.get_or_create_log = stalling_disk
+    stopper = threading.Thread(target=broker.stop)
+    try:
+        with RawClient(broker.bootstrap) as client:
+            answer = client.request(FIND_COORDINATOR, 3, {"key": "g", "key_type": 0})
+            assert answer["error_code"] == Errors.COORDINATOR_NOT_AVAILABLE
+        assert stalled.wait(TIMEOUT_S)
+        stopper.start()
+        stopper.join(1.0)
+        assert stopper.is_alive()  # still waiting for the creation, not closing the logs beneath it
+    finally:
+        gate.set()
+        if stopper.ident is None:
+            broker.stop()
+        else:
+            stopper.join(TIMEOUT_S)
+    partitions = broker.server.config["offsets.topic.num.partitions"]
+    assert len(list(tmp_path.glob("__consumer_offsets-*"))) == partitions
+    assert (tmp_path / ".kafka_cleanshutdown").exists()
