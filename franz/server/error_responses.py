@@ -189,6 +189,11 @@ def _describe_producers(version, body, code, message):
                               error_code=code)}
 
 
+def _describe_transactions(version, body, code, message):
+    return {"transaction_states": [{"transactional_id": transactional_id, "error_code": code}
+                                   for transactional_id in body["transactional_ids"]]}
+
+
 def _consumer_group_describe(version, body, code, message):
     return {"groups": [{"group_id": group_id, "error_code": code} for group_id in body["group_ids"]]}
 
@@ -207,5 +212,5 @@ _BUILDERS: dict[int, Builder] = {
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
     24: _add_partitions_to_txn, 28: _offset_commit, 32: _resources("results"), 35: _describe_log_dirs,
     37: _create_partitions, 42: _delete_groups, 44: _resources("responses"), 60: _describe_cluster,
-    61: _describe_producers, 69: _consumer_group_describe,
+    61: _describe_producers, 65: _describe_transactions, 69: _consumer_group_describe,
 }

@@ -108,5 +108,8 @@ def test_java_transactions_hide_aborted_records_from_read_committed(broker, java
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "java-tx")
     assert _run(java_driver, "transactions", broker.bootstrap, "java-tx") == ["transactions", "done"]
+    # kafka-transactions.sh's view: the last transaction was aborted, no partition is in one now.
+    assert _run(java_driver, "describe-transaction", broker.bootstrap, "java-tx") == [
+        "transaction", "listed=CompleteAbort", "described=CompleteAbort", "timeout=60000", "partitions=0"]
     committed = _run(java_driver, "committed-consume", broker.bootstrap, "java-tx", "1")
     assert committed[:2] == ["consumed", "1"]

@@ -39,7 +39,12 @@ from typing import Final
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
 from franz.coordinator.transaction import transaction_log
 from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
-from franz.coordinator.transaction.transaction_metadata import TransactionMetadata, TransactionState
+from franz.coordinator.transaction.transaction_metadata import (
+    STATE_NAMES,
+    STATES_BY_NAME,
+    TransactionMetadata,
+    TransactionState,
+)
 from franz.protocol.errors import Errors
 from franz.records import ControlRecordType, MemoryRecords
 from franz.records.builder import SimpleRecord, build_batch, build_control_batch, now_ms
@@ -102,6 +107,8 @@ class TransactionCoordinator:
     def register(self, apis, group_coordinator=None) -> None:
         apis.register("AddPartitionsToTxn", self.handle_add_partitions_to_txn)
         apis.register("EndTxn", self.handle_end_txn)
+        apis.register("DescribeTransactions", self.handle_describe_transactions)
+        apis.register("ListTransactions", self.handle_list_transactions)
         apis.transaction_coordinator = self
         if group_coordinator is not None:
             self.group_coordinator = group_coordinator
@@ -314,6 +321,48 @@ class TransactionCoordinator:
             except TxnError as exc:
                 return {"throttle_time_ms": 0, "error_code": exc.code}
         return {"throttle_time_ms": 0, "error_code": 0}
+
+    # -- describing ----------------------------------------------------------------
+
+    async def handle_describe_transactions(self, request, body: dict) -> dict:
+        """TransactionCoordinator.handleDescribeTransactions for each id asked about."""
+        return {"throttle_time_ms": 0,
+                "transaction_states": [self._describe(transactional_id) for transactional_id in
+                                       body["transactional_ids"]]}
+
+    def _describe(self, transactional_id: str) -> dict:
+        if not transactional_id:
+            return {"error_code": Errors.INVALID_REQUEST, "transactional_id": transactional_id}
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None or metadata.state == TransactionState.DEAD:  # Dead: being expired
+            return {"error_code": Errors.TRANSACTIONAL_ID_NOT_FOUND, "transactional_id": transactional_id}
+        topics: dict[str, list[int]] = {}
+        for topic, partition in sorted(metadata.partitions):
+            topics.setdefault(topic, []).append(partition)
+        return {"error_code": Errors.NONE, "transactional_id": transactional_id,
+                "transaction_state": STATE_NAMES[metadata.state], "transaction_timeout_ms": metadata.txn_timeout_ms,
+                "transaction_start_time_ms": metadata.txn_start_timestamp_ms, "producer_id": metadata.producer_id,
+                "producer_epoch": metadata.producer_epoch,
+                "topics": [{"topic": topic, "partitions": partitions} for topic, partitions in topics.items()]}
+
+    async def handle_list_transactions(self, request, body: dict) -> dict:
+        """TransactionStateManager.listTransactionStates: every id but Dead ones, filtered by
+        producer id, by state (a name Kafka does not know is echoed back, not an error) and, from
+        v1, by having run longer than duration_filter ms."""
+        producer_ids = set(body["producer_id_filters"])
+        states = {STATES_BY_NAME[name] for name in body["state_filters"] if name in STATES_BY_NAME}
+        unknown = [name for name in body["state_filters"] if name not in STATES_BY_NAME]
+        duration_ms = body.get("duration_filter", -1)
+        now = now_ms()
+        listed = [{"transactional_id": metadata.transactional_id, "producer_id": metadata.producer_id,
+                   "transaction_state": STATE_NAMES[metadata.state]}
+                  for metadata in self.transactions.values()
+                  if metadata.state != TransactionState.DEAD
+                  and (not producer_ids or metadata.producer_id in producer_ids)
+                  and (not body["state_filters"] or metadata.state in states)
+                  and (duration_ms < 0 or now - metadata.txn_start_timestamp_ms > duration_ms)]
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "unknown_state_filters": unknown,
+                "transaction_states": listed}
 
     # -- timeouts ----------------------------------------------------------------
 

@@ -29,6 +29,15 @@ class TransactionState(enum.IntEnum):
     PREPARE_EPOCH_FENCE = 7
 
 
+# Kafka's TransactionState.name(): what ListTransactions and DescribeTransactions report.
+STATE_NAMES: dict[TransactionState, str] = {
+    TransactionState.EMPTY: "Empty", TransactionState.ONGOING: "Ongoing",
+    TransactionState.PREPARE_COMMIT: "PrepareCommit", TransactionState.PREPARE_ABORT: "PrepareAbort",
+    TransactionState.COMPLETE_COMMIT: "CompleteCommit", TransactionState.COMPLETE_ABORT: "CompleteAbort",
+    TransactionState.DEAD: "Dead", TransactionState.PREPARE_EPOCH_FENCE: "PrepareEpochFence",
+}
+STATES_BY_NAME: dict[str, TransactionState] = {name: state for state, name in STATE_NAMES.items()}
+
 VALID_PREVIOUS_STATES: dict[TransactionState, frozenset[TransactionState]] = {
     TransactionState.EMPTY: frozenset({TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
                                        TransactionState.COMPLETE_ABORT}),

@@ -80,4 +80,35 @@ TxnOffsetCommit key=28 versions=0-4 flex=3+
       partitions []
         partition_index int32
         error_code int16
+
+DescribeTransactions key=65 versions=0-0 flex=0+
+ request
+    transactional_ids []string
+ response
+    throttle_time_ms int32
+    transaction_states []
+      error_code int16
+      transactional_id string
+      transaction_state string
+      transaction_timeout_ms int32
+      transaction_start_time_ms int64
+      producer_id int64
+      producer_epoch int16
+      topics []
+        topic string
+        partitions []int32
+
+ListTransactions key=66 versions=0-1 flex=0+
+ request
+    state_filters []string
+    producer_id_filters []int64
+    duration_filter int64 1+ default=-1
+ response
+    throttle_time_ms int32
+    error_code int16
+    unknown_state_filters []string
+    transaction_states []
+      transactional_id string
+      producer_id int64
+      transaction_state string
 """

@@ -10,6 +10,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from franz.protocol.errors import Errors
 from tests.support.raw_client import RawClient, create_topic
 
 pytestmark = pytest.mark.interop
@@ -115,3 +116,50 @@ def test_transactions_survive_a_broker_kill(broker):
     again.produce("durable-tx", value=b"after", partition=0)
     again.commit_transaction(TIMEOUT_S)
     assert _read(broker.bootstrap, "durable-tx", "read_committed", 4) == [b"kept", b"after"]
+
+
+DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 65, 66
+
+
+def test_list_and_describe_transactions_report_each_ids_state_as_kafka_names_it(broker):
+    """kafka-transactions.sh list / describe: ListTransactions (filters by state name, producer
+    id and, from v1, duration) and DescribeTransactions (an open one's partitions)."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "listed")
+    done = _producer(broker.bootstrap, "tx-done")
+    done.begin_transaction()
+    done.produce("listed", value=b"d", partition=0)
+    done.commit_transaction(TIMEOUT_S)
+    open_ = _producer(broker.bootstrap, "tx-open-listed")
+    open_.begin_transaction()
+    open_.produce("listed", value=b"o", partition=0)
+    open_.flush(TIMEOUT_S)
+    with RawClient(broker.bootstrap) as client:
+        def listed(version: int = 1, **filters) -> dict:
+            body = {"state_filters": [], "producer_id_filters": [], "duration_filter": -1, **filters}
+            answer = client.request(LIST_TRANSACTIONS, version, body)
+            assert answer["error_code"] == Errors.NONE
+            return answer
+
+        states = {s["transactional_id"]: s for s in listed(version=0)["transaction_states"]}
+        assert {name: s["transaction_state"] for name, s in states.items()} == {
+            "tx-done": "CompleteCommit", "tx-open-listed": "Ongoing"}
+        assert [s["transactional_id"] for s in listed(state_filters=["Ongoing"])["transaction_states"]] == [
+            "tx-open-listed"]
+        unknown = listed(state_filters=["Bogus"])
+        assert (unknown["transaction_states"], unknown["unknown_state_filters"]) == ([], ["Bogus"])
+        done_id = states["tx-done"]["producer_id"]
+        assert [s["transactional_id"] for s in listed(producer_id_filters=[done_id])["transaction_states"]] == [
+            "tx-done"]
+        assert listed(duration_filter=3_600_000)["transaction_states"] == []  # none has run for an hour
+
+        described = client.request(DESCRIBE_TRANSACTIONS, 0, {
+            "transactional_ids": ["tx-open-listed", "tx-nope", ""]})["transaction_states"]
+        ongoing, missing, empty = described
+        assert (ongoing["error_code"], ongoing["transaction_state"], ongoing["topics"]) == (
+            Errors.NONE, "Ongoing", [{"topic": "listed", "partitions": [0]}])
+        assert ongoing["producer_id"] == states["tx-open-listed"]["producer_id"]
+        assert ongoing["transaction_timeout_ms"] == 60_000 and ongoing["transaction_start_time_ms"] > 0
+        assert missing["error_code"] == Errors.TRANSACTIONAL_ID_NOT_FOUND
+        assert empty["error_code"] == Errors.INVALID_REQUEST
+    open_.abort_transaction(TIMEOUT_S)

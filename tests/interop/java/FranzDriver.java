@@ -30,6 +30,7 @@ public class FranzDriver {
             case "describe-group": describeGroup(bootstrap, args[2]); break;
             case "transactions": transactions(bootstrap, args[2]); break;
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
+            case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -151,6 +152,21 @@ public class FranzDriver {
                     .append(" txnStart=").append(producer.currentTransactionStartOffset().isPresent());
             }
             System.out.println(line);
+        }
+    }
+
+    // Admin.listTransactions (ListTransactions) and Admin.describeTransactions (FindCoordinator,
+    // then DescribeTransactions) of one transactional id.
+    static void describeTransaction(String bootstrap, String transactionalId) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            String listed = "none";
+            for (TransactionListing listing : admin.listTransactions().all().get(30, TimeUnit.SECONDS)) {
+                if (listing.transactionalId().equals(transactionalId)) listed = listing.state().toString();
+            }
+            TransactionDescription description = admin.describeTransactions(List.of(transactionalId))
+                .description(transactionalId).get(30, TimeUnit.SECONDS);
+            System.out.println("transaction listed=" + listed + " described=" + description.state()
+                + " timeout=" + description.transactionTimeoutMs() + " partitions=" + description.topicPartitions().size());
         }
     }
 
