@@ -55,11 +55,9 @@ def _create_topics_body(name: str, partitions: int) -> dict:
     return {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1}], "timeout_ms": 5000}
 
 
-def test_a_topic_whose_logs_are_slow_to_create_blocks_no_other_request_and_appears_whole(tmp_path):
-    """Creating a log fsyncs its files; on a stalling disk that must not stop the broker. The
-    disk here stalls every log creation until the test lets it go (the real LogManager runs
-    behind the gate)."""
-    broker = BrokerOnThread(tmp_path)
+def _stall_log_creation(broker: BrokerOnThread) -> tuple[threading.Event, threading.Event]:
+    """(gate, stalled): every log creation sets `stalled`, then waits for `gate` before the
+    real LogManager creates the log."""
     gate, stalled = threading.Event(), threading.Event()
     log_manager = broker.server.log_manager
     create_log = log_manager.get_or_create_log
@@ -70,6 +68,15 @@ def test_a_topic_whose_logs_are_slow_to_create_blocks_no_other_request_and_appea
         return create_log(*args, **kwargs)
 
     log_manager.get_or_create_log = stalling_disk
+    return gate, stalled
+
+
+def test_a_topic_whose_logs_are_slow_to_create_blocks_no_other_request_and_appears_whole(tmp_path):
+    """Creating a log fsyncs its files; on a stalling disk that must not stop the broker. The
+    disk here stalls every log creation until the test lets it go (the real LogManager runs
+    behind the gate)."""
+    broker = BrokerOnThread(tmp_path)
+    gate, stalled = _stall_log_creation(broker)
     try:
         with RawClient(broker.bootstrap) as creator, RawClient(broker.bootstrap) as auto_creator, \
                 RawClient(broker.bootstrap) as other:
@@ -99,16 +106,7 @@ def test_shutdown_waits_for_an_internal_topic_being_created_in_the_background(tm
     """FindCoordinator starts __consumer_offsets' creation and answers at once; a shutdown
     meanwhile must let those logs finish before LogManager closes the dir as clean."""
     broker = BrokerOnThread(tmp_path)
-    gate, stalled = threading.Event(), threading.Event()
-    log_manager = broker.server.log_manager
-    create_log = log_manager.get_or_create_log
-
-    def stalling_disk(*args, **kwargs):
-        stalled.set()
-        assert gate.wait(TIMEOUT_S)
-        return create_log(*args, **kwargs)
-
-    log_manager.get_or_create_log = stalling_disk
+    gate, stalled = _stall_log_creation(broker)
     stopper = threading.Thread(target=broker.stop)
     try:
         with RawClient(broker.bootstrap) as client:

@@ -25,6 +25,15 @@ def _producer(bootstrap: str, transactional_id: str) -> Producer:
     return producer
 
 
+def _open_transaction(bootstrap: str, transactional_id: str, topic: str, value: bytes) -> Producer:
+    """A producer whose transaction holds `value`, sent to partition 0 and not yet ended."""
+    producer = _producer(bootstrap, transactional_id)
+    producer.begin_transaction()
+    producer.produce(topic, value=value, partition=0)
+    producer.flush(TIMEOUT_S)  # else librdkafka may purge it unsent when the transaction ends
+    return producer
+
+
 def _read(bootstrap: str, topic: str, isolation: str, until: int) -> list[bytes]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False,
                          "isolation.level": isolation, "enable.partition.eof": True})
@@ -71,10 +80,7 @@ def test_committed_records_are_read_and_aborted_ones_skipped(broker):
 def test_an_open_transaction_holds_back_read_committed_consumers(broker):
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "open")
-    producer = _producer(broker.bootstrap, "tx-open")
-    producer.begin_transaction()
-    producer.produce("open", value=b"pending", partition=0)
-    producer.flush(TIMEOUT_S)
+    producer = _open_transaction(broker.bootstrap, "tx-open", "open", b"pending")
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "unused",
                          "isolation.level": "read_committed"})
     try:
@@ -89,10 +95,7 @@ def test_an_open_transaction_holds_back_read_committed_consumers(broker):
 def test_a_new_producer_with_the_same_id_fences_the_old_one(broker):
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "fence")
-    old = _producer(broker.bootstrap, "tx-fence")
-    old.begin_transaction()
-    old.produce("fence", value=b"zombie", partition=0)
-    old.flush(TIMEOUT_S)
+    old = _open_transaction(broker.bootstrap, "tx-fence", "fence", b"zombie")
     new = _producer(broker.bootstrap, "tx-fence")  # aborts the open transaction
     new.begin_transaction()
     new.produce("fence", value=b"live", partition=0)
@@ -126,14 +129,8 @@ def test_list_and_describe_transactions_report_each_ids_state_as_kafka_names_it(
     id and, from v1, duration) and DescribeTransactions (an open one's partitions)."""
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "listed")
-    done = _producer(broker.bootstrap, "tx-done")
-    done.begin_transaction()
-    done.produce("listed", value=b"d", partition=0)
-    done.commit_transaction(TIMEOUT_S)
-    open_ = _producer(broker.bootstrap, "tx-open-listed")
-    open_.begin_transaction()
-    open_.produce("listed", value=b"o", partition=0)
-    open_.flush(TIMEOUT_S)
+    _open_transaction(broker.bootstrap, "tx-done", "listed", b"d").commit_transaction(TIMEOUT_S)
+    open_ = _open_transaction(broker.bootstrap, "tx-open-listed", "listed", b"o")
     with RawClient(broker.bootstrap) as client:
         def listed(version: int = 1, **filters) -> dict:
             body = {"state_filters": [], "producer_id_filters": [], "duration_filter": -1, **filters}
