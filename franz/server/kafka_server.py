@@ -26,6 +26,7 @@ from franz.common.config_def import ConfigError
 from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
+from franz.server.acl_apis import AclApis
 from franz.server.allocator import keep_request_buffers_in_heap
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import Controller
@@ -88,6 +89,7 @@ class KafkaServer:
         self.metrics = BrokerMetrics()
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
+        AclApis().register(self.apis)
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)

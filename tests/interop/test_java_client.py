@@ -79,6 +79,12 @@ def test_java_admin_lists_offsets_of_every_spec_and_describes_producers(broker, 
                       "producers": "1", "epoch": "0", "lastSequence": "49", "txnStart": "false"}
 
 
+def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
+    """A Kafka broker without an authorizer answers the ACL APIs SECURITY_DISABLED."""
+    assert _run(java_driver, "acls", broker.bootstrap) == [
+        "acls", "SecurityDisabledException", "SecurityDisabledException", "SecurityDisabledException"]
+
+
 def test_java_consumer_group_commits_and_resumes(broker, java_driver):
     _run(java_driver, "produce", broker.bootstrap, "java-group", "300", "all", "none", "true")
     assert _run(java_driver, "group-consume", broker.bootstrap, "java-group", "300", "g1")[:2] == ["consumed", "300"]

@@ -188,6 +188,71 @@ SaslHandshake key=17 versions=0-1
     error_code int16
     mechanisms []string
 
+DescribeAcls key=29 versions=1-3 flex=2+
+ request
+    resource_type_filter int8
+    resource_name_filter string null
+    pattern_type_filter int8 default=3
+    principal_filter string null
+    host_filter string null
+    operation int8
+    permission_type int8
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null
+    resources []
+      resource_type int8
+      resource_name string
+      pattern_type int8 default=3
+      acls []
+        principal string
+        host string
+        operation int8
+        permission_type int8
+
+CreateAcls key=30 versions=1-3 flex=2+
+ request
+    creations []
+      resource_type int8
+      resource_name string
+      resource_pattern_type int8 default=3
+      principal string
+      host string
+      operation int8
+      permission_type int8
+ response
+    throttle_time_ms int32
+    results []
+      error_code int16
+      error_message string null
+
+DeleteAcls key=31 versions=1-3 flex=2+
+ request
+    filters []
+      resource_type_filter int8
+      resource_name_filter string null
+      pattern_type_filter int8 default=3
+      principal_filter string null
+      host_filter string null
+      operation int8
+      permission_type int8
+ response
+    throttle_time_ms int32
+    filter_results []
+      error_code int16
+      error_message string null default=null
+      matching_acls []
+        error_code int16
+        error_message string null default=null
+        resource_type int8
+        resource_name string
+        pattern_type int8 default=3
+        principal string
+        host string
+        operation int8
+        permission_type int8
+
 DescribeProducers key=61 versions=0-0 flex=0+
  request
     topics []

@@ -10,7 +10,9 @@ import org.apache.kafka.clients.admin.*;
 import org.apache.kafka.clients.consumer.*;
 import org.apache.kafka.clients.producer.*;
 import org.apache.kafka.common.*;
+import org.apache.kafka.common.acl.*;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.resource.*;
 import org.apache.kafka.common.serialization.*;
 
 public class FranzDriver {
@@ -31,6 +33,7 @@ public class FranzDriver {
             case "transactions": transactions(bootstrap, args[2]); break;
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
             case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
+            case "acls": acls(bootstrap); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -167,6 +170,27 @@ public class FranzDriver {
                 .description(transactionalId).get(30, TimeUnit.SECONDS);
             System.out.println("transaction listed=" + listed + " described=" + description.state()
                 + " timeout=" + description.transactionTimeoutMs() + " partitions=" + description.topicPartitions().size());
+        }
+    }
+
+    // The ACL calls of Admin on a broker with no authorizer: each fails with the exception it names.
+    static void acls(String bootstrap) throws Exception {
+        ResourcePattern pattern = new ResourcePattern(ResourceType.TOPIC, "t", PatternType.LITERAL);
+        AclBinding binding = new AclBinding(pattern,
+            new AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW));
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            List<KafkaFuture<?>> calls = List.of(admin.describeAcls(AclBindingFilter.ANY).values(),
+                admin.createAcls(List.of(binding)).all(), admin.deleteAcls(List.of(AclBindingFilter.ANY)).all());
+            StringBuilder line = new StringBuilder("acls");
+            for (KafkaFuture<?> call : calls) {
+                try {
+                    call.get(30, TimeUnit.SECONDS);
+                    line.append(" ok");
+                } catch (ExecutionException e) {
+                    line.append(' ').append(e.getCause().getClass().getSimpleName());
+                }
+            }
+            System.out.println(line);
         }
     }
 
