@@ -9,6 +9,10 @@ for, gives every layer in that order, as Kafka does. The broker's own log
 configs are described with the same layers.
 Values are rendered as Kafka renders them: lists comma-joined, booleans
 lower-case, absent values null.
+
+A BROKER_LOGGER resource (this broker's id) lists every logger with its
+level (DYNAMIC_BROKER_LOGGER_CONFIG 6); SET changes a level at run time and
+DELETE gives a logger its parent's level again (franz.server.logging_controller).
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ from typing import Any, Final
 
 from franz.common.config_def import ConfigDef
 from franz.protocol.errors import Errors
-from franz.server.controller import CLUSTER_DEFAULT, ApiError, Controller
+from franz.server import logging_controller
+from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
 from franz.server.kafka_config import BROKER_CONFIG_DEF, KafkaConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 
 TOPIC_RESOURCE: Final = 2
 BROKER_RESOURCE: Final = 4
+BROKER_LOGGER_RESOURCE: Final = 8
 DYNAMIC_TOPIC_CONFIG: Final = 1
 DYNAMIC_BROKER_CONFIG: Final = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG: Final = 3
 STATIC_BROKER_CONFIG: Final = 4
 DEFAULT_CONFIG: Final = 5
+DYNAMIC_BROKER_LOGGER_CONFIG: Final = 6
 CONFIG_TYPES: Final = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7,
                        "class": 8, "password": 9}
 HIDDEN_TOPIC_KEYS: Final = frozenset(("internal.segment.bytes",))
@@ -130,10 +137,56 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
                                         f"but received {name}")
         else:
             result["configs"] = _broker_entries(controller, config, wanted, include_synonyms)
+    elif kind == BROKER_LOGGER_RESOURCE:
+        try:
+            _check_logger_resource(config, name)
+            result["configs"] = [
+                {"name": logger, "value": level, "read_only": False, "config_source": DYNAMIC_BROKER_LOGGER_CONFIG,
+                 "is_sensitive": False, "documentation": None, "synonyms": []}
+                for logger, level in logging_controller.loggers().items() if wanted is None or logger in wanted]
+        except ApiError as exc:
+            result.update(error_code=exc.code, error_message=exc.message)
     else:
         result.update(error_code=Errors.INVALID_REQUEST,
                       error_message=f"Unsupported resource type {kind} for DescribeConfigs")
     return result
+
+
+def _check_logger_resource(config: KafkaConfig, name: str) -> None:
+    """A BROKER_LOGGER resource names this broker, never the cluster (ConfigHelper, ConfigAdminManager)."""
+    if not name:
+        raise ApiError(Errors.INVALID_REQUEST, "Broker id must not be empty")
+    if name != str(config.node_id):
+        raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {config.node_id} but received {name}")
+
+
+def _alter_log_levels(config: KafkaConfig, name: str, operations: list[tuple[str, int, str | None]],
+                      validate_only: bool) -> None:
+    """ConfigAdminManager.validateLogLevelConfigs, then (unless validate_only) alterLogLevelConfigs."""
+    _check_logger_resource(config, name)
+    for logger, op, level in operations:
+        if op in (SET, DELETE) and not logging_controller.logger_exists(logger):
+            raise ApiError(Errors.INVALID_CONFIG, f"Logger {logger} does not exist!")
+        if op == SET and level not in logging_controller.LEVELS:
+            raise ApiError(Errors.INVALID_CONFIG,
+                           f"Cannot set the log level of {logger} to {level} as it is not a supported log level. "
+                           f"Valid log levels are {', '.join(logging_controller.LEVELS)}")
+        if op == DELETE and logger == logging_controller.ROOT_LOGGER:
+            raise ApiError(Errors.INVALID_REQUEST,
+                           f"Removing the log level of the {logging_controller.ROOT_LOGGER} logger is not allowed")
+        if op in (APPEND, SUBTRACT):
+            raise ApiError(Errors.INVALID_REQUEST, f"{'APPEND' if op == APPEND else 'SUBTRACT'} operation is not "
+                                                   "allowed for the BROKER_LOGGER resource")
+        if op not in (SET, DELETE, APPEND, SUBTRACT):
+            raise ApiError(Errors.INVALID_REQUEST,
+                           f"Unknown operation type {op} is not allowed for the BROKER_LOGGER resource")
+    if validate_only:
+        return
+    for logger, op, level in operations:
+        if op == SET:
+            logging_controller.set_level(logger, level)
+        else:
+            logging_controller.unset_level(logger)
 
 
 def create_topics_configs(controller: Controller, name: str, overrides: dict) -> list[dict]:
@@ -154,13 +207,14 @@ def create_topics_configs(controller: Controller, name: str, overrides: dict) ->
 def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool) -> dict:
     kind, name = resource["resource_type"], resource["resource_name"]
     answer = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name}
+    operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
     try:
         if kind == TOPIC_RESOURCE:
-            operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
             controller.alter_topic_configs(name, operations, validate_only)
         elif kind == BROKER_RESOURCE:
-            operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
             controller.alter_broker_configs(name, operations, validate_only)
+        elif kind == BROKER_LOGGER_RESOURCE:
+            _alter_log_levels(config, name, operations, validate_only)
         else:
             raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
     except ApiError as exc:

@@ -85,6 +85,14 @@ def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
         "acls", "SecurityDisabledException", "SecurityDisabledException", "SecurityDisabledException"]
 
 
+def test_java_admin_reads_and_sets_broker_logger_levels(broker, java_driver):
+    """BROKER_LOGGER configs: every logger at its level; SET changes one at run time, DELETE gives
+    it its parent's (root's) level back, a level log4j lacks is INVALID_CONFIG."""
+    assert _run(java_driver, "loggers", broker.bootstrap, "franz.server.kafka_apis") == [
+        "loggers", "root=INFO", "source=DYNAMIC_BROKER_LOGGER_CONFIG", "SET=TRACE", "DELETE=INFO",
+        "SET=InvalidConfigurationException"]
+
+
 def test_java_consumer_group_commits_and_resumes(broker, java_driver):
     _run(java_driver, "produce", broker.bootstrap, "java-group", "300", "all", "none", "true")
     assert _run(java_driver, "group-consume", broker.bootstrap, "java-group", "300", "g1")[:2] == ["consumed", "300"]

@@ -34,6 +34,7 @@ public class FranzDriver {
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
             case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
             case "acls": acls(bootstrap); break;
+            case "loggers": loggers(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -188,6 +189,30 @@ public class FranzDriver {
                     line.append(" ok");
                 } catch (ExecutionException e) {
                     line.append(' ').append(e.getCause().getClass().getSimpleName());
+                }
+            }
+            System.out.println(line);
+        }
+    }
+
+    // kafka-configs.sh --entity-type broker-loggers: describe, set one logger's level, delete it,
+    // then a level log4j does not have.
+    static void loggers(String bootstrap, String logger) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.BROKER_LOGGER, "1");
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            Config before = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
+            StringBuilder line = new StringBuilder("loggers root=" + before.get("root").value()
+                + " source=" + before.get(logger).source());
+            for (AlterConfigOp op : List.of(
+                    new AlterConfigOp(new ConfigEntry(logger, "TRACE"), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry(logger, ""), AlterConfigOp.OpType.DELETE),
+                    new AlterConfigOp(new ConfigEntry(logger, "LOUD"), AlterConfigOp.OpType.SET))) {
+                try {
+                    admin.incrementalAlterConfigs(Map.of(resource, List.of(op))).all().get(30, TimeUnit.SECONDS);
+                    Config after = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
+                    line.append(' ').append(op.opType()).append('=').append(after.get(logger).value());
+                } catch (ExecutionException e) {
+                    line.append(' ').append(op.opType()).append('=').append(e.getCause().getClass().getSimpleName());
                 }
             }
             System.out.println(line);
