@@ -204,15 +204,15 @@ def create_topics_configs(controller: Controller, name: str, overrides: dict) ->
     return entries
 
 
-def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool) -> dict:
+async def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool) -> dict:
     kind, name = resource["resource_type"], resource["resource_name"]
     answer = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name}
     operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
     try:
         if kind == TOPIC_RESOURCE:
-            controller.alter_topic_configs(name, operations, validate_only)
+            await controller.alter_topic_configs(name, operations, validate_only)
         elif kind == BROKER_RESOURCE:
-            controller.alter_broker_configs(name, operations, validate_only)
+            await controller.alter_broker_configs(name, operations, validate_only)
         elif kind == BROKER_LOGGER_RESOURCE:
             _alter_log_levels(config, name, operations, validate_only)
         else:

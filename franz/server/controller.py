@@ -3,12 +3,17 @@
 In Kafka 4.x these changes go through the KRaft controller
 (ReplicationControlManager, ConfigurationControlManager) and land in the
 `__cluster_metadata` log. franz runs one node, so the controller acts within the
-broker (a new topic's logs are made on a worker thread, then the topic is
-published) and the log dirs themselves are the record of topics: every partition directory
+broker and the log dirs themselves are the record of topics: every partition directory
 holds `partition.metadata` (topic id) from its creation on, so a restart finds
 every topic and its partition count there. Topic config overrides, which no
 partition file holds, live in `topic-configs.json` in the first log dir,
 replaced atomically on every change.
+
+Nothing here fsyncs on the event loop: a new topic's (or new partitions') logs
+are made on a worker thread and published once they all exist, and the config
+files are written by one writer thread in the order the changes were made,
+each write a snapshot taken on the loop that includes topics still being
+created. A topic's growths run one at a time, and its deletion waits for them.
 
 Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource): the
 log configs a broker keeps for topics without an override (Kafka's
@@ -25,6 +30,7 @@ Errors are raised as ApiError(code, message) with Kafka's codes and messages.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import os
@@ -77,6 +83,11 @@ class Controller:
         self._broker_defaults = self._merged_broker_defaults(self.dynamic_broker_configs)
         self._stored_configs = _read_json(self._configs_path)
         self._creating: dict[str, asyncio.Future[TopicMetadata]] = {}  # topic name -> its creation under way
+        self._pending: dict[str, TopicMetadata] = {}  # the topics of those creations, not yet published
+        self._growing: dict[str, asyncio.Future[None]] = {}  # topic name -> its CreatePartitions under way
+        # One thread writes the config files, in the order the writes were asked for: each write
+        # is a snapshot taken on the event loop, so the last one asked for is the last one written.
+        self._config_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="franz-config-writer")
 
     def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """The broker-level log configs in force: static, then the cluster default, then this broker's."""
@@ -192,7 +203,12 @@ class Controller:
             topic = TopicMetadata(name, random_kafka_uuid(), num_partitions, overrides)
             pending = asyncio.ensure_future(self._create_topic(topic))
             self._creating[name] = pending
-            pending.add_done_callback(lambda _done: self._creating.pop(name, None))
+            self._pending[name] = topic
+
+            def forget(_done) -> None:
+                self._creating.pop(name, None)
+                self._pending.pop(name, None)
+            pending.add_done_callback(forget)
         return pending
 
     def coordinator_topic_exists(self, name: str, num_partitions: int, overrides: dict[str, str]) -> bool:
@@ -211,14 +227,15 @@ class Controller:
         return None if pending is None else await asyncio.shield(pending)
 
     async def shutdown(self) -> None:
-        """Let every creation under way finish: its logs are being made on a worker thread,
-        and LogManager must not shut down (and write its clean-shutdown marker) beneath it."""
-        while self._creating:
-            await asyncio.gather(*self._creating.values(), return_exceptions=True)
+        """Let every creation (and growth) under way finish: its logs are being made on a worker
+        thread, and LogManager must not shut down (and write its clean-shutdown marker) beneath it."""
+        while self._creating or self._growing:
+            await asyncio.gather(*self._creating.values(), *self._growing.values(), return_exceptions=True)
+        self._config_writer.shutdown(wait=True)
 
     async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
         if topic.configs:
-            self._store_configs(pending=topic)  # before the logs, so a restart finds them with their configs
+            await self._store_configs()  # before the logs, so a restart finds them with their configs
         await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
         self.metadata.put(topic)
         logger.info("Created topic %s with topic ID %s and %d partition(s)", topic.name,
@@ -233,19 +250,28 @@ class Controller:
             # change, here on creation and at load): the epoch starts at the log end offset.
             partition_log.maybe_assign_epoch_start_offset(LEADER_EPOCH, partition_log.log_end_offset)
 
-    def delete_topic(self, name: str) -> None:
+    async def delete_topic(self, name: str) -> None:
+        await self._growth_done(name)  # else partitions being added would outlive their topic
         topic = self.metadata.get(name)
         if topic is None:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
                            "This server does not host this topic-partition.")
         self.metadata.remove(name)
-        if topic.configs:
-            self._store_configs()
         for partition in range(topic.num_partitions):
             self.log_manager.delete_log(name, partition)
+        if topic.configs:
+            await self._store_configs()
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
 
-    def create_partitions(self, name: str, count: int, assignments: list | None, validate_only: bool) -> None:
+    async def _growth_done(self, name: str) -> None:
+        while (growing := self._growing.get(name)) is not None:
+            await asyncio.gather(growing, return_exceptions=True)
+
+    async def create_partitions(self, name: str, count: int, assignments: list | None, validate_only: bool) -> None:
+        """CreatePartitions: the new logs are created on a worker thread (each fsyncs its files,
+        see create_topic) and the topic's partition count grows once they all exist. Growths of
+        one topic run one after the other, each checked against the count the last one left."""
+        await self._growth_done(name)
         topic = self.metadata.get(name)
         if topic is None:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
@@ -270,15 +296,21 @@ class Controller:
                                    "The manual partition assignment includes brokers which are not registered.")
         if validate_only:
             return
-        old = topic.num_partitions
-        topic.num_partitions = count
-        self._create_logs(topic, range(old, count))
-        logger.info("Increased partition count of %s from %d to %d", name, old, count)
+
+        async def grow(old: int = topic.num_partitions) -> None:
+            await asyncio.to_thread(self._create_logs, topic, range(old, count))
+            topic.num_partitions = count
+            logger.info("Increased partition count of %s from %d to %d", name, old, count)
+
+        growth = asyncio.ensure_future(grow())
+        self._growing[name] = growth
+        growth.add_done_callback(lambda _done: self._growing.pop(name, None))
+        await asyncio.shield(growth)  # a request given up on still leaves the topic whole
 
     # -- configs ---------------------------------------------------------------
 
-    def alter_topic_configs(self, name: str, operations: list[tuple[str, int, str | None]],
-                            validate_only: bool) -> None:
+    async def alter_topic_configs(self, name: str, operations: list[tuple[str, int, str | None]],
+                                  validate_only: bool) -> None:
         """IncrementalAlterConfigs on a topic: (key, op, value) with op SET 0, DELETE 1,
         APPEND 2, SUBTRACT 3 (list keys only)."""
         topic = self.metadata.get(name)
@@ -292,12 +324,12 @@ class Controller:
         if validate_only:
             return
         topic.configs = configs
-        self._store_configs()
         self._reconfigure_logs([name])
+        await self._store_configs()
         logger.info("Updated configs of topic %s: %s", name, configs)
 
-    def alter_broker_configs(self, resource_name: str, operations: list[tuple[str, int, str | None]],
-                             validate_only: bool) -> None:
+    async def alter_broker_configs(self, resource_name: str, operations: list[tuple[str, int, str | None]],
+                                   validate_only: bool) -> None:
         """IncrementalAlterConfigs on a broker (resource name = node id) or on the cluster
         default (empty name): only the log configs are dynamic."""
         if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
@@ -323,8 +355,8 @@ class Controller:
             return
         self.dynamic_broker_configs = {name: values for name, values in proposed.items() if values}
         self._broker_defaults = merged
-        _write_json(self._broker_configs_path, self.dynamic_broker_configs)
         self._reconfigure_logs(list(self.metadata.topics))
+        await self._write_config_file(self._broker_configs_path, self.dynamic_broker_configs)
         logger.info("Updated dynamic broker configs of %s: %s",
                     f"broker {resource_name}" if resource_name else "the cluster default", configs)
 
@@ -346,13 +378,16 @@ class Controller:
             return ",".join(value)
         return "" if value is None else str(value)
 
-    def _store_configs(self, pending: TopicMetadata | None = None) -> None:
-        """Write every topic's overrides; `pending` is a topic being created, not yet published."""
-        topics = dict(self.metadata.topics)
-        if pending is not None:
-            topics[pending.name] = pending
-        _write_json(self._configs_path, {name: topic.configs for name, topic in sorted(topics.items())
-                                         if topic.configs})
+    async def _store_configs(self) -> None:
+        """Write every topic's overrides, those of topics still being created too."""
+        topics = {**self.metadata.topics, **self._pending}
+        await self._write_config_file(self._configs_path, {name: topic.configs for name, topic in sorted(topics.items())
+                                                    if topic.configs})
+
+    async def _write_config_file(self, path: Path, content: dict[str, dict[str, str]]) -> None:
+        """_write_json on the config writer thread (it fsyncs); `content` is copied here, on the loop."""
+        snapshot = {name: dict(configs) for name, configs in content.items()}
+        await asyncio.get_running_loop().run_in_executor(self._config_writer, _write_json, path, snapshot)
 
 
 def _log_failed_creation(creation: asyncio.Future) -> None:

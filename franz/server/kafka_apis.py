@@ -510,7 +510,7 @@ class KafkaApis:
             try:
                 if not self.config["delete.topic.enable"]:
                     raise ApiError(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
-                self.controller.delete_topic(name)
+                await self.controller.delete_topic(name)
                 self.fetch_sessions.remove_topic(name)
                 for key in [(name, index) for index in range(topic.num_partitions)]:
                     self.replica_manager.on_appended([key])  # parked fetches answer at once
@@ -524,8 +524,8 @@ class KafkaApis:
         for entry in body["topics"]:
             answer = {"name": entry["name"], "error_code": 0, "error_message": None}
             try:
-                self.controller.create_partitions(entry["name"], entry["count"], entry["assignments"],
-                                                  body["validate_only"])
+                await self.controller.create_partitions(entry["name"], entry["count"], entry["assignments"],
+                                                        body["validate_only"])
             except ApiError as exc:
                 answer.update(error_code=exc.code, error_message=exc.message)
             results.append(answer)
@@ -540,7 +540,8 @@ class KafkaApis:
         return {"throttle_time_ms": 0, "results": results}
 
     async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
-        responses = [config_helper.incremental_alter(self.controller, self.config, resource, body["validate_only"])
+        responses = [await config_helper.incremental_alter(self.controller, self.config, resource,
+                                                           body["validate_only"])
                      for resource in body["resources"]]
         return {"throttle_time_ms": 0, "responses": responses}
 

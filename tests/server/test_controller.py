@@ -4,6 +4,7 @@ that keeps the event loop serving while its logs reach the disk."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 from confluent_kafka.admin import AdminClient, NewPartitions
@@ -125,3 +126,61 @@ def test_shutdown_waits_for_an_internal_topic_being_created_in_the_background(tm
     partitions = broker.server.config["offsets.topic.num.partitions"]
     assert len(list(tmp_path.glob("__consumer_offsets-*"))) == partitions
     assert (tmp_path / ".kafka_cleanshutdown").exists()
+
+
+CREATE_PARTITIONS, DELETE_TOPICS, INCREMENTAL_ALTER_CONFIGS = 37, 20, 44
+
+
+def test_partitions_slow_to_create_block_no_other_request_and_a_delete_waits_for_them(tmp_path):
+    """CreatePartitions makes its logs on a worker thread: the topic keeps its old count until
+    they all exist, other requests are served meanwhile, and a DeleteTopics of it waits, so no
+    new partition's log outlives the topic."""
+    broker = BrokerOnThread(tmp_path)
+    try:
+        with RawClient(broker.bootstrap) as grower, RawClient(broker.bootstrap) as deleter, \
+                RawClient(broker.bootstrap) as other:
+            create_topic(other, "growing", 1)
+            gate, stalled = _stall_log_creation(broker)
+            grower.send_frame(encode_request(CREATE_PARTITIONS, 3, 1, "grower", {
+                "topics": [{"name": "growing", "count": 3, "assignments": None}], "timeout_ms": 5000,
+                "validate_only": False}))
+            assert stalled.wait(TIMEOUT_S)
+            assert len(_metadata(other, "growing")["partitions"]) == 1  # served, and not yet grown
+            deleter.send_frame(encode_request(DELETE_TOPICS, 6, 2, "deleter", {
+                "topics": [{"name": "growing", "topic_id": bytes(16)}], "timeout_ms": 5000}))
+            assert len(_metadata(other, "growing")["partitions"]) == 1  # the delete waits its turn
+            gate.set()
+            grown = decode_response(CREATE_PARTITIONS, 3, grower.receive_frame())[1]["results"][0]
+            deleted = decode_response(DELETE_TOPICS, 6, deleter.receive_frame())[1]["responses"][0]
+            assert (grown["error_code"], deleted["error_code"]) == (Errors.NONE, Errors.NONE)
+            assert _metadata(other, "growing")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert broker.server.log_manager.get_log("growing", 2) is None
+        assert not list(tmp_path.glob("growing-[0-9]"))  # every partition dir renamed for deletion
+    finally:
+        broker.stop()
+
+
+def test_topic_configs_written_meanwhile_keep_those_of_a_topic_still_being_created(tmp_path):
+    """The config file is rewritten whole on every change: a change while a topic with
+    overrides is still being created must not drop that topic's overrides."""
+    broker = BrokerOnThread(tmp_path)
+    try:
+        with RawClient(broker.bootstrap) as creator, RawClient(broker.bootstrap) as other:
+            create_topic(other, "plain", 1)
+            gate, stalled = _stall_log_creation(broker)
+            creator.send_frame(encode_request(CREATE_TOPICS, 7, 1, "creator", {
+                "topics": [{"name": "compacted", "num_partitions": 1, "replication_factor": 1,
+                            "configs": [{"name": "cleanup.policy", "value": "compact"}]}], "timeout_ms": 5000}))
+            assert stalled.wait(TIMEOUT_S)
+            altered = other.request(INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [{
+                "resource_type": 2, "resource_name": "plain",
+                "configs": [{"name": "retention.ms", "config_operation": 0, "value": "1000"}]}],
+                "validate_only": False})["responses"][0]
+            assert altered["error_code"] == Errors.NONE
+            gate.set()
+            created = decode_response(CREATE_TOPICS, 7, creator.receive_frame())[1]["topics"][0]
+            assert created["error_code"] == Errors.NONE
+    finally:
+        broker.stop()
+    stored = json.loads((tmp_path / "topic-configs.json").read_text())
+    assert stored == {"compacted": {"cleanup.policy": "compact"}, "plain": {"retention.ms": "1000"}}
