@@ -222,15 +222,16 @@ def test_list_offsets_of_tiered_storage_and_unknown_negative_timestamps_answer_a
         create_topic(client, "tiered")
         produce(client, "tiered", build_batch([SimpleRecord(value=b"v", timestamp=1_700_000_000_000)]))
 
-        def answer_of(timestamp: int) -> dict:
-            answer = client.request(2, 9, {"replica_id": -1, "topics": [
+        def answer_of(timestamp: int, version: int) -> dict:
+            answer = client.request(2, version, {"replica_id": -1, "timeout_ms": 1000, "topics": [
                 {"name": "tiered", "partitions": [{"partition_index": 0, "timestamp": timestamp}]}]})
             return answer["topics"][0]["partitions"][0]
 
-        for timestamp in (-5, -6):
-            partition = answer_of(timestamp)
-            assert (partition["error_code"], partition["offset"], partition["timestamp"],
-                    partition["leader_epoch"]) == (Errors.NONE, -1, -1, -1)
-        partition = answer_of(-7)
-        assert (partition["error_code"], partition["offset"], partition["timestamp"]) == \
-               (Errors.NONE, 0, 1_700_000_000_000)
+        for version in (9, 10):  # v10 adds the request's timeout_ms (KIP-1075: for remote reads)
+            for timestamp in (-5, -6):
+                partition = answer_of(timestamp, version)
+                assert (partition["error_code"], partition["offset"], partition["timestamp"],
+                        partition["leader_epoch"]) == (Errors.NONE, -1, -1, -1)
+            partition = answer_of(-7, version)
+            assert (partition["error_code"], partition["offset"], partition["timestamp"]) == \
+                   (Errors.NONE, 0, 1_700_000_000_000)

@@ -100,7 +100,7 @@ Fetch key=1 versions=4-17 flex=12+
       port int32 16+
       rack string 16+ null default=null
 
-ListOffsets key=2 versions=1-9 flex=6+
+ListOffsets key=2 versions=1-10 flex=6+
  request
     replica_id int32
     isolation_level int8 2+
@@ -110,6 +110,7 @@ ListOffsets key=2 versions=1-9 flex=6+
         partition_index int32
         current_leader_epoch int32 4+ default=-1
         timestamp int64
+    timeout_ms int32 10+
  response
     throttle_time_ms int32 2+
     topics []
