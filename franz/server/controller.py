@@ -10,10 +10,12 @@ partition file holds, live in `topic-configs.json` in the first log dir,
 replaced atomically on every change.
 
 Nothing here fsyncs on the event loop: a new topic's (or new partitions') logs
-are made on a worker thread and published once they all exist, and the config
-files are written by one writer thread in the order the changes were made,
-each write a snapshot taken on the loop that includes topics still being
-created. A topic's growths run one at a time, and its deletion waits for them.
+are made on a worker thread and published once they all exist, a deleted
+topic's logs are closed and renamed on one after it is unpublished, and the
+config files are written by one writer thread in the order the changes were
+made, each write a snapshot taken on the loop that includes topics still being
+created. A topic's growths run one at a time, its deletion waits for them, and
+a creation of its name waits for its deletion.
 
 Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource): the
 log configs a broker keeps for topics without an override (Kafka's
@@ -85,6 +87,7 @@ class Controller:
         self._creating: dict[str, asyncio.Future[TopicMetadata]] = {}  # topic name -> its creation under way
         self._pending: dict[str, TopicMetadata] = {}  # the topics of those creations, not yet published
         self._growing: dict[str, asyncio.Future[None]] = {}  # topic name -> its CreatePartitions under way
+        self._deleting: dict[str, asyncio.Future[None]] = {}  # topic name -> its logs' deletion under way
         # One thread writes the config files, in the order the writes were asked for: each write
         # is a snapshot taken on the event loop, so the last one asked for is the last one written.
         self._config_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="franz-config-writer")
@@ -229,11 +232,13 @@ class Controller:
     async def shutdown(self) -> None:
         """Let every creation (and growth) under way finish: its logs are being made on a worker
         thread, and LogManager must not shut down (and write its clean-shutdown marker) beneath it."""
-        while self._creating or self._growing:
-            await asyncio.gather(*self._creating.values(), *self._growing.values(), return_exceptions=True)
+        while self._creating or self._growing or self._deleting:
+            await asyncio.gather(*self._creating.values(), *self._growing.values(), *self._deleting.values(),
+                                 return_exceptions=True)
         self._config_writer.shutdown(wait=True)
 
     async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
+        await self._done(self._deleting, topic.name)  # else the old logs could be found as the new ones
         if topic.configs:
             await self._store_configs()  # before the logs, so a restart finds them with their configs
         await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
@@ -251,27 +256,38 @@ class Controller:
             partition_log.maybe_assign_epoch_start_offset(LEADER_EPOCH, partition_log.log_end_offset)
 
     async def delete_topic(self, name: str) -> None:
-        await self._growth_done(name)  # else partitions being added would outlive their topic
+        """Unpublish the topic at once, then close, rename and schedule the deletion of its logs
+        on a worker thread (each closing snapshots and fsyncs), then drop its configs: a crash
+        between leaves a stale config entry, never a topic come back without its configs."""
+        await self._done(self._growing, name)  # else partitions being added would outlive their topic
         topic = self.metadata.get(name)
         if topic is None:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
                            "This server does not host this topic-partition.")
         self.metadata.remove(name)
-        for partition in range(topic.num_partitions):
-            self.log_manager.delete_log(name, partition)
+        deletion = asyncio.ensure_future(asyncio.to_thread(self._delete_logs, name, topic.num_partitions))
+        self._deleting[name] = deletion
+        deletion.add_done_callback(lambda _done: self._deleting.pop(name, None))
+        await asyncio.shield(deletion)
         if topic.configs:
             await self._store_configs()
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
 
-    async def _growth_done(self, name: str) -> None:
-        while (growing := self._growing.get(name)) is not None:
-            await asyncio.gather(growing, return_exceptions=True)
+    def _delete_logs(self, name: str, num_partitions: int) -> None:
+        for partition in range(num_partitions):
+            self.log_manager.delete_log(name, partition)
+
+    @staticmethod
+    async def _done(under_way: dict[str, asyncio.Future], name: str) -> None:
+        """Wait until no work of `under_way` (growths, deletions) is running on `name`."""
+        while (running := under_way.get(name)) is not None:
+            await asyncio.gather(running, return_exceptions=True)
 
     async def create_partitions(self, name: str, count: int, assignments: list | None, validate_only: bool) -> None:
         """CreatePartitions: the new logs are created on a worker thread (each fsyncs its files,
         see create_topic) and the topic's partition count grows once they all exist. Growths of
         one topic run one after the other, each checked against the count the last one left."""
-        await self._growth_done(name)
+        await self._done(self._growing, name)
         topic = self.metadata.get(name)
         if topic is None:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,

@@ -56,19 +56,19 @@ def _create_topics_body(name: str, partitions: int) -> dict:
     return {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1}], "timeout_ms": 5000}
 
 
-def _stall_log_creation(broker: BrokerOnThread) -> tuple[threading.Event, threading.Event]:
-    """(gate, stalled): every log creation sets `stalled`, then waits for `gate` before the
-    real LogManager creates the log."""
+def _stall(broker: BrokerOnThread, method: str = "get_or_create_log") -> tuple[threading.Event, threading.Event]:
+    """(gate, stalled): every call of the LogManager's `method` (a log's creation, or its
+    deletion) sets `stalled`, then waits for `gate` before the real one runs."""
     gate, stalled = threading.Event(), threading.Event()
     log_manager = broker.server.log_manager
-    create_log = log_manager.get_or_create_log
+    real = getattr(log_manager, method)
 
     def stalling_disk(*args, **kwargs):
         stalled.set()
         assert gate.wait(TIMEOUT_S)
-        return create_log(*args, **kwargs)
+        return real(*args, **kwargs)
 
-    log_manager.get_or_create_log = stalling_disk
+    setattr(log_manager, method, stalling_disk)
     return gate, stalled
 
 
@@ -77,7 +77,7 @@ def test_a_topic_whose_logs_are_slow_to_create_blocks_no_other_request_and_appea
     disk here stalls every log creation until the test lets it go (the real LogManager runs
     behind the gate)."""
     broker = BrokerOnThread(tmp_path)
-    gate, stalled = _stall_log_creation(broker)
+    gate, stalled = _stall(broker)
     try:
         with RawClient(broker.bootstrap) as creator, RawClient(broker.bootstrap) as auto_creator, \
                 RawClient(broker.bootstrap) as other:
@@ -107,7 +107,7 @@ def test_shutdown_waits_for_an_internal_topic_being_created_in_the_background(tm
     """FindCoordinator starts __consumer_offsets' creation and answers at once; a shutdown
     meanwhile must let those logs finish before LogManager closes the dir as clean."""
     broker = BrokerOnThread(tmp_path)
-    gate, stalled = _stall_log_creation(broker)
+    gate, stalled = _stall(broker)
     stopper = threading.Thread(target=broker.stop)
     try:
         with RawClient(broker.bootstrap) as client:
@@ -140,7 +140,7 @@ def test_partitions_slow_to_create_block_no_other_request_and_a_delete_waits_for
         with RawClient(broker.bootstrap) as grower, RawClient(broker.bootstrap) as deleter, \
                 RawClient(broker.bootstrap) as other:
             create_topic(other, "growing", 1)
-            gate, stalled = _stall_log_creation(broker)
+            gate, stalled = _stall(broker)
             grower.send_frame(encode_request(CREATE_PARTITIONS, 3, 1, "grower", {
                 "topics": [{"name": "growing", "count": 3, "assignments": None}], "timeout_ms": 5000,
                 "validate_only": False}))
@@ -167,7 +167,7 @@ def test_topic_configs_written_meanwhile_keep_those_of_a_topic_still_being_creat
     try:
         with RawClient(broker.bootstrap) as creator, RawClient(broker.bootstrap) as other:
             create_topic(other, "plain", 1)
-            gate, stalled = _stall_log_creation(broker)
+            gate, stalled = _stall(broker)
             creator.send_frame(encode_request(CREATE_TOPICS, 7, 1, "creator", {
                 "topics": [{"name": "compacted", "num_partitions": 1, "replication_factor": 1,
                             "configs": [{"name": "cleanup.policy", "value": "compact"}]}], "timeout_ms": 5000}))
@@ -184,3 +184,32 @@ def test_topic_configs_written_meanwhile_keep_those_of_a_topic_still_being_creat
         broker.stop()
     stored = json.loads((tmp_path / "topic-configs.json").read_text())
     assert stored == {"compacted": {"cleanup.policy": "compact"}, "plain": {"retention.ms": "1000"}}
+
+
+def test_a_topic_slow_to_delete_is_gone_at_once_and_a_new_one_of_its_name_waits_for_its_logs(tmp_path):
+    """DeleteTopics closes and renames the logs on a worker thread (each close snapshots and
+    fsyncs): the topic is unpublished at once, other requests are served meanwhile, and a
+    CreateTopics of the same name waits, so it gets new logs, not the old ones."""
+    broker = BrokerOnThread(tmp_path)
+    gate, stalled = _stall(broker, "delete_log")
+    try:
+        with RawClient(broker.bootstrap) as deleter, RawClient(broker.bootstrap) as creator, \
+                RawClient(broker.bootstrap) as other:
+            create_topic(other, "reborn", 2)
+            assert produce(other, "reborn", batch(b"old"))["error_code"] == Errors.NONE
+            old_id = _metadata(other, "reborn")["topic_id"]
+            deleter.send_frame(encode_request(DELETE_TOPICS, 6, 1, "deleter", {
+                "topics": [{"name": "reborn", "topic_id": bytes(16)}], "timeout_ms": 5000}))
+            assert stalled.wait(TIMEOUT_S)
+            assert _metadata(other, "reborn")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION  # served
+            creator.send_frame(encode_request(CREATE_TOPICS, 7, 2, "creator", _create_topics_body("reborn", 2)))
+            assert _metadata(other, "reborn")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION  # still waiting
+            gate.set()
+            deleted = decode_response(DELETE_TOPICS, 6, deleter.receive_frame())[1]["responses"][0]
+            created = decode_response(CREATE_TOPICS, 7, creator.receive_frame())[1]["topics"][0]
+            assert (deleted["error_code"], created["error_code"]) == (Errors.NONE, Errors.NONE)
+            assert created["topic_id"] != old_id
+            assert broker.server.log_manager.get_log("reborn", 0).log_end_offset == 0  # a new, empty log
+    finally:
+        gate.set()
+        broker.stop()
