@@ -323,6 +323,30 @@ class Controller:
         growth.add_done_callback(lambda _done: self._growing.pop(name, None))
         await asyncio.shield(growth)  # a request given up on still leaves the topic whole
 
+    # -- leaders ---------------------------------------------------------------
+
+    def elect_leaders(self, topic_partitions: list[dict] | None) -> list[dict]:
+        """ReplicationControlManager.electLeaders on one node: every partition already has its
+        preferred leader (this node), so a preferred or unclean election is never needed. Asked
+        for every partition (null), the answer leaves out those that need none, as Kafka's does."""
+        if topic_partitions is None:
+            return [{"topic": name, "partition_result": []} for name in sorted(self.metadata.topics)]
+        results = []
+        for entry in topic_partitions:
+            topic = self.metadata.get(entry["topic"])
+            partition_results = []
+            for partition in entry["partitions"]:
+                if topic is None:
+                    error, message = Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {entry['topic']}"
+                elif not 0 <= partition < topic.num_partitions:
+                    error, message = (Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                      f"No such partition as {entry['topic']}-{partition}")
+                else:
+                    error, message = Errors.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."
+                partition_results.append({"partition_id": partition, "error_code": error, "error_message": message})
+            results.append({"topic": entry["topic"], "partition_result": partition_results})
+        return results
+
     # -- configs ---------------------------------------------------------------
 
     async def alter_topic_configs(self, name: str, operations: list[tuple[str, int, str | None]],

@@ -197,6 +197,14 @@ def _delete_acls(version, body, code, message):
     return {"filter_results": [{"error_code": code, "error_message": message} for _ in body["filters"]]}
 
 
+def _elect_leaders(version, body, code, message):
+    return {"error_code": code, "replica_election_results": [
+        {"topic": topic["topic"], "partition_result": [
+            {"partition_id": partition, "error_code": code, "error_message": message}
+            for partition in topic["partitions"]]}
+        for topic in body["topic_partitions"] or ()]}
+
+
 def _describe_transactions(version, body, code, message):
     return {"transaction_states": [{"transactional_id": transactional_id, "error_code": code}
                                    for transactional_id in body["transactional_ids"]]}
@@ -220,6 +228,6 @@ _BUILDERS: dict[int, Builder] = {
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
     24: _add_partitions_to_txn, 28: _offset_commit, 30: _create_acls, 31: _delete_acls,
     32: _resources("results"), 35: _describe_log_dirs,
-    37: _create_partitions, 42: _delete_groups, 44: _resources("responses"), 60: _describe_cluster,
+    37: _create_partitions, 42: _delete_groups, 43: _elect_leaders, 44: _resources("responses"), 60: _describe_cluster,
     61: _describe_producers, 65: _describe_transactions, 69: _consumer_group_describe,
 }

@@ -105,6 +105,7 @@ class KafkaApis:
             _key("DescribeCluster"): self.handle_describe_cluster,
             _key("DescribeLogDirs"): self.handle_describe_log_dirs,
             _key("DescribeProducers"): self.handle_describe_producers,
+            _key("ElectLeaders"): self.handle_elect_leaders,
         }
 
     def register(self, name: str, handler) -> None:
@@ -530,6 +531,10 @@ class KafkaApis:
                 answer.update(error_code=exc.code, error_message=exc.message)
             results.append(answer)
         return {"throttle_time_ms": 0, "results": results}
+
+    async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE,
+                "replica_election_results": self.controller.elect_leaders(body["topic_partitions"])}
 
     # -- configs -----------------------------------------------------------------
 

@@ -93,6 +93,16 @@ def test_java_admin_reads_and_sets_broker_logger_levels(broker, java_driver):
         "SET=InvalidConfigurationException"]
 
 
+def test_java_admin_leader_elections_are_never_needed_on_one_node(broker, java_driver):
+    """ElectLeaders: this node already leads every partition; asked for all of them, the answer
+    lists none (Kafka leaves out the partitions that need no election)."""
+    from tests.support.raw_client import RawClient, create_topic
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "java-elect", 2)
+    assert _run(java_driver, "elect-leaders", broker.bootstrap, "java-elect") == [
+        "elected", "one=ElectionNotNeededException", "all=0"]
+
+
 def test_java_consumer_group_commits_and_resumes(broker, java_driver):
     _run(java_driver, "produce", broker.bootstrap, "java-group", "300", "all", "none", "true")
     assert _run(java_driver, "group-consume", broker.bootstrap, "java-group", "300", "g1")[:2] == ["consumed", "300"]

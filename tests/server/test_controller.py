@@ -213,3 +213,25 @@ def test_a_topic_slow_to_delete_is_gone_at_once_and_a_new_one_of_its_name_waits_
     finally:
         gate.set()
         broker.stop()
+
+
+ELECT_LEADERS = 43
+
+
+def test_leader_elections_are_never_needed_and_unknown_partitions_are_named(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "elected", 2)
+        for version in (0, 2):  # v0 has no election type and no top-level error
+            answer = client.request(ELECT_LEADERS, version, {"election_type": 0, "timeout_ms": 5000,
+                                                              "topic_partitions": [
+                                                                  {"topic": "elected", "partitions": [1, 5]},
+                                                                  {"topic": "absent", "partitions": [0]}]})
+            results = {(r["topic"], p["partition_id"]): (p["error_code"], p["error_message"])
+                       for r in answer["replica_election_results"] for p in r["partition_result"]}
+            assert results == {
+                ("elected", 1): (Errors.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."),
+                ("elected", 5): (Errors.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as elected-5"),
+                ("absent", 0): (Errors.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as absent")}
+        every = client.request(ELECT_LEADERS, 2, {"election_type": 1, "timeout_ms": 5000, "topic_partitions": None})
+        assert every["error_code"] == Errors.NONE
+        assert all(not r["partition_result"] for r in every["replica_election_results"])

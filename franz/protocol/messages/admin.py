@@ -253,6 +253,23 @@ DeleteAcls key=31 versions=1-3 flex=2+
         operation int8
         permission_type int8
 
+ElectLeaders key=43 versions=0-2 flex=2+
+ request
+    election_type int8 1+
+    topic_partitions [] null
+      topic string
+      partitions []int32
+    timeout_ms int32 default=60000
+ response
+    throttle_time_ms int32
+    error_code int16 1+
+    replica_election_results []
+      topic string
+      partition_result []
+        partition_id int32
+        error_code int16
+        error_message string null
+
 DescribeProducers key=61 versions=0-0 flex=0+
  request
     topics []

@@ -35,6 +35,7 @@ public class FranzDriver {
             case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
             case "acls": acls(bootstrap); break;
             case "loggers": loggers(bootstrap, args[2]); break;
+            case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -216,6 +217,17 @@ public class FranzDriver {
                 }
             }
             System.out.println(line);
+        }
+    }
+
+    // kafka-leader-election.sh: a preferred election of partition 0, then of every partition.
+    static void electLeaders(String bootstrap, String topic) throws Exception {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            Optional<Throwable> one = admin.electLeaders(ElectionType.PREFERRED, Set.of(partition)).partitions()
+                .get(30, TimeUnit.SECONDS).get(partition);
+            int all = admin.electLeaders(ElectionType.PREFERRED, null).partitions().get(30, TimeUnit.SECONDS).size();
+            System.out.println("elected one=" + one.map(e -> e.getClass().getSimpleName()).orElse("done") + " all=" + all);
         }
     }
 
