@@ -36,7 +36,7 @@ import concurrent.futures
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -204,14 +204,9 @@ class Controller:
         pending = self._creating.get(name)
         if pending is None:
             topic = TopicMetadata(name, random_kafka_uuid(), num_partitions, overrides)
-            pending = asyncio.ensure_future(self._create_topic(topic))
-            self._creating[name] = pending
             self._pending[name] = topic
-
-            def forget(_done) -> None:
-                self._creating.pop(name, None)
-                self._pending.pop(name, None)
-            pending.add_done_callback(forget)
+            pending = self._track(self._creating, name, self._create_topic(topic))
+            pending.add_done_callback(lambda _done: self._pending.pop(name, None))
         return pending
 
     def coordinator_topic_exists(self, name: str, num_partitions: int, overrides: dict[str, str]) -> bool:
@@ -230,8 +225,9 @@ class Controller:
         return None if pending is None else await asyncio.shield(pending)
 
     async def shutdown(self) -> None:
-        """Let every creation (and growth) under way finish: its logs are being made on a worker
-        thread, and LogManager must not shut down (and write its clean-shutdown marker) beneath it."""
+        """Let every creation, growth and deletion under way finish: its logs are being made or
+        closed on a worker thread, and LogManager must not shut down (and write its clean-shutdown
+        marker) beneath it."""
         while self._creating or self._growing or self._deleting:
             await asyncio.gather(*self._creating.values(), *self._growing.values(), *self._deleting.values(),
                                  return_exceptions=True)
@@ -265,10 +261,8 @@ class Controller:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
                            "This server does not host this topic-partition.")
         self.metadata.remove(name)
-        deletion = asyncio.ensure_future(asyncio.to_thread(self._delete_logs, name, topic.num_partitions))
-        self._deleting[name] = deletion
-        deletion.add_done_callback(lambda _done: self._deleting.pop(name, None))
-        await asyncio.shield(deletion)
+        await asyncio.shield(self._track(self._deleting, name,
+                                         asyncio.to_thread(self._delete_logs, name, topic.num_partitions)))
         if topic.configs:
             await self._store_configs()
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
@@ -276,6 +270,14 @@ class Controller:
     def _delete_logs(self, name: str, num_partitions: int) -> None:
         for partition in range(num_partitions):
             self.log_manager.delete_log(name, partition)
+
+    @staticmethod
+    def _track(under_way: dict[str, asyncio.Future], name: str, work: Awaitable) -> asyncio.Future:
+        """Run `work` as `name`'s entry in `under_way` (creations, growths, deletions) until it is done."""
+        future = asyncio.ensure_future(work)
+        under_way[name] = future
+        future.add_done_callback(lambda _done: under_way.pop(name, None))
+        return future
 
     @staticmethod
     async def _done(under_way: dict[str, asyncio.Future], name: str) -> None:
@@ -318,10 +320,8 @@ class Controller:
             topic.num_partitions = count
             logger.info("Increased partition count of %s from %d to %d", name, old, count)
 
-        growth = asyncio.ensure_future(grow())
-        self._growing[name] = growth
-        growth.add_done_callback(lambda _done: self._growing.pop(name, None))
-        await asyncio.shield(growth)  # a request given up on still leaves the topic whole
+        # shielded: a request given up on still leaves the topic whole
+        await asyncio.shield(self._track(self._growing, name, grow()))
 
     # -- leaders ---------------------------------------------------------------
 
@@ -421,8 +421,8 @@ class Controller:
     async def _store_configs(self) -> None:
         """Write every topic's overrides, those of topics still being created too."""
         topics = {**self.metadata.topics, **self._pending}
-        await self._write_config_file(self._configs_path, {name: topic.configs for name, topic in sorted(topics.items())
-                                                    if topic.configs})
+        await self._write_config_file(self._configs_path,
+                                      {name: topic.configs for name, topic in topics.items() if topic.configs})
 
     async def _write_config_file(self, path: Path, content: dict[str, dict[str, str]]) -> None:
         """_write_json on the config writer thread (it fsyncs); `content` is copied here, on the loop."""

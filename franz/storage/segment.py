@@ -403,7 +403,8 @@ class LogSegment:
                 want = min(chunk_bytes, file_size - valid_bytes)
                 if want > len(buffer):
                     buffer = bytearray(want)
-                chunk = memoryview(buffer)[:self.log.read_into(memoryview(buffer)[:want], valid_bytes)]
+                view = memoryview(buffer)
+                chunk = view[:self.log.read_into(view[:want], valid_bytes)]
                 consumed = 0
                 for position, header in MemoryRecords(chunk).validate_batches(stop_at_partial_batch=True):
                     size = header.batch_length + LOG_OVERHEAD
