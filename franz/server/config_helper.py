@@ -1,4 +1,5 @@
-"""DescribeConfigs and IncrementalAlterConfigs answers (kafka.server.ConfigHelper, ConfigAdminManager).
+"""DescribeConfigs, IncrementalAlterConfigs and AlterConfigs answers (kafka.server.ConfigHelper,
+ConfigAdminManager).
 
 A topic config's value is its override, else the broker's synonym key as set
 dynamically for this broker, else as the dynamic cluster default, else in the
@@ -13,6 +14,10 @@ lower-case, absent values null.
 A BROKER_LOGGER resource (this broker's id) lists every logger with its
 level (DYNAMIC_BROKER_LOGGER_CONFIG 6); SET changes a level at run time and
 DELETE gives a logger its parent's level again (franz.server.logging_controller).
+
+The legacy AlterConfigs replaces a topic's or a broker's whole set of overrides;
+it is carried out as the IncrementalAlterConfigs operations that reach that set,
+so both APIs validate and store alike.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ DYNAMIC_BROKER_LOGGER_CONFIG: Final = 6
 CONFIG_TYPES: Final = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 5, "double": 6, "list": 7,
                        "class": 8, "password": 9}
 HIDDEN_TOPIC_KEYS: Final = frozenset(("internal.segment.bytes",))
+DUPLICATED_RESOURCE: Final = ApiError(Errors.INVALID_REQUEST, "Each resource must appear at most once.")
 _TOPIC_TO_BROKER: Final = {topic: broker for broker, topic in BROKER_SYNONYMS.items()}
 
 
@@ -204,11 +210,39 @@ def create_topics_configs(controller: Controller, name: str, overrides: dict) ->
     return entries
 
 
+def _check_entries(configs: list[dict], value_required) -> None:
+    """ConfigAdminManager.preprocess: each key once, and a value wherever the operation needs one."""
+    names = [entry["name"] for entry in configs]
+    if len(set(names)) != len(names):
+        raise ApiError(Errors.INVALID_REQUEST, "Error due to duplicate config keys")
+    missing = [entry["name"] for entry in configs if entry["value"] is None and value_required(entry)]
+    if missing:
+        raise ApiError(Errors.INVALID_REQUEST, f"Null value not supported for : {', '.join(missing)}")
+
+
+def duplicated_resources(resources: list[dict]) -> set[tuple[int, str]]:
+    """(type, name) of the resources named more than once in one alter request: Kafka answers
+    each of their occurrences INVALID_REQUEST and alters none of them."""
+    seen: set[tuple[int, str]] = set()
+    duplicated = set()
+    for resource in resources:
+        key = (resource["resource_type"], resource["resource_name"])
+        if key in seen:
+            duplicated.add(key)
+        seen.add(key)
+    return duplicated
+
+
+def answer(resource: dict, error: ApiError | None = None) -> dict:
+    return {"error_code": error.code if error else Errors.NONE, "error_message": error.message if error else None,
+            "resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
+
+
 async def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool) -> dict:
     kind, name = resource["resource_type"], resource["resource_name"]
-    answer = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name}
     operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
     try:
+        _check_entries(resource["configs"], lambda entry: entry["config_operation"] != DELETE)
         if kind == TOPIC_RESOURCE:
             await controller.alter_topic_configs(name, operations, validate_only)
         elif kind == BROKER_RESOURCE:
@@ -218,5 +252,33 @@ async def incremental_alter(controller: Controller, config: KafkaConfig, resourc
         else:
             raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
     except ApiError as exc:
-        answer.update(error_code=exc.code, error_message=exc.message)
-    return answer
+        return answer(resource, exc)
+    return answer(resource)
+
+
+async def legacy_alter(controller: Controller, resource: dict, validate_only: bool) -> dict:
+    """AlterConfigs (the legacy, non-incremental API): the given configs become the resource's
+    whole set of overrides, and every override left out is removed
+    (ConfigurationControlManager.legacyAlterConfigs). Topics and brokers only, as in Kafka."""
+    kind, name = resource["resource_type"], resource["resource_name"]
+    wanted = {entry["name"]: entry["value"] for entry in resource["configs"]}
+    try:
+        _check_entries(resource["configs"], lambda entry: True)
+        if kind == TOPIC_RESOURCE:
+            topic = controller.metadata.get(name)
+            current = topic.configs if topic is not None else {}
+            await controller.alter_topic_configs(name, _replacing(current, wanted), validate_only)
+        elif kind == BROKER_RESOURCE:
+            current = controller.dynamic_broker_configs.get(name, {})
+            await controller.alter_broker_configs(name, _replacing(current, wanted), validate_only)
+        else:  # BROKER_LOGGER too: its levels are altered only incrementally
+            raise ApiError(Errors.INVALID_REQUEST, f"Unknown resource type {kind}")
+    except ApiError as exc:
+        return answer(resource, exc)
+    return answer(resource)
+
+
+def _replacing(current: dict[str, str], wanted: dict[str, str]) -> list[tuple[str, int, str | None]]:
+    """The incremental operations that turn the overrides `current` into exactly `wanted`."""
+    return ([(key, SET, value) for key, value in wanted.items()]
+            + [(key, DELETE, None) for key in current if key not in wanted])

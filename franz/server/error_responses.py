@@ -227,7 +227,7 @@ _BUILDERS: dict[int, Builder] = {
     10: _find_coordinator, 11: _join_group, 14: _sync_group, 15: _describe_groups, 19: _create_topics,
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
     24: _add_partitions_to_txn, 28: _offset_commit, 30: _create_acls, 31: _delete_acls, 32: _resources("results"),
-    35: _describe_log_dirs, 37: _create_partitions, 42: _delete_groups, 43: _elect_leaders,
+    33: _resources("responses"), 35: _describe_log_dirs, 37: _create_partitions, 42: _delete_groups, 43: _elect_leaders,
     44: _resources("responses"), 60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions,
     69: _consumer_group_describe,
 }

@@ -100,6 +100,7 @@ class KafkaApis:
             _key("CreatePartitions"): self.handle_create_partitions,
             _key("DescribeConfigs"): self.handle_describe_configs,
             _key("IncrementalAlterConfigs"): self.handle_incremental_alter_configs,
+            _key("AlterConfigs"): self.handle_alter_configs,
             _key("DeleteRecords"): self.handle_delete_records,
             _key("InitProducerId"): self.handle_init_producer_id,
             _key("DescribeCluster"): self.handle_describe_cluster,
@@ -545,9 +546,22 @@ class KafkaApis:
         return {"throttle_time_ms": 0, "results": results}
 
     async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
-        responses = [await config_helper.incremental_alter(self.controller, self.config, resource,
-                                                           body["validate_only"])
-                     for resource in body["resources"]]
+        return await self._alter_configs(body, lambda resource: config_helper.incremental_alter(
+            self.controller, self.config, resource, body["validate_only"]))
+
+    async def handle_alter_configs(self, request: Request, body: dict) -> dict:
+        return await self._alter_configs(body, lambda resource: config_helper.legacy_alter(
+            self.controller, resource, body["validate_only"]))
+
+    async def _alter_configs(self, body: dict, alter) -> dict:
+        """Each resource altered in request order; one named twice is refused every time."""
+        duplicated = config_helper.duplicated_resources(body["resources"])
+        responses = []
+        for resource in body["resources"]:
+            if (resource["resource_type"], resource["resource_name"]) in duplicated:
+                responses.append(config_helper.answer(resource, config_helper.DUPLICATED_RESOURCE))
+            else:
+                responses.append(await alter(resource))
         return {"throttle_time_ms": 0, "responses": responses}
 
     # -- log dirs ----------------------------------------------------------------

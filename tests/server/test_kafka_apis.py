@@ -18,7 +18,7 @@ from franz.records import SimpleRecord, build_batch
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_LOG_DIRS, DESCRIBE_CONFIGS = 22, 23, 35, 32
-INCREMENTAL_ALTER_CONFIGS = 44
+INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 44, 33
 TIMEOUT_S = 30
 
 
@@ -159,6 +159,97 @@ def test_dynamic_broker_log_configs_apply_at_once_rank_by_layer_and_survive_a_re
     # Deleting this broker's value uncovers the cluster default.
     _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", None, incremental_operation=AlterConfigOpType.DELETE))
     assert _described(admin, topic_type, "dyn")["retention.ms"].value == "7000"
+
+
+def test_alter_configs_replaces_every_override_of_a_topic(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "legacy")
+    _alter(admin, ConfigResource.Type.TOPIC, "legacy",
+           ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET),
+           ConfigEntry("segment.bytes", "1048576", incremental_operation=AlterConfigOpType.SET))
+    # confluent-kafka's alter_configs sends the legacy AlterConfigs: segment.bytes, left
+    # out, loses its override.
+    replaced = ConfigResource(ConfigResource.Type.TOPIC, "legacy", set_config={"retention.ms": "2000"})
+    next(iter(admin.alter_configs([replaced]).values())).result(TIMEOUT_S)
+    described = _described(admin, ConfigResource.Type.TOPIC, "legacy")
+    assert (described["retention.ms"].value, described["retention.ms"].source) == ("2000", 1)  # DYNAMIC_TOPIC
+    assert (described["segment.bytes"].value, described["segment.bytes"].source) == ("1073741824", 5)  # default
+    refused = ConfigResource(ConfigResource.Type.TOPIC, "legacy", set_config={"retention.ms": "soon"})
+    with pytest.raises(Exception, match="retention.ms"):
+        next(iter(admin.alter_configs([refused]).values())).result(TIMEOUT_S)
+    broker.restart()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    described = _described(admin, ConfigResource.Type.TOPIC, "legacy")
+    assert (described["retention.ms"].value, described["segment.bytes"].source) == ("2000", 5)
+
+
+@pytest.mark.parametrize("version", [0, 2])
+def test_alter_configs_refuses_as_kafka_does_and_validate_only_changes_nothing(broker, version):
+    def alter(*resources: dict, validate_only: bool = False) -> list[tuple[int, str | None]]:
+        answer = client.request(ALTER_CONFIGS, version, {"resources": list(resources),
+                                                         "validate_only": validate_only})
+        return [(r["error_code"], r["error_message"]) for r in answer["responses"]]
+
+    def topic(name: str, **configs: str | None) -> dict:
+        return {"resource_type": 2, "resource_name": name,
+                "configs": [{"name": key.replace("_", "."), "value": value} for key, value in configs.items()]}
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, f"refuse{version}")
+        name = f"refuse{version}"
+        twice = alter(topic(name, retention_ms="1"), topic(name, retention_ms="2"))
+        assert twice == [(Errors.INVALID_REQUEST, "Each resource must appear at most once.")] * 2
+        assert alter(topic(name, retention_ms=None)) == [(Errors.INVALID_REQUEST,
+                                                           "Null value not supported for : retention.ms")]
+        assert alter(topic(name, no_such_key="1"))[0][0] == Errors.INVALID_CONFIG
+        assert alter(topic("missing", retention_ms="1"))[0][0] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        logger = {"resource_type": 8, "resource_name": "1", "configs": [{"name": "root", "value": "DEBUG"}]}
+        assert alter(logger) == [(Errors.INVALID_REQUEST, "Unknown resource type 8")]
+        static = {"resource_type": 4, "resource_name": "1", "configs": [{"name": "num.io.threads", "value": "4"}]}
+        assert alter(static)[0][0] == Errors.INVALID_REQUEST and "num.io.threads" in alter(static)[0][1]
+        assert alter(topic(name, retention_ms="5"), validate_only=True) == [(Errors.NONE, None)]
+        described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 2, "resource_name": name, "configuration_keys": ["retention.ms"]}],
+            "include_synonyms": False})
+        assert described["results"][0]["configs"][0]["config_source"] == 5  # still the default
+
+
+def test_incremental_alter_configs_refuses_a_key_twice_a_resource_twice_and_a_null_append(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "twice")
+
+        def alter(*resources: dict) -> list[tuple[int, str | None]]:
+            answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"resources": list(resources),
+                                                                   "validate_only": False})
+            return [(r["error_code"], r["error_message"]) for r in answer["responses"]]
+
+        def topic(*configs: tuple[str, int, str | None]) -> dict:
+            return {"resource_type": 2, "resource_name": "twice", "configs": [
+                {"name": key, "config_operation": op, "value": value} for key, op, value in configs]}
+
+        assert alter(topic(("retention.ms", 0, "1"), ("retention.ms", 1, None))) == [
+            (Errors.INVALID_REQUEST, "Error due to duplicate config keys")]
+        assert alter(topic(("cleanup.policy", 2, None))) == [
+            (Errors.INVALID_REQUEST, "Null value not supported for : cleanup.policy")]
+        assert alter(topic(("retention.ms", 0, "1")), topic(("retention.ms", 0, "2"))) == [
+            (Errors.INVALID_REQUEST, "Each resource must appear at most once.")] * 2
+        assert alter(topic(("retention.ms", 1, None))) == [(Errors.NONE, None)]
+
+
+def test_kafka_python_alter_configs_on_a_broker_applies_to_its_topics(broker):
+    from kafka.admin import ConfigResource as KConfigResource, ConfigResourceType, KafkaAdminClient
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "kp-legacy")
+        admin.alter_configs([KConfigResource(ConfigResourceType.BROKER, "1", {"log.retention.ms": "6000"})],
+                            incremental=False)
+        described = _described(AdminClient({"bootstrap.servers": broker.bootstrap}), ConfigResource.Type.TOPIC,
+                               "kp-legacy")
+        assert (described["retention.ms"].value, described["retention.ms"].source) == ("6000", 2)  # DYNAMIC_BROKER
+    finally:
+        admin.close()
 
 
 def test_create_partitions_grows_and_refuses_to_shrink(broker):

@@ -95,6 +95,23 @@ DescribeConfigs key=32 versions=1-4 flex=4+
         config_type int8 3+
         documentation string 3+ null
 
+AlterConfigs key=33 versions=0-2 flex=2+
+ request
+    resources []
+      resource_type int8
+      resource_name string
+      configs []
+        name string
+        value string null
+    validate_only bool
+ response
+    throttle_time_ms int32
+    responses []
+      error_code int16
+      error_message string null
+      resource_type int8
+      resource_name string
+
 IncrementalAlterConfigs key=44 versions=0-1 flex=1+
  request
     resources []
