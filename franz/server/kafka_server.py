@@ -30,11 +30,13 @@ from franz.server.acl_apis import AclApis
 from franz.server.allocator import keep_request_buffers_in_heap
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.controller import Controller
+from franz.server.delegation_token_apis import DelegationTokenApis
 from franz.server.kafka_apis import KafkaApis
 from franz.server.kafka_config import Endpoint, KafkaConfig
 from franz.server.metadata_cache import MetadataCache
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import ReplicaManager
+from franz.server.sasl_apis import SaslApis
 from franz.server.socket_server import SocketServer, new_event_loop
 from franz.storage.log_manager import LogManager
 
@@ -90,6 +92,8 @@ class KafkaServer:
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         AclApis().register(self.apis)
+        SaslApis().register(self.apis)
+        DelegationTokenApis().register(self.apis)
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)

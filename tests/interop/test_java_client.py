@@ -85,6 +85,11 @@ def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
         "acls", "SecurityDisabledException", "SecurityDisabledException", "SecurityDisabledException"]
 
 
+def test_java_admin_delegation_token_calls_are_refused_over_plaintext(broker, java_driver):
+    """Kafka refuses every token request over PLAINTEXT (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED)."""
+    assert _run(java_driver, "tokens", broker.bootstrap) == ["tokens"] + ["UnsupportedByAuthenticationException"] * 4
+
+
 def test_java_admin_reads_and_sets_broker_logger_levels(broker, java_driver):
     """BROKER_LOGGER configs: every logger at its level; SET changes one at run time, DELETE gives
     it its parent's (root's) level back, a level log4j lacks is INVALID_CONFIG."""

@@ -205,6 +205,76 @@ SaslHandshake key=17 versions=0-1
     error_code int16
     mechanisms []string
 
+SaslAuthenticate key=36 versions=0-2 flex=2+
+ request
+    auth_bytes bytes
+ response
+    error_code int16
+    error_message string null
+    auth_bytes bytes
+    session_lifetime_ms int64 1+
+
+CreateDelegationToken key=38 versions=1-3 flex=2+
+ request
+    owner_principal_type string 3+ null
+    owner_principal_name string 3+ null
+    renewers []
+      principal_type string
+      principal_name string
+    max_lifetime_ms int64
+ response
+    error_code int16
+    principal_type string
+    principal_name string
+    token_requester_principal_type string 3+
+    token_requester_principal_name string 3+
+    issue_timestamp_ms int64
+    expiry_timestamp_ms int64
+    max_timestamp_ms int64
+    token_id string
+    hmac bytes
+    throttle_time_ms int32
+
+RenewDelegationToken key=39 versions=1-2 flex=2+
+ request
+    hmac bytes
+    renew_period_ms int64
+ response
+    error_code int16
+    expiry_timestamp_ms int64
+    throttle_time_ms int32
+
+ExpireDelegationToken key=40 versions=1-2 flex=2+
+ request
+    hmac bytes
+    expiry_time_period_ms int64
+ response
+    error_code int16
+    expiry_timestamp_ms int64
+    throttle_time_ms int32
+
+DescribeDelegationToken key=41 versions=1-3 flex=2+
+ request
+    owners [] null
+      principal_type string
+      principal_name string
+ response
+    error_code int16
+    tokens []
+      principal_type string
+      principal_name string
+      token_requester_principal_type string 3+
+      token_requester_principal_name string 3+
+      issue_timestamp int64
+      expiry_timestamp int64
+      max_timestamp int64
+      token_id string
+      hmac bytes
+      renewers []
+        principal_type string
+        principal_name string
+    throttle_time_ms int32
+
 DescribeAcls key=29 versions=1-3 flex=2+
  request
     resource_type_filter int8

@@ -34,6 +34,7 @@ public class FranzDriver {
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
             case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
             case "acls": acls(bootstrap); break;
+            case "tokens": tokens(bootstrap); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
@@ -181,19 +182,33 @@ public class FranzDriver {
         AclBinding binding = new AclBinding(pattern,
             new AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW));
         try (Admin admin = Admin.create(props(bootstrap))) {
-            List<KafkaFuture<?>> calls = List.of(admin.describeAcls(AclBindingFilter.ANY).values(),
-                admin.createAcls(List.of(binding)).all(), admin.deleteAcls(List.of(AclBindingFilter.ANY)).all());
-            StringBuilder line = new StringBuilder("acls");
-            for (KafkaFuture<?> call : calls) {
-                try {
-                    call.get(30, TimeUnit.SECONDS);
-                    line.append(" ok");
-                } catch (ExecutionException e) {
-                    line.append(' ').append(e.getCause().getClass().getSimpleName());
-                }
-            }
-            System.out.println(line);
+            printOutcomes("acls", List.of(admin.describeAcls(AclBindingFilter.ANY).values(),
+                admin.createAcls(List.of(binding)).all(), admin.deleteAcls(List.of(AclBindingFilter.ANY)).all()));
         }
+    }
+
+    // The delegation token calls of Admin over PLAINTEXT: create, renew, expire, describe.
+    static void tokens(String bootstrap) throws Exception {
+        byte[] hmac = {1, 2, 3};
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            printOutcomes("tokens", List.of(admin.createDelegationToken().delegationToken(),
+                admin.renewDelegationToken(hmac).expiryTimestamp(), admin.expireDelegationToken(hmac).expiryTimestamp(),
+                admin.describeDelegationToken().delegationTokens()));
+        }
+    }
+
+    // One line: `name`, then "ok" or the exception's class for each call, in order.
+    static void printOutcomes(String name, List<KafkaFuture<?>> calls) throws Exception {
+        StringBuilder line = new StringBuilder(name);
+        for (KafkaFuture<?> call : calls) {
+            try {
+                call.get(30, TimeUnit.SECONDS);
+                line.append(" ok");
+            } catch (ExecutionException e) {
+                line.append(' ').append(e.getCause().getClass().getSimpleName());
+            }
+        }
+        System.out.println(line);
     }
 
     // kafka-configs.sh --entity-type broker-loggers: describe, set one logger's level, delete it,

@@ -1,0 +1,44 @@
+"""CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken and
+DescribeDelegationToken on a PLAINTEXT listener (KafkaApis.allowTokenRequests).
+
+Delegation tokens authenticate SASL/SCRAM connections, and a token may only
+be asked for over a connection authenticated some other way: Kafka refuses
+every token request arriving over PLAINTEXT with
+DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, before it looks at anything else.
+franz listens in PLAINTEXT only, so that is every answer here. The principal
+of a PLAINTEXT connection is User:ANONYMOUS; CreateDelegationToken names it as
+requester, and as owner unless the request (v3+) names another. Timestamps are
+-1 and the token id and HMAC empty, as in Kafka's error answers.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from franz.protocol.errors import Errors
+
+ANONYMOUS: Final = ("User", "ANONYMOUS")
+NOT_ALLOWED: Final = Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+
+
+class DelegationTokenApis:
+    def register(self, apis) -> None:
+        apis.register("CreateDelegationToken", self.handle_create_token)
+        apis.register("RenewDelegationToken", self.handle_renew_or_expire_token)
+        apis.register("ExpireDelegationToken", self.handle_renew_or_expire_token)
+        apis.register("DescribeDelegationToken", self.handle_describe_tokens)
+
+    async def handle_create_token(self, request, body: dict) -> dict:
+        owner_type, owner_name = ANONYMOUS
+        if body["owner_principal_name"]:
+            owner_type, owner_name = body["owner_principal_type"], body["owner_principal_name"]
+        return {"error_code": NOT_ALLOWED, "principal_type": owner_type, "principal_name": owner_name,
+                "token_requester_principal_type": ANONYMOUS[0], "token_requester_principal_name": ANONYMOUS[1],
+                "issue_timestamp_ms": -1, "expiry_timestamp_ms": -1, "max_timestamp_ms": -1, "token_id": "",
+                "hmac": b"", "throttle_time_ms": 0}
+
+    async def handle_renew_or_expire_token(self, request, body: dict) -> dict:
+        return {"error_code": NOT_ALLOWED, "expiry_timestamp_ms": -1, "throttle_time_ms": 0}
+
+    async def handle_describe_tokens(self, request, body: dict) -> dict:
+        return {"error_code": NOT_ALLOWED, "tokens": [], "throttle_time_ms": 0}
