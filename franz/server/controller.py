@@ -347,6 +347,51 @@ class Controller:
             results.append({"topic": entry["topic"], "partition_result": partition_results})
         return results
 
+    def alter_partition_reassignments(self, topics: list[dict]) -> list[dict]:
+        """ReplicationControlManager.alterPartitionReassignments on one node. A target must be a
+        valid manual assignment (non-empty, registered brokers, each once); the only valid one
+        here is this node alone, which every partition already has, so no reassignment ever
+        starts: none is in progress to cancel (null replicas)."""
+        responses = []
+        for entry in topics:
+            name = entry["name"]
+            topic = self.metadata.get(name)
+            results = []
+            for partition in entry["partitions"]:
+                index, replicas = partition["partition_index"], partition["replicas"]
+                try:
+                    if topic is None:
+                        raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
+                    if not 0 <= index < topic.num_partitions:
+                        raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{index}.")
+                    if replicas is None:
+                        raise ApiError(Errors.NO_REASSIGNMENT_IN_PROGRESS, "No partition reassignment is in progress.")
+                    self._validate_manual_assignment(replicas)
+                    error = None
+                except ApiError as exc:
+                    error = exc
+                    logger.info("Unable to alter partition reassignment for %s:%d because of an %s error: %s",
+                                name, index, exc.code.name, exc.message)
+                results.append({"partition_index": index, "error_code": error.code if error else Errors.NONE,
+                                "error_message": error.message if error else None})
+            responses.append({"name": name, "partitions": results})
+        return responses
+
+    def _validate_manual_assignment(self, replicas: list[int]) -> None:
+        """ReplicationControlManager.validateManualPartitionAssignment."""
+        if not replicas:
+            raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
+                           "The manual partition assignment includes an empty replica list.")
+        previous = None
+        for broker_id in sorted(replicas):
+            if broker_id != self.config.node_id:
+                raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
+                                                                  f"{broker_id}, but no such broker is registered.")
+            if broker_id == previous:
+                raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the "
+                                                                  f"broker {broker_id} more than once.")
+            previous = broker_id
+
     # -- configs ---------------------------------------------------------------
 
     async def alter_topic_configs(self, name: str, operations: list[tuple[str, int, str | None]],

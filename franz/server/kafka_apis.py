@@ -107,6 +107,8 @@ class KafkaApis:
             _key("DescribeLogDirs"): self.handle_describe_log_dirs,
             _key("DescribeProducers"): self.handle_describe_producers,
             _key("ElectLeaders"): self.handle_elect_leaders,
+            _key("AlterPartitionReassignments"): self.handle_alter_partition_reassignments,
+            _key("ListPartitionReassignments"): self.handle_list_partition_reassignments,
         }
 
     def register(self, name: str, handler) -> None:
@@ -536,6 +538,15 @@ class KafkaApis:
     async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,
                 "replica_election_results": self.controller.elect_leaders(body["topic_partitions"])}
+
+    async def handle_alter_partition_reassignments(self, request: Request, body: dict) -> dict:
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
+                "responses": self.controller.alter_partition_reassignments(body["topics"])}
+
+    async def handle_list_partition_reassignments(self, request: Request, body: dict) -> dict:
+        """No reassignment ever starts on one node (Controller.alter_partition_reassignments),
+        so the listing, of every topic or of the ones named, is empty."""
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "topics": []}
 
     # -- configs -----------------------------------------------------------------
 

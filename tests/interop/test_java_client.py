@@ -108,6 +108,17 @@ def test_java_admin_leader_elections_are_never_needed_on_one_node(broker, java_d
         "elected", "one=ElectionNotNeededException", "all=0"]
 
 
+def test_java_admin_partition_reassignments_on_one_node(broker, java_driver):
+    """None is listed; a move to this node is already done, one to a broker that does not exist
+    is an invalid assignment, and there is nothing to cancel."""
+    from tests.support.raw_client import RawClient, create_topic
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "java-reassign")
+    assert _run(java_driver, "reassignments", broker.bootstrap, "java-reassign") == [
+        "reassignments", "listed=0", "altered", "ok", "InvalidReplicaAssignmentException",
+        "NoReassignmentInProgressException"]
+
+
 def test_java_consumer_group_commits_and_resumes(broker, java_driver):
     _run(java_driver, "produce", broker.bootstrap, "java-group", "300", "all", "none", "true")
     assert _run(java_driver, "group-consume", broker.bootstrap, "java-group", "300", "g1")[:2] == ["consumed", "300"]

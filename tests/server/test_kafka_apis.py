@@ -19,6 +19,7 @@ from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_LOG_DIRS, DESCRIBE_CONFIGS = 22, 23, 35, 32
 INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 44, 33
+ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 TIMEOUT_S = 30
 
 
@@ -250,6 +251,32 @@ def test_kafka_python_alter_configs_on_a_broker_applies_to_its_topics(broker):
         assert (described["retention.ms"].value, described["retention.ms"].source) == ("6000", 2)  # DYNAMIC_BROKER
     finally:
         admin.close()
+
+
+def test_partition_reassignments_name_what_is_wrong_with_each_target(broker):
+    def alter(topic: str, partition: int, replicas: list[int] | None) -> tuple[int, str | None]:
+        answer = client.request(ALTER_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 5000, "topics": [
+            {"name": topic, "partitions": [{"partition_index": partition, "replicas": replicas}]}]})
+        result = answer["responses"][0]["partitions"][0]
+        return result["error_code"], result["error_message"]
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "moves", 2)
+        assert alter("moves", 1, [1]) == (Errors.NONE, None)
+        assert alter("moves", 0, []) == (Errors.INVALID_REPLICA_ASSIGNMENT,
+                                         "The manual partition assignment includes an empty replica list.")
+        assert alter("moves", 0, [1, 1]) == (Errors.INVALID_REPLICA_ASSIGNMENT,
+                                             "The manual partition assignment includes the broker 1 more than once.")
+        assert alter("moves", 0, [7, 1]) == (
+            Errors.INVALID_REPLICA_ASSIGNMENT,
+            "The manual partition assignment includes broker 7, but no such broker is registered.")
+        assert alter("moves", 2, [1]) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition moves:2.")
+        assert alter("nowhere", 0, [1]) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find a topic named nowhere.")
+        assert alter("moves", 0, None) == (Errors.NO_REASSIGNMENT_IN_PROGRESS,
+                                           "No partition reassignment is in progress.")
+        for topics in (None, [{"name": "moves", "partition_indexes": [0, 1]}]):
+            listed = client.request(LIST_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 5000, "topics": topics})
+            assert (listed["error_code"], listed["topics"]) == (Errors.NONE, [])
 
 
 def test_create_partitions_grows_and_refuses_to_shrink(broker):

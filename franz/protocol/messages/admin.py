@@ -357,6 +357,43 @@ ElectLeaders key=43 versions=0-2 flex=2+
         error_code int16
         error_message string null
 
+AlterPartitionReassignments key=45 versions=0-0 flex=0+
+ request
+    timeout_ms int32 default=60000
+    topics []
+      name string
+      partitions []
+        partition_index int32
+        replicas []int32 null default=null
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null
+    responses []
+      name string
+      partitions []
+        partition_index int32
+        error_code int16
+        error_message string null
+
+ListPartitionReassignments key=46 versions=0-0 flex=0+
+ request
+    timeout_ms int32 default=60000
+    topics [] null default=null
+      name string
+      partition_indexes []int32
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null
+    topics []
+      name string
+      partitions []
+        partition_index int32
+        replicas []int32
+        adding_replicas []int32
+        removing_replicas []int32
+
 DescribeProducers key=61 versions=0-0 flex=0+
  request
     topics []

@@ -37,6 +37,7 @@ public class FranzDriver {
             case "tokens": tokens(bootstrap); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
+            case "reassignments": reassignments(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -243,6 +244,24 @@ public class FranzDriver {
                 .get(30, TimeUnit.SECONDS).get(partition);
             int all = admin.electLeaders(ElectionType.PREFERRED, null).partitions().get(30, TimeUnit.SECONDS).size();
             System.out.println("elected one=" + one.map(e -> e.getClass().getSimpleName()).orElse("done") + " all=" + all);
+        }
+    }
+
+    // kafka-reassign-partitions.sh on one node: the listing, a move to this node (already there),
+    // a move to a broker that does not exist, and a cancel with nothing in progress.
+    static void reassignments(String bootstrap, String topic) throws Exception {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            int listed = admin.listPartitionReassignments().reassignments().get(30, TimeUnit.SECONDS).size();
+            System.out.print("reassignments listed=" + listed + " ");
+            List<Optional<NewPartitionReassignment>> targets = List.of(
+                Optional.of(new NewPartitionReassignment(List.of(1))),
+                Optional.of(new NewPartitionReassignment(List.of(1, 2))), Optional.empty());
+            List<KafkaFuture<?>> calls = new ArrayList<>();
+            for (Optional<NewPartitionReassignment> target : targets) {
+                calls.add(admin.alterPartitionReassignments(Map.of(partition, target)).all());
+            }
+            printOutcomes("altered", calls);
         }
     }
 
