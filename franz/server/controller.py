@@ -7,7 +7,11 @@ broker and the log dirs themselves are the record of topics: every partition dir
 holds `partition.metadata` (topic id) from its creation on, so a restart finds
 every topic and its partition count there. Topic config overrides, which no
 partition file holds, live in `topic-configs.json` in the first log dir,
-replaced atomically on every change.
+replaced atomically on every change. Since those directories are made and
+renamed one partition at a time, `topic-changes.json` (franz.server.topic_journal)
+records each creation and deletion under way, and the next start finishes one
+a crash cut short: a deletion is completed, a creation never answered is
+rolled back, as one commit to Kafka's metadata log would have it.
 
 Nothing here fsyncs on the event loop: a new topic's (or new partitions') logs
 are made on a worker thread and published once they all exist, a deleted
@@ -50,6 +54,7 @@ from franz.server.metadata_cache import (
     TopicMetadata,
     validate_topic_name,
 )
+from franz.server.topic_journal import TOPIC_CHANGES_FILE, TopicJournal
 from franz.storage.checkpoint import flush_dir, random_kafka_uuid, uuid_to_kafka_string
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
 from franz.storage.log_manager import LogManager
@@ -91,6 +96,7 @@ class Controller:
         # One thread writes the config files, in the order the writes were asked for: each write
         # is a snapshot taken on the event loop, so the last one asked for is the last one written.
         self._config_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="franz-config-writer")
+        self._journal = TopicJournal(self._configs_path.with_name(TOPIC_CHANGES_FILE), self._write_config_file)
 
     def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """The broker-level log configs in force: static, then the cluster default, then this broker's."""
@@ -104,6 +110,7 @@ class Controller:
     def load(self) -> None:
         """Rebuild the topic registry from the loaded logs and the config file; this node
         leads every partition, so each HW moves to its LEO (the ISR is this node)."""
+        self._finish_changes_cut_short()
         stored = self._stored_configs
         partitions: dict[str, int] = {}
         topic_ids = {}
@@ -118,6 +125,25 @@ class Controller:
             self._create_logs(topic, range(topic.num_partitions))
         for partition_log in self.log_manager.all_logs():
             partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
+
+    def _finish_changes_cut_short(self) -> None:
+        """Delete the logs of every creation or deletion the journal says a crash cut short
+        (franz.server.topic_journal), with their topics' configs, before the topics are rebuilt."""
+        unfinished = self._journal.unfinished()
+        if not unfinished:
+            return
+        for name, topic_id, change in unfinished:
+            partitions = sorted(partition for (topic, partition), partition_log in self.log_manager.logs.items()
+                                if topic == name and partition_log.topic_id is not None
+                                and uuid_to_kafka_string(partition_log.topic_id) == topic_id)
+            logger.warning("The %s of topic %s with topic ID %s was cut short; deleting the %d log(s) it left: %s",
+                           change, name, topic_id, len(partitions), partitions)
+            for partition in partitions:
+                self.log_manager.delete_log(name, partition)
+            self._stored_configs.pop(name, None)
+        _write_json(self._configs_path, self._stored_configs)
+        self._journal.forget_all()
+        _write_json(self._journal.path, self._journal.content())
 
     def topic_log_config(self, topic: str) -> LogConfig:
         metadata = self.metadata.get(topic)
@@ -235,9 +261,13 @@ class Controller:
 
     async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
         await self._done(self._deleting, topic.name)  # else the old logs could be found as the new ones
+        await self._journal.begin_creation(topic.name, uuid_to_kafka_string(topic.topic_id))
         if topic.configs:
             await self._store_configs()  # before the logs, so a restart finds them with their configs
         await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
+        # Committed before it is published: no append to the topic can be answered while a
+        # restart would still roll its creation back.
+        await self._journal.end_creation(topic.name)
         self.metadata.put(topic)
         logger.info("Created topic %s with topic ID %s and %d partition(s)", topic.name,
                     uuid_to_kafka_string(topic.topic_id), topic.num_partitions)
@@ -261,11 +291,16 @@ class Controller:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
                            "This server does not host this topic-partition.")
         self.metadata.remove(name)
-        await asyncio.shield(self._track(self._deleting, name,
-                                         asyncio.to_thread(self._delete_logs, name, topic.num_partitions)))
+        await asyncio.shield(self._track(self._deleting, name, self._delete_topic(topic)))
+        logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
+
+    async def _delete_topic(self, topic: TopicMetadata) -> None:
+        topic_id = uuid_to_kafka_string(topic.topic_id)
+        await self._journal.begin_deletion(topic.name, topic_id)  # from here on a restart finishes it
+        await asyncio.to_thread(self._delete_logs, topic.name, topic.num_partitions)
         if topic.configs:
             await self._store_configs()
-        logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
+        await self._journal.end_deletion(topic_id)
 
     def _delete_logs(self, name: str, num_partitions: int) -> None:
         for partition in range(num_partitions):

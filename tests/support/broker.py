@@ -44,12 +44,15 @@ class BrokerProcess:
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self) -> BrokerProcess:
+    def command(self) -> list[str]:
         command = [sys.executable, "-m", "franz.cli.main", "server", "start"]
         for key, value in self.overrides.items():
             command += ["--override", f"{key}={value}"]
+        return command
+
+    def start(self) -> BrokerProcess:
         self._started.clear()
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        self.process = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._reader.start()

@@ -1,0 +1,85 @@
+"""The record of topic creations and deletions under way, so that a crash cannot leave half of one.
+
+In Kafka 4.x a topic's creation (TopicRecord and its PartitionRecords) and its
+deletion (RemoveTopicRecord) are each one commit to `__cluster_metadata`; the
+logs follow, and a broker that restarts deletes the logs of topics the metadata
+no longer has. franz keeps no metadata log: the partition directories are the
+record of topics (franz.server.controller). Making or renaming a topic's
+directories takes one step per partition, so a crash between two of them would
+leave part of the topic behind, and the next start would find it as a topic:
+a deleted topic back with some partitions (the rest re-created empty), a new
+one with fewer partitions than asked for and no answer ever given.
+
+This journal closes that gap. `topic-changes.json`, in the first log dir, lists
+the creations and deletions under way, each by topic name and id. An entry is
+written (and fsynced) before the first directory is made or renamed, and
+removed after the last, before the client is answered. At the next start an
+entry left behind is finished the way Kafka's metadata decides it: a deletion
+was committed, so its remaining logs are deleted; a creation was never
+answered, so its logs are deleted too (rolled back). Only logs holding that
+topic id are touched: a topic re-created under the same name has another.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Final
+
+TOPIC_CHANGES_FILE: Final = "topic-changes.json"
+
+logger = logging.getLogger(__name__)
+
+Writer = Callable[[Path, dict], Awaitable[None]]
+
+
+class TopicJournal:
+    def __init__(self, path: Path, write: Writer) -> None:
+        """`write(path, content)` replaces the file atomically and durably (the controller's
+        config writer thread, so that the journal and the config files change in request order)."""
+        self.path = path
+        self._write = write
+        self.creating: dict[str, str] = {}  # topic name -> its id (Kafka's base64 string)
+        self.deleting: dict[str, str] = {}  # topic id -> its name
+        self._read()
+
+    def _read(self) -> None:
+        if not self.path.exists():
+            return
+        try:
+            content = json.loads(self.path.read_text(encoding="utf-8"))
+            self.creating = {str(k): str(v) for k, v in content.get("creating", {}).items()}
+            self.deleting = {str(k): str(v) for k, v in content.get("deleting", {}).items()}
+        except (OSError, ValueError, AttributeError) as exc:
+            # The file is replaced by rename, so a torn one means it was damaged some other way.
+            logger.warning("Ignoring unreadable %s: %s", self.path, exc)
+
+    def content(self) -> dict:
+        return {"creating": dict(self.creating), "deleting": dict(self.deleting)}
+
+    async def begin_creation(self, name: str, topic_id: str) -> None:
+        self.creating[name] = topic_id
+        await self._write(self.path, self.content())
+
+    async def end_creation(self, name: str) -> None:
+        self.creating.pop(name, None)
+        await self._write(self.path, self.content())
+
+    async def begin_deletion(self, name: str, topic_id: str) -> None:
+        self.deleting[topic_id] = name
+        await self._write(self.path, self.content())
+
+    async def end_deletion(self, topic_id: str) -> None:
+        self.deleting.pop(topic_id, None)
+        await self._write(self.path, self.content())
+
+    def unfinished(self) -> list[tuple[str, str, str]]:
+        """(name, topic id, "creation" or "deletion") of every change a crash cut short."""
+        return ([(name, topic_id, "creation") for name, topic_id in self.creating.items()]
+                + [(name, topic_id, "deletion") for topic_id, name in self.deleting.items()])
+
+    def forget_all(self) -> None:
+        self.creating.clear()
+        self.deleting.clear()

@@ -1,0 +1,68 @@
+"""TopicJournal against real broker processes that crash in the middle of a topic's deletion
+or creation: the next start finishes the change the way Kafka's metadata decides it."""
+
+from __future__ import annotations
+
+from franz.protocol.codec import encode_request
+from franz.protocol.errors import Errors
+from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
+from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
+
+TIMEOUT_S = 30
+METADATA, DELETE_TOPICS = 3, 20
+
+
+def _metadata(client: RawClient, name: str) -> dict:
+    return client.request(METADATA, 12, {"topics": [{"topic_id": bytes(16), "name": name}],
+                                         "allow_auto_topic_creation": False,
+                                         "include_topic_authorized_operations": False})["topics"][0]
+
+
+def _crash_during(broker: CrashingBroker, api_key: int, version: int, body: dict, setup=None) -> None:
+    """Start `broker`, run `setup(client)`, send the request and wait for the crash it causes."""
+    broker.start()
+    try:
+        with RawClient(broker.bootstrap) as client:
+            if setup is not None:
+                setup(client)
+            client.send_frame(encode_request(api_key, version, 1, "crash", body))
+            assert broker.wait_for_crash(TIMEOUT_S) == CRASH_EXIT_CODE
+    finally:
+        broker.stop()
+
+
+def test_a_deletion_cut_short_by_a_crash_is_finished_at_the_next_start(tmp_path, broker_factory):
+    data = tmp_path / "data"
+
+    def fill(client: RawClient) -> None:
+        create_topic(client, "doomed", 4)
+        assert produce(client, "doomed", batch(b"gone"))["error_code"] == Errors.NONE
+
+    _crash_during(CrashingBroker(data, "delete_log", 2), DELETE_TOPICS, 6,
+                  {"topics": [{"name": "doomed", "topic_id": bytes(16)}], "timeout_ms": 5000}, fill)
+    # Two partitions were renamed for deletion before the crash, two were not.
+    assert sorted(path.name for path in data.glob("doomed-[0-9]")) == ["doomed-2", "doomed-3"]
+
+    broker = broker_factory(data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert _metadata(client, "doomed")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert not list(data.glob("doomed-[0-9]"))
+        assert broker.wait_for_line("The deletion of topic doomed")
+        create_topic(client, "doomed", 4)  # the name is free again, and the new topic empty
+        assert produce(client, "doomed", batch(b"new"))["base_offset"] == 0
+
+
+def test_a_creation_cut_short_by_a_crash_is_rolled_back_at_the_next_start(tmp_path, broker_factory):
+    data = tmp_path / "data"
+    _crash_during(CrashingBroker(data, "get_or_create_log", 2), CREATE_TOPICS, 7,
+                  {"topics": [{"name": "half", "num_partitions": 4, "replication_factor": 1,
+                               "configs": [{"name": "retention.ms", "value": "5000"}]}], "timeout_ms": 5000})
+    assert sorted(path.name for path in data.glob("half-[0-9]")) == ["half-0", "half-1"]
+
+    broker = broker_factory(data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert _metadata(client, "half")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert broker.wait_for_line("The creation of topic half")
+        create_topic(client, "half", 4)  # the client's retry gets the whole topic, without the old overrides
+        assert len(_metadata(client, "half")["partitions"]) == 4
+    assert "half" not in (data / "topic-configs.json").read_text()
