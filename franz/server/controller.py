@@ -9,9 +9,9 @@ every topic and its partition count there. Topic config overrides, which no
 partition file holds, live in `topic-configs.json` in the first log dir,
 replaced atomically on every change. Since those directories are made and
 renamed one partition at a time, `topic-changes.json` (franz.server.topic_journal)
-records each creation and deletion under way, and the next start finishes one
-a crash cut short: a deletion is completed, a creation never answered is
-rolled back, as one commit to Kafka's metadata log would have it.
+records each creation, growth and deletion under way, and the next start
+finishes one a crash cut short: a deletion is completed, a creation or growth
+never answered is rolled back, as one commit to Kafka's metadata log would have it.
 
 Nothing here fsyncs on the event loop: a new topic's (or new partitions') logs
 are made on a worker thread and published once they all exist, a deleted
@@ -127,20 +127,22 @@ class Controller:
             partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
 
     def _finish_changes_cut_short(self) -> None:
-        """Delete the logs of every creation or deletion the journal says a crash cut short
-        (franz.server.topic_journal), with their topics' configs, before the topics are rebuilt."""
+        """Delete the logs of every creation, growth or deletion the journal says a crash cut short
+        (franz.server.topic_journal), and but for a growth their topics' configs, before the topics
+        are rebuilt."""
         unfinished = self._journal.unfinished()
         if not unfinished:
             return
-        for name, topic_id, change in unfinished:
+        for name, topic_id, change, first_partition in unfinished:
             partitions = sorted(partition for (topic, partition), partition_log in self.log_manager.logs.items()
-                                if topic == name and partition_log.topic_id is not None
-                                and uuid_to_kafka_string(partition_log.topic_id) == topic_id)
+                                if topic == name and partition >= first_partition and partition_log.topic_id
+                                is not None and uuid_to_kafka_string(partition_log.topic_id) == topic_id)
             logger.warning("The %s of topic %s with topic ID %s was cut short; deleting the %d log(s) it left: %s",
                            change, name, topic_id, len(partitions), partitions)
             for partition in partitions:
                 self.log_manager.delete_log(name, partition)
-            self._stored_configs.pop(name, None)
+            if change != "growth":
+                self._stored_configs.pop(name, None)
         _write_json(self._configs_path, self._stored_configs)
         self._journal.forget_all()
         _write_json(self._journal.path, self._journal.content())
@@ -351,7 +353,9 @@ class Controller:
             return
 
         async def grow(old: int = topic.num_partitions) -> None:
+            await self._journal.begin_growth(name, uuid_to_kafka_string(topic.topic_id), old)
             await asyncio.to_thread(self._create_logs, topic, range(old, count))
+            await self._journal.end_growth(name)
             topic.num_partitions = count
             logger.info("Increased partition count of %s from %d to %d", name, old, count)
 

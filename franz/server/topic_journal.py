@@ -8,16 +8,18 @@ record of topics (franz.server.controller). Making or renaming a topic's
 directories takes one step per partition, so a crash between two of them would
 leave part of the topic behind, and the next start would find it as a topic:
 a deleted topic back with some partitions (the rest re-created empty), a new
-one with fewer partitions than asked for and no answer ever given.
+one with fewer partitions than asked for and no answer ever given, a topic
+grown by only some of the partitions CreatePartitions asked for.
 
 This journal closes that gap. `topic-changes.json`, in the first log dir, lists
-the creations and deletions under way, each by topic name and id. An entry is
+the creations, growths and deletions under way, each by topic name and id. An entry is
 written (and fsynced) before the first directory is made or renamed, and
 removed after the last, before the client is answered. At the next start an
 entry left behind is finished the way Kafka's metadata decides it: a deletion
-was committed, so its remaining logs are deleted; a creation was never
-answered, so its logs are deleted too (rolled back). Only logs holding that
-topic id are touched: a topic re-created under the same name has another.
+was committed, so its remaining logs are deleted; a creation or a growth was
+never answered, so the logs it made are deleted too (rolled back: a growth's
+are those from the old partition count up). Only logs holding that topic id
+are touched: a topic re-created under the same name has another.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class TopicJournal:
         self._write = write
         self.creating: dict[str, str] = {}  # topic name -> its id (Kafka's base64 string)
         self.deleting: dict[str, str] = {}  # topic id -> its name
+        self.growing: dict[str, tuple[str, int]] = {}  # topic name -> (its id, its partition count before)
         self._read()
 
     def _read(self) -> None:
@@ -52,12 +55,14 @@ class TopicJournal:
             content = json.loads(self.path.read_text(encoding="utf-8"))
             self.creating = {str(k): str(v) for k, v in content.get("creating", {}).items()}
             self.deleting = {str(k): str(v) for k, v in content.get("deleting", {}).items()}
-        except (OSError, ValueError, AttributeError) as exc:
+            self.growing = {str(k): (str(v[0]), int(v[1])) for k, v in content.get("growing", {}).items()}
+        except (OSError, ValueError, AttributeError, TypeError, IndexError) as exc:
             # The file is replaced by rename, so a torn one means it was damaged some other way.
             logger.warning("Ignoring unreadable %s: %s", self.path, exc)
 
     def content(self) -> dict:
-        return {"creating": dict(self.creating), "deleting": dict(self.deleting)}
+        return {"creating": dict(self.creating), "deleting": dict(self.deleting),
+                "growing": {name: list(entry) for name, entry in self.growing.items()}}
 
     async def begin_creation(self, name: str, topic_id: str) -> None:
         self.creating[name] = topic_id
@@ -65,6 +70,14 @@ class TopicJournal:
 
     async def end_creation(self, name: str) -> None:
         self.creating.pop(name, None)
+        await self._write(self.path, self.content())
+
+    async def begin_growth(self, name: str, topic_id: str, old_count: int) -> None:
+        self.growing[name] = (topic_id, old_count)
+        await self._write(self.path, self.content())
+
+    async def end_growth(self, name: str) -> None:
+        self.growing.pop(name, None)
         await self._write(self.path, self.content())
 
     async def begin_deletion(self, name: str, topic_id: str) -> None:
@@ -75,11 +88,14 @@ class TopicJournal:
         self.deleting.pop(topic_id, None)
         await self._write(self.path, self.content())
 
-    def unfinished(self) -> list[tuple[str, str, str]]:
-        """(name, topic id, "creation" or "deletion") of every change a crash cut short."""
-        return ([(name, topic_id, "creation") for name, topic_id in self.creating.items()]
-                + [(name, topic_id, "deletion") for topic_id, name in self.deleting.items()])
+    def unfinished(self) -> list[tuple[str, str, str, int]]:
+        """(name, topic id, "creation", "growth" or "deletion", first partition whose log goes)
+        of every change a crash cut short."""
+        return ([(name, topic_id, "creation", 0) for name, topic_id in self.creating.items()]
+                + [(name, topic_id, "growth", old) for name, (topic_id, old) in self.growing.items()]
+                + [(name, topic_id, "deletion", 0) for topic_id, name in self.deleting.items()])
 
     def forget_all(self) -> None:
         self.creating.clear()
+        self.growing.clear()
         self.deleting.clear()

@@ -9,7 +9,7 @@ from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
 from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
 
 TIMEOUT_S = 30
-METADATA, DELETE_TOPICS = 3, 20
+METADATA, DELETE_TOPICS, CREATE_PARTITIONS = 3, 20, 37
 
 
 def _metadata(client: RawClient, name: str) -> dict:
@@ -66,3 +66,21 @@ def test_a_creation_cut_short_by_a_crash_is_rolled_back_at_the_next_start(tmp_pa
         create_topic(client, "half", 4)  # the client's retry gets the whole topic, without the old overrides
         assert len(_metadata(client, "half")["partitions"]) == 4
     assert "half" not in (data / "topic-configs.json").read_text()
+
+
+def test_a_growth_cut_short_by_a_crash_is_rolled_back_at_the_next_start(tmp_path, broker_factory):
+    data = tmp_path / "data"
+
+    def two_partitions(client: RawClient) -> None:
+        create_topic(client, "grows", 2)  # the first two log creations; the growth makes the next
+
+    _crash_during(CrashingBroker(data, "get_or_create_log", 4), CREATE_PARTITIONS, 3,
+                  {"topics": [{"name": "grows", "count": 5, "assignments": None}], "timeout_ms": 5000,
+                   "validate_only": False}, two_partitions)
+    assert sorted(path.name for path in data.glob("grows-[0-9]")) == ["grows-0", "grows-1", "grows-2", "grows-3"]
+
+    broker = broker_factory(data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert len(_metadata(client, "grows")["partitions"]) == 2
+        assert sorted(path.name for path in data.glob("grows-[0-9]")) == ["grows-0", "grows-1"]
+        assert broker.wait_for_line("The growth of topic grows")
