@@ -38,6 +38,7 @@ from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import ReplicaManager
 from franz.server.sasl_apis import SaslApis
 from franz.server.socket_server import SocketServer, new_event_loop
+from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
 
 logger = logging.getLogger("franz.server.KafkaRaftServer")
@@ -97,6 +98,7 @@ class KafkaServer:
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
+        TxnMarkerApis(self.replica_manager, self.group_coordinator).register(self.apis)
         self.transaction_coordinator = TransactionCoordinator(config, controller, self.replica_manager, metadata,
                                                               self.apis.producer_ids, self.group_coordinator)
         await self.transaction_coordinator.startup()  # completes transactions left half-ended

@@ -79,6 +79,16 @@ def test_java_admin_lists_offsets_of_every_spec_and_describes_producers(broker, 
                       "producers": "1", "epoch": "0", "lastSequence": "49", "txnStart": "false"}
 
 
+def test_java_admin_aborts_an_open_transaction_at_its_partition(broker, java_driver):
+    """Admin.abortTransaction (kafka-transactions.sh abort) sends WriteTxnMarkers to the
+    partition's leader: the transaction that started at offset 0 is no longer open."""
+    from tests.support.raw_client import RawClient, create_topic
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "java-hanging")
+    assert _run(java_driver, "abort-transaction", broker.bootstrap, "java-hanging") == [
+        "abort", "open=0", "after=none"]
+
+
 def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
     """A Kafka broker without an authorizer answers the ACL APIs SECURITY_DISABLED."""
     assert _run(java_driver, "acls", broker.bootstrap) == [

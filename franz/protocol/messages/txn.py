@@ -57,6 +57,25 @@ EndTxn key=26 versions=0-4 flex=3+
     throttle_time_ms int32
     error_code int16
 
+WriteTxnMarkers key=27 versions=0-1 flex=1+
+ request
+    markers []
+      producer_id int64
+      producer_epoch int16
+      transaction_result bool
+      topics []
+        name string
+        partition_indexes []int32
+      coordinator_epoch int32
+ response
+    markers []
+      producer_id int64
+      topics []
+        name string
+        partitions []
+          partition_index int32
+          error_code int16
+
 TxnOffsetCommit key=28 versions=0-4 flex=3+
  request
     transactional_id string

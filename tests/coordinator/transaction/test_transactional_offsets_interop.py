@@ -13,11 +13,13 @@ import time
 import pytest
 from confluent_kafka import OFFSET_INVALID, Consumer, Producer, TopicPartition
 
+from franz.coordinator.group.group_coordinator_record_serde import partition_for
 from tests.support.raw_client import RawClient, create_topic
 
 pytestmark = pytest.mark.interop
 
 TIMEOUT_S = 30.0
+DESCRIBE_TRANSACTIONS, WRITE_TXN_MARKERS = 65, 27
 OVERRIDES = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
              "offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "5"}
 
@@ -135,3 +137,30 @@ def test_committed_transactional_offsets_survive_a_broker_kill_and_aborted_ones_
     finally:
         consumer.close()
     assert _committed(eos_broker.bootstrap, "kill-group") == 6
+
+
+def test_a_commit_marker_written_by_an_operator_commits_the_transactions_offsets(eos_broker):
+    """WriteTxnMarkers into the group's partition of __consumer_offsets (what a transaction
+    coordinator sends, or an operator ending a transaction by hand) hands the marker to the
+    group coordinator: the offsets sent to the still-open transaction become committed."""
+    _setup(eos_broker.bootstrap, 3)
+    producer = _transactional_producer(eos_broker.bootstrap, "eos-marker")
+    consumer = _consumer(eos_broker.bootstrap, "marker-group")
+    try:
+        consumer.assign([TopicPartition("in", 0, 0)])
+        values = _consume(consumer, 3)
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction([TopicPartition("in", 0, len(values))],
+                                             consumer.consumer_group_metadata(), TIMEOUT_S)
+    finally:
+        consumer.close()
+    with RawClient(eos_broker.bootstrap) as client:
+        described = client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["eos-marker"]})
+        state = described["transaction_states"][0]
+        partition = partition_for("marker-group", int(OVERRIDES["offsets.topic.num.partitions"]))
+        written = client.request(WRITE_TXN_MARKERS, 1, {"markers": [{
+            "producer_id": state["producer_id"], "producer_epoch": state["producer_epoch"],
+            "transaction_result": True, "coordinator_epoch": 0,
+            "topics": [{"name": "__consumer_offsets", "partition_indexes": [partition]}]}]})
+        assert written["markers"][0]["topics"][0]["partitions"][0]["error_code"] == 0
+    assert _committed(eos_broker.bootstrap, "marker-group") == 3

@@ -33,6 +33,7 @@ public class FranzDriver {
             case "transactions": transactions(bootstrap, args[2]); break;
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
             case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
+            case "abort-transaction": abortTransaction(bootstrap, args[2]); break;
             case "acls": acls(bootstrap); break;
             case "tokens": tokens(bootstrap); break;
             case "loggers": loggers(bootstrap, args[2]); break;
@@ -175,6 +176,37 @@ public class FranzDriver {
             System.out.println("transaction listed=" + listed + " described=" + description.state()
                 + " timeout=" + description.transactionTimeoutMs() + " partitions=" + description.topicPartitions().size());
         }
+    }
+
+    // kafka-transactions.sh abort: a transaction left open by a live producer is ended at the
+    // partition (WriteTxnMarkers) with the producer id, epoch and coordinator epoch that
+    // describeProducers reports; the partition then has no open transaction.
+    static void abortTransaction(String bootstrap, String topic) throws Exception {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        Properties p = props(bootstrap);
+        p.put("transactional.id", "java-hanging");
+        KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, null, "left open")).get(30, TimeUnit.SECONDS);
+            ProducerState open = openTransaction(admin, partition);
+            admin.abortTransaction(new AbortTransactionSpec(partition, open.producerId(), (short) open.producerEpoch(),
+                open.coordinatorEpoch().orElse(-1))).all().get(30, TimeUnit.SECONDS);
+            ProducerState after = openTransaction(admin, partition);
+            System.out.println("abort open=" + open.currentTransactionStartOffset().getAsLong()
+                + " after=" + (after == null ? "none" : after.currentTransactionStartOffset().getAsLong()));
+        } finally {
+            producer.close(Duration.ZERO);
+        }
+    }
+
+    static ProducerState openTransaction(Admin admin, TopicPartition partition) throws Exception {
+        for (ProducerState state : admin.describeProducers(List.of(partition)).partitionResult(partition)
+                .get(30, TimeUnit.SECONDS).activeProducers()) {
+            if (state.currentTransactionStartOffset().isPresent()) return state;
+        }
+        return null;
     }
 
     // The ACL calls of Admin on a broker with no authorizer: each fails with the exception it names.

@@ -1,0 +1,51 @@
+"""TxnMarkerApis against a running broker: WriteTxnMarkers ends a transaction in the partitions
+it names, with the producer state's epoch checks and per-partition errors."""
+
+from __future__ import annotations
+
+from franz.protocol.errors import Errors
+from franz.records import SimpleRecord, build_batch
+from tests.support.raw_client import RawClient, create_topic, produce
+
+INIT_PRODUCER_ID, LIST_OFFSETS, WRITE_TXN_MARKERS = 22, 2, 27
+READ_COMMITTED, LATEST = 1, -1
+
+
+def _last_stable_offset(client: RawClient, topic: str) -> int:
+    answer = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": READ_COMMITTED, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": LATEST}]}]})
+    return answer["topics"][0]["partitions"][0]["offset"]
+
+
+def _marker(producer_id: int, epoch: int, coordinator_epoch: int, *partitions: tuple[str, int],
+            commit: bool = False) -> dict:
+    return {"producer_id": producer_id, "producer_epoch": epoch, "transaction_result": commit,
+            "coordinator_epoch": coordinator_epoch,
+            "topics": [{"name": name, "partition_indexes": [index]} for name, index in partitions]}
+
+
+def _errors(answer: dict) -> dict[tuple[int, str, int], int]:
+    return {(marker["producer_id"], topic["name"], partition["partition_index"]): partition["error_code"]
+            for marker in answer["markers"] for topic in marker["topics"] for partition in topic["partitions"]}
+
+
+def test_an_abort_marker_ends_an_open_transaction_and_stale_epochs_are_refused(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "hanging")
+        pid = client.request(INIT_PRODUCER_ID, 4, {"transactional_id": None, "transaction_timeout_ms": -1,
+                                                   "producer_id": -1, "producer_epoch": -1})["producer_id"]
+        open_batch = build_batch([SimpleRecord(b"a"), SimpleRecord(b"b")], producer_id=pid, producer_epoch=3,
+                                 base_sequence=0, is_transactional=True)
+        assert produce(client, "hanging", open_batch)["error_code"] == Errors.NONE
+        assert _last_stable_offset(client, "hanging") == 0  # held back by the open transaction
+
+        for version in (0, 1):
+            stale = client.request(WRITE_TXN_MARKERS, version, {"markers": [
+                _marker(pid, 2, 0, ("hanging", 0)), _marker(pid, 3, 0, ("absent", 0))]})
+            assert _errors(stale) == {(pid, "hanging", 0): Errors.INVALID_PRODUCER_EPOCH,
+                                      (pid, "absent", 0): Errors.UNKNOWN_TOPIC_OR_PARTITION}
+        aborted = client.request(WRITE_TXN_MARKERS, 1, {"markers": [_marker(pid, 3, 7, ("hanging", 0))]})
+        assert _errors(aborted) == {(pid, "hanging", 0): Errors.NONE}
+        assert _last_stable_offset(client, "hanging") == 3  # the two records and the marker
+        zombie = client.request(WRITE_TXN_MARKERS, 1, {"markers": [_marker(pid, 3, 6, ("hanging", 0))]})
+        assert _errors(zombie) == {(pid, "hanging", 0): Errors.TRANSACTION_COORDINATOR_FENCED}
