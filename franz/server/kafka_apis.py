@@ -38,6 +38,7 @@ from franz.protocol.errors import Errors
 from franz.protocol.produce_request import InvalidProduceRecordsError, validate_records
 from franz.server import config_helper
 from franz.server.broker_metrics import BrokerMetrics
+from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
 from franz.server.error_responses import error_response
 from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
@@ -57,6 +58,16 @@ logger = logging.getLogger(__name__)
 
 _SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 API = api_keys.SCHEMAS_BY_NAME
+
+
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def _throttled_no_response(throttle_ms: int) -> Response:
+    response = Response((), Response.NO_RESPONSE_KIND)
+    response.throttle_ms = throttle_ms
+    return response
 
 
 def _key(name: str) -> int:
@@ -88,6 +99,11 @@ class KafkaApis:
         self.fetch_max_bytes = config["fetch.max.bytes"]
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.transaction_coordinator = None  # set by TransactionCoordinator.register
+        # Byte-rate quotas (their limits are set by ClientQuotaControlManager).
+        self.produce_quota = ClientQuotaManager("producer_byte_rate", config["quota.window.num"],
+                                                config["quota.window.size.seconds"])
+        self.fetch_quota = ClientQuotaManager("consumer_byte_rate", config["quota.window.num"],
+                                              config["quota.window.size.seconds"])
         self.handlers = {
             _key("ApiVersions"): self.handle_api_versions,
             _key("Metadata"): self.handle_metadata,
@@ -147,7 +163,11 @@ class KafkaApis:
                     return CLOSE_CONNECTION
             if isinstance(result, Response):
                 return result
-            return Response(encode_response(api_key, version, request.correlation_id, result))
+            response = Response(encode_response(api_key, version, request.correlation_id, result))
+            # A throttled client is answered at once and then not read from until its
+            # throttle time has passed (KIP-219).
+            response.throttle_ms = result.get("throttle_time_ms", 0)
+            return response
         finally:
             self.metrics.requests.labels(schema.name, str(version)).inc()
             self.metrics.total_time.labels(schema.name).observe((time.perf_counter() - start) * 1000)
@@ -270,13 +290,17 @@ class KafkaApis:
             self.replica_manager.on_appended(entries)
             if acks == -1:
                 await self.replica_manager.wait_for_acks(body["timeout_ms"], appended)
+        throttle_ms = 0
+        if self.produce_quota.quotas_enabled:
+            throttle_ms = self.produce_quota.record_and_get_throttle_time_ms(
+                ANONYMOUS_USER, request.client_id or "", len(request.frame), _now_ms())
         if acks == 0:
             if any(r["error_code"] for r in results.values()):
                 logger.info("Closing connection %s: acks=0 produce failed: %s", request.connection_id,
                             {f"{k[0]}-{k[1]}": Errors(r["error_code"]).name for k, r in results.items()
                              if r["error_code"]})
                 return CLOSE_CONNECTION
-            return NO_RESPONSE
+            return _throttled_no_response(throttle_ms) if throttle_ms else NO_RESPONSE
         by_topic: dict[str, list] = {}
         for (name, index), result in results.items():
             result = dict(result)
@@ -286,7 +310,7 @@ class KafkaApis:
             result["index"] = index
             by_topic.setdefault(name, []).append(result)
         return {"responses": [{"name": n, "partition_responses": p} for n, p in by_topic.items()],
-                "throttle_time_ms": 0}
+                "throttle_time_ms": throttle_ms}
 
     # -- fetch -------------------------------------------------------------------
 
@@ -317,8 +341,18 @@ class KafkaApis:
         fetches = [PartitionFetch(c.topic, c.partition, c.fetch_offset, c.partition_max_bytes)
                    for c in context.partitions]
         max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
-        await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, body["min_bytes"],
-                                                  body["max_wait_ms"])
+        min_bytes = body["min_bytes"]
+        if self.fetch_quota.quotas_enabled:  # no bigger than the client's quota could ever let through
+            window_bytes = self.fetch_quota.max_value_in_quota_window(ANONYMOUS_USER, request.client_id or "")
+            if window_bytes is not None:
+                max_bytes = min(max_bytes, int(window_bytes))
+                min_bytes = min(min_bytes, max_bytes)
+        await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, min_bytes, body["max_wait_ms"])
+        if self.fetch_quota.quotas_enabled:
+            throttle_ms = self._record_fetch(request, sum(fetch.size_bytes for fetch in fetches))
+            if throttle_ms:  # answered empty (FetchContext.getThrottledResponse): the records wait
+                session_id = context.session.session_id if context.incremental else 0
+                return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": session_id, "responses": []}
         for fetch in fetches:
             if fetch.size_bytes:
                 self.metrics.bytes_out.labels(fetch.topic).inc(fetch.size_bytes)
@@ -346,6 +380,15 @@ class KafkaApis:
                 {"partition_index": index, "error_code": Errors.UNKNOWN_TOPIC_ID, "high_watermark": -1,
                  "records": b""}]})
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
+
+    def _record_fetch(self, request: Request, size_bytes: int) -> int:
+        """The throttle time of a fetch answering `size_bytes`; a throttled one is taken back,
+        since it is answered empty (unrecordQuotaSensor)."""
+        client_id, now_ms = request.client_id or "", _now_ms()
+        throttle_ms = self.fetch_quota.record_and_get_throttle_time_ms(ANONYMOUS_USER, client_id, size_bytes, now_ms)
+        if throttle_ms:
+            self.fetch_quota.unrecord(ANONYMOUS_USER, client_id, size_bytes, now_ms)
+        return throttle_ms
 
     def _fetch_topic(self, version: int, topic: dict) -> tuple[str | None, bytes]:
         """(name, topic id) of a fetch request topic: by name before v13, by id from v13."""

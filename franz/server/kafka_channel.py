@@ -95,6 +95,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._ready_frame: bytes | bytearray | None = None
         self._parked = False
         self._reading = True
+        # A quota throttle: nothing more is read until the timer ends it (KIP-219).
+        self._throttle_timer: asyncio.TimerHandle | None = None
         # Send state.
         self._inflight: collections.deque[tuple[asyncio.Task[Response], Request]] = collections.deque()
         self._sending = False  # a response with file regions is being sent
@@ -141,6 +143,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if not self._accepted:
             return
         self._closing = True
+        self._cancel_throttle()
         self._write_out()  # nothing is written once closing: this frees the slots
         self._release_done()
         self._wake_drain_waiters()
@@ -161,6 +164,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         """Close after whatever is already in the transport's buffer is sent."""
         if self._closing:
             return
+        self._cancel_throttle()
         self._write_out()  # answers before the close still go out
         self._closing = True
         self._release_done()
@@ -287,8 +291,29 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._pending.clear()  # a partial frame after EOF never completes
             self._flush()
 
+    def _throttle(self, throttle_ms: int) -> None:
+        """Read nothing from this client for `throttle_ms` (a quota violation: the answer that
+        says so is already on its way); a longer throttle meanwhile extends it."""
+        when = self._loop.time() + throttle_ms / 1000.0
+        if self._throttle_timer is not None:
+            if self._throttle_timer.when() >= when:
+                return
+            self._throttle_timer.cancel()
+        self._throttle_timer = self._loop.call_at(when, self._end_throttle)
+        self._update_reading()
+
+    def _cancel_throttle(self) -> None:
+        if self._throttle_timer is not None:
+            self._throttle_timer.cancel()
+            self._throttle_timer = None
+
+    def _end_throttle(self) -> None:
+        self._throttle_timer = None
+        self._update_reading()
+
     def _update_reading(self) -> None:
-        want = not (self._parked or self._closing or self._eof or self._server._shutting_down)
+        want = not (self._parked or self._closing or self._eof or self._server._shutting_down
+                    or self._throttle_timer is not None)
         if want != self._reading and self._transport is not None and not self._transport.is_closing():
             self._reading = want
             if want:
@@ -354,6 +379,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
             response = self._result_of(task, request)
             if response is None:
                 return
+            if response.throttle_ms > 0:
+                self._throttle(response.throttle_ms)
             if response.kind == Response.NO_RESPONSE_KIND:
                 server._release_slot()
             elif response.kind == Response.CLOSE_CONNECTION_KIND:

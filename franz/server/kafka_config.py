@@ -82,6 +82,9 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("max.connections.per.ip", "int", INT32_MAX, at_least(0)),
     ConfigKey("num.network.threads", "int", 3, at_least(1)),
     ConfigKey("num.io.threads", "int", 8, at_least(1)),
+    # Client quotas: the samples a client's byte rate is measured over (QuotaConfig).
+    ConfigKey("quota.window.num", "int", 11, at_least(1)),
+    ConfigKey("quota.window.size.seconds", "int", 1, at_least(1)),
     ConfigKey("request.timeout.ms", "int", 30_000, at_least(0)),
     ConfigKey("fetch.max.bytes", "int", 55 * 1024 * 1024, at_least(1024)),
     ConfigKey("replica.fetch.max.bytes", "int", 1024 * 1024, at_least(0)),

@@ -166,7 +166,7 @@ class Request:
 class Response:
     """A handler's answer: chunks to send in order, or a marker (see module doc)."""
 
-    __slots__ = ("chunks", "kind", "size_bytes", "has_file_regions")
+    __slots__ = ("chunks", "kind", "size_bytes", "has_file_regions", "throttle_ms")
 
     SEND: Final = "send"
     NO_RESPONSE_KIND: Final = "no_response"
@@ -187,6 +187,7 @@ class Response:
                 regions = True
         self.size_bytes = size
         self.has_file_regions = regions
+        self.throttle_ms = 0  # > 0: read nothing more from the connection for this long (a quota)
         assert kind == Response.SEND or not self.chunks
 
     def __repr__(self) -> str:
