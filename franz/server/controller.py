@@ -509,8 +509,13 @@ class Controller:
                                       {name: topic.configs for name, topic in topics.items() if topic.configs})
 
     async def _write_config_file(self, path: Path, content: dict[str, dict[str, str]]) -> None:
-        """_write_json on the config writer thread (it fsyncs); `content` is copied here, on the loop."""
-        snapshot = {name: dict(configs) for name, configs in content.items()}
+        """write_file of `content`, copied here, on the loop."""
+        await self.write_file(path, {name: dict(configs) for name, configs in content.items()})
+
+    async def write_file(self, path: Path, snapshot: object) -> None:
+        """Replace a JSON file of the first log dir (write, fsync, rename, fsync the dir) on the
+        config writer thread, after every write asked for before; `snapshot` must not change
+        meanwhile. The files of configs, of topic changes and of client quotas all go this way."""
         await asyncio.get_running_loop().run_in_executor(self._config_writer, _write_json, path, snapshot)
 
 

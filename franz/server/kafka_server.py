@@ -21,6 +21,7 @@ import asyncio
 import logging
 import signal
 import sys
+from pathlib import Path
 
 from franz.common.config_def import ConfigError
 from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
@@ -29,6 +30,7 @@ from franz.protocol import api_keys
 from franz.server.acl_apis import AclApis
 from franz.server.allocator import keep_request_buffers_in_heap
 from franz.server.broker_metrics import BrokerMetrics
+from franz.server.client_quota_control_manager import CLIENT_QUOTAS_FILE, ClientQuotaControlManager
 from franz.server.controller import Controller
 from franz.server.delegation_token_apis import DelegationTokenApis
 from franz.server.kafka_apis import KafkaApis
@@ -93,6 +95,8 @@ class KafkaServer:
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         AclApis().register(self.apis)
+        ClientQuotaControlManager(Path(config.log_dirs[0]).resolve() / CLIENT_QUOTAS_FILE, controller.write_file,
+                                  [self.apis.produce_quota, self.apis.fetch_quota]).register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)

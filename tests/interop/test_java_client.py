@@ -89,6 +89,14 @@ def test_java_admin_aborts_an_open_transaction_at_its_partition(broker, java_dri
         "abort", "open=0", "after=none"]
 
 
+def test_java_admin_alters_and_describes_client_quotas(broker, java_driver):
+    """kafka-configs.sh on users: byte rates are kept and read back; a quota franz does not
+    enforce is refused (InvalidRequestException) rather than stored."""
+    assert _run(java_driver, "quotas", broker.bootstrap) == [
+        "quotas", "alice={consumer_byte_rate=2048.0,", "producer_byte_rate=1024.0}", "refused",
+        "InvalidRequestException"]
+
+
 def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
     """A Kafka broker without an authorizer answers the ACL APIs SECURITY_DISABLED."""
     assert _run(java_driver, "acls", broker.bootstrap) == [

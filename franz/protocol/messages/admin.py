@@ -394,6 +394,45 @@ ListPartitionReassignments key=46 versions=0-0 flex=0+
         adding_replicas []int32
         removing_replicas []int32
 
+DescribeClientQuotas key=48 versions=0-1 flex=1+
+ request
+    components []
+      entity_type string
+      match_type int8
+      match string null
+    strict bool
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null
+    entries [] null
+      entity []
+        entity_type string
+        entity_name string null
+      values []
+        key string
+        value float64
+
+AlterClientQuotas key=49 versions=0-1 flex=1+
+ request
+    entries []
+      entity []
+        entity_type string
+        entity_name string null
+      ops []
+        key string
+        value float64
+        remove bool
+    validate_only bool
+ response
+    throttle_time_ms int32
+    entries []
+      error_code int16
+      error_message string null
+      entity []
+        entity_type string
+        entity_name string null
+
 DescribeProducers key=61 versions=0-0 flex=0+
  request
     topics []

@@ -12,6 +12,7 @@ import org.apache.kafka.clients.producer.*;
 import org.apache.kafka.common.*;
 import org.apache.kafka.common.acl.*;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.quota.*;
 import org.apache.kafka.common.resource.*;
 import org.apache.kafka.common.serialization.*;
 
@@ -36,6 +37,7 @@ public class FranzDriver {
             case "abort-transaction": abortTransaction(bootstrap, args[2]); break;
             case "acls": acls(bootstrap); break;
             case "tokens": tokens(bootstrap); break;
+            case "quotas": quotas(bootstrap); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
@@ -207,6 +209,22 @@ public class FranzDriver {
             if (state.currentTransactionStartOffset().isPresent()) return state;
         }
         return null;
+    }
+
+    // kafka-configs.sh --entity-type users/clients: set a user's byte rates, read every quota back,
+    // then a quota key franz refuses.
+    static void quotas(String bootstrap) throws Exception {
+        ClientQuotaEntity alice = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "alice"));
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(alice, List.of(
+                new ClientQuotaAlteration.Op("producer_byte_rate", 1024.0),
+                new ClientQuotaAlteration.Op("consumer_byte_rate", 2048.0))))).all().get(30, TimeUnit.SECONDS);
+            Map<ClientQuotaEntity, Map<String, Double>> described =
+                admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS);
+            System.out.print("quotas alice=" + new TreeMap<>(described.get(alice)) + " ");
+            printOutcomes("refused", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(alice,
+                List.of(new ClientQuotaAlteration.Op("request_percentage", 50.0))))).all()));
+        }
     }
 
     // The ACL calls of Admin on a broker with no authorizer: each fails with the exception it names.

@@ -1,0 +1,149 @@
+"""Client quotas against real broker processes: AlterClientQuotas and DescribeClientQuotas as
+Kafka's controller answers them, kept across a restart, and byte-rate quotas enforced on
+producers and consumers (throttle_time_ms, and nothing read meanwhile)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from franz.protocol.codec import decode_response, encode_request
+from franz.protocol.errors import Errors
+from franz.records import SimpleRecord, build_batch
+from tests.support.raw_client import RawClient, create_topic
+
+DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, PRODUCE, API_VERSIONS = 48, 49, 0, 18
+EXACT, DEFAULT, SPECIFIED = 0, 1, 2
+TIMEOUT_S = 30
+
+
+def _entity(**names: str | None) -> list[dict]:
+    return [{"entity_type": kind.replace("_", "-"), "entity_name": name} for kind, name in names.items()]
+
+
+def _alter(client: RawClient, entity: list[dict], *ops: tuple[str, float | None],
+           validate_only: bool = False) -> tuple[int, str | None]:
+    answer = client.request(ALTER_CLIENT_QUOTAS, 1, {"validate_only": validate_only, "entries": [
+        {"entity": entity, "ops": [{"key": key, "value": value or 0.0, "remove": value is None}
+                                   for key, value in ops]}]})
+    entry = answer["entries"][0]
+    return entry["error_code"], entry["error_message"]
+
+
+def _describe(client: RawClient, *components: tuple[str, int, str | None], strict: bool = False) -> dict:
+    answer = client.request(DESCRIBE_CLIENT_QUOTAS, 1, {"strict": strict, "components": [
+        {"entity_type": kind, "match_type": match_type, "match": match} for kind, match_type, match in components]})
+    if answer["error_code"]:
+        return {"error": (answer["error_code"], answer["error_message"])}
+    return {tuple(sorted((e["entity_type"], e["entity_name"]) for e in entry["entity"])):
+            {v["key"]: v["value"] for v in entry["values"]} for entry in answer["entries"]}
+
+
+def test_quotas_are_altered_described_and_kept_across_a_restart(broker):
+    alice_c = _entity(user="alice", client_id="c")
+    default_client = _entity(client_id=None)
+    with RawClient(broker.bootstrap) as client:
+        assert _alter(client, alice_c, ("producer_byte_rate", 1024.0), ("consumer_byte_rate", 2048.0)) == (0, None)
+        assert _alter(client, default_client, ("consumer_byte_rate", 4096.0)) == (0, None)
+        assert _alter(client, _entity(user="bob"), ("producer_byte_rate", 1.0), validate_only=True) == (0, None)
+        everything = {(("client-id", "c"), ("user", "alice")): {"producer_byte_rate": 1024.0,
+                                                                 "consumer_byte_rate": 2048.0},
+                      (("client-id", None),): {"consumer_byte_rate": 4096.0}}
+        assert _describe(client) == everything  # bob's was only validated
+        assert _describe(client, ("client-id", SPECIFIED, None)) == everything  # a default is an entity too
+        assert list(_describe(client, ("client-id", DEFAULT, None), strict=True)) == [(("client-id", None),)]
+        assert list(_describe(client, ("user", EXACT, "alice"))) == [(("client-id", "c"), ("user", "alice"))]
+        assert _describe(client, ("user", EXACT, "alice"), strict=True) == {}  # alice's entity has two parts
+        assert _alter(client, alice_c, ("consumer_byte_rate", None)) == (0, None)
+    broker.restart()
+    with RawClient(broker.bootstrap) as client:
+        assert _describe(client) == {(("client-id", "c"), ("user", "alice")): {"producer_byte_rate": 1024.0},
+                                     (("client-id", None),): {"consumer_byte_rate": 4096.0}}
+
+
+def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
+    with RawClient(broker.bootstrap) as client:
+        refused = {
+            "fraction": _alter(client, _entity(user="u"), ("producer_byte_rate", 1.5)),
+            "zero": _alter(client, _entity(user="u"), ("consumer_byte_rate", -1.0)),
+            "unknown key": _alter(client, _entity(user="u"), ("bytes_per_fortnight", 1.0)),
+            "not enforced": _alter(client, _entity(user="u"), ("request_percentage", 50.0)),
+            "ip with user": _alter(client, _entity(user="u", ip="127.0.0.1"), ("connection_creation_rate", 1.0)),
+            "empty": _alter(client, []),
+            "empty name": _alter(client, _entity(user=""), ("producer_byte_rate", 1.0)),
+            "twice": _alter(client, _entity(user="u"), ("producer_byte_rate", 1.0), ("producer_byte_rate", 2.0)),
+        }
+        assert {case: code for case, (code, _) in refused.items()} == dict.fromkeys(refused, Errors.INVALID_REQUEST)
+        assert refused["fraction"][1] == "producer_byte_rate cannot be a fractional value."
+        assert refused["zero"][1] == "Quota consumer_byte_rate must be greater than 0"
+        assert refused["unknown key"][1] == "Invalid configuration key bytes_per_fortnight"
+        assert "request_percentage" in refused["not enforced"][1]
+        assert refused["empty"][1] == "Invalid empty client quota entity"
+        assert refused["empty name"][1] == "Empty user not supported"
+        assert refused["twice"][1] == "Ignoring duplicate entity ClientQuotaEntity(entries={user=u})"
+        assert _describe(client) == {}
+        assert _describe(client, ("user", EXACT, None))["error"] == (
+            Errors.INVALID_REQUEST, "Request specified MATCH_TYPE_EXACT, but set match string to null.")
+        assert _describe(client, ("group", SPECIFIED, None))["error"] == (
+            Errors.UNSUPPORTED_VERSION, "Unsupported entity type group")
+        assert _describe(client, ("user", SPECIFIED, None), ("user", DEFAULT, None))["error"][1] == (
+            "Entity type user cannot appear more than once in the filter.")
+
+
+def test_a_producer_over_its_byte_rate_is_told_to_wait_and_not_read_meanwhile(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "limited")
+        frame = encode_request(PRODUCE, 9, 7, "raw-client", {"acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": "limited", "partition_data": [
+                {"index": 0, "records": build_batch([SimpleRecord(b"x" * 20_000)])}]}]})
+        size = len(frame)  # what the broker records: the request (send_frame adds the size prefix)
+        quota = size // 11  # the first burst is measured over 10 s: this request is ~10% over
+        assert _alter(client, _entity(client_id="raw-client"), ("producer_byte_rate", float(quota))) == (0, None)
+        client.send_frame(frame)
+        answer = decode_response(PRODUCE, 9, client.receive_frame())[1]
+        received = time.monotonic()
+        assert answer["responses"][0]["partition_responses"][0]["error_code"] == Errors.NONE
+        # QuotaUtils.throttleTime: (rate - quota) / quota * window, the rate over a 10 s window
+        assert answer["throttle_time_ms"] == round((size / 10 - quota) / quota * 10_000)
+        versions = client.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
+        assert versions["error_code"] == Errors.NONE
+        # The broker read nothing from this connection until the throttle time was over.
+        assert time.monotonic() - received >= answer["throttle_time_ms"] / 1000 * 0.8
+
+
+@pytest.mark.interop
+def test_librdkafka_clients_over_their_byte_rates_are_throttled_and_still_get_everything(broker):
+    records, value = 600, b"v" * 1000
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "metered")
+        # ~600 KB against 50 KB/s: the first 10 s window is over by ~20%, a throttle of ~2 s.
+        assert _alter(client, _entity(client_id="metered-producer"), ("producer_byte_rate", 50_000.0)) == (0, None)
+        assert _alter(client, _entity(client_id="metered-consumer"), ("consumer_byte_rate", 50_000.0)) == (0, None)
+    throttles: dict[str, list[int]] = {"producer": [], "consumer": []}
+    # Batches well under the consumer's quota: a batch larger than a whole quota window would
+    # throttle every fetch of it, in Kafka as here.
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "client.id": "metered-producer", "linger.ms": 5,
+                         "batch.size": 16_384,
+                         "throttle_cb": lambda event: throttles["producer"].append(event.throttle_time)})
+    for _ in range(records):
+        producer.produce("metered", value=value, partition=0)
+    assert producer.flush(TIMEOUT_S) == 0
+    producer.poll(0)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "client.id": "metered-consumer", "group.id": "m",
+                         "fetch.max.bytes": 100_000, "message.max.bytes": 100_000,
+                         "max.partition.fetch.bytes": 100_000,
+                         "throttle_cb": lambda event: throttles["consumer"].append(event.throttle_time)})
+    try:
+        consumer.assign([TopicPartition("metered", 0, 0)])
+        consumed, deadline = 0, time.monotonic() + TIMEOUT_S
+        while consumed < records and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and not message.error():
+                consumed += 1
+    finally:
+        consumer.close()
+    assert consumed == records
+    assert any(t > 0 for t in throttles["producer"]), throttles
+    assert any(t > 0 for t in throttles["consumer"]), throttles
