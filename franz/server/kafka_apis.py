@@ -37,6 +37,7 @@ from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
 from franz.protocol.produce_request import InvalidProduceRecordsError, validate_records
 from franz.server import config_helper
+from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
@@ -202,22 +203,24 @@ class KafkaApis:
         endpoint = self.metadata.endpoint_for(request.listener_name)
         return [{"node_id": self.metadata.node_id, "host": endpoint.host, "port": endpoint.port, "rack": None}]
 
-    def _topic_metadata(self, topic: TopicMetadata) -> dict:
+    def _topic_metadata(self, topic: TopicMetadata, operations: int) -> dict:
         node = self.metadata.node_id
         return {"error_code": 0, "name": topic.name, "topic_id": topic.topic_id.bytes,
                 "is_internal": topic.is_internal,
                 "partitions": [{"error_code": 0, "partition_index": index, "leader_id": node,
                                 "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
                                 "offline_replicas": []} for index in range(topic.num_partitions)],
-                "topic_authorized_operations": api_keys.AUTHORIZED_OPERATIONS_OMITTED}
+                "topic_authorized_operations": operations}
 
     async def handle_metadata(self, request: Request, body: dict) -> dict:
         requested = body["topics"]
         if request.api_version == 0 and not requested:
             requested = None  # v0: an empty list means all topics
         topics: list[dict] = []
+        operations = (authorized_operations("topic") if body["include_topic_authorized_operations"]
+                      else api_keys.AUTHORIZED_OPERATIONS_OMITTED)
         if requested is None:
-            topics = [self._topic_metadata(t) for t in self.metadata.topics.values()]
+            topics = [self._topic_metadata(t, operations) for t in self.metadata.topics.values()]
         else:
             auto_create = body["allow_auto_topic_creation"] and self.config["auto.create.topics.enable"]
             for entry in requested:
@@ -232,7 +235,7 @@ class KafkaApis:
                 if topic is None and auto_create:
                     topic = await self._auto_create(name)
                 if isinstance(topic, TopicMetadata):
-                    topics.append(self._topic_metadata(topic))
+                    topics.append(self._topic_metadata(topic, operations))
                 else:
                     topics.append({"error_code": topic if topic is not None else Errors.UNKNOWN_TOPIC_OR_PARTITION,
                                    "name": name, "partitions": []})
@@ -254,7 +257,8 @@ class KafkaApis:
                 "controller_id": self.metadata.node_id, "brokers": [
                     {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None}
                     for b in self._brokers(request)],
-                "cluster_authorized_operations": api_keys.AUTHORIZED_OPERATIONS_OMITTED}
+                "cluster_authorized_operations": authorized_operations("cluster")
+                if body["include_cluster_authorized_operations"] else api_keys.AUTHORIZED_OPERATIONS_OMITTED}
 
     # -- produce -----------------------------------------------------------------
 

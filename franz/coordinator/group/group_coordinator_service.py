@@ -43,6 +43,7 @@ from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManage
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
 from franz.protocol.errors import Errors
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
+from franz.server.auth_helper import authorized_operations
 
 logger = logging.getLogger(__name__)
 
@@ -228,6 +229,8 @@ class GroupCoordinatorService:
                 answer.update(error_code=Errors.INVALID_GROUP_ID, error_message="The group id can't be empty.")
             elif answer["error_code"] == Errors.GROUP_ID_NOT_FOUND and self.coordinator.group(answer["group_id"]):
                 answer["error_message"] = f"Group {answer['group_id']} is not a consumer group."
+        if body["include_authorized_operations"]:
+            _add_authorized_operations(answers)
         return {"throttle_time_ms": 0, "groups": answers}
 
     def _consumer_group(self, group_id: str) -> ConsumerGroup | None:
@@ -479,6 +482,8 @@ class GroupCoordinatorService:
                 "client_host": m.client_host,
                 "member_metadata": m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
                 "member_assignment": m.assignment if stable else b""} for m in group.members.values()]
+        if body["include_authorized_operations"]:
+            _add_authorized_operations(answers)
         return {"throttle_time_ms": 0, "groups": answers}
 
     async def handle_delete_groups(self, request, body: dict) -> dict:
@@ -608,3 +613,10 @@ def _fail_written(topics: list[dict], code: int) -> dict:
             if partition["error_code"] == Errors.NONE:
                 partition["error_code"] = code
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _add_authorized_operations(answers: list[dict]) -> None:
+    """KafkaApis' describe handlers: a group answered without error gets its authorized operations."""
+    for answer in answers:
+        if answer["error_code"] == Errors.NONE:
+            answer["authorized_operations"] = authorized_operations("group")
