@@ -73,6 +73,7 @@ class ApiError(Exception):
     def __init__(self, code: Errors, message: str | None = None) -> None:
         super().__init__(message or code.name)
         self.code = code
+        self.error_code = code  # what error_responses reads, when a handler lets one escape
         self.message = message
 
 

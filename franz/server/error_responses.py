@@ -218,6 +218,10 @@ def _describe_log_dirs(version, body, code, message):
     return {"error_code": code}  # before v3 there is no such field: an empty list of results says it
 
 
+def _describe_topic_partitions(version, body, code, message):
+    return {"topics": [{"name": topic["name"], "error_code": code} for topic in body["topics"]]}
+
+
 def _sync_group(version, body, code, message):
     return {"error_code": code, "assignment": b""}
 
@@ -229,5 +233,5 @@ _BUILDERS: dict[int, Builder] = {
     24: _add_partitions_to_txn, 28: _offset_commit, 30: _create_acls, 31: _delete_acls, 32: _resources("results"),
     33: _resources("responses"), 35: _describe_log_dirs, 37: _create_partitions, 42: _delete_groups, 43: _elect_leaders,
     44: _resources("responses"), 60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions,
-    69: _consumer_group_describe,
+    69: _consumer_group_describe, 75: _describe_topic_partitions,
 }

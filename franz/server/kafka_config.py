@@ -89,6 +89,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("fetch.max.bytes", "int", 55 * 1024 * 1024, at_least(1024)),
     ConfigKey("replica.fetch.max.bytes", "int", 1024 * 1024, at_least(0)),
     ConfigKey("max.incremental.fetch.session.cache.slots", "int", 1000, at_least(0)),
+    ConfigKey("max.request.partition.size.limit", "int", 2000, at_least(1)),
     ConfigKey("fetch.purgatory.purge.interval.requests", "int", 1000),
     ConfigKey("producer.purgatory.purge.interval.requests", "int", 1000),
     # Producers and transactions.

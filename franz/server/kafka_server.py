@@ -33,6 +33,7 @@ from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_control_manager import CLIENT_QUOTAS_FILE, ClientQuotaControlManager
 from franz.server.controller import Controller
 from franz.server.delegation_token_apis import DelegationTokenApis
+from franz.server.describe_topic_partitions import DescribeTopicPartitionsApi
 from franz.server.kafka_apis import KafkaApis
 from franz.server.kafka_config import Endpoint, KafkaConfig
 from franz.server.metadata_cache import MetadataCache
@@ -95,6 +96,7 @@ class KafkaServer:
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         AclApis().register(self.apis)
+        DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
         ClientQuotaControlManager(Path(config.log_dirs[0]).resolve() / CLIENT_QUOTAS_FILE, controller.write_file,
                                   [self.apis.produce_quota, self.apis.fetch_quota]).register(self.apis)
         SaslApis().register(self.apis)

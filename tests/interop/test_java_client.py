@@ -64,6 +64,17 @@ def test_java_admin_client(broker, java_driver):
                     "deleted=true"]
 
 
+def test_java_admin_describes_a_topic_a_partition_at_a_time_with_its_authorized_operations(broker, java_driver):
+    """DescribeTopicPartitions paged by its cursor; with no authorizer every operation a topic
+    supports is authorized, as are the cluster's seven."""
+    from tests.support.raw_client import RawClient, create_topic
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "java-pages", 3)
+    assert _run(java_driver, "describe-topics", broker.bootstrap, "java-pages") == [
+        "described", "partitions=3", "leaders=[1]",
+        "topicOps=[READ,WRITE,CREATE,DELETE,ALTER,DESCRIBE,DESCRIBE_CONFIGS,ALTER_CONFIGS]", "clusterOps=7"]
+
+
 def test_java_admin_lists_offsets_of_every_spec_and_describes_producers(broker, java_driver):
     """ListOffsets v9 (latest tiered: -1 on a log without remote storage) and DescribeProducers:
     one idempotent producer whose last sequence is its last record's."""

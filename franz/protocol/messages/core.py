@@ -1,4 +1,5 @@
-"""Schemas of Produce, Fetch, ListOffsets, Metadata, OffsetForLeaderEpoch and ApiVersions: the data path and discovery.
+"""Schemas of Produce, Fetch, ListOffsets, Metadata, DescribeTopicPartitions, OffsetForLeaderEpoch and
+ApiVersions: the data path and discovery.
 
 Written down from Kafka's message JSON specs in the language of
 franz/protocol/schema.py; versions start at Kafka 4.x's baseline (KIP-896).
@@ -154,6 +155,36 @@ Metadata key=3 versions=0-12 flex=9+
         offline_replicas []int32 5+
       topic_authorized_operations int32 8+ default=-2147483648
     cluster_authorized_operations int32 8-10 default=-2147483648
+
+DescribeTopicPartitions key=75 versions=0-0 flex=0+
+ request
+    topics []
+      name string
+    response_partition_limit int32 default=2000
+    cursor {} null default=null
+      topic_name string
+      partition_index int32
+ response
+    throttle_time_ms int32
+    topics []
+      error_code int16
+      name string null
+      topic_id uuid
+      is_internal bool
+      partitions []
+        error_code int16
+        partition_index int32
+        leader_id int32
+        leader_epoch int32 default=-1
+        replica_nodes []int32
+        isr_nodes []int32
+        eligible_leader_replicas []int32 null default=null
+        last_known_elr []int32 null default=null
+        offline_replicas []int32
+      topic_authorized_operations int32 default=-2147483648
+    next_cursor {} null default=null
+      topic_name string
+      partition_index int32
 
 OffsetForLeaderEpoch key=23 versions=2-4 flex=4+
  request

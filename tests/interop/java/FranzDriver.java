@@ -30,6 +30,7 @@ public class FranzDriver {
             case "consumer-group-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "read_uncommitted", "consumer"); break;
             case "committed-consume": consume(bootstrap, args[2], Integer.parseInt(args[3]), null, "read_committed", "classic"); break;
             case "admin": admin(bootstrap, args[2], Integer.parseInt(args[3])); break;
+            case "describe-topics": describeTopics(bootstrap, args[2]); break;
             case "describe-group": describeGroup(bootstrap, args[2]); break;
             case "transactions": transactions(bootstrap, args[2]); break;
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
@@ -134,6 +135,22 @@ public class FranzDriver {
             boolean gone = !admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic);
             System.out.println("admin partitions=" + d.partitions().size() + " topicId=" + !d.topicId().equals(Uuid.ZERO_UUID)
                 + " retention=" + retention + " nodes=" + nodes.size() + " grown=" + grown + " deleted=" + gone);
+        }
+    }
+
+    // kafka-topics.sh --describe, one partition a page (DescribeTopicPartitions' cursor), with the
+    // authorized operations of the topic and of the cluster.
+    static void describeTopics(String bootstrap, String topic) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            TopicDescription d = admin.describeTopics(List.of(topic), new DescribeTopicsOptions()
+                .includeAuthorizedOperations(true).partitionSizeLimitPerResponse(1))
+                .allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
+            Set<AclOperation> cluster = admin.describeCluster(new DescribeClusterOptions()
+                .includeAuthorizedOperations(true)).authorizedOperations().get(30, TimeUnit.SECONDS);
+            System.out.println("described partitions=" + d.partitions().size() + " leaders="
+                + d.partitions().stream().map(p -> p.leader().id()).distinct().toList()
+                + " topicOps=" + new TreeSet<>(d.authorizedOperations()).toString().replace(" ", "")
+                + " clusterOps=" + cluster.size());
         }
     }
 
