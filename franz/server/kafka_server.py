@@ -40,6 +40,7 @@ from franz.server.metadata_cache import MetadataCache
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import ReplicaManager
 from franz.server.sasl_apis import SaslApis
+from franz.server.scram_control_manager import SCRAM_CREDENTIALS_FILE, ScramControlManager
 from franz.server.socket_server import SocketServer, new_event_loop
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
@@ -99,6 +100,8 @@ class KafkaServer:
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
         ClientQuotaControlManager(Path(config.log_dirs[0]).resolve() / CLIENT_QUOTAS_FILE, controller.write_file,
                                   [self.apis.produce_quota, self.apis.fetch_quota]).register(self.apis)
+        ScramControlManager(Path(config.log_dirs[0]).resolve() / SCRAM_CREDENTIALS_FILE,
+                            controller.write_file).register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)

@@ -108,6 +108,12 @@ def test_java_admin_alters_and_describes_client_quotas(broker, java_driver):
         "InvalidRequestException"]
 
 
+def test_java_admin_sets_and_describes_a_users_scram_credential(broker, java_driver):
+    """kafka-configs.sh --entity-type users: a SCRAM-SHA-256 credential is kept (salted by the
+    client) and described with its iterations, next to the user's (absent) quotas."""
+    assert _run(java_driver, "scram", broker.bootstrap) == ["scram", "SCRAM_SHA_256:8192", "quotas=0"]
+
+
 def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
     """A Kafka broker without an authorizer answers the ACL APIs SECURITY_DISABLED."""
     assert _run(java_driver, "acls", broker.bootstrap) == [

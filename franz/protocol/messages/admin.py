@@ -433,6 +433,40 @@ AlterClientQuotas key=49 versions=0-1 flex=1+
         entity_type string
         entity_name string null
 
+DescribeUserScramCredentials key=50 versions=0-0 flex=0+
+ request
+    users [] null
+      name string
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null
+    results []
+      user string
+      error_code int16
+      error_message string null
+      credential_infos []
+        mechanism int8
+        iterations int32
+
+AlterUserScramCredentials key=51 versions=0-0 flex=0+
+ request
+    deletions []
+      name string
+      mechanism int8
+    upsertions []
+      name string
+      mechanism int8
+      iterations int32
+      salt bytes
+      salted_password bytes
+ response
+    throttle_time_ms int32
+    results []
+      user string
+      error_code int16
+      error_message string null
+
 DescribeProducers key=61 versions=0-0 flex=0+
  request
     topics []

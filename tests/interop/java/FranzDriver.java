@@ -39,6 +39,7 @@ public class FranzDriver {
             case "acls": acls(bootstrap); break;
             case "tokens": tokens(bootstrap); break;
             case "quotas": quotas(bootstrap); break;
+            case "scram": scram(bootstrap); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
@@ -241,6 +242,21 @@ public class FranzDriver {
             System.out.print("quotas alice=" + new TreeMap<>(described.get(alice)) + " ");
             printOutcomes("refused", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(alice,
                 List.of(new ClientQuotaAlteration.Op("request_percentage", 50.0))))).all()));
+        }
+    }
+
+    // kafka-configs.sh --alter --add-config 'SCRAM-SHA-256=[iterations=8192,password=...]' --entity-type users,
+    // then its --describe, which asks for the user's SCRAM credentials and client quotas together.
+    static void scram(String bootstrap) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion("carol",
+                new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), "s3cret"))).all().get(30, TimeUnit.SECONDS);
+            UserScramCredentialsDescription carol = admin.describeUserScramCredentials(List.of("carol"))
+                .description("carol").get(30, TimeUnit.SECONDS);
+            Map<ClientQuotaEntity, Map<String, Double>> quotas = admin.describeClientQuotas(ClientQuotaFilter.containsOnly(
+                List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.USER, "carol")))).entities().get(30, TimeUnit.SECONDS);
+            ScramCredentialInfo info = carol.credentialInfos().get(0);
+            System.out.println("scram " + info.mechanism() + ":" + info.iterations() + " quotas=" + quotas.size());
         }
     }
 
