@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import math
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -189,6 +190,8 @@ def _check_value(keys: dict[str, str], key: str, value: float) -> None:
     kind = keys.get(key)
     if kind is None:
         raise ApiError(Errors.INVALID_REQUEST, f"Invalid configuration key {key}")
+    if math.isnan(value):  # Kafka lets NaN through, and then never throttles (Math.round(NaN) is 0)
+        raise ApiError(Errors.INVALID_REQUEST, f"Quota {key} must be a number")
     if value <= 0.0:
         raise ApiError(Errors.INVALID_REQUEST, f"Quota {key} must be greater than 0")
     if kind in _INTEGRAL_MAX:

@@ -36,6 +36,7 @@ from typing import Final
 USER: Final = "user"
 CLIENT_ID: Final = "client-id"
 ANONYMOUS_USER: Final = "ANONYMOUS"
+THROTTLE_TIME_MS_MAX: Final = 2**31 - 1
 
 # A quota entity: frozenset of (entity type, name) pairs; name None is the type's default.
 Entity = frozenset
@@ -143,7 +144,8 @@ class ClientQuotaManager:
         observed = rate.measure(now_ms)
         if observed <= bound:
             return 0
-        return round((observed - bound) / bound * rate.window_size_ms(now_ms))
+        # Bounded by the int32 the answers carry it in (a tiny quota and a large request could exceed it).
+        return min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), THROTTLE_TIME_MS_MAX)
 
     def max_value_in_quota_window(self, user: str, client_id: str) -> float | None:
         """The most one request may record and still be let through when nothing else was

@@ -67,6 +67,8 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
     with RawClient(broker.bootstrap) as client:
         refused = {
             "fraction": _alter(client, _entity(user="u"), ("producer_byte_rate", 1.5)),
+            "not a number": _alter(client, _entity(user="u"), ("producer_byte_rate", float("nan"))),
+            "infinite": _alter(client, _entity(user="u"), ("producer_byte_rate", float("inf"))),
             "zero": _alter(client, _entity(user="u"), ("consumer_byte_rate", -1.0)),
             "unknown key": _alter(client, _entity(user="u"), ("bytes_per_fortnight", 1.0)),
             "not enforced": _alter(client, _entity(user="u"), ("request_percentage", 50.0)),
@@ -77,6 +79,8 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
         }
         assert {case: code for case, (code, _) in refused.items()} == dict.fromkeys(refused, Errors.INVALID_REQUEST)
         assert refused["fraction"][1] == "producer_byte_rate cannot be a fractional value."
+        assert refused["not a number"][1] == "Quota producer_byte_rate must be a number"
+        assert refused["infinite"][1] == "Proposed value for producer_byte_rate is too large for a LONG."
         assert refused["zero"][1] == "Quota consumer_byte_rate must be greater than 0"
         assert refused["unknown key"][1] == "Invalid configuration key bytes_per_fortnight"
         assert "request_percentage" in refused["not enforced"][1]

@@ -67,3 +67,8 @@ def test_a_default_quota_gives_each_client_its_own_rate_and_a_user_quota_is_shar
     shared = _manager((_entity(user="ANONYMOUS"), 100.0))
     assert shared.record_and_get_throttle_time_ms("ANONYMOUS", "a", 1000, 0) == 0
     assert shared.record_and_get_throttle_time_ms("ANONYMOUS", "b", 1000, 0) == 10_000
+
+
+def test_a_throttle_time_never_exceeds_the_int32_the_answer_carries():
+    manager = _manager((_entity(client_id="c"), 1.0))
+    assert manager.record_and_get_throttle_time_ms("ANONYMOUS", "c", 10**12, 0) == 2**31 - 1
