@@ -48,8 +48,9 @@ Writer = Callable[[Path, object], Awaitable[None]]
 
 def _describe_entity(entity: Entity) -> str:
     """ClientQuotaEntity.toString."""
-    return "ClientQuotaEntity(entries={" + ", ".join(f"{kind}={name}" for kind, name in sorted(
-        entity, key=lambda pair: pair[0])) + "})"
+    entries = ", ".join(f"{kind}={'null' if name is None else name}"
+                        for kind, name in sorted(entity, key=lambda pair: pair[0]))
+    return "ClientQuotaEntity(entries={" + entries + "})"
 
 
 class ClientQuotaControlManager:
