@@ -12,6 +12,8 @@ exporter find familiar names:
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount}
 - kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)
 - kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}
+- kafka_server_{Produce,Fetch}_{byte_rate,throttle_time}{user,client_id}: clients under a
+  byte-rate quota (Kafka's quota sensors: bytes/s over the quota window, mean throttle ms)
 
 Per-request counters are updated on the event loop; gauges are read at scrape
 time from the live objects, so they cost nothing between scrapes.
@@ -20,6 +22,7 @@ time from the live objects, so they cost nothing between scrapes.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
@@ -37,9 +40,10 @@ LATENCY_BUCKETS_MS = (0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 500
 class _LiveCollector(Collector):
     """Gauges read from the log manager and the socket server at scrape time."""
 
-    def __init__(self, log_manager: LogManager, queue_size: Callable[[], int]) -> None:
+    def __init__(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict) -> None:
         self.log_manager = log_manager
         self.queue_size = queue_size
+        self.quotas = quotas  # "Produce" / "Fetch" -> its ClientQuotaManager
 
     def collect(self) -> Iterator:
         queue = GaugeMetricFamily("kafka_network_RequestChannel_RequestQueueSize",
@@ -77,6 +81,18 @@ class _LiveCollector(Collector):
         flush.add_metric([], rows, total_ms)
         yield flush
         assert cumulative == flushes
+        now_ms = time.monotonic_ns() // 1_000_000  # the quota managers' clock
+        for kind, manager in self.quotas.items():
+            byte_rate = GaugeMetricFamily(f"kafka_server_{kind}_byte_rate", f"{kind} bytes/s of a client under a "
+                                          "quota, over the quota window", labels=["user", "client_id"])
+            throttle = GaugeMetricFamily(f"kafka_server_{kind}_throttle_time", f"Mean ms a client's {kind} "
+                                         "requests were throttled, over the quota window",
+                                         labels=["user", "client_id"])
+            for user, client_id, rate, throttle_ms in manager.metrics(now_ms):
+                byte_rate.add_metric([user, client_id], rate)
+                throttle.add_metric([user, client_id], throttle_ms)
+            yield byte_rate
+            yield throttle
 
 
 class BrokerMetrics:
@@ -94,8 +110,8 @@ class BrokerMetrics:
                                     ["request"], buckets=LATENCY_BUCKETS_MS, registry=self.registry)
         self._server = None
 
-    def watch(self, log_manager: LogManager, queue_size: Callable[[], int]) -> None:
-        self.registry.register(_LiveCollector(log_manager, queue_size))
+    def watch(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict | None = None) -> None:
+        self.registry.register(_LiveCollector(log_manager, queue_size, quotas or {}))
 
     def serve(self, host: str, port: int) -> int:
         """Start the HTTP endpoint on its own thread; returns the bound port."""

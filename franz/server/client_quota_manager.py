@@ -94,6 +94,38 @@ class SampledRate:
         window_ms = self.window_size_ms(now_ms)  # purges first, as Kafka's measure does
         return sum(sample.value for sample in self._samples) / (window_ms / 1000.0)
 
+    def peek(self, now_ms: int) -> float:
+        """measure() without purging: for a reader on another thread (a metrics scrape),
+        which must not change the samples the event loop records into."""
+        expire_age_ms = self.samples_max * self.window_ms
+        live = [sample for sample in list(self._samples) if now_ms - sample.window_start_ms < expire_age_ms]
+        oldest = min((sample.window_start_ms for sample in live), default=now_ms)
+        elapsed_ms = now_ms - oldest
+        full_windows = elapsed_ms // self.window_ms
+        if full_windows < self.samples_max - 1:
+            elapsed_ms += (self.samples_max - 1 - full_windows) * self.window_ms
+        return sum(sample.value for sample in live) / (max(elapsed_ms, 1) / 1000.0)
+
+
+class SampledAvg:
+    """Kafka's Avg: the mean of the values recorded in the last `samples` windows."""
+
+    def __init__(self, samples: int, window_ms: int) -> None:
+        self.samples_max = samples
+        self.window_ms = window_ms
+        self._values: list[tuple[int, float]] = []  # (time recorded, value), oldest first
+
+    def record(self, value: float, now_ms: int) -> None:
+        self._values.append((now_ms, value))
+        expire_age_ms = self.samples_max * self.window_ms
+        while self._values and now_ms - self._values[0][0] >= expire_age_ms:
+            self._values.pop(0)
+
+    def peek(self, now_ms: int) -> float:
+        expire_age_ms = self.samples_max * self.window_ms
+        live = [value for at, value in list(self._values) if now_ms - at < expire_age_ms]
+        return sum(live) / len(live) if live else 0.0
+
 
 class ClientQuotaManager:
     def __init__(self, quota_key: str, samples: int = 11, window_size_s: int = 1) -> None:
@@ -102,6 +134,7 @@ class ClientQuotaManager:
         self.window_ms = window_size_s * 1000
         self._limits: dict[Entity, float] = {}  # the entities with a quota of this type, and its bound
         self._rates: dict[tuple[str, str], SampledRate] = {}  # Kafka's metric tags (user, client-id) -> rate
+        self._throttle_times: dict[tuple[str, str], SampledAvg] = {}  # the throttle times given, by tags
 
     def update_quotas(self, quotas: dict[Entity, dict[str, float]]) -> None:
         """Take the quotas of this manager's type from every entity's quotas (on each change)."""
@@ -145,7 +178,21 @@ class ClientQuotaManager:
         if observed <= bound:
             return 0
         # Bounded by the int32 the answers carry it in (a tiny quota and a large request could exceed it).
-        return min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), THROTTLE_TIME_MS_MAX)
+        throttle_ms = min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), THROTTLE_TIME_MS_MAX)
+        throttle_times = self._throttle_times.get(tags)
+        if throttle_times is None:
+            throttle_times = self._throttle_times[tags] = SampledAvg(self.samples, self.window_ms)
+        throttle_times.record(throttle_ms, now_ms)
+        return throttle_ms
+
+    def metrics(self, now_ms: int) -> list[tuple[str, str, float, float]]:
+        """(user, client-id, byte-rate, throttle-time) of every client recorded against a quota, as
+        Kafka's `kafka.server:type=Produce|Fetch,user=,client-id=` sensors report them. Read from
+        another thread: it copies and peeks, it never changes what the loop records into."""
+        throttles = dict(self._throttle_times)
+        return [(user, client_id, rate.peek(now_ms),
+                 throttles[(user, client_id)].peek(now_ms) if (user, client_id) in throttles else 0.0)
+                for (user, client_id), rate in list(self._rates.items())]
 
     def max_value_in_quota_window(self, user: str, client_id: str) -> float | None:
         """The most one request may record and still be let through when nothing else was

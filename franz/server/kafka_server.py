@@ -116,7 +116,8 @@ class KafkaServer:
                                           header_version_of=api_keys.request_header_version)
         await self.socket_server.start()
         socket_server = self.socket_server
-        self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests)
+        self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests,
+                           {"Produce": self.apis.produce_quota, "Fetch": self.apis.fetch_quota})
         if config["metrics.port"] > 0:
             self.metrics.serve(config.listeners[0].host or "127.0.0.1", config["metrics.port"])
         metadata.advertised = self._advertised_endpoints()

@@ -41,3 +41,23 @@ def test_metrics_follow_produce_and_fetch(broker_factory):
     assert _value(text, r"kafka_server_ReplicaManager_UnderReplicatedPartitions") == 0
     assert _value(text, r"kafka_log_LogFlushStats_LogFlushRateAndTimeMs_count") >= 1
     assert _value(text, r"kafka_network_RequestChannel_RequestQueueSize") >= 0
+
+
+def test_clients_under_a_byte_rate_quota_have_kafkas_quota_metrics(broker_factory):
+    """kafka.server:type=Produce,user=,client-id= byte-rate and throttle-time, for a client
+    recorded against a quota; clients without one have none."""
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "q")
+        quota = {"entity": [{"entity_type": "client-id", "entity_name": "raw-client"}],
+                 "ops": [{"key": "producer_byte_rate", "value": 100.0, "remove": False}]}
+        assert client.request(49, 1, {"entries": [quota], "validate_only": False})["entries"][0]["error_code"] == 0
+        answer = client.request(0, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": "q", "partition_data": [{"index": 0, "records": batch(b"x" * 2000)}]}]})
+    assert answer["throttle_time_ms"] > 0
+    text = _scrape(port)
+    labels = r'\{client_id="raw-client",user=""\}'
+    assert _value(text, rf"kafka_server_Produce_byte_rate{labels}") > 100  # over the quota: throttled
+    assert _value(text, rf"kafka_server_Produce_throttle_time{labels}") == answer["throttle_time_ms"]
+    assert "kafka_server_Fetch_byte_rate{" not in text  # no consumer is under a quota

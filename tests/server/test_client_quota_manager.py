@@ -3,7 +3,7 @@ applies to a (user, client-id) and whose rate it shares."""
 
 from __future__ import annotations
 
-from franz.server.client_quota_manager import CLIENT_ID, USER, ClientQuotaManager, SampledRate
+from franz.server.client_quota_manager import CLIENT_ID, USER, ClientQuotaManager, SampledAvg, SampledRate
 
 QUOTA = "producer_byte_rate"
 
@@ -72,3 +72,16 @@ def test_a_default_quota_gives_each_client_its_own_rate_and_a_user_quota_is_shar
 def test_a_throttle_time_never_exceeds_the_int32_the_answer_carries():
     manager = _manager((_entity(client_id="c"), 1.0))
     assert manager.record_and_get_throttle_time_ms("ANONYMOUS", "c", 10**12, 0) == 2**31 - 1
+
+
+def test_a_scrape_reads_the_rate_and_mean_throttle_without_changing_them():
+    rate = SampledRate(samples=11, window_ms=1000)
+    rate.record(1000, now_ms=0)
+    rate.record(1000, now_ms=10_500)
+    assert rate.peek(11_000) == rate.measure(11_000) == 1000 / 10.5  # measure purges; peek skips
+    throttles = SampledAvg(samples=11, window_ms=1000)
+    throttles.record(100, now_ms=0)
+    throttles.record(300, now_ms=5_000)
+    assert throttles.peek(5_000) == 200.0
+    assert throttles.peek(11_000) == 300.0  # the first has aged out of the 11 windows
+    assert SampledAvg(11, 1000).peek(0) == 0.0
