@@ -1,5 +1,5 @@
 """DescribeConfigs, IncrementalAlterConfigs and AlterConfigs answers (kafka.server.ConfigHelper,
-ConfigAdminManager).
+ConfigAdminManager), for topics, brokers, broker loggers and groups (franz.coordinator.group.group_config).
 
 A topic config's value is its override, else the broker's synonym key as set
 dynamically for this broker, else as the dynamic cluster default, else in the
@@ -34,6 +34,7 @@ from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 TOPIC_RESOURCE: Final = 2
 BROKER_RESOURCE: Final = 4
 BROKER_LOGGER_RESOURCE: Final = 8
+GROUP_RESOURCE: Final = 32
 DYNAMIC_TOPIC_CONFIG: Final = 1
 DYNAMIC_BROKER_CONFIG: Final = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG: Final = 3
@@ -126,7 +127,7 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
 
 
 def describe(controller: Controller, config: KafkaConfig, resource: dict, include_synonyms: bool,
-             include_documentation: bool, version: int) -> dict:
+             include_documentation: bool, version: int, group_configs=None) -> dict:
     kind, name, keys = resource["resource_type"], resource["resource_name"], resource["configuration_keys"]
     result = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name, "configs": []}
     wanted = set(keys) if keys is not None else None
@@ -150,6 +151,11 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
                 {"name": logger, "value": level, "read_only": False, "config_source": DYNAMIC_BROKER_LOGGER_CONFIG,
                  "is_sensitive": False, "documentation": None, "synonyms": []}
                 for logger, level in logging_controller.loggers().items() if wanted is None or logger in wanted]
+        except ApiError as exc:
+            result.update(error_code=exc.code, error_message=exc.message)
+    elif kind == GROUP_RESOURCE and group_configs is not None:
+        try:
+            result["configs"] = group_configs.describe(name, wanted, include_synonyms)
         except ApiError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
     else:
@@ -238,7 +244,8 @@ def answer(resource: dict, error: ApiError | None = None) -> dict:
             "resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
 
 
-async def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool) -> dict:
+async def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool,
+                            group_configs=None) -> dict:
     kind, name = resource["resource_type"], resource["resource_name"]
     operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
     try:
@@ -249,6 +256,8 @@ async def incremental_alter(controller: Controller, config: KafkaConfig, resourc
             await controller.alter_broker_configs(name, operations, validate_only)
         elif kind == BROKER_LOGGER_RESOURCE:
             _alter_log_levels(config, name, operations, validate_only)
+        elif kind == GROUP_RESOURCE and group_configs is not None:
+            await group_configs.alter(name, operations, validate_only)
         else:
             raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
     except ApiError as exc:
@@ -256,10 +265,10 @@ async def incremental_alter(controller: Controller, config: KafkaConfig, resourc
     return answer(resource)
 
 
-async def legacy_alter(controller: Controller, resource: dict, validate_only: bool) -> dict:
+async def legacy_alter(controller: Controller, resource: dict, validate_only: bool, group_configs=None) -> dict:
     """AlterConfigs (the legacy, non-incremental API): the given configs become the resource's
     whole set of overrides, and every override left out is removed
-    (ConfigurationControlManager.legacyAlterConfigs). Topics and brokers only, as in Kafka."""
+    (ConfigurationControlManager.legacyAlterConfigs). Topics, brokers and groups, as in Kafka."""
     kind, name = resource["resource_type"], resource["resource_name"]
     wanted = {entry["name"]: entry["value"] for entry in resource["configs"]}
     try:
@@ -271,6 +280,9 @@ async def legacy_alter(controller: Controller, resource: dict, validate_only: bo
         elif kind == BROKER_RESOURCE:
             current = controller.dynamic_broker_configs.get(name, {})
             await controller.alter_broker_configs(name, _replacing(current, wanted), validate_only)
+        elif kind == GROUP_RESOURCE and group_configs is not None:
+            current = group_configs.overrides.get(name, {})
+            await group_configs.alter(name, _replacing(current, wanted), validate_only)
         else:  # BROKER_LOGGER too: its levels are altered only incrementally
             raise ApiError(Errors.INVALID_REQUEST, f"Unknown resource type {kind}")
     except ApiError as exc:

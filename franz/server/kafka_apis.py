@@ -100,6 +100,7 @@ class KafkaApis:
         self.fetch_max_bytes = config["fetch.max.bytes"]
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.transaction_coordinator = None  # set by TransactionCoordinator.register
+        self.group_configs = None  # GroupConfigManager, set by KafkaServer: GROUP config resources
         # Byte-rate quotas (their limits are set by ClientQuotaControlManager).
         self.produce_quota = ClientQuotaManager("producer_byte_rate", config["quota.window.num"],
                                                 config["quota.window.size.seconds"])
@@ -599,17 +600,17 @@ class KafkaApis:
 
     async def handle_describe_configs(self, request: Request, body: dict) -> dict:
         results = [config_helper.describe(self.controller, self.config, resource, body["include_synonyms"],
-                                          body["include_documentation"], request.api_version)
+                                          body["include_documentation"], request.api_version, self.group_configs)
                    for resource in body["resources"]]
         return {"throttle_time_ms": 0, "results": results}
 
     async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
         return await self._alter_configs(body, lambda resource: config_helper.incremental_alter(
-            self.controller, self.config, resource, body["validate_only"]))
+            self.controller, self.config, resource, body["validate_only"], self.group_configs))
 
     async def handle_alter_configs(self, request: Request, body: dict) -> dict:
         return await self._alter_configs(body, lambda resource: config_helper.legacy_alter(
-            self.controller, resource, body["validate_only"]))
+            self.controller, resource, body["validate_only"], self.group_configs))
 
     async def _alter_configs(self, body: dict, alter) -> dict:
         """Each resource altered in request order; one named twice is refused every time."""

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from franz.common.config_def import ConfigError
+from franz.coordinator.group.group_config import GROUP_CONFIGS_FILE, GroupConfigManager
 from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
@@ -104,7 +105,11 @@ class KafkaServer:
                             controller.write_file).register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
-        self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata)
+        group_configs = GroupConfigManager(Path(config.log_dirs[0]).resolve() / GROUP_CONFIGS_FILE,
+                                           controller.write_file, config)
+        self.apis.group_configs = group_configs
+        self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata,
+                                                         group_configs=group_configs)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
         TxnMarkerApis(self.replica_manager, self.group_coordinator).register(self.apis)

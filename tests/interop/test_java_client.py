@@ -114,6 +114,12 @@ def test_java_admin_sets_and_describes_a_users_scram_credential(broker, java_dri
     assert _run(java_driver, "scram", broker.bootstrap) == ["scram", "SCRAM_SHA_256:8192", "quotas=0"]
 
 
+def test_java_admin_sets_a_consumer_groups_own_config(broker, java_driver):
+    """kafka-configs.sh --entity-type groups: the group's override, and the broker's value for the rest."""
+    assert _run(java_driver, "group-configs", broker.bootstrap, "java-configured") == [
+        "group", "session=50000:DYNAMIC_GROUP_CONFIG", "heartbeat=5000:DEFAULT_CONFIG"]
+
+
 def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
     """A Kafka broker without an authorizer answers the ACL APIs SECURITY_DISABLED."""
     assert _run(java_driver, "acls", broker.bootstrap) == [

@@ -89,8 +89,11 @@ WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 
 class ConsumerGroupCoordinator:
     def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
-                 write: WriteRecords) -> None:
+                 write: WriteRecords, group_configs=None) -> None:
         self.config = config
+        # A group's own session timeout and heartbeat interval (GroupConfigManager), read on
+        # every heartbeat; without one, the broker's.
+        self._group_configs = group_configs
         self._write = write
         self._background: set[asyncio.Task] = set()
         self.groups: dict[str, ConsumerGroup] = {}
@@ -284,7 +287,7 @@ class ConsumerGroupCoordinator:
             assignment = {"topic_partitions": [{"topic_id": topic_id, "partitions": sorted(partitions)}
                                                for topic_id, partitions in sorted(after.assigned.items())]}
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "member_id": member_id,
-                "member_epoch": after.member_epoch, "heartbeat_interval_ms": self.config.heartbeat_interval_ms,
+                "member_epoch": after.member_epoch, "heartbeat_interval_ms": self._heartbeat_interval_ms(group_id),
                 "assignment": assignment}
 
     def _get_or_create_group(self, group_id: str, create: bool) -> ConsumerGroup:
@@ -438,7 +441,17 @@ class ConsumerGroupCoordinator:
                             group_id, member_id)
                 self.fence_member(group, member_id)
                 self._persist_in_background(group)
-        self._schedule(group_id, member_id, "session", self.config.session_timeout_ms, expire)
+        self._schedule(group_id, member_id, "session", self._session_timeout_ms(group_id), expire)
+
+    def _session_timeout_ms(self, group_id: str) -> int:
+        if self._group_configs is None:
+            return self.config.session_timeout_ms
+        return self._group_configs.session_timeout_ms(group_id)
+
+    def _heartbeat_interval_ms(self, group_id: str) -> int:
+        if self._group_configs is None:
+            return self.config.heartbeat_interval_ms
+        return self._group_configs.heartbeat_interval_ms(group_id)
 
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, epoch: int, timeout_ms: int) -> None:
         def expire() -> None:

@@ -61,7 +61,7 @@ TransactionVerifier = Callable[[str, int, int, int], Errors]
 
 class GroupCoordinatorService:
     def __init__(self, config, controller, replica_manager, metadata,
-                 clock_ms: Callable[[], int] = now_ms) -> None:
+                 clock_ms: Callable[[], int] = now_ms, group_configs=None) -> None:
         self.config = GroupConfig.from_kafka_config(config)
         self.kafka_config = config
         self.controller = controller
@@ -75,7 +75,7 @@ class GroupCoordinatorService:
         if GROUP_TYPE_CONSUMER in config["group.coordinator.rebalance.protocols"]:
             self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_kafka_config(config),
                                                             self._topics_view, self._claim_for_consumer_group,
-                                                            self._append)
+                                                            self._append, group_configs)
         self._clock_ms = clock_ms
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}

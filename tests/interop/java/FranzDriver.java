@@ -40,6 +40,7 @@ public class FranzDriver {
             case "tokens": tokens(bootstrap); break;
             case "quotas": quotas(bootstrap); break;
             case "scram": scram(bootstrap); break;
+            case "group-configs": groupConfigs(bootstrap, args[2]); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
@@ -257,6 +258,22 @@ public class FranzDriver {
                 List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.USER, "carol")))).entities().get(30, TimeUnit.SECONDS);
             ScramCredentialInfo info = carol.credentialInfos().get(0);
             System.out.println("scram " + info.mechanism() + ":" + info.iterations() + " quotas=" + quotas.size());
+        }
+    }
+
+    // kafka-configs.sh --entity-type groups: set a consumer group's session timeout, read it back
+    // with the heartbeat interval it inherits from the broker.
+    static void groupConfigs(String bootstrap, String group) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
+                new ConfigEntry("consumer.session.timeout.ms", "50000"), AlterConfigOp.OpType.SET))))
+                .all().get(30, TimeUnit.SECONDS);
+            Config config = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
+            ConfigEntry session = config.get("consumer.session.timeout.ms");
+            ConfigEntry heartbeat = config.get("consumer.heartbeat.interval.ms");
+            System.out.println("group session=" + session.value() + ":" + session.source() + " heartbeat="
+                + heartbeat.value() + ":" + heartbeat.source());
         }
     }
 

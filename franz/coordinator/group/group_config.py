@@ -1,0 +1,163 @@
+"""Dynamic configs of one group (org.apache.kafka.coordinator.group.GroupConfig, GroupConfigManager).
+
+`kafka-configs.sh --entity-type groups` sets, per group id, the consumer
+group's session timeout and heartbeat interval (KIP-848) and the share-group
+keys. A key a group does not override takes the broker's value
+(`group.consumer.session.timeout.ms`, ...). Values are checked as
+GroupConfig.validate checks them: known names only, ints, each within the
+broker's `group.*.min.*` / `group.*.max.*` bounds, a session timeout above
+the heartbeat interval. Keys left out of an alteration are checked at
+GroupConfig's own defaults, as Kafka does. A group needs no members to have
+configs; the name must not be empty ("Default group resources are not
+allowed.").
+
+The overrides live in `group-configs.json` in the first log dir, replaced
+atomically through the controller's config writer. The consumer group
+coordinator reads a group's session timeout and heartbeat interval here on
+every heartbeat, so a change applies to the next one. franz runs no share
+groups; their keys are kept, as a Kafka broker without share groups keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Final
+
+from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least
+from franz.protocol.errors import Errors
+from franz.server.controller import DELETE, SET, ApiError
+
+GROUP_CONFIGS_FILE: Final = "group-configs.json"
+CONSUMER_SESSION_TIMEOUT_MS: Final = "consumer.session.timeout.ms"
+CONSUMER_HEARTBEAT_INTERVAL_MS: Final = "consumer.heartbeat.interval.ms"
+SHARE_SESSION_TIMEOUT_MS: Final = "share.session.timeout.ms"
+SHARE_HEARTBEAT_INTERVAL_MS: Final = "share.heartbeat.interval.ms"
+SHARE_RECORD_LOCK_DURATION_MS: Final = "share.record.lock.duration.ms"
+
+# Defaults are GroupCoordinatorConfig's / ShareGroupConfig's, as in GroupConfig's own ConfigDef.
+GROUP_CONFIG_DEF: Final = ConfigDef([
+    ConfigKey(CONSUMER_SESSION_TIMEOUT_MS, "int", 45_000, at_least(1)),
+    ConfigKey(CONSUMER_HEARTBEAT_INTERVAL_MS, "int", 5000, at_least(1)),
+    ConfigKey(SHARE_SESSION_TIMEOUT_MS, "int", 45_000, at_least(1)),
+    ConfigKey(SHARE_HEARTBEAT_INTERVAL_MS, "int", 5000, at_least(1)),
+    ConfigKey(SHARE_RECORD_LOCK_DURATION_MS, "int", 30_000, at_least(1000)),
+])
+# group key -> (the broker key of its default, of its lower bound, of its upper bound)
+BROKER_KEYS: Final = {
+    CONSUMER_SESSION_TIMEOUT_MS: ("group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
+                                  "group.consumer.max.session.timeout.ms"),
+    CONSUMER_HEARTBEAT_INTERVAL_MS: ("group.consumer.heartbeat.interval.ms",
+                                     "group.consumer.min.heartbeat.interval.ms",
+                                     "group.consumer.max.heartbeat.interval.ms"),
+    SHARE_SESSION_TIMEOUT_MS: ("group.share.session.timeout.ms", "group.share.min.session.timeout.ms",
+                               "group.share.max.session.timeout.ms"),
+    SHARE_HEARTBEAT_INTERVAL_MS: ("group.share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms",
+                                  "group.share.max.heartbeat.interval.ms"),
+    SHARE_RECORD_LOCK_DURATION_MS: ("group.share.record.lock.duration.ms",
+                                    "group.share.min.record.lock.duration.ms",
+                                    "group.share.max.record.lock.duration.ms"),
+}
+# The order GroupConfig.validateValues checks in: heartbeat before session timeout.
+_CHECK_ORDER: Final = (CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS,
+                       SHARE_SESSION_TIMEOUT_MS, SHARE_RECORD_LOCK_DURATION_MS)
+DYNAMIC_GROUP_CONFIG: Final = 8  # DescribeConfigs' ConfigSource.GROUP_CONFIG
+DEFAULT_CONFIG: Final = 5
+INT_TYPE: Final = 3
+
+logger = logging.getLogger(__name__)
+
+Writer = Callable[[Path, object], Awaitable[None]]
+
+
+def validate(overrides: dict[str, str], broker_config) -> None:
+    """GroupConfig.validate: raises ApiError(INVALID_CONFIG) naming the key."""
+    for name in overrides:
+        if name not in GROUP_CONFIG_DEF:
+            raise ApiError(Errors.INVALID_CONFIG, f"Unknown group config name: {name}")
+    try:
+        values, _unknown = GROUP_CONFIG_DEF.parse(overrides)
+    except ConfigError as exc:
+        raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+    for name in _CHECK_ORDER:
+        _default, low_key, high_key = BROKER_KEYS[name]
+        if values[name] < broker_config[low_key]:
+            raise ApiError(Errors.INVALID_CONFIG, f"{name} must be greater than or equal to {low_key}")
+        if values[name] > broker_config[high_key]:
+            raise ApiError(Errors.INVALID_CONFIG, f"{name} must be less than or equal to {high_key}")
+    for session, heartbeat in ((CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS),
+                               (SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS)):
+        if values[session] <= values[heartbeat]:
+            raise ApiError(Errors.INVALID_CONFIG, f"{session} must be greater than {heartbeat}")
+
+
+class GroupConfigManager:
+    def __init__(self, path: Path, write: Writer, broker_config) -> None:
+        self.path = path
+        self._write = write
+        self.broker_config = broker_config
+        self.overrides: dict[str, dict[str, str]] = self._read()  # group id -> key -> value
+
+    def _read(self) -> dict[str, dict[str, str]]:
+        if not self.path.exists():
+            return {}
+        try:
+            content = json.loads(self.path.read_text(encoding="utf-8"))
+            return {str(group): {str(k): str(v) for k, v in configs.items()} for group, configs in content.items()}
+        except (OSError, ValueError, AttributeError) as exc:
+            logger.warning("Ignoring unreadable %s: %s", self.path, exc)
+            return {}
+
+    def value(self, group_id: str, name: str) -> int:
+        """The group's value of `name`: its override, else the broker's."""
+        override = self.overrides.get(group_id, {}).get(name)
+        if override is not None:
+            return GROUP_CONFIG_DEF.keys[name].parse(override)
+        return self.broker_config[BROKER_KEYS[name][0]]
+
+    def session_timeout_ms(self, group_id: str) -> int:
+        return self.value(group_id, CONSUMER_SESSION_TIMEOUT_MS)
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        return self.value(group_id, CONSUMER_HEARTBEAT_INTERVAL_MS)
+
+    async def alter(self, group_id: str, operations: list[tuple[str, int, str | None]], validate_only: bool) -> None:
+        """IncrementalAlterConfigs on a GROUP resource: SET and DELETE (no key is a list)."""
+        if not group_id:
+            raise ApiError(Errors.INVALID_REQUEST, "Default group resources are not allowed.")
+        configs = dict(self.overrides.get(group_id, {}))
+        for name, op, value in operations:
+            if op == SET:
+                configs[name] = value
+            elif op == DELETE:
+                configs.pop(name, None)
+            else:
+                raise ApiError(Errors.INVALID_CONFIG, f"Config value append is not allowed for config key: {name}")
+        validate(configs, self.broker_config)
+        if validate_only:
+            return
+        if configs:
+            self.overrides[group_id] = configs
+        else:
+            self.overrides.pop(group_id, None)
+        await self._write(self.path, {group: dict(values) for group, values in self.overrides.items()})
+        logger.info("Updated configs of group %s: %s", group_id, configs)
+
+    def describe(self, group_id: str, keys: set[str] | None, include_synonyms: bool) -> list[dict]:
+        """ConfigHelper.createGroupConfigEntry of every group key (raises for an empty name)."""
+        if not group_id:
+            raise ApiError(Errors.INVALID_REQUEST, "Group name must not be empty")
+        overrides = self.overrides.get(group_id, {})
+        entries = []
+        for name in GROUP_CONFIG_DEF.keys:
+            if keys is not None and name not in keys:
+                continue
+            value = str(self.value(group_id, name))
+            source = DYNAMIC_GROUP_CONFIG if name in overrides else DEFAULT_CONFIG
+            entries.append({"name": name, "value": value, "read_only": False, "config_source": source,
+                            "is_sensitive": False, "config_type": INT_TYPE, "documentation": None,
+                            "synonyms": [{"name": name, "value": value, "source": source}] if include_synonyms
+                            else []})
+        return entries

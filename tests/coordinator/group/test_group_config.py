@@ -1,0 +1,86 @@
+"""Group configs (kafka-configs.sh --entity-type groups): altered and described as Kafka's
+GroupConfig checks them, kept across a restart, and used by the consumer group coordinator
+for the group's heartbeat interval and session timeout."""
+
+from __future__ import annotations
+
+import asyncio
+
+from franz.protocol.errors import Errors
+from tests.coordinator.group.test_consumer_group_coordinator import _topic, beat
+from tests.coordinator.group.test_group_coordinator import run
+from tests.support.raw_client import RawClient
+
+DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 32, 44, 33
+GROUP, SET, DELETE = 32, 0, 1
+DYNAMIC_GROUP_CONFIG, DEFAULT_CONFIG = 8, 5
+
+
+def _alter(client: RawClient, group: str, *ops: tuple[str, int, str | None]) -> tuple[int, str | None]:
+    answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+        {"resource_type": GROUP, "resource_name": group,
+         "configs": [{"name": n, "config_operation": op, "value": v} for n, op, v in ops]}]})
+    return answer["responses"][0]["error_code"], answer["responses"][0]["error_message"]
+
+
+def _describe(client: RawClient, group: str) -> dict:
+    answer = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+        {"resource_type": GROUP, "resource_name": group, "configuration_keys": None}], "include_synonyms": False})
+    result = answer["results"][0]
+    if result["error_code"]:
+        return {"error": (result["error_code"], result["error_message"])}
+    return {c["name"]: (c["value"], c["config_source"]) for c in result["configs"]}
+
+
+def test_group_configs_are_checked_described_and_kept_across_a_restart(broker):
+    with RawClient(broker.bootstrap) as client:
+        assert _alter(client, "g", ("consumer.session.timeout.ms", SET, "50000"),
+                      ("consumer.heartbeat.interval.ms", SET, "6000")) == (Errors.NONE, None)
+        refused = {
+            "below": _alter(client, "g", ("consumer.session.timeout.ms", SET, "30000")),
+            "above": _alter(client, "g", ("consumer.heartbeat.interval.ms", SET, "20000")),
+            "unknown": _alter(client, "g", ("consumer.nap.ms", SET, "1")),
+            "not an int": _alter(client, "g", ("consumer.session.timeout.ms", SET, "soon")),
+            "default": _alter(client, "", ("consumer.session.timeout.ms", SET, "50000")),
+        }
+        assert refused["below"] == (Errors.INVALID_CONFIG, "consumer.session.timeout.ms must be greater than or "
+                                                           "equal to group.consumer.min.session.timeout.ms")
+        assert refused["above"] == (Errors.INVALID_CONFIG, "consumer.heartbeat.interval.ms must be less than or "
+                                                           "equal to group.consumer.max.heartbeat.interval.ms")
+        assert refused["unknown"] == (Errors.INVALID_CONFIG, "Unknown group config name: consumer.nap.ms")
+        assert refused["not an int"][0] == Errors.INVALID_CONFIG and "consumer.session.timeout.ms" in \
+            refused["not an int"][1]
+        assert refused["default"] == (Errors.INVALID_REQUEST, "Default group resources are not allowed.")
+        # The legacy AlterConfigs replaces the whole set: the heartbeat override goes.
+        legacy = client.request(ALTER_CONFIGS, 2, {"validate_only": False, "resources": [
+            {"resource_type": GROUP, "resource_name": "g",
+             "configs": [{"name": "consumer.session.timeout.ms", "value": "55000"}]}]})
+        assert legacy["responses"][0]["error_code"] == Errors.NONE
+        assert _describe(client, "")["error"] == (Errors.INVALID_REQUEST, "Group name must not be empty")
+    broker.restart()
+    with RawClient(broker.bootstrap) as client:
+        described = _describe(client, "g")
+        assert described["consumer.session.timeout.ms"] == ("55000", DYNAMIC_GROUP_CONFIG)
+        assert described["consumer.heartbeat.interval.ms"] == ("5000", DEFAULT_CONFIG)  # the broker's
+        assert described["share.record.lock.duration.ms"] == ("30000", DEFAULT_CONFIG)
+        assert _alter(client, "g", ("consumer.session.timeout.ms", DELETE, None)) == (Errors.NONE, None)
+        assert _describe(client, "g")["consumer.session.timeout.ms"] == ("45000", DEFAULT_CONFIG)
+
+
+def test_a_consumer_group_heartbeats_and_expires_by_its_own_configs(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        group_configs = server.apis.group_configs
+        await group_configs.alter("own", [("consumer.heartbeat.interval.ms", SET, "1500"),
+                                          ("consumer.session.timeout.ms", SET, "2000")], False)
+        joined = await beat(server, "m1", 0, group_id="own")
+        other = await beat(server, "m1", 0, group_id="other")
+        group = server.group_coordinator.consumer_groups.group("own")
+        start = asyncio.get_running_loop().time()
+        while "m1" in group.members:  # the member stays silent: its 2 s session ends it
+            assert asyncio.get_running_loop().time() - start < 10, "m1 was never fenced"
+            await asyncio.sleep(0.05)
+        return joined["heartbeat_interval_ms"], other["heartbeat_interval_ms"]
+    # The broker's bounds let a group go down to 1 s; the broker's own defaults stay.
+    assert run(tmp_path, scenario, group_consumer_min_session_timeout_ms="1000",
+               group_consumer_min_heartbeat_interval_ms="1000") == (1500, 5000)
