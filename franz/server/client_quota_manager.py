@@ -37,6 +37,8 @@ USER: Final = "user"
 CLIENT_ID: Final = "client-id"
 ANONYMOUS_USER: Final = "ANONYMOUS"
 THROTTLE_TIME_MS_MAX: Final = 2**31 - 1
+INACTIVE_MS: Final = 3_600_000  # ClientQuotaManager.InactiveSensorExpirationTimeSeconds
+EXPIRY_CHECK_MS: Final = 60_000  # how often a new client's arrival looks for silent ones
 
 # A quota entity: frozenset of (entity type, name) pairs; name None is the type's default.
 Entity = frozenset
@@ -59,8 +61,10 @@ class SampledRate:
         self.window_ms = window_ms
         self._samples: list[_Sample] = []
         self._current = 0
+        self.last_record_ms = 0
 
     def record(self, value: float, now_ms: int) -> None:
+        self.last_record_ms = now_ms
         if not self._samples:
             self._samples.append(_Sample(now_ms))
         sample = self._samples[self._current]
@@ -135,6 +139,7 @@ class ClientQuotaManager:
         self._limits: dict[Entity, float] = {}  # the entities with a quota of this type, and its bound
         self._rates: dict[tuple[str, str], SampledRate] = {}  # Kafka's metric tags (user, client-id) -> rate
         self._throttle_times: dict[tuple[str, str], SampledAvg] = {}  # the throttle times given, by tags
+        self._last_expiry_ms = 0
 
     def update_quotas(self, quotas: dict[Entity, dict[str, float]]) -> None:
         """Take the quotas of this manager's type from every entity's quotas (on each change)."""
@@ -172,6 +177,8 @@ class ClientQuotaManager:
         tags, bound = resolved
         rate = self._rates.get(tags)
         if rate is None:
+            if now_ms - self._last_expiry_ms >= EXPIRY_CHECK_MS:
+                self._expire_inactive(now_ms)
             rate = self._rates[tags] = SampledRate(self.samples, self.window_ms)
         rate.record(value, now_ms)
         observed = rate.measure(now_ms)
@@ -184,6 +191,14 @@ class ClientQuotaManager:
             throttle_times = self._throttle_times[tags] = SampledAvg(self.samples, self.window_ms)
         throttle_times.record(throttle_ms, now_ms)
         return throttle_ms
+
+    def _expire_inactive(self, now_ms: int) -> None:
+        """Forget the rates of clients silent for an hour (Kafka's inactive sensor expiry), so
+        that clients with ever-new ids under a default quota do not pile up."""
+        self._last_expiry_ms = now_ms
+        for tags in [tags for tags, rate in self._rates.items() if now_ms - rate.last_record_ms >= INACTIVE_MS]:
+            del self._rates[tags]
+            self._throttle_times.pop(tags, None)
 
     def metrics(self, now_ms: int) -> list[tuple[str, str, float, float]]:
         """(user, client-id, byte-rate, throttle-time) of every client recorded against a quota, as

@@ -85,3 +85,12 @@ def test_a_scrape_reads_the_rate_and_mean_throttle_without_changing_them():
     assert throttles.peek(5_000) == 200.0
     assert throttles.peek(11_000) == 300.0  # the first has aged out of the 11 windows
     assert SampledAvg(11, 1000).peek(0) == 0.0
+
+
+def test_clients_silent_for_an_hour_are_forgotten():
+    manager = _manager((_entity(client_id=None), 100.0))  # each client id its own rate
+    for index in range(50):
+        manager.record_and_get_throttle_time_ms("ANONYMOUS", f"short-lived-{index}", 10, 0)
+    assert len(manager.metrics(0)) == 50
+    manager.record_and_get_throttle_time_ms("ANONYMOUS", "newcomer", 10, 3_600_000)
+    assert [client for _user, client, _rate, _throttle in manager.metrics(3_600_000)] == ["newcomer"]
