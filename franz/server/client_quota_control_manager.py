@@ -8,12 +8,11 @@ numbers for integral keys, a key or an entity once per request) and kept in
 `client-quotas.json` in the first log dir, replaced atomically on each change
 through the controller's config writer, so a restart has them.
 
-franz enforces the byte-rate quotas, `producer_byte_rate` and
-`consumer_byte_rate` (franz.server.client_quota_manager), which apply the
-moment they are altered. Kafka's other quota keys (`request_percentage`,
-`controller_mutation_rate`, and `connection_creation_rate` of IP entities)
-are refused with INVALID_REQUEST naming the key, rather than stored and
-silently not enforced.
+franz enforces `producer_byte_rate`, `consumer_byte_rate` and
+`request_percentage` (franz.server.client_quota_manager), which apply the
+moment they are altered. Kafka's other quota keys (`controller_mutation_rate`,
+and `connection_creation_rate` of IP entities) are refused with
+INVALID_REQUEST naming the key, rather than stored and silently not enforced.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
 USER_CLIENT_KEYS: Final = {"producer_byte_rate": "long", "consumer_byte_rate": "long",
                            "request_percentage": "double", "controller_mutation_rate": "double"}
 IP_KEYS: Final = {"connection_creation_rate": "int"}
-ENFORCED_KEYS: Final = frozenset(("producer_byte_rate", "consumer_byte_rate"))
+ENFORCED_KEYS: Final = frozenset(("producer_byte_rate", "consumer_byte_rate", "request_percentage"))
 _INTEGRAL_MAX: Final = {"short": 2**15 - 1, "int": 2**31 - 1, "long": 2**63 - 1}
 
 logger = logging.getLogger(__name__)
@@ -204,7 +203,7 @@ def _check_value(keys: dict[str, str], key: str, value: float) -> None:
             raise ApiError(Errors.INVALID_REQUEST, f"{key} cannot be a fractional value.")
     if key not in ENFORCED_KEYS:
         raise ApiError(Errors.INVALID_REQUEST, f"Quota {key} is not supported: franz enforces only "
-                                               f"{' and '.join(sorted(ENFORCED_KEYS))}")
+                                               f"{', '.join(sorted(ENFORCED_KEYS))}")
 
 
 def _filter(components: list[dict]) -> tuple[dict[str, str | None], set[str]]:

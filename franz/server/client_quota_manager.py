@@ -1,9 +1,13 @@
-"""ClientQuotaManager: byte-rate quotas of producers and consumers (kafka.server.ClientQuotaManager).
+"""ClientQuotaManager: the quotas of producers, consumers and their requests
+(kafka.server.ClientQuotaManager, ClientRequestQuotaManager).
 
-One manager per quota type (`producer_byte_rate` for Produce request bytes,
-`consumer_byte_rate` for Fetch response bytes). Each request's bytes are
-recorded against the quota that applies to its (user, client-id), found in
-Kafka's order of precedence (DefaultQuotaCallback):
+One manager per quota type: `producer_byte_rate` (Produce request bytes),
+`consumer_byte_rate` (Fetch response bytes) and `request_percentage` (the
+time a request's handling took, in percent of one thread: see
+franz.server.request_thread_time; its throttle is at most one quota window,
+as ClientRequestQuotaManager bounds it). Each request is recorded against the
+quota that applies to its (user, client-id), found in Kafka's order of
+precedence (DefaultQuotaCallback):
 
     1 /users/<user>/clients/<client-id>     5 /users/<default>/clients/<default>
     2 /users/<user>/clients/<default>       6 /users/<default>
@@ -132,8 +136,10 @@ class SampledAvg:
 
 
 class ClientQuotaManager:
-    def __init__(self, quota_key: str, samples: int = 11, window_size_s: int = 1) -> None:
+    def __init__(self, quota_key: str, samples: int = 11, window_size_s: int = 1,
+                 max_throttle_ms: int = THROTTLE_TIME_MS_MAX) -> None:
         self.quota_key = quota_key
+        self.max_throttle_ms = max_throttle_ms
         self.samples = samples
         self.window_ms = window_size_s * 1000
         self._limits: dict[Entity, float] = {}  # the entities with a quota of this type, and its bound
@@ -185,7 +191,7 @@ class ClientQuotaManager:
         if observed <= bound:
             return 0
         # Bounded by the int32 the answers carry it in (a tiny quota and a large request could exceed it).
-        throttle_ms = min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), THROTTLE_TIME_MS_MAX)
+        throttle_ms = min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), self.max_throttle_ms)
         throttle_times = self._throttle_times.get(tags)
         if throttle_times is None:
             throttle_times = self._throttle_times[tags] = SampledAvg(self.samples, self.window_ms)

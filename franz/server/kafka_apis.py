@@ -46,6 +46,7 @@ from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessi
 from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
+from franz.server.request_thread_time import Timed
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.unified_log import (
@@ -59,6 +60,10 @@ logger = logging.getLogger(__name__)
 
 _SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 API = api_keys.SCHEMAS_BY_NAME
+
+
+# Sent by a transaction coordinator rather than a client: Kafka answers them exempt from request quotas.
+_REQUEST_QUOTA_EXEMPT: Final = frozenset((API["WriteTxnMarkers"].api_key,))
 
 
 def _now_ms() -> int:
@@ -106,6 +111,10 @@ class KafkaApis:
                                                 config["quota.window.size.seconds"])
         self.fetch_quota = ClientQuotaManager("consumer_byte_rate", config["quota.window.num"],
                                               config["quota.window.size.seconds"])
+        # ClientRequestQuotaManager: a throttle of at most one quota window.
+        self.request_quota = ClientQuotaManager("request_percentage", config["quota.window.num"],
+                                                config["quota.window.size.seconds"],
+                                                config["quota.window.size.seconds"] * 1000)
         self.handlers = {
             _key("ApiVersions"): self.handle_api_versions,
             _key("Metadata"): self.handle_metadata,
@@ -153,9 +162,14 @@ class KafkaApis:
                            request.client_address[0], schema.name, version, exc)
             return CLOSE_CONNECTION
         start = time.perf_counter()
+        timed = None
         try:
             try:
-                result = await handler(request, body)
+                if self.request_quota.quotas_enabled and api_key not in _REQUEST_QUOTA_EXEMPT:
+                    timed = Timed(handler(request, body))
+                    result = await timed
+                else:
+                    result = await handler(request, body)
             except Exception as exc:  # noqa: BLE001 - answered as Kafka answers it (RequestHandlerHelper.handleError)
                 logger.error("Unexpected error handling request %s v%d (correlation id %d) from %s on connection %s",
                              schema.name, version, request.correlation_id, request.client_address[0],
@@ -163,8 +177,15 @@ class KafkaApis:
                 result = error_response(api_key, version, body, exc)
                 if result is None:
                     return CLOSE_CONNECTION
+            request_throttle_ms = 0
+            if timed is not None:  # request_percentage: the handler's time, in percent of one thread
+                request_throttle_ms = self.request_quota.record_and_get_throttle_time_ms(
+                    ANONYMOUS_USER, request.client_id or "", timed.ns * 100 / 1e9, _now_ms())
             if isinstance(result, Response):
+                result.throttle_ms = max(result.throttle_ms, request_throttle_ms)
                 return result
+            if request_throttle_ms > result.get("throttle_time_ms", 0):
+                result["throttle_time_ms"] = request_throttle_ms
             response = Response(encode_response(api_key, version, request.correlation_id, result))
             # A throttled client is answered at once and then not read from until its
             # throttle time has passed (KIP-219).

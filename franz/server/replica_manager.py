@@ -42,6 +42,7 @@ from franz.server.delayed_operations import DelayedFetch, DelayedProduce
 from franz.server.metadata_cache import MetadataCache
 from franz.server.partition import Partition
 from franz.server.purgatory import DelayedOperationPurgatory
+from franz.server.request_thread_time import on_worker_thread
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
 from franz.storage.producer_append_info import AppendOrigin
@@ -162,7 +163,7 @@ class ReplicaManager:
     async def run_on_append_thread(self, fn, *args):
         """Run an append job on the append thread, after every job handed to it before."""
         loop = asyncio.get_running_loop()
-        job = self.append_executor.submit(fn, *args)
+        job = self.append_executor.submit(on_worker_thread(fn), *args)
         self._appends_pending += 1
         # Counted down on the loop once the job has run, even if the awaiting request is
         # cancelled meanwhile: until then the loop must not append ahead of it.

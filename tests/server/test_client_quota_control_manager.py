@@ -12,6 +12,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors
 from franz.records import SimpleRecord, build_batch
+from tests.support.broker_on_thread import BrokerOnThread
 from tests.support.raw_client import RawClient, create_topic
 
 DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, PRODUCE, API_VERSIONS = 48, 49, 0, 18
@@ -71,7 +72,7 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
             "infinite": _alter(client, _entity(user="u"), ("producer_byte_rate", float("inf"))),
             "zero": _alter(client, _entity(user="u"), ("consumer_byte_rate", -1.0)),
             "unknown key": _alter(client, _entity(user="u"), ("bytes_per_fortnight", 1.0)),
-            "not enforced": _alter(client, _entity(user="u"), ("request_percentage", 50.0)),
+            "not enforced": _alter(client, _entity(user="u"), ("controller_mutation_rate", 5.0)),
             "ip with user": _alter(client, _entity(user="u", ip="127.0.0.1"), ("connection_creation_rate", 1.0)),
             "empty": _alter(client, []),
             "empty name": _alter(client, _entity(user=""), ("producer_byte_rate", 1.0)),
@@ -83,7 +84,7 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
         assert refused["infinite"][1] == "Proposed value for producer_byte_rate is too large for a LONG."
         assert refused["zero"][1] == "Quota consumer_byte_rate must be greater than 0"
         assert refused["unknown key"][1] == "Invalid configuration key bytes_per_fortnight"
-        assert "request_percentage" in refused["not enforced"][1]
+        assert "controller_mutation_rate" in refused["not enforced"][1]
         assert refused["empty"][1] == "Invalid empty client quota entity"
         assert refused["empty name"][1] == "Empty user not supported"
         assert refused["twice"][1] == "Ignoring duplicate entity ClientQuotaEntity(entries={user=u})"
@@ -116,6 +117,35 @@ def test_a_producer_over_its_byte_rate_is_told_to_wait_and_not_read_meanwhile(br
         # The broker read nothing from this connection until the throttle time was over: it began
         # after the produce arrived, so no later than `sent` plus the throttle time could it answer.
         assert time.monotonic() - sent >= answer["throttle_time_ms"] / 1000
+
+
+def test_a_client_over_its_request_percentage_is_throttled_for_at_most_one_window(broker):
+    with RawClient(broker.bootstrap) as client:
+        # 0.00001% of one thread: any request is far over it, and the throttle is bounded to the
+        # quota window (1 s), as ClientRequestQuotaManager bounds it.
+        assert _alter(client, _entity(client_id="raw-client"), ("request_percentage", 0.00001)) == (0, None)
+        sent = time.monotonic()
+        metadata = client.request(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                          "include_topic_authorized_operations": False})
+        assert metadata["throttle_time_ms"] == 1000
+        client.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
+        assert time.monotonic() - sent >= 1.0  # not read from meanwhile
+
+
+def test_write_txn_markers_a_coordinators_request_is_exempt_from_request_quotas(tmp_path):
+    broker = BrokerOnThread(tmp_path)
+    try:
+        with RawClient(broker.bootstrap) as client:
+            assert _alter(client, _entity(client_id="raw-client"), ("request_percentage", 0.00001)) == (0, None)
+            client.request(27, 1, {"markers": [{"producer_id": 1, "producer_epoch": 0, "transaction_result": False,
+                                                "coordinator_epoch": 0,
+                                                "topics": [{"name": "absent", "partition_indexes": [0]}]}]})
+            assert not broker.server.apis.request_quota.metrics(0)  # nothing recorded
+            client.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
+            assert [client_id for _user, client_id, _rate, _throttle in
+                    broker.server.apis.request_quota.metrics(0)] == ["raw-client"]
+    finally:
+        broker.stop()
 
 
 @pytest.mark.interop

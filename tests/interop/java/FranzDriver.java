@@ -242,7 +242,7 @@ public class FranzDriver {
                 admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS);
             System.out.print("quotas alice=" + new TreeMap<>(described.get(alice)) + " ");
             printOutcomes("refused", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(alice,
-                List.of(new ClientQuotaAlteration.Op("request_percentage", 50.0))))).all()));
+                List.of(new ClientQuotaAlteration.Op("controller_mutation_rate", 5.0))))).all()));
         }
     }
 
