@@ -12,8 +12,9 @@ exporter find familiar names:
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount}
 - kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)
 - kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}
-- kafka_server_{Produce,Fetch}_{byte_rate,throttle_time}{user,client_id}: clients under a
-  byte-rate quota (Kafka's quota sensors: bytes/s over the quota window, mean throttle ms)
+- kafka_server_{Produce,Fetch}_{byte_rate,throttle_time}{user,client_id} and
+  kafka_server_Request_{request_time,throttle_time}{user,client_id}: clients under a quota
+  (Kafka's quota sensors: bytes/s or percent of a thread over the quota window, mean throttle ms)
 
 Per-request counters are updated on the event loop; gauges are read at scrape
 time from the live objects, so they cost nothing between scrapes.
@@ -83,15 +84,17 @@ class _LiveCollector(Collector):
         assert cumulative == flushes
         now_ms = time.monotonic_ns() // 1_000_000  # the quota managers' clock
         for kind, manager in self.quotas.items():
-            byte_rate = GaugeMetricFamily(f"kafka_server_{kind}_byte_rate", f"{kind} bytes/s of a client under a "
-                                          "quota, over the quota window", labels=["user", "client_id"])
+            # Request quotas measure time (percent of a thread), the others bytes per second.
+            measure, unit = ("request_time", "percent of a thread") if kind == "Request" else ("byte_rate", "bytes/s")
+            rates = GaugeMetricFamily(f"kafka_server_{kind}_{measure}", f"{kind} {unit} of a client under a "
+                                      "quota, over the quota window", labels=["user", "client_id"])
             throttle = GaugeMetricFamily(f"kafka_server_{kind}_throttle_time", f"Mean ms a client's {kind} "
                                          "requests were throttled, over the quota window",
                                          labels=["user", "client_id"])
             for user, client_id, rate, throttle_ms in manager.metrics(now_ms):
-                byte_rate.add_metric([user, client_id], rate)
+                rates.add_metric([user, client_id], rate)
                 throttle.add_metric([user, client_id], throttle_ms)
-            yield byte_rate
+            yield rates
             yield throttle
 
 

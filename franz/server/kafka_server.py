@@ -123,7 +123,8 @@ class KafkaServer:
         await self.socket_server.start()
         socket_server = self.socket_server
         self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests,
-                           {"Produce": self.apis.produce_quota, "Fetch": self.apis.fetch_quota})
+                           {"Produce": self.apis.produce_quota, "Fetch": self.apis.fetch_quota,
+                            "Request": self.apis.request_quota})
         if config["metrics.port"] > 0:
             self.metrics.serve(config.listeners[0].host or "127.0.0.1", config["metrics.port"])
         metadata.advertised = self._advertised_endpoints()

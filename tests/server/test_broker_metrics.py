@@ -61,3 +61,16 @@ def test_clients_under_a_byte_rate_quota_have_kafkas_quota_metrics(broker_factor
     assert _value(text, rf"kafka_server_Produce_byte_rate{labels}") > 100  # over the quota: throttled
     assert _value(text, rf"kafka_server_Produce_throttle_time{labels}") == answer["throttle_time_ms"]
     assert "kafka_server_Fetch_byte_rate{" not in text  # no consumer is under a quota
+    assert "kafka_server_Request_request_time{" not in text  # nor any client under a request quota
+
+
+def test_a_client_under_a_request_quota_has_its_request_time_metric(broker_factory):
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    with RawClient(broker.bootstrap) as client:
+        quota = {"entity": [{"entity_type": "client-id", "entity_name": None}],
+                 "ops": [{"key": "request_percentage", "value": 1000.0, "remove": False}]}
+        assert client.request(49, 1, {"entries": [quota], "validate_only": False})["entries"][0]["error_code"] == 0
+        client.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
+    labels = r'\{client_id="raw-client",user=""\}'
+    assert _value(_scrape(port), rf"kafka_server_Request_request_time{labels}") > 0
