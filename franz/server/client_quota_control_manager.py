@@ -8,11 +8,12 @@ numbers for integral keys, a key or an entity once per request) and kept in
 `client-quotas.json` in the first log dir, replaced atomically on each change
 through the controller's config writer, so a restart has them.
 
-franz enforces `producer_byte_rate`, `consumer_byte_rate` and
-`request_percentage` (franz.server.client_quota_manager), which apply the
-moment they are altered. Kafka's other quota keys (`controller_mutation_rate`,
-and `connection_creation_rate` of IP entities) are refused with
-INVALID_REQUEST naming the key, rather than stored and silently not enforced.
+franz enforces every quota of users and client ids: `producer_byte_rate`,
+`consumer_byte_rate`, `request_percentage` (franz.server.client_quota_manager)
+and `controller_mutation_rate` (franz.server.controller_mutation_quota), each
+from the moment it is altered. The IP entities' `connection_creation_rate` is
+refused with INVALID_REQUEST naming the key, rather than stored and silently
+not enforced.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
 USER_CLIENT_KEYS: Final = {"producer_byte_rate": "long", "consumer_byte_rate": "long",
                            "request_percentage": "double", "controller_mutation_rate": "double"}
 IP_KEYS: Final = {"connection_creation_rate": "int"}
-ENFORCED_KEYS: Final = frozenset(("producer_byte_rate", "consumer_byte_rate", "request_percentage"))
+ENFORCED_KEYS: Final = frozenset(("producer_byte_rate", "consumer_byte_rate", "request_percentage",
+                                  "controller_mutation_rate"))
 _INTEGRAL_MAX: Final = {"short": 2**15 - 1, "int": 2**31 - 1, "long": 2**63 - 1}
 
 logger = logging.getLogger(__name__)

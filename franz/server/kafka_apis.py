@@ -41,6 +41,7 @@ from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
+from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
 from franz.server.error_responses import error_response
 from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
@@ -111,6 +112,8 @@ class KafkaApis:
                                                 config["quota.window.size.seconds"])
         self.fetch_quota = ClientQuotaManager("consumer_byte_rate", config["quota.window.num"],
                                               config["quota.window.size.seconds"])
+        self.mutation_quota = ControllerMutationQuotaManager(config["quota.window.num"],
+                                                             config["quota.window.size.seconds"], _now_ms)
         # ClientRequestQuotaManager: a throttle of at most one quota window.
         self.request_quota = ClientQuotaManager("request_percentage", config["quota.window.num"],
                                                 config["quota.window.size.seconds"],
@@ -540,8 +543,13 @@ class KafkaApis:
 
     # -- topics ------------------------------------------------------------------
 
+    def _mutation_quota(self, request: Request, strict_since_version: int) -> ControllerMutationQuota:
+        return self.mutation_quota.new_quota(ANONYMOUS_USER, request.client_id or "",
+                                             request.api_version >= strict_since_version)
+
     async def handle_create_topics(self, request: Request, body: dict) -> dict:
         results = []
+        quota = self._mutation_quota(request, 6)
         for entry in body["topics"]:
             name = entry["name"]
             result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None,
@@ -553,13 +561,14 @@ class KafkaApis:
                 if body["validate_only"]:
                     topic = TopicMetadata(name, uuid.UUID(int=0), count, overrides)
                 else:
+                    quota.record(count)
                     topic = await self.controller.create_topic(name, count, overrides)
                 result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,
                               configs=config_helper.create_topics_configs(self.controller, name, overrides))
             except ApiError as exc:
                 result.update(error_code=exc.code, error_message=exc.message)
             results.append(result)
-        return {"throttle_time_ms": 0, "topics": results}
+        return {"throttle_time_ms": quota.throttle_time_ms(), "topics": results}
 
     async def handle_delete_topics(self, request: Request, body: dict) -> dict:
         if request.api_version >= 6:
@@ -567,6 +576,7 @@ class KafkaApis:
         else:
             requested = [(name, None) for name in body["topic_names"]]
         responses = []
+        quota = self._mutation_quota(request, 5)
         for name, topic_id in requested:
             answer: dict[str, Any] = {"name": name, "topic_id": topic_id or bytes(16), "error_code": 0,
                                       "error_message": None}
@@ -583,6 +593,8 @@ class KafkaApis:
             try:
                 if not self.config["delete.topic.enable"]:
                     raise ApiError(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
+                if topic is not None:
+                    quota.record(topic.num_partitions)
                 await self.controller.delete_topic(name)
                 self.fetch_sessions.remove_topic(name)
                 for key in [(name, index) for index in range(topic.num_partitions)]:
@@ -590,19 +602,23 @@ class KafkaApis:
             except ApiError as exc:
                 answer.update(error_code=exc.code, error_message=exc.message)
             responses.append(answer)
-        return {"throttle_time_ms": 0, "responses": responses}
+        return {"throttle_time_ms": quota.throttle_time_ms(), "responses": responses}
 
     async def handle_create_partitions(self, request: Request, body: dict) -> dict:
         results = []
+        quota = self._mutation_quota(request, 3)
         for entry in body["topics"]:
             answer = {"name": entry["name"], "error_code": 0, "error_message": None}
             try:
+                topic = self.metadata.get(entry["name"])
+                if topic is not None and entry["count"] > topic.num_partitions and not body["validate_only"]:
+                    quota.record(entry["count"] - topic.num_partitions)
                 await self.controller.create_partitions(entry["name"], entry["count"], entry["assignments"],
                                                         body["validate_only"])
             except ApiError as exc:
                 answer.update(error_code=exc.code, error_message=exc.message)
             results.append(answer)
-        return {"throttle_time_ms": 0, "results": results}
+        return {"throttle_time_ms": quota.throttle_time_ms(), "results": results}
 
     async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,

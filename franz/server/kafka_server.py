@@ -100,8 +100,8 @@ class KafkaServer:
         AclApis().register(self.apis)
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
         ClientQuotaControlManager(Path(config.log_dirs[0]).resolve() / CLIENT_QUOTAS_FILE, controller.write_file,
-                                  [self.apis.produce_quota, self.apis.fetch_quota, self.apis.request_quota]
-                                  ).register(self.apis)
+                                  [self.apis.produce_quota, self.apis.fetch_quota, self.apis.request_quota,
+                                   self.apis.mutation_quota]).register(self.apis)
         ScramControlManager(Path(config.log_dirs[0]).resolve() / SCRAM_CREDENTIALS_FILE,
                             controller.write_file).register(self.apis)
         SaslApis().register(self.apis)

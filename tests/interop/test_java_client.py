@@ -108,6 +108,11 @@ def test_java_admin_alters_and_describes_client_quotas(broker, java_driver):
         "InvalidRequestException"]
 
 
+def test_java_admin_is_refused_topics_beyond_its_controller_mutation_rate(broker, java_driver):
+    assert _run(java_driver, "mutation-quota", broker.bootstrap) == [
+        "mutations", "ok", "ok", "ThrottlingQuotaExceededException"]
+
+
 def test_java_admin_sets_and_describes_a_users_scram_credential(broker, java_driver):
     """kafka-configs.sh --entity-type users: a SCRAM-SHA-256 credential is kept (salted by the
     client) and described with its iterations, next to the user's (absent) quotas."""

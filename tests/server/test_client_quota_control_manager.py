@@ -72,7 +72,7 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
             "infinite": _alter(client, _entity(user="u"), ("producer_byte_rate", float("inf"))),
             "zero": _alter(client, _entity(user="u"), ("consumer_byte_rate", -1.0)),
             "unknown key": _alter(client, _entity(user="u"), ("bytes_per_fortnight", 1.0)),
-            "not enforced": _alter(client, _entity(user="u"), ("controller_mutation_rate", 5.0)),
+            "not enforced": _alter(client, _entity(ip="127.0.0.1"), ("connection_creation_rate", 5.0)),
             "ip with user": _alter(client, _entity(user="u", ip="127.0.0.1"), ("connection_creation_rate", 1.0)),
             "empty": _alter(client, []),
             "empty name": _alter(client, _entity(user=""), ("producer_byte_rate", 1.0)),
@@ -84,7 +84,7 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
         assert refused["infinite"][1] == "Proposed value for producer_byte_rate is too large for a LONG."
         assert refused["zero"][1] == "Quota consumer_byte_rate must be greater than 0"
         assert refused["unknown key"][1] == "Invalid configuration key bytes_per_fortnight"
-        assert "controller_mutation_rate" in refused["not enforced"][1]
+        assert "connection_creation_rate" in refused["not enforced"][1]
         assert refused["empty"][1] == "Invalid empty client quota entity"
         assert refused["empty name"][1] == "Empty user not supported"
         assert refused["twice"][1] == "Ignoring duplicate entity ClientQuotaEntity(entries={user=u})"

@@ -40,6 +40,7 @@ public class FranzDriver {
             case "tokens": tokens(bootstrap); break;
             case "quotas": quotas(bootstrap); break;
             case "scram": scram(bootstrap); break;
+            case "mutation-quota": mutationQuota(bootstrap); break;
             case "group-configs": groupConfigs(bootstrap, args[2]); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
@@ -231,7 +232,7 @@ public class FranzDriver {
     }
 
     // kafka-configs.sh --entity-type users/clients: set a user's byte rates, read every quota back,
-    // then a quota key franz refuses.
+    // then an IP's connection rate, which franz refuses.
     static void quotas(String bootstrap) throws Exception {
         ClientQuotaEntity alice = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "alice"));
         try (Admin admin = Admin.create(props(bootstrap))) {
@@ -241,8 +242,26 @@ public class FranzDriver {
             Map<ClientQuotaEntity, Map<String, Double>> described =
                 admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS);
             System.out.print("quotas alice=" + new TreeMap<>(described.get(alice)) + " ");
-            printOutcomes("refused", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(alice,
-                List.of(new ClientQuotaAlteration.Op("controller_mutation_rate", 5.0))))).all()));
+            ClientQuotaEntity localhost = new ClientQuotaEntity(Map.of(ClientQuotaEntity.IP, "127.0.0.1"));
+            printOutcomes("refused", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(localhost,
+                List.of(new ClientQuotaAlteration.Op("connection_creation_rate", 5.0))))).all()));
+        }
+    }
+
+    // A controller_mutation_rate of 1 partition a second (a burst of 11): 10 and then 3 partitions
+    // are created, the next topic is refused (the admin asked not to retry on a quota violation).
+    static void mutationQuota(String bootstrap) throws Exception {
+        Properties p = props(bootstrap);
+        p.put("client.id", "java-mutations");
+        try (Admin admin = Admin.create(p)) {
+            admin.alterClientQuotas(List.of(new ClientQuotaAlteration(
+                new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, "java-mutations")),
+                List.of(new ClientQuotaAlteration.Op("controller_mutation_rate", 1.0))))).all().get(30, TimeUnit.SECONDS);
+            CreateTopicsOptions noRetry = new CreateTopicsOptions().retryOnQuotaViolation(false);
+            printOutcomes("mutations", List.of(
+                admin.createTopics(List.of(new NewTopic("java-m1", 10, (short) 1)), noRetry).all(),
+                admin.createTopics(List.of(new NewTopic("java-m2", 3, (short) 1)), noRetry).all(),
+                admin.createTopics(List.of(new NewTopic("java-m3", 1, (short) 1)), noRetry).all()));
         }
     }
 

@@ -1,0 +1,107 @@
+"""controller_mutation_rate quotas: how fast a client may create and delete partitions
+(KIP-599: kafka.server.ControllerMutationQuotaManager and the TokenBucket stat).
+
+Each CreateTopics, CreatePartitions or DeleteTopics counts the partitions it
+creates or deletes against the client's quota (found as every client quota
+is, franz.server.client_quota_manager). The quota is a token bucket: it
+refills at the quota per second up to a burst of quota x `quota.window.num`
+x `quota.window.size.seconds` tokens (it starts full), and each mutation
+takes its partitions from it, possibly below zero. While the bucket is below
+zero the client is over its quota, for -tokens / quota seconds.
+
+Request versions that know THROTTLING_QUOTA_EXCEEDED (CreateTopics v6+,
+CreatePartitions v3+, DeleteTopics v5+) get the strict quota: once the bucket
+is below zero, each further topic of the request is refused with that error
+(its mutation not made) and the answer carries the throttle time. Older
+versions get the permissive one: every mutation is made, and the answer is
+throttled once the bucket goes below zero. Either way the connection is not
+read from for the throttle time, as for any quota.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from franz.protocol.errors import Errors
+from franz.server.client_quota_manager import ClientQuotaManager
+from franz.server.controller import ApiError
+
+THROTTLING_QUOTA_EXCEEDED_MESSAGE: Final = "The throttling quota has been exceeded."
+
+
+class TokenBucket:
+    """org.apache.kafka.common.metrics.stats.TokenBucket, in seconds."""
+
+    def __init__(self, quota: float, burst: float) -> None:
+        self.quota = quota
+        self.burst = burst
+        self.tokens = 0.0
+        self.last_update_ms = 0
+
+    def _refill(self, now_ms: int) -> None:
+        self.tokens = min(self.burst, self.tokens + self.quota * (now_ms - self.last_update_ms) / 1000)
+        self.last_update_ms = now_ms
+
+    def measure(self, now_ms: int) -> float:
+        self._refill(now_ms)
+        return self.tokens
+
+    def record(self, permits: float, now_ms: int) -> None:
+        self._refill(now_ms)
+        self.tokens = min(self.burst, self.tokens - permits)
+
+
+class ControllerMutationQuota:
+    """One request's quota (Strict- or PermissiveControllerMutationQuota)."""
+
+    def __init__(self, bucket: TokenBucket | None, strict: bool, clock_ms) -> None:
+        self._bucket = bucket
+        self._strict = strict
+        self._clock_ms = clock_ms
+        self._throttle_ms = 0
+        self._recorded_ms = 0
+
+    def record(self, permits: int) -> None:
+        """Count a mutation of `permits` partitions; a strict quota over its limit refuses it
+        (ApiError THROTTLING_QUOTA_EXCEEDED) before it is made."""
+        bucket = self._bucket
+        if bucket is None:
+            return
+        now_ms = self._clock_ms()
+        if self._strict:
+            tokens = bucket.measure(now_ms)
+            if tokens < 0:
+                self._throttled(tokens, now_ms)
+                raise ApiError(Errors.THROTTLING_QUOTA_EXCEEDED, THROTTLING_QUOTA_EXCEEDED_MESSAGE)
+            bucket.record(permits, now_ms)
+        else:
+            bucket.record(permits, now_ms)
+            tokens = bucket.measure(now_ms)
+            if tokens < 0:
+                self._throttled(tokens, now_ms)
+
+    def _throttled(self, tokens: float, now_ms: int) -> None:
+        self._throttle_ms = round(-tokens / self._bucket.quota * 1000)
+        self._recorded_ms = now_ms
+
+    def throttle_time_ms(self) -> int:
+        """The throttle time recorded, less the time since (a request may have waited meanwhile)."""
+        return max(0, self._throttle_ms - (self._clock_ms() - self._recorded_ms))
+
+
+class ControllerMutationQuotaManager(ClientQuotaManager):
+    def __init__(self, samples: int, window_size_s: int, clock_ms) -> None:
+        super().__init__("controller_mutation_rate", samples, window_size_s)
+        self._clock_ms = clock_ms
+        self._buckets: dict[tuple[tuple[str, str], float], TokenBucket] = {}
+
+    def new_quota(self, user: str, client_id: str, strict: bool) -> ControllerMutationQuota:
+        resolved = self._resolve(user, client_id) if self.quotas_enabled else None
+        if resolved is None:
+            return ControllerMutationQuota(None, strict, self._clock_ms)
+        tags, bound = resolved
+        key = (tags, bound)  # a new quota value starts a new (full) bucket
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(bound, self.samples * self.window_ms / 1000 * bound)
+        return ControllerMutationQuota(bucket, strict, self._clock_ms)
