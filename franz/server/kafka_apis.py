@@ -15,10 +15,14 @@ RequestContext and SocketServer apply them:
   with the error response Kafka builds for it (error_responses: the error code
   in every place the response has one); the connection stays open.
 
-Handlers of the data path live here; topic administration goes through the
-Controller, config rendering through config_helper, log dirs and producer ids
-through their owners. Each handler returns the response body as a dict in
-the schema's field names (franz/protocol/messages).
+Handlers of the data path live here; the APIs Kafka forwards to its controller
+(topics, config changes, leaders, reassignments) are in ControllerApis, the
+coordinators', ACLs', quotas' and SCRAM's in their own modules, all registered
+here (`register`). Config rendering goes through config_helper, log dirs and
+producer ids through their owners. Each handler returns the response body as
+a dict in the schema's field names (franz/protocol/messages). A handler's
+`throttle_time_ms` (a quota) mutes the connection for that long after the
+answer; request_percentage quotas are recorded here, around every handler.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ import logging
 import re
 import shutil
 import time
-import uuid
 from typing import Any, Final
 
 from franz.protocol import api_keys
@@ -41,7 +44,6 @@ from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
-from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
 from franz.server.error_responses import error_response
 from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
@@ -112,8 +114,6 @@ class KafkaApis:
                                                 config["quota.window.size.seconds"])
         self.fetch_quota = ClientQuotaManager("consumer_byte_rate", config["quota.window.num"],
                                               config["quota.window.size.seconds"])
-        self.mutation_quota = ControllerMutationQuotaManager(config["quota.window.num"],
-                                                             config["quota.window.size.seconds"], _now_ms)
         # ClientRequestQuotaManager: a throttle of at most one quota window.
         self.request_quota = ClientQuotaManager("request_percentage", config["quota.window.num"],
                                                 config["quota.window.size.seconds"],
@@ -125,20 +125,12 @@ class KafkaApis:
             _key("Fetch"): self.handle_fetch,
             _key("ListOffsets"): self.handle_list_offsets,
             _key("OffsetForLeaderEpoch"): self.handle_offset_for_leader_epoch,
-            _key("CreateTopics"): self.handle_create_topics,
-            _key("DeleteTopics"): self.handle_delete_topics,
-            _key("CreatePartitions"): self.handle_create_partitions,
             _key("DescribeConfigs"): self.handle_describe_configs,
-            _key("IncrementalAlterConfigs"): self.handle_incremental_alter_configs,
-            _key("AlterConfigs"): self.handle_alter_configs,
             _key("DeleteRecords"): self.handle_delete_records,
             _key("InitProducerId"): self.handle_init_producer_id,
             _key("DescribeCluster"): self.handle_describe_cluster,
             _key("DescribeLogDirs"): self.handle_describe_log_dirs,
             _key("DescribeProducers"): self.handle_describe_producers,
-            _key("ElectLeaders"): self.handle_elect_leaders,
-            _key("AlterPartitionReassignments"): self.handle_alter_partition_reassignments,
-            _key("ListPartitionReassignments"): self.handle_list_partition_reassignments,
         }
 
     def register(self, name: str, handler) -> None:
@@ -541,98 +533,6 @@ class KafkaApis:
             None, self.producer_ids.init_producer_id, body["producer_id"], body["producer_epoch"])
         return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": epoch}
 
-    # -- topics ------------------------------------------------------------------
-
-    def _mutation_quota(self, request: Request, strict_since_version: int) -> ControllerMutationQuota:
-        return self.mutation_quota.new_quota(ANONYMOUS_USER, request.client_id or "",
-                                             request.api_version >= strict_since_version)
-
-    async def handle_create_topics(self, request: Request, body: dict) -> dict:
-        results = []
-        quota = self._mutation_quota(request, 6)
-        for entry in body["topics"]:
-            name = entry["name"]
-            result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None,
-                                      "num_partitions": -1, "replication_factor": -1, "configs": None}
-            try:
-                configs = {c["name"]: c["value"] for c in entry["configs"]}
-                count, overrides = self.controller.validate_new_topic(
-                    name, entry["num_partitions"], entry["replication_factor"], entry["assignments"], configs)
-                if body["validate_only"]:
-                    topic = TopicMetadata(name, uuid.UUID(int=0), count, overrides)
-                else:
-                    quota.record(count)
-                    topic = await self.controller.create_topic(name, count, overrides)
-                result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,
-                              configs=config_helper.create_topics_configs(self.controller, name, overrides))
-            except ApiError as exc:
-                result.update(error_code=exc.code, error_message=exc.message)
-            results.append(result)
-        return {"throttle_time_ms": quota.throttle_time_ms(), "topics": results}
-
-    async def handle_delete_topics(self, request: Request, body: dict) -> dict:
-        if request.api_version >= 6:
-            requested = [(t["name"], t["topic_id"]) for t in body["topics"]]
-        else:
-            requested = [(name, None) for name in body["topic_names"]]
-        responses = []
-        quota = self._mutation_quota(request, 5)
-        for name, topic_id in requested:
-            answer: dict[str, Any] = {"name": name, "topic_id": topic_id or bytes(16), "error_code": 0,
-                                      "error_message": None}
-            if name is None:
-                name = self.metadata.name_of(topic_id) if topic_id else None
-                answer["name"] = name
-                if name is None:
-                    answer["error_code"] = Errors.UNKNOWN_TOPIC_ID
-                    responses.append(answer)
-                    continue
-            topic = self.metadata.get(name)
-            if topic is not None:
-                answer["topic_id"] = topic.topic_id.bytes
-            try:
-                if not self.config["delete.topic.enable"]:
-                    raise ApiError(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
-                if topic is not None:
-                    quota.record(topic.num_partitions)
-                await self.controller.delete_topic(name)
-                self.fetch_sessions.remove_topic(name)
-                for key in [(name, index) for index in range(topic.num_partitions)]:
-                    self.replica_manager.on_appended([key])  # parked fetches answer at once
-            except ApiError as exc:
-                answer.update(error_code=exc.code, error_message=exc.message)
-            responses.append(answer)
-        return {"throttle_time_ms": quota.throttle_time_ms(), "responses": responses}
-
-    async def handle_create_partitions(self, request: Request, body: dict) -> dict:
-        results = []
-        quota = self._mutation_quota(request, 3)
-        for entry in body["topics"]:
-            answer = {"name": entry["name"], "error_code": 0, "error_message": None}
-            try:
-                topic = self.metadata.get(entry["name"])
-                if topic is not None and entry["count"] > topic.num_partitions and not body["validate_only"]:
-                    quota.record(entry["count"] - topic.num_partitions)
-                await self.controller.create_partitions(entry["name"], entry["count"], entry["assignments"],
-                                                        body["validate_only"])
-            except ApiError as exc:
-                answer.update(error_code=exc.code, error_message=exc.message)
-            results.append(answer)
-        return {"throttle_time_ms": quota.throttle_time_ms(), "results": results}
-
-    async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
-        return {"throttle_time_ms": 0, "error_code": Errors.NONE,
-                "replica_election_results": self.controller.elect_leaders(body["topic_partitions"])}
-
-    async def handle_alter_partition_reassignments(self, request: Request, body: dict) -> dict:
-        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
-                "responses": self.controller.alter_partition_reassignments(body["topics"])}
-
-    async def handle_list_partition_reassignments(self, request: Request, body: dict) -> dict:
-        """No reassignment ever starts on one node (Controller.alter_partition_reassignments),
-        so the listing, of every topic or of the ones named, is empty."""
-        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "topics": []}
-
     # -- configs -----------------------------------------------------------------
 
     async def handle_describe_configs(self, request: Request, body: dict) -> dict:
@@ -640,25 +540,6 @@ class KafkaApis:
                                           body["include_documentation"], request.api_version, self.group_configs)
                    for resource in body["resources"]]
         return {"throttle_time_ms": 0, "results": results}
-
-    async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
-        return await self._alter_configs(body, lambda resource: config_helper.incremental_alter(
-            self.controller, self.config, resource, body["validate_only"], self.group_configs))
-
-    async def handle_alter_configs(self, request: Request, body: dict) -> dict:
-        return await self._alter_configs(body, lambda resource: config_helper.legacy_alter(
-            self.controller, resource, body["validate_only"], self.group_configs))
-
-    async def _alter_configs(self, body: dict, alter) -> dict:
-        """Each resource altered in request order; one named twice is refused every time."""
-        duplicated = config_helper.duplicated_resources(body["resources"])
-        responses = []
-        for resource in body["resources"]:
-            if (resource["resource_type"], resource["resource_name"]) in duplicated:
-                responses.append(config_helper.answer(resource, config_helper.DUPLICATED_RESOURCE))
-            else:
-                responses.append(await alter(resource))
-        return {"throttle_time_ms": 0, "responses": responses}
 
     # -- log dirs ----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import signal
 import sys
+import time
 from pathlib import Path
 
 from franz.common.config_def import ConfigError
@@ -33,6 +34,8 @@ from franz.server.allocator import keep_request_buffers_in_heap
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_control_manager import CLIENT_QUOTAS_FILE, ClientQuotaControlManager
 from franz.server.controller import Controller
+from franz.server.controller_apis import ControllerApis
+from franz.server.controller_mutation_quota import ControllerMutationQuotaManager
 from franz.server.delegation_token_apis import DelegationTokenApis
 from franz.server.describe_topic_partitions import DescribeTopicPartitionsApi
 from franz.server.kafka_apis import KafkaApis
@@ -97,18 +100,21 @@ class KafkaServer:
         self.metrics = BrokerMetrics()
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
+        first_dir = Path(config.log_dirs[0]).resolve()
+        group_configs = GroupConfigManager(first_dir / GROUP_CONFIGS_FILE, controller.write_file, config)
+        self.apis.group_configs = group_configs
+        mutation_quota = ControllerMutationQuotaManager(config["quota.window.num"], config["quota.window.size.seconds"],
+                                                        lambda: time.monotonic_ns() // 1_000_000)
+        ControllerApis(config, controller, metadata, self.replica_manager, self.apis.fetch_sessions, mutation_quota,
+                       group_configs).register(self.apis)
         AclApis().register(self.apis)
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
-        ClientQuotaControlManager(Path(config.log_dirs[0]).resolve() / CLIENT_QUOTAS_FILE, controller.write_file,
+        ClientQuotaControlManager(first_dir / CLIENT_QUOTAS_FILE, controller.write_file,
                                   [self.apis.produce_quota, self.apis.fetch_quota, self.apis.request_quota,
-                                   self.apis.mutation_quota]).register(self.apis)
-        ScramControlManager(Path(config.log_dirs[0]).resolve() / SCRAM_CREDENTIALS_FILE,
-                            controller.write_file).register(self.apis)
+                                   mutation_quota]).register(self.apis)
+        ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.write_file).register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
-        group_configs = GroupConfigManager(Path(config.log_dirs[0]).resolve() / GROUP_CONFIGS_FILE,
-                                           controller.write_file, config)
-        self.apis.group_configs = group_configs
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata,
                                                          group_configs=group_configs)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets

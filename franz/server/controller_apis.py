@@ -1,0 +1,156 @@
+"""ControllerApis: the APIs a Kafka 4.x broker forwards to its KRaft controller
+(kafka.server.ControllerApis): topics (CreateTopics, DeleteTopics, CreatePartitions),
+configs (IncrementalAlterConfigs, AlterConfigs), leaders and reassignments.
+
+franz's controller runs inside the broker (franz.server.controller), so these
+are answered here rather than forwarded. The partition mutations of topics
+count against the client's controller_mutation_rate quota
+(franz.server.controller_mutation_quota), strictly for the request versions
+that know THROTTLING_QUOTA_EXCEEDED. Describing configs stays with the broker
+(KafkaApis, through config_helper), as in Kafka.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from franz.protocol.errors import Errors
+from franz.server import config_helper
+from franz.server.client_quota_manager import ANONYMOUS_USER
+from franz.server.controller import ApiError, Controller
+from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
+from franz.server.metadata_cache import MetadataCache, TopicMetadata
+from franz.server.request_channel import Request
+
+
+class ControllerApis:
+    def __init__(self, config, controller: Controller, metadata: MetadataCache, replica_manager,
+                 fetch_sessions, mutation_quota: ControllerMutationQuotaManager, group_configs=None) -> None:
+        self.config = config
+        self.controller = controller
+        self.metadata = metadata
+        self.replica_manager = replica_manager
+        self.fetch_sessions = fetch_sessions
+        self.mutation_quota = mutation_quota
+        self.group_configs = group_configs
+
+    def register(self, apis) -> None:
+        for name, handler in (("CreateTopics", self.handle_create_topics),
+                              ("DeleteTopics", self.handle_delete_topics),
+                              ("CreatePartitions", self.handle_create_partitions),
+                              ("IncrementalAlterConfigs", self.handle_incremental_alter_configs),
+                              ("AlterConfigs", self.handle_alter_configs),
+                              ("ElectLeaders", self.handle_elect_leaders),
+                              ("AlterPartitionReassignments", self.handle_alter_partition_reassignments),
+                              ("ListPartitionReassignments", self.handle_list_partition_reassignments)):
+            apis.register(name, handler)
+
+    def _mutation_quota(self, request: Request, strict_since_version: int) -> ControllerMutationQuota:
+        return self.mutation_quota.new_quota(ANONYMOUS_USER, request.client_id or "",
+                                             request.api_version >= strict_since_version)
+
+    async def handle_create_topics(self, request: Request, body: dict) -> dict:
+        results = []
+        quota = self._mutation_quota(request, 6)
+        for entry in body["topics"]:
+            name = entry["name"]
+            result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None,
+                                      "num_partitions": -1, "replication_factor": -1, "configs": None}
+            try:
+                configs = {c["name"]: c["value"] for c in entry["configs"]}
+                count, overrides = self.controller.validate_new_topic(
+                    name, entry["num_partitions"], entry["replication_factor"], entry["assignments"], configs)
+                if body["validate_only"]:
+                    topic = TopicMetadata(name, uuid.UUID(int=0), count, overrides)
+                else:
+                    quota.record(count)
+                    topic = await self.controller.create_topic(name, count, overrides)
+                result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,
+                              configs=config_helper.create_topics_configs(self.controller, name, overrides))
+            except ApiError as exc:
+                result.update(error_code=exc.code, error_message=exc.message)
+            results.append(result)
+        return {"throttle_time_ms": quota.throttle_time_ms(), "topics": results}
+
+    async def handle_delete_topics(self, request: Request, body: dict) -> dict:
+        if request.api_version >= 6:
+            requested = [(t["name"], t["topic_id"]) for t in body["topics"]]
+        else:
+            requested = [(name, None) for name in body["topic_names"]]
+        responses = []
+        quota = self._mutation_quota(request, 5)
+        for name, topic_id in requested:
+            answer: dict[str, Any] = {"name": name, "topic_id": topic_id or bytes(16), "error_code": 0,
+                                      "error_message": None}
+            if name is None:
+                name = self.metadata.name_of(topic_id) if topic_id else None
+                answer["name"] = name
+                if name is None:
+                    answer["error_code"] = Errors.UNKNOWN_TOPIC_ID
+                    responses.append(answer)
+                    continue
+            topic = self.metadata.get(name)
+            if topic is not None:
+                answer["topic_id"] = topic.topic_id.bytes
+            try:
+                if not self.config["delete.topic.enable"]:
+                    raise ApiError(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
+                if topic is not None:
+                    quota.record(topic.num_partitions)
+                await self.controller.delete_topic(name)
+                self.fetch_sessions.remove_topic(name)
+                for key in [(name, index) for index in range(topic.num_partitions)]:
+                    self.replica_manager.on_appended([key])  # parked fetches answer at once
+            except ApiError as exc:
+                answer.update(error_code=exc.code, error_message=exc.message)
+            responses.append(answer)
+        return {"throttle_time_ms": quota.throttle_time_ms(), "responses": responses}
+
+    async def handle_create_partitions(self, request: Request, body: dict) -> dict:
+        results = []
+        quota = self._mutation_quota(request, 3)
+        for entry in body["topics"]:
+            answer = {"name": entry["name"], "error_code": 0, "error_message": None}
+            try:
+                topic = self.metadata.get(entry["name"])
+                if topic is not None and entry["count"] > topic.num_partitions and not body["validate_only"]:
+                    quota.record(entry["count"] - topic.num_partitions)
+                await self.controller.create_partitions(entry["name"], entry["count"], entry["assignments"],
+                                                        body["validate_only"])
+            except ApiError as exc:
+                answer.update(error_code=exc.code, error_message=exc.message)
+            results.append(answer)
+        return {"throttle_time_ms": quota.throttle_time_ms(), "results": results}
+
+    async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE,
+                "replica_election_results": self.controller.elect_leaders(body["topic_partitions"])}
+
+    async def handle_alter_partition_reassignments(self, request: Request, body: dict) -> dict:
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
+                "responses": self.controller.alter_partition_reassignments(body["topics"])}
+
+    async def handle_list_partition_reassignments(self, request: Request, body: dict) -> dict:
+        """No reassignment ever starts on one node (Controller.alter_partition_reassignments),
+        so the listing, of every topic or of the ones named, is empty."""
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "topics": []}
+
+    async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
+        return await self._alter_configs(body, lambda resource: config_helper.incremental_alter(
+            self.controller, self.config, resource, body["validate_only"], self.group_configs))
+
+    async def handle_alter_configs(self, request: Request, body: dict) -> dict:
+        return await self._alter_configs(body, lambda resource: config_helper.legacy_alter(
+            self.controller, resource, body["validate_only"], self.group_configs))
+
+    async def _alter_configs(self, body: dict, alter) -> dict:
+        """Each resource altered in request order; one named twice is refused every time."""
+        duplicated = config_helper.duplicated_resources(body["resources"])
+        responses = []
+        for resource in body["resources"]:
+            if (resource["resource_type"], resource["resource_name"]) in duplicated:
+                responses.append(config_helper.answer(resource, config_helper.DUPLICATED_RESOURCE))
+            else:
+                responses.append(await alter(resource))
+        return {"throttle_time_ms": 0, "responses": responses}

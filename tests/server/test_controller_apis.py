@@ -1,0 +1,225 @@
+"""ControllerApis through a real broker: config changes (incremental and legacy, topics and
+brokers), partitions, replication factors and reassignments."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+)
+
+from franz.protocol.errors import Errors
+from tests.support.raw_client import RawClient, batch, create_topic, produce
+
+DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 32, 44, 33
+ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
+TIMEOUT_S = 30
+
+
+def test_incremental_alter_configs_sets_deletes_and_refuses_bad_values(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "conf")
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "conf", incremental_configs=[
+        ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND)])
+    next(iter(admin.incremental_alter_configs([resource]).values())).result(TIMEOUT_S)
+    described = next(iter(admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, "conf")])
+                          .values())).result(TIMEOUT_S)
+    assert described["retention.ms"].value == "1000"
+    assert described["cleanup.policy"].value == "delete,compact"
+    bad = ConfigResource(ConfigResource.Type.TOPIC, "conf", incremental_configs=[
+        ConfigEntry("retention.ms", "soon", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(Exception, match="retention.ms"):
+        next(iter(admin.incremental_alter_configs([bad]).values())).result(TIMEOUT_S)
+    # The change survives a restart.
+    broker.restart()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    described = next(iter(admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, "conf")])
+                          .values())).result(TIMEOUT_S)
+    assert described["retention.ms"].value == "1000"
+
+
+def _described(admin: AdminClient, kind, name: str) -> dict:
+    return next(iter(admin.describe_configs([ConfigResource(kind, name)]).values())).result(TIMEOUT_S)
+
+
+def _alter(admin: AdminClient, kind, name: str, *entries: ConfigEntry) -> None:
+    next(iter(admin.incremental_alter_configs([ConfigResource(kind, name, incremental_configs=list(entries))])
+              .values())).result(TIMEOUT_S)
+
+
+def test_dynamic_broker_log_configs_apply_at_once_rank_by_layer_and_survive_a_restart(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    broker_type, topic_type = ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "dyn")
+        produce(client, "dyn", batch(b"x" * 2000))
+    # The cluster default (a broker resource named "", which confluent-kafka does not let one
+    # name), then this broker's own value above it.
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": 4, "resource_name": "", "configs": [
+                {"name": "log.retention.ms", "config_operation": 0, "value": "7000"},
+                {"name": "message.max.bytes", "config_operation": 0, "value": "1000"}]}]})
+        assert answer["responses"][0]["error_code"] == Errors.NONE
+    _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", "5000", incremental_operation=AlterConfigOpType.SET))
+    topic = _described(admin, topic_type, "dyn")
+    assert (topic["retention.ms"].value, topic["retention.ms"].source) == ("5000", 2)  # DYNAMIC_BROKER_CONFIG
+    assert (topic["max.message.bytes"].value, topic["max.message.bytes"].source) == ("1000", 3)  # cluster default
+    assert _described(admin, broker_type, "1")["log.retention.ms"].value == "5000"
+    # The partition's log config changed at once: a 2000-byte batch is now too large.
+    with RawClient(broker.bootstrap) as client:
+        assert produce(client, "dyn", batch(b"x" * 2000))["error_code"] == Errors.MESSAGE_TOO_LARGE
+    # A key that is not dynamic is refused, naming it; so is a bad value.
+    with pytest.raises(Exception, match="num.io.threads"):
+        _alter(admin, broker_type, "1", ConfigEntry("num.io.threads", "4", incremental_operation=AlterConfigOpType.SET))
+    with pytest.raises(Exception, match="log.retention.ms"):
+        _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", "soon",
+                                                    incremental_operation=AlterConfigOpType.SET))
+    broker.restart()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert _described(admin, topic_type, "dyn")["retention.ms"].value == "5000"
+    # Deleting this broker's value uncovers the cluster default.
+    _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", None, incremental_operation=AlterConfigOpType.DELETE))
+    assert _described(admin, topic_type, "dyn")["retention.ms"].value == "7000"
+
+
+def test_alter_configs_replaces_every_override_of_a_topic(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "legacy")
+    _alter(admin, ConfigResource.Type.TOPIC, "legacy",
+           ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET),
+           ConfigEntry("segment.bytes", "1048576", incremental_operation=AlterConfigOpType.SET))
+    # confluent-kafka's alter_configs sends the legacy AlterConfigs: segment.bytes, left
+    # out, loses its override.
+    replaced = ConfigResource(ConfigResource.Type.TOPIC, "legacy", set_config={"retention.ms": "2000"})
+    next(iter(admin.alter_configs([replaced]).values())).result(TIMEOUT_S)
+    described = _described(admin, ConfigResource.Type.TOPIC, "legacy")
+    assert (described["retention.ms"].value, described["retention.ms"].source) == ("2000", 1)  # DYNAMIC_TOPIC
+    assert (described["segment.bytes"].value, described["segment.bytes"].source) == ("1073741824", 5)  # default
+    refused = ConfigResource(ConfigResource.Type.TOPIC, "legacy", set_config={"retention.ms": "soon"})
+    with pytest.raises(Exception, match="retention.ms"):
+        next(iter(admin.alter_configs([refused]).values())).result(TIMEOUT_S)
+    broker.restart()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    described = _described(admin, ConfigResource.Type.TOPIC, "legacy")
+    assert (described["retention.ms"].value, described["segment.bytes"].source) == ("2000", 5)
+
+
+@pytest.mark.parametrize("version", [0, 2])
+def test_alter_configs_refuses_as_kafka_does_and_validate_only_changes_nothing(broker, version):
+    def alter(*resources: dict, validate_only: bool = False) -> list[tuple[int, str | None]]:
+        answer = client.request(ALTER_CONFIGS, version, {"resources": list(resources),
+                                                         "validate_only": validate_only})
+        return [(r["error_code"], r["error_message"]) for r in answer["responses"]]
+
+    def topic(name: str, **configs: str | None) -> dict:
+        return {"resource_type": 2, "resource_name": name,
+                "configs": [{"name": key.replace("_", "."), "value": value} for key, value in configs.items()]}
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, f"refuse{version}")
+        name = f"refuse{version}"
+        twice = alter(topic(name, retention_ms="1"), topic(name, retention_ms="2"))
+        assert twice == [(Errors.INVALID_REQUEST, "Each resource must appear at most once.")] * 2
+        assert alter(topic(name, retention_ms=None)) == [(Errors.INVALID_REQUEST,
+                                                           "Null value not supported for : retention.ms")]
+        assert alter(topic(name, no_such_key="1"))[0][0] == Errors.INVALID_CONFIG
+        assert alter(topic("missing", retention_ms="1"))[0][0] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        logger = {"resource_type": 8, "resource_name": "1", "configs": [{"name": "root", "value": "DEBUG"}]}
+        assert alter(logger) == [(Errors.INVALID_REQUEST, "Unknown resource type 8")]
+        static = {"resource_type": 4, "resource_name": "1", "configs": [{"name": "num.io.threads", "value": "4"}]}
+        assert alter(static)[0][0] == Errors.INVALID_REQUEST and "num.io.threads" in alter(static)[0][1]
+        assert alter(topic(name, retention_ms="5"), validate_only=True) == [(Errors.NONE, None)]
+        described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 2, "resource_name": name, "configuration_keys": ["retention.ms"]}],
+            "include_synonyms": False})
+        assert described["results"][0]["configs"][0]["config_source"] == 5  # still the default
+
+
+def test_incremental_alter_configs_refuses_a_key_twice_a_resource_twice_and_a_null_append(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "twice")
+
+        def alter(*resources: dict) -> list[tuple[int, str | None]]:
+            answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"resources": list(resources),
+                                                                   "validate_only": False})
+            return [(r["error_code"], r["error_message"]) for r in answer["responses"]]
+
+        def topic(*configs: tuple[str, int, str | None]) -> dict:
+            return {"resource_type": 2, "resource_name": "twice", "configs": [
+                {"name": key, "config_operation": op, "value": value} for key, op, value in configs]}
+
+        assert alter(topic(("retention.ms", 0, "1"), ("retention.ms", 1, None))) == [
+            (Errors.INVALID_REQUEST, "Error due to duplicate config keys")]
+        assert alter(topic(("cleanup.policy", 2, None))) == [
+            (Errors.INVALID_REQUEST, "Null value not supported for : cleanup.policy")]
+        assert alter(topic(("retention.ms", 0, "1")), topic(("retention.ms", 0, "2"))) == [
+            (Errors.INVALID_REQUEST, "Each resource must appear at most once.")] * 2
+        assert alter(topic(("retention.ms", 1, None))) == [(Errors.NONE, None)]
+
+
+def test_kafka_python_alter_configs_on_a_broker_applies_to_its_topics(broker):
+    from kafka.admin import ConfigResource as KConfigResource, ConfigResourceType, KafkaAdminClient
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "kp-legacy")
+        admin.alter_configs([KConfigResource(ConfigResourceType.BROKER, "1", {"log.retention.ms": "6000"})],
+                            incremental=False)
+        described = _described(AdminClient({"bootstrap.servers": broker.bootstrap}), ConfigResource.Type.TOPIC,
+                               "kp-legacy")
+        assert (described["retention.ms"].value, described["retention.ms"].source) == ("6000", 2)  # DYNAMIC_BROKER
+    finally:
+        admin.close()
+
+
+def test_partition_reassignments_name_what_is_wrong_with_each_target(broker):
+    def alter(topic: str, partition: int, replicas: list[int] | None) -> tuple[int, str | None]:
+        answer = client.request(ALTER_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 5000, "topics": [
+            {"name": topic, "partitions": [{"partition_index": partition, "replicas": replicas}]}]})
+        result = answer["responses"][0]["partitions"][0]
+        return result["error_code"], result["error_message"]
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "moves", 2)
+        assert alter("moves", 1, [1]) == (Errors.NONE, None)
+        assert alter("moves", 0, []) == (Errors.INVALID_REPLICA_ASSIGNMENT,
+                                         "The manual partition assignment includes an empty replica list.")
+        assert alter("moves", 0, [1, 1]) == (Errors.INVALID_REPLICA_ASSIGNMENT,
+                                             "The manual partition assignment includes the broker 1 more than once.")
+        assert alter("moves", 0, [7, 1]) == (
+            Errors.INVALID_REPLICA_ASSIGNMENT,
+            "The manual partition assignment includes broker 7, but no such broker is registered.")
+        assert alter("moves", 2, [1]) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition moves:2.")
+        assert alter("nowhere", 0, [1]) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find a topic named nowhere.")
+        assert alter("moves", 0, None) == (Errors.NO_REASSIGNMENT_IN_PROGRESS,
+                                           "No partition reassignment is in progress.")
+        for topics in (None, [{"name": "moves", "partition_indexes": [0, 1]}]):
+            listed = client.request(LIST_PARTITION_REASSIGNMENTS, 0, {"timeout_ms": 5000, "topics": topics})
+            assert (listed["error_code"], listed["topics"]) == (Errors.NONE, [])
+
+
+def test_create_partitions_grows_and_refuses_to_shrink(broker):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "grow", 2)
+    admin.create_partitions([NewPartitions("grow", 5)])["grow"].result(TIMEOUT_S)
+    assert len(admin.list_topics(timeout=10).topics["grow"].partitions) == 5
+    with pytest.raises(Exception, match="INVALID_PARTITIONS|partition"):
+        admin.create_partitions([NewPartitions("grow", 3)])["grow"].result(TIMEOUT_S)
+
+
+def test_replication_factor_above_one_is_refused_on_one_node(broker):
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(19, 7, {"topics": [{"name": "rf3", "num_partitions": 1, "replication_factor": 3}],
+                                        "timeout_ms": 5000})
+        topic = answer["topics"][0]
+        assert topic["error_code"] == Errors.INVALID_REPLICATION_FACTOR
+        assert "only 1 broker(s) are registered" in topic["error_message"]
