@@ -61,10 +61,10 @@ class ControllerApis:
                 configs = {c["name"]: c["value"] for c in entry["configs"]}
                 count, overrides = self.controller.validate_new_topic(
                     name, entry["num_partitions"], entry["replication_factor"], entry["assignments"], configs)
+                quota.record(count)  # validate_only too: Kafka's controller counts it either way
                 if body["validate_only"]:
                     topic = TopicMetadata(name, uuid.UUID(int=0), count, overrides)
                 else:
-                    quota.record(count)
                     topic = await self.controller.create_topic(name, count, overrides)
                 result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,
                               configs=config_helper.create_topics_configs(self.controller, name, overrides))
@@ -114,7 +114,7 @@ class ControllerApis:
             answer = {"name": entry["name"], "error_code": 0, "error_message": None}
             try:
                 topic = self.metadata.get(entry["name"])
-                if topic is not None and entry["count"] > topic.num_partitions and not body["validate_only"]:
+                if topic is not None and entry["count"] > topic.num_partitions:
                     quota.record(entry["count"] - topic.num_partitions)
                 await self.controller.create_partitions(entry["name"], entry["count"], entry["assignments"],
                                                         body["validate_only"])
