@@ -49,7 +49,7 @@ from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessi
 from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
-from franz.server.request_thread_time import Timed
+from franz.server.request_thread_time import Timed, take_current_ns
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.unified_log import (
@@ -173,9 +173,8 @@ class KafkaApis:
                 if result is None:
                     return CLOSE_CONNECTION
             request_throttle_ms = 0
-            if timed is not None:  # request_percentage: the handler's time, in percent of one thread
-                request_throttle_ms = self.request_quota.record_and_get_throttle_time_ms(
-                    ANONYMOUS_USER, request.client_id or "", timed.ns * 100 / 1e9, _now_ms())
+            if timed is not None and not timed.taken:  # request_percentage: the handler's time
+                request_throttle_ms = self._record_request_time(request, timed.ns)
             if isinstance(result, Response):
                 result.throttle_ms = max(result.throttle_ms, request_throttle_ms)
                 return result
@@ -369,8 +368,8 @@ class KafkaApis:
                 max_bytes = min(max_bytes, int(window_bytes))
                 min_bytes = min(min_bytes, max_bytes)
         await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, min_bytes, body["max_wait_ms"])
-        if self.fetch_quota.quotas_enabled:
-            throttle_ms = self._record_fetch(request, sum(fetch.size_bytes for fetch in fetches))
+        if self.fetch_quota.quotas_enabled or self.request_quota.quotas_enabled:
+            throttle_ms = self._fetch_throttle(request, sum(fetch.size_bytes for fetch in fetches))
             if throttle_ms:  # answered empty (FetchContext.getThrottledResponse): the records wait
                 session_id = context.session.session_id if context.incremental else 0
                 return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": session_id, "responses": []}
@@ -402,14 +401,27 @@ class KafkaApis:
                  "records": b""}]})
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
 
-    def _record_fetch(self, request: Request, size_bytes: int) -> int:
-        """The throttle time of a fetch answering `size_bytes`; a throttled one is taken back,
-        since it is answered empty (unrecordQuotaSensor)."""
+    def _fetch_throttle(self, request: Request, size_bytes: int) -> int:
+        """The throttle time of a fetch answering `size_bytes`, by its byte rate and by its time so
+        far (KafkaApis.handleFetchRequest); a throttled fetch's bytes are taken back, since it is
+        answered empty (unrecordQuotaSensor)."""
         client_id, now_ms = request.client_id or "", _now_ms()
-        throttle_ms = self.fetch_quota.record_and_get_throttle_time_ms(ANONYMOUS_USER, client_id, size_bytes, now_ms)
-        if throttle_ms:
+        bandwidth_ms = 0
+        if self.fetch_quota.quotas_enabled:
+            bandwidth_ms = self.fetch_quota.record_and_get_throttle_time_ms(ANONYMOUS_USER, client_id, size_bytes,
+                                                                            now_ms)
+        request_ms = 0
+        if self.request_quota.quotas_enabled and (ns := take_current_ns()) is not None:
+            request_ms = self._record_request_time(request, ns)
+        throttle_ms = max(bandwidth_ms, request_ms)
+        if throttle_ms and self.fetch_quota.quotas_enabled:
             self.fetch_quota.unrecord(ANONYMOUS_USER, client_id, size_bytes, now_ms)
         return throttle_ms
+
+    def _record_request_time(self, request: Request, ns: int) -> int:
+        """request_percentage: `ns` of handling, in percent of one thread; the throttle time."""
+        return self.request_quota.record_and_get_throttle_time_ms(ANONYMOUS_USER, request.client_id or "",
+                                                                  ns * 100 / 1e9, _now_ms())
 
     def _fetch_topic(self, version: int, topic: dict) -> tuple[str | None, bytes]:
         """(name, topic id) of a fetch request topic: by name before v13, by id from v13."""

@@ -26,7 +26,7 @@ class Timed:
 
     def __init__(self, coroutine: Coroutine) -> None:
         self._coroutine = coroutine
-        self.counter = [0]
+        self.counter = [0, 0, 0]  # ns counted, start of the slice running now, taken (1) by take_current_ns
 
     def __await__(self) -> Generator[Any, Any, Any]:
         token = _COUNTER.set(self.counter)
@@ -34,7 +34,7 @@ class Timed:
         sent, thrown = None, None
         try:
             while True:
-                start = time.perf_counter_ns()
+                start = counter[1] = time.perf_counter_ns()
                 try:
                     yielded = coroutine.send(sent) if thrown is None else coroutine.throw(thrown)
                 except StopIteration as stop:
@@ -52,6 +52,21 @@ class Timed:
     @property
     def ns(self) -> int:
         return self.counter[0]
+
+    @property
+    def taken(self) -> bool:
+        """Whether the handler recorded its time itself (take_current_ns), before it ended."""
+        return bool(self.counter[2])
+
+
+def take_current_ns() -> int | None:
+    """The running time so far of the request being timed now, for a handler that must record
+    it before it answers (a fetch answered empty when throttled); None when none is timed."""
+    counter = _COUNTER.get()
+    if counter is None:
+        return None
+    counter[2] = 1
+    return counter[0] + time.perf_counter_ns() - counter[1]
 
 
 def on_worker_thread(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,7 +13,7 @@ from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors
 from franz.records import SimpleRecord, build_batch
 from tests.support.broker_on_thread import BrokerOnThread
-from tests.support.raw_client import RawClient, create_topic
+from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, PRODUCE, API_VERSIONS = 48, 49, 0, 18
 EXACT, DEFAULT, SPECIFIED = 0, 1, 2
@@ -130,6 +130,18 @@ def test_a_client_over_its_request_percentage_is_throttled_for_at_most_one_windo
         assert metadata["throttle_time_ms"] == 1000
         client.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
         assert time.monotonic() - sent >= 1.0  # not read from meanwhile
+
+
+def test_a_fetch_over_the_request_percentage_is_answered_empty(broker):
+    """As for a byte-rate throttle, Kafka answers a fetch throttled for its time without records."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "timed")
+        assert produce(client, "timed", batch(b"waiting"))["error_code"] == Errors.NONE
+        assert _alter(client, _entity(client_id="raw-client"), ("request_percentage", 0.00001)) == (0, None)
+        fetched = client.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+                                         "session_epoch": -1, "topics": [{"topic": "timed", "partitions": [
+                                             {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+        assert (fetched["throttle_time_ms"], fetched["responses"]) == (1000, [])
 
 
 def test_write_txn_markers_a_coordinators_request_is_exempt_from_request_quotas(tmp_path):

@@ -7,7 +7,7 @@ import asyncio
 import concurrent.futures
 import time
 
-from franz.server.request_thread_time import Timed, on_worker_thread
+from franz.server.request_thread_time import Timed, on_worker_thread, take_current_ns
 
 BUSY_S, WAIT_S = 0.02, 0.1
 
@@ -75,3 +75,17 @@ def test_a_cancelled_handler_sees_its_cancellation():
 
     asyncio.run(main())
     assert seen == ["cancelled"]
+
+
+def test_a_handler_can_take_its_time_so_far_and_then_it_is_not_counted_again():
+    async def handler() -> int | None:
+        _spin(BUSY_S)
+        return take_current_ns()
+
+    async def main():
+        timed = Timed(handler())
+        return await timed, timed.taken
+
+    so_far, taken = asyncio.run(main())
+    assert so_far >= BUSY_S * 1e9 and taken
+    assert take_current_ns() is None  # outside a timed request
