@@ -264,13 +264,12 @@ class Controller:
 
     async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
         await self._done(self._deleting, topic.name)  # else the old logs could be found as the new ones
-        await self._journal.begin_creation(topic.name, uuid_to_kafka_string(topic.topic_id))
-        if topic.configs:
-            await self._store_configs()  # before the logs, so a restart finds them with their configs
-        await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
+        async with self._journal.recording(self._journal.creating, topic.name, uuid_to_kafka_string(topic.topic_id)):
+            if topic.configs:
+                await self._store_configs()  # before the logs, so a restart finds them with their configs
+            await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
         # Committed before it is published: no append to the topic can be answered while a
         # restart would still roll its creation back.
-        await self._journal.end_creation(topic.name)
         self.metadata.put(topic)
         logger.info("Created topic %s with topic ID %s and %d partition(s)", topic.name,
                     uuid_to_kafka_string(topic.topic_id), topic.num_partitions)
@@ -298,12 +297,11 @@ class Controller:
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
 
     async def _delete_topic(self, topic: TopicMetadata) -> None:
-        topic_id = uuid_to_kafka_string(topic.topic_id)
-        await self._journal.begin_deletion(topic.name, topic_id)  # from here on a restart finishes it
-        await asyncio.to_thread(self._delete_logs, topic.name, topic.num_partitions)
-        if topic.configs:
-            await self._store_configs()
-        await self._journal.end_deletion(topic_id)
+        # From the first write on, a restart finishes the deletion.
+        async with self._journal.recording(self._journal.deleting, uuid_to_kafka_string(topic.topic_id), topic.name):
+            await asyncio.to_thread(self._delete_logs, topic.name, topic.num_partitions)
+            if topic.configs:
+                await self._store_configs()
 
     def _delete_logs(self, name: str, num_partitions: int) -> None:
         for partition in range(num_partitions):
@@ -354,9 +352,9 @@ class Controller:
             return
 
         async def grow(old: int = topic.num_partitions) -> None:
-            await self._journal.begin_growth(name, uuid_to_kafka_string(topic.topic_id), old)
-            await asyncio.to_thread(self._create_logs, topic, range(old, count))
-            await self._journal.end_growth(name)
+            async with self._journal.recording(self._journal.growing, name,
+                                               (uuid_to_kafka_string(topic.topic_id), old)):
+                await asyncio.to_thread(self._create_logs, topic, range(old, count))
             topic.num_partitions = count
             logger.info("Increased partition count of %s from %d to %d", name, old, count)
 

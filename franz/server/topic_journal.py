@@ -24,9 +24,10 @@ are touched: a topic re-created under the same name has another.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
@@ -64,28 +65,15 @@ class TopicJournal:
         return {"creating": dict(self.creating), "deleting": dict(self.deleting),
                 "growing": {name: list(entry) for name, entry in self.growing.items()}}
 
-    async def begin_creation(self, name: str, topic_id: str) -> None:
-        self.creating[name] = topic_id
+    @contextlib.asynccontextmanager
+    async def recording(self, changes: dict, key: str, value) -> AsyncIterator[None]:
+        """Record `key: value` in `changes` (creating, growing or deleting) durably for the body,
+        and remove it once the body has finished. A body that raises leaves it recorded: the
+        next start finishes, or rolls back, what the body left half done."""
+        changes[key] = value
         await self._write(self.path, self.content())
-
-    async def end_creation(self, name: str) -> None:
-        self.creating.pop(name, None)
-        await self._write(self.path, self.content())
-
-    async def begin_growth(self, name: str, topic_id: str, old_count: int) -> None:
-        self.growing[name] = (topic_id, old_count)
-        await self._write(self.path, self.content())
-
-    async def end_growth(self, name: str) -> None:
-        self.growing.pop(name, None)
-        await self._write(self.path, self.content())
-
-    async def begin_deletion(self, name: str, topic_id: str) -> None:
-        self.deleting[topic_id] = name
-        await self._write(self.path, self.content())
-
-    async def end_deletion(self, topic_id: str) -> None:
-        self.deleting.pop(topic_id, None)
+        yield
+        changes.pop(key, None)
         await self._write(self.path, self.content())
 
     def unfinished(self) -> list[tuple[str, str, str, int]]:
