@@ -10,9 +10,11 @@ needed; its absence means every log recovers from its recovery point.
 Background tasks (KafkaScheduler): flush of logs whose `flush.ms` elapsed
 (`log.flush.scheduler.interval.ms`), checkpoints (`log.flush.offset.checkpoint
 .interval.ms`, `log.flush.start.offset.checkpoint.interval.ms`) and retention
-(`log.retention.check.interval.ms`). Logs that need recovery load in parallel on
-`num.recovery.threads.per.data.dir` threads per dir; after a clean shutdown they
-load on the starting thread (see _load_logs).
+(`log.retention.check.interval.ms`) of logs that are not compacted; the
+LogCleaner's threads compact the others and run their retention. Logs that
+need recovery load in parallel on `num.recovery.threads.per.data.dir` threads
+per dir; after a clean shutdown they load on the starting thread (see
+_load_logs).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from franz.storage import files
+from franz.storage.cleaner import CleanerConfig, LogCleaner
 from franz.storage.checkpoint import (
     CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
@@ -58,7 +61,8 @@ class LogManager:
                  flush_check_ms: int = INT64_MAX, flush_recovery_offset_checkpoint_ms: int = 60_000,
                  flush_start_offset_checkpoint_ms: int = 60_000, retention_check_ms: int = 300_000,
                  initial_task_delay_ms: int = 30_000, file_delete_delay_ms: int | None = None,
-                 topic_config: Callable[[str], LogConfig] | None = None, time_ms=now_ms) -> None:
+                 topic_config: Callable[[str], LogConfig] | None = None, time_ms=now_ms,
+                 cleaner_config: CleanerConfig | None = None) -> None:
         self.log_dirs = [Path(d).resolve() for d in log_dirs]
         self.default_config = default_config
         self.node_id = node_id
@@ -74,6 +78,8 @@ class LogManager:
         self.topic_config = topic_config or (lambda topic: default_config)
         self.time_ms = time_ms
         self.scheduler = KafkaScheduler("kafka-log-")
+        self.cleaner_config = cleaner_config or CleanerConfig()
+        self.cleaner: LogCleaner | None = None
         self.logs: dict[TopicPartition, UnifiedLog] = {}
         self._log_dir_of: dict[TopicPartition, Path] = {}
         self._lock = threading.RLock()
@@ -94,6 +100,9 @@ class LogManager:
         self._load_logs()
         if start_background_tasks:
             self._start_background_tasks()
+            if self.cleaner_config.enable_cleaner:
+                self.cleaner = LogCleaner(self.cleaner_config, self.log_dirs, self._logs_snapshot, self.time_ms)
+                self.cleaner.startup()
 
     def _ensure_meta_properties(self, log_dir: Path) -> None:
         meta = MetaProperties.read(log_dir)
@@ -200,6 +209,10 @@ class LogManager:
         with self._lock:
             return list(self.logs.values())
 
+    def _logs_snapshot(self) -> dict[TopicPartition, UnifiedLog]:
+        with self._lock:
+            return dict(self.logs)
+
     def _next_log_dir(self) -> Path:
         counts = {d: 0 for d in self.log_dirs}
         for d in self._log_dir_of.values():
@@ -232,6 +245,9 @@ class LogManager:
             self._log_dir_of.pop(tp, None)
         if partition_log is None:
             return
+        if self.cleaner is not None:  # no cleaning pass may still read or swap its segments
+            self.cleaner.abort_cleaning(tp)
+            self.cleaner.update_checkpoints(partition_log.dir.parent, remove=tp)
         partition_log.close()
         partition_log.rename_dir(files.delete_dir_name(topic, partition))
         flush_dir(partition_log.dir.parent)
@@ -251,9 +267,21 @@ class LogManager:
                 partition_log.flush(partition_log.log_end_offset)
 
     def cleanup_logs(self) -> int:
+        """Retention of the logs that are not compacted. The cleaner threads run it for compacted
+        ones; with no cleaner, compacted logs keep every segment (LogManager.cleanupLogs)."""
+        if self.cleaner is not None:
+            # Paused, so that a cleanup.policy change meanwhile cannot hand a log to both.
+            deletable = self.cleaner.pause_cleaning_for_non_compacted_partitions()
+        else:
+            deletable = [(tp, partition_log) for tp, partition_log in self._logs_snapshot().items()
+                         if not partition_log.config.compact]
         total = 0
-        for partition_log in self.all_logs():
-            total += partition_log.delete_old_segments()
+        try:
+            for _, partition_log in deletable:
+                total += partition_log.delete_old_segments()
+        finally:
+            if self.cleaner is not None:
+                self.cleaner.resume_cleaning([tp for tp, _ in deletable])
         return total
 
     def _write_checkpoint(self, file_name: str, value: Callable[[UnifiedLog], int]) -> None:
@@ -278,6 +306,8 @@ class LogManager:
     def shutdown(self) -> None:
         """Flush and close every log, write the checkpoints, then the clean-shutdown marker."""
         log.info("Shutting down.")
+        if self.cleaner is not None:
+            self.cleaner.shutdown()
         self.scheduler.shutdown()
         for partition_log in self.all_logs():
             partition_log.flush(partition_log.log_end_offset)

@@ -36,7 +36,7 @@ from franz.storage.checkpoint import (
 )
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
-from franz.storage.local_log import LocalLog, OffsetOutOfRangeError
+from franz.storage.local_log import LocalLog, OffsetOutOfRangeError, replace_segments, schedule_once
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import (
     AppendOrigin,
@@ -501,6 +501,7 @@ class UnifiedLog:
         if len(deletable) == self.number_of_segments():
             self.roll()  # keep an active segment
         self.local_log.remove_and_delete_segments(deletable, async_delete=True, reason=reason)
+        self._delete_producer_snapshots(deletable)
         first = self.local_log.segments.first_segment_base_offset()
         self.maybe_increment_log_start_offset(max(self._log_start_offset, first), reason)
         return len(deletable)
@@ -539,6 +540,36 @@ class UnifiedLog:
             return False
         return self._delete_segments(self._deletable_segments(should_delete),
                                      f"retention size in bytes {retention_size} breach")
+
+    def _delete_producer_snapshots(self, segments: list[LogSegment]) -> None:
+        """The producer snapshots at deleted segments' base offsets go with them, renamed
+        `.deleted` now and removed after file.delete.delay.ms (UnifiedLog.deleteProducerSnapshots)."""
+        marked = [snapshot for snapshot in (self.producer_state_manager.remove_and_mark_snapshot_for_deletion(
+            segment.base_offset) for segment in segments) if snapshot is not None]
+        if marked:
+            schedule_once(self.config.file_delete_delay_ms,
+                          lambda: [snapshot.delete_if_exists() for snapshot in marked], self.local_log.scheduler)
+
+    # -- cleaning ------------------------------------------------------------------------
+    def log_segments(self, from_offset: int, to_offset: int) -> list[LogSegment]:
+        """The segments that may hold offsets in [from_offset, to_offset)."""
+        return self.local_log.segments.values(from_offset, to_offset)
+
+    def non_active_log_segments_from(self, offset: int) -> list[LogSegment]:
+        return self.local_log.segments.non_active_log_segments_from(offset)
+
+    def last_records_of_active_producers(self) -> dict:
+        with self.lock:
+            return self.producer_state_manager.last_records_of_active_producers()
+
+    def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment]) -> None:
+        """Swap cleaned segments in for the ones they were cleaned from (UnifiedLog.replaceSegments).
+        Old segments already gone (retention ran meanwhile) are skipped."""
+        with self.lock:
+            self.local_log.check_if_memory_mapped_buffer_closed()
+            deleted = replace_segments(self.local_log.segments, new_segments, old_segments, self.dir,
+                                       self.topic_partition, self.config, self.local_log.scheduler)
+            self._delete_producer_snapshots(deleted)
 
     # -- truncation ----------------------------------------------------------------------
     def truncate_to(self, target_offset: int) -> bool:
