@@ -184,6 +184,20 @@ def test_retention_by_size_deletes_whole_old_segments_below_the_high_watermark(t
     log.close()
 
 
+def test_retention_deletes_the_producer_snapshots_of_the_segments_it_deletes(tmp_path):
+    log = make_log(tmp_path, **{"segment.bytes": 200, "retention.bytes": 300})
+    for i in range(20):
+        log.append_as_leader(produce(b"value-%02d" % i, producer_id=1, epoch=0, sequence=i), 0)
+    log.maybe_increment_high_watermark(log.log_end_offset)
+    snapshots_before = {p.name for p in log.dir.glob("*.snapshot")}
+    assert len(snapshots_before) >= 3  # one per roll
+    log.delete_old_segments()
+    bases = set(log.segments.base_offsets())
+    left = {int(p.name.split(".")[0]) for p in log.dir.glob("*.snapshot*")}
+    assert left and left <= bases | {log.log_end_offset}  # none left at a deleted segment's base
+    log.close()
+
+
 def test_retention_by_time_uses_each_segments_largest_timestamp(tmp_path):
     log = make_log(tmp_path, **{"segment.bytes": 120, "retention.ms": 1000})
     for i in range(5):
