@@ -514,6 +514,9 @@ class KafkaApis:
                 partition = self.replica_manager.get_partition(topic["name"], index)
                 if partition is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif not partition.log.config.delete:
+                    # Partition.deleteRecordsOnLeader: only a policy with delete lets clients delete records.
+                    answer["error_code"] = Errors.POLICY_VIOLATION
                 else:
                     log = partition.log
                     offset = entry["offset"]

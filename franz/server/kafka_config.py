@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ from franz.common.config_def import (
     between,
     each_of,
 )
+from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
+from franz.storage.offset_map import BYTES_PER_ENTRY
 
 EMBEDDED_DEFAULTS: dict[str, str] = {
     "node.id": "1",
@@ -72,6 +75,11 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("num.recovery.threads.per.data.dir", "int", 2, at_least(1)),
     ConfigKey("log.cleaner.enable", "boolean", True),
     ConfigKey("log.cleaner.threads", "int", 1, at_least(0)),
+    ConfigKey("log.cleaner.io.max.bytes.per.second", "double", sys.float_info.max),
+    ConfigKey("log.cleaner.dedupe.buffer.size", "long", 128 * 1024 * 1024),
+    ConfigKey("log.cleaner.io.buffer.size", "int", 512 * 1024, at_least(0)),
+    ConfigKey("log.cleaner.io.buffer.load.factor", "double", 0.9),
+    ConfigKey("log.cleaner.backoff.ms", "long", 15_000, at_least(0)),
     # Network.
     ConfigKey("socket.request.max.bytes", "int", 100 * 1024 * 1024, at_least(1)),
     ConfigKey("socket.send.buffer.bytes", "int", 100 * 1024),
@@ -204,6 +212,7 @@ class KafkaConfig:
                 except ConfigError as exc:  # name the key the operator wrote
                     raise ConfigError(broker_key, exc.value, exc.reason) from None
         self.log_config = LogConfig.from_props({}, self._log_config_props())
+        self.cleaner_config = self._cleaner_config()
         self.listeners = [Endpoint.parse("listeners", text) for text in self.values["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners", self.originals.get("listeners"), "At least one listener is required")
@@ -217,6 +226,24 @@ class KafkaConfig:
         props = dict(EMBEDDED_DEFAULTS) if config_file is None else read_properties(config_file)
         props.update(parse_overrides(overrides))
         return cls(props)
+
+    def _cleaner_config(self) -> CleanerConfig:
+        values = self.values
+        config = CleanerConfig(
+            num_threads=values["log.cleaner.threads"], dedupe_buffer_size=values["log.cleaner.dedupe.buffer.size"],
+            dedupe_buffer_load_factor=values["log.cleaner.io.buffer.load.factor"],
+            io_buffer_size=values["log.cleaner.io.buffer.size"], max_message_size=self.log_config.max_message_bytes,
+            max_io_bytes_per_second=values["log.cleaner.io.max.bytes.per.second"],
+            backoff_ms=values["log.cleaner.backoff.ms"], enable_cleaner=values["log.cleaner.enable"])
+        if config.enable_cleaner and config.num_threads > 0:
+            per_thread = min(config.dedupe_buffer_size // config.num_threads, 2**31 - 1)
+            if (per_thread // BYTES_PER_ENTRY) * config.dedupe_buffer_load_factor <= 1:
+                # Kafka fails the cleaner thread at start with this; refusing the config says it sooner.
+                raise ConfigError("log.cleaner.dedupe.buffer.size", self.originals.get("log.cleaner.dedupe.buffer.size"),
+                                  "offset map is too small to fit in even a single message, so log cleaning will "
+                                  "never make progress. You can increase log.cleaner.dedupe.buffer.size or decrease "
+                                  "log.cleaner.threads")
+        return config
 
     def _log_config_props(self) -> dict[str, Any]:
         props = {key: self.originals[key] for key in BROKER_SYNONYMS if key in self.originals}

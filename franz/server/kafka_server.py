@@ -81,7 +81,7 @@ class KafkaServer:
             flush_recovery_offset_checkpoint_ms=config["log.flush.offset.checkpoint.interval.ms"],
             flush_start_offset_checkpoint_ms=config["log.flush.start.offset.checkpoint.interval.ms"],
             retention_check_ms=config["log.retention.check.interval.ms"],
-            initial_task_delay_ms=config["log.initial.task.delay.ms"])
+            initial_task_delay_ms=config["log.initial.task.delay.ms"], cleaner_config=config.cleaner_config)
         self.log_manager = log_manager
         controller_holder: list[Controller] = []
         log_manager.topic_config = lambda topic: controller_holder[0].topic_log_config(topic)

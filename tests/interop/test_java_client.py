@@ -199,3 +199,31 @@ def test_java_transactions_hide_aborted_records_from_read_committed(broker, java
         "transaction", "listed=CompleteAbort", "described=CompleteAbort", "timeout=60000", "partitions=0"]
     committed = _run(java_driver, "committed-consume", broker.bootstrap, "java-tx", "1")
     assert committed[:2] == ["consumed", "1"]
+
+
+def test_java_consumer_reads_a_compacted_topic_with_its_gaps(broker_factory, java_driver):
+    """An idempotent Java producer writes 20 rounds of 10 keys and a tombstone; once the cleaner has
+    compacted the closed segments, the Java consumer reads from the beginning to the end offset
+    across the gaps: each key's latest value at the offset it was written at, and the tombstone."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    broker = broker_factory({"log.cleaner.backoff.ms": "100"})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("java-compacted", 1, 1, config={
+        "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.01"})])[
+        "java-compacted"].result(TIMEOUT_S)
+    assert _run(java_driver, "produce-keys", broker.bootstrap, "java-compacted", "20", "10") == ["produced", "201"]
+    filler = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(40):  # moves the records above out of the active segment, which is never cleaned
+        filler.produce("java-compacted", key=b"filler-%d" % i, value=b"x" * 100, partition=0)
+    assert filler.flush(TIMEOUT_S) == 0
+    assert broker.wait_for_line("cleaned log java-compacted-0", TIMEOUT_S)
+    lines = subprocess.run([*java_driver, "read-compacted", broker.bootstrap, "java-compacted"], capture_output=True,
+                           text=True, timeout=TIMEOUT_S, check=True).stdout.strip().splitlines()
+    assert lines[-1] == "position 241 end 241"
+    records = [line.split(" ") for line in lines[:-1]]
+    offsets = [int(offset) for offset, _, _ in records]
+    assert offsets == sorted(set(offsets)) and len(offsets) < 241
+    latest = {key: (value, int(offset)) for offset, key, value in records}
+    assert latest["key-0"] == ("null", 200)
+    assert all(latest[f"key-{k}"] == ("round-19", 190 + k) for k in range(1, 10))

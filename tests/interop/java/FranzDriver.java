@@ -45,6 +45,8 @@ public class FranzDriver {
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
+            case "produce-keys": produceKeys(bootstrap, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4])); break;
+            case "read-compacted": readCompacted(bootstrap, args[2]); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -73,6 +75,42 @@ public class FranzDriver {
             for (Future<RecordMetadata> f : sent) f.get(30, TimeUnit.SECONDS);
         }
         System.out.println("produced " + count + " " + checksum.getValue());
+    }
+
+    // Rounds of values for the same keys from one idempotent producer, each round flushed, then a
+    // tombstone for key-0: what a compacted topic is for.
+    static void produceKeys(String bootstrap, String topic, int rounds, int keys) throws Exception {
+        Properties p = props(bootstrap);
+        p.put("acks", "all");
+        p.put("enable.idempotence", "true");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+            for (int round = 0; round < rounds; round++) {
+                for (int key = 0; key < keys; key++)
+                    producer.send(new ProducerRecord<>(topic, 0, "key-" + key, "round-" + round));
+                producer.flush();
+            }
+            producer.send(new ProducerRecord<>(topic, 0, "key-0", null)).get(30, TimeUnit.SECONDS);
+        }
+        System.out.println("produced " + (rounds * keys + 1));
+    }
+
+    // Every record of partition 0 from the beginning to the end offset: "offset key value" per record.
+    static void readCompacted(String bootstrap, String topic) throws Exception {
+        Properties p = props(bootstrap);
+        p.put("enable.auto.commit", "false");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        StringBuilder out = new StringBuilder();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long end = consumer.endOffsets(List.of(tp)).get(tp);
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            while (consumer.position(tp) < end && System.currentTimeMillis() < deadline)
+                for (ConsumerRecord<String, String> r : consumer.poll(POLL))
+                    out.append(r.offset()).append(' ').append(r.key()).append(' ').append(r.value()).append('\n');
+            out.append("position ").append(consumer.position(tp)).append(" end ").append(end);
+        }
+        System.out.println(out);
     }
 
     static void consume(String bootstrap, String topic, int count, String group, String isolation, String groupProtocol) throws Exception {
