@@ -53,7 +53,21 @@ def test_unknown_keys_are_reported_for_a_warning():
     ("log.segment.bytes=-5", "log.segment.bytes"),
     ("log.cleanup.policy=shred", "log.cleanup.policy"),
     ("metrics.port=70000", "metrics.port"),
+    ("log.cleaner.dedupe.buffer.size=47", "log.cleaner.dedupe.buffer.size"),  # not one key per thread
+    ("log.cleaner.backoff.ms=-1", "log.cleaner.backoff.ms"),
 ])
 def test_bad_values_are_refused_naming_the_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         KafkaConfig.from_sources(None, [override])
+
+
+def test_the_cleaner_gets_the_brokers_log_cleaner_keys():
+    config = KafkaConfig.from_sources(None, ["log.cleaner.threads=2", "log.cleaner.dedupe.buffer.size=4194304",
+                                             "log.cleaner.io.buffer.size=65536", "log.cleaner.backoff.ms=250",
+                                             "log.cleaner.io.max.bytes.per.second=1e6", "message.max.bytes=2000000",
+                                             "log.cleaner.enable=false"]).cleaner_config
+    assert (config.num_threads, config.dedupe_buffer_size, config.io_buffer_size, config.backoff_ms,
+            config.max_io_bytes_per_second, config.max_message_size, config.enable_cleaner) == (
+        2, 4194304, 65536, 250, 1e6, 2000000, False)
+    # With the cleaner disabled no offset map is built: a buffer too small for one is no error.
+    assert KafkaConfig.from_sources(None, ["log.cleaner.enable=false", "log.cleaner.dedupe.buffer.size=1"])
