@@ -12,6 +12,9 @@ exporter find familiar names:
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount}
 - kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)
 - kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}
+- kafka_log_LogCleaner_{max_buffer_utilization_percent,cleaner_recopy_percent,max_clean_time_secs,
+  max_compaction_delay_secs,DeadThreadCount} and kafka_log_LogCleanerManager_{max_dirty_percent,
+  time_since_last_run_ms} and, per log dir, ..._{uncleanable_partitions_count,uncleanable_bytes}
 - kafka_server_{Produce,Fetch}_{byte_rate,throttle_time}{user,client_id} and
   kafka_server_Request_{request_time,throttle_time}{user,client_id}: clients under a quota
   (Kafka's quota sensors: bytes/s or percent of a thread over the quota window, mean throttle ms)
@@ -82,6 +85,7 @@ class _LiveCollector(Collector):
         flush.add_metric([], rows, total_ms)
         yield flush
         assert cumulative == flushes
+        yield from self._cleaner_metrics()
         now_ms = time.monotonic_ns() // 1_000_000  # the quota managers' clock
         for kind, manager in self.quotas.items():
             # Request quotas measure time (percent of a thread), the others bytes per second.
@@ -96,6 +100,34 @@ class _LiveCollector(Collector):
                 throttle.add_metric([user, client_id], throttle_ms)
             yield rates
             yield throttle
+
+
+    def _cleaner_metrics(self) -> Iterator:
+        cleaner = self.log_manager.cleaner
+        if cleaner is None:
+            return
+        for name, value in cleaner.metrics().items():
+            family = GaugeMetricFamily(f"kafka_log_LogCleaner_{name.replace('-', '_')}", f"LogCleaner {name}")
+            family.add_metric([], value)
+            yield family
+        manager = cleaner.cleaner_manager
+        dirty = GaugeMetricFamily("kafka_log_LogCleanerManager_max_dirty_percent",
+                                  "Cleanable percent of the dirtiest compacted log at the last choice")
+        dirty.add_metric([], int(100 * manager.dirtiest_log_cleanable_ratio))
+        yield dirty
+        since = GaugeMetricFamily("kafka_log_LogCleanerManager_time_since_last_run_ms",
+                                  "Milliseconds since a cleaner last looked for a log to clean")
+        since.add_metric([], manager.time_since_last_run_ms())
+        yield since
+        count = GaugeMetricFamily("kafka_log_LogCleanerManager_uncleanable_partitions_count",
+                                  "Partitions whose cleaning failed", labels=["logDirectory"])
+        size = GaugeMetricFamily("kafka_log_LogCleanerManager_uncleanable_bytes",
+                                 "Cleanable bytes of the partitions whose cleaning failed", labels=["logDirectory"])
+        for log_dir in self.log_manager.log_dirs:
+            count.add_metric([str(log_dir)], len(manager.uncleanable_partitions(log_dir)))
+            size.add_metric([str(log_dir)], manager.uncleanable_bytes(log_dir))
+        yield count
+        yield size
 
 
 class BrokerMetrics:

@@ -444,6 +444,23 @@ class LogCleaner:
     def dead_thread_count(self) -> int:
         return sum(1 for thread in self.cleaners if not thread.is_alive())
 
+    def metrics(self) -> dict[str, float]:
+        """Kafka's LogCleaner gauges, from each thread's last pass (zero before any)."""
+        threads = list(self.cleaners)
+        stats = [t.last_stats or CleanerStats() for t in threads]
+
+        def max_over(values) -> float:
+            return max(values, default=0.0)
+        recopy = sum(s.bytes_written / max(s.bytes_read, 1) for s in stats) / len(stats) if stats else 0.0
+        return {
+            "max-buffer-utilization-percent": int(max_over(s.buffer_utilization for s in stats) * 100),
+            "cleaner-recopy-percent": int(100 * recopy),
+            "max-clean-time-secs": int(max_over(s.elapsed_secs for s in stats if s.end_time >= 0)),
+            "max-compaction-delay-secs": max_over(t.last_pre_clean_stats.max_compaction_delay_ms for t in threads)
+            / 1000,
+            "DeadThreadCount": self.dead_thread_count(),
+        }
+
     # The manager's controls, as LogManager and the broker use them.
     def abort_cleaning(self, tp: TopicPartition) -> None:
         self.cleaner_manager.abort_cleaning(tp)

@@ -137,6 +137,9 @@ class LogCleanerManager:
         self.dirtiest_log_cleanable_ratio = 0.0
         self.time_of_last_run = time_ms()
 
+    def time_since_last_run_ms(self) -> int:
+        return max(0, self._time_ms() - self.time_of_last_run)
+
     # -- checkpoints ---------------------------------------------------------------------
     def all_cleaner_checkpoints(self) -> dict[TopicPartition, int]:
         with self._lock:
@@ -311,6 +314,21 @@ class LogCleanerManager:
     def uncleanable_partitions(self, log_dir: Path) -> set[TopicPartition]:
         with self._lock:
             return set(self._uncleanable.get(log_dir, ()))
+
+    def uncleanable_bytes(self, log_dir: Path) -> int:
+        """The cleanable bytes of the partitions of `log_dir` that cleaning gave up on (uncleanable-bytes)."""
+        with self._lock:
+            logs = self._logs()
+            last_clean = self.all_cleaner_checkpoints()
+            now = self._time_ms()
+            total = 0
+            for tp in self._uncleanable.get(log_dir, ()):
+                partition_log = logs.get(tp)
+                if partition_log is not None:
+                    offsets = cleanable_offsets(partition_log, last_clean.get(tp), now)
+                    total += calculate_cleanable_bytes(partition_log, offsets.first_dirty_offset,
+                                                       offsets.first_uncleanable_dirty_offset)[1]
+            return total
 
     def _is_uncleanable(self, tp: TopicPartition) -> bool:
         return any(tp in partitions for partitions in self._uncleanable.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import urllib.request
 
+from franz.records import SimpleRecord, build_batch
 from tests.support.broker import free_port
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
@@ -74,3 +75,26 @@ def test_a_client_under_a_request_quota_has_its_request_time_metric(broker_facto
         client.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
     labels = r'\{client_id="raw-client",user=""\}'
     assert _value(_scrape(port), rf"kafka_server_Request_request_time{labels}") > 0
+
+
+def test_the_log_cleaners_metrics_follow_its_passes(broker_factory):
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port), "log.cleaner.backoff.ms": "100",
+                             "log.cleaner.dedupe.buffer.size": str(24 * 100)})  # a map of 100 keys
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(19, 7, {"topics": [{
+            "name": "keys", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": [
+                {"name": "cleanup.policy", "value": "compact"}, {"name": "segment.bytes", "value": "1024"}]}],
+            "timeout_ms": 5000, "validate_only": False})
+        assert answer["topics"][0]["error_code"] == 0
+        for round_ in range(30):
+            records = build_batch([SimpleRecord(b"round-%d" % round_, key=b"key-%d" % k) for k in range(10)])
+            assert produce(client, "keys", records)["error_code"] == 0
+    assert broker.wait_for_line("cleaned log keys-0", 60)
+    text = _scrape(port)
+    assert 0 < _value(text, "kafka_log_LogCleaner_cleaner_recopy_percent") < 100
+    assert _value(text, "kafka_log_LogCleaner_max_buffer_utilization_percent") == 10  # 10 keys in 100 slots
+    assert _value(text, "kafka_log_LogCleaner_DeadThreadCount") == 0
+    assert _value(text, "kafka_log_LogCleanerManager_time_since_last_run_ms") >= 0
+    assert 0 <= _value(text, "kafka_log_LogCleanerManager_max_dirty_percent") <= 100
+    assert _value(text, r'kafka_log_LogCleanerManager_uncleanable_partitions_count\{logDirectory="[^"]+"\}') == 0
