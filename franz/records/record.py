@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from franz.records.byte_utils import (
     read_varint,
@@ -155,6 +156,80 @@ def read_record(buf, pos: int, end: int, base_offset: int, base_timestamp: int,
     record = Record(base_offset + offset_delta, timestamp, sequence, key, value, headers,
                     rec_end - start, is_control, attributes)
     return record, rec_end
+
+
+class RecordKey(NamedTuple):
+    """What compaction asks of a record: its offset, its key, whether it has a value."""
+
+    offset: int
+    key: bytes | None
+    has_value: bool
+
+
+def scan_record_keys(buf, pos: int, end: int, count: int, base_offset: int) -> list[RecordKey]:
+    """The offset, key and value presence of each of the `count` records at buf[pos:end], without
+    decoding their timestamps, values or headers (the log cleaner reads every record of a log this way).
+
+    Raises InvalidRecordError for records whose lengths do not fit their bytes, as read_record does.
+    """
+    out: list[RecordKey] = []
+    append = out.append
+    new = tuple.__new__  # RecordKey(...) without its Python-level __new__: this runs once per record
+    start = pos
+    try:
+        for _ in range(count):
+            start = pos
+            # Varints of one and two bytes decoded inline: lengths up to 8191 take no call.
+            b = buf[pos]
+            if b < 0x80:
+                size, pos = (b >> 1) ^ -(b & 1), pos + 1
+            elif buf[pos + 1] < 0x80:
+                raw = (b & 0x7F) | (buf[pos + 1] << 7)
+                size, pos = (raw >> 1) ^ -(raw & 1), pos + 2
+            else:
+                size, pos = read_varint(buf, pos, end)
+            record_end = pos + size
+            if size <= 0 or record_end > end:
+                raise InvalidRecordError(f"Invalid record size {size}", start)
+            p = pos + 1  # past the attributes
+            while buf[p] >= 0x80:  # the timestamp delta, skipped
+                p += 1
+            p += 1
+            b = buf[p]
+            if b < 0x80:
+                offset_delta, p = (b >> 1) ^ -(b & 1), p + 1
+            elif buf[p + 1] < 0x80:
+                raw = (b & 0x7F) | (buf[p + 1] << 7)
+                offset_delta, p = (raw >> 1) ^ -(raw & 1), p + 2
+            else:
+                offset_delta, p = read_varint(buf, p, record_end)
+            b = buf[p]
+            if b < 0x80:
+                key_size, p = (b >> 1) ^ -(b & 1), p + 1
+            else:
+                key_size, p = read_varint(buf, p, record_end)
+            if key_size < 0:
+                key = None
+            else:
+                key = bytes(buf[p:p + key_size])
+                p += key_size
+            b = buf[p]
+            if b < 0x80:
+                value_size, p = (b >> 1) ^ -(b & 1), p + 1
+            elif buf[p + 1] < 0x80:
+                raw = (b & 0x7F) | (buf[p + 1] << 7)
+                value_size, p = (raw >> 1) ^ -(raw & 1), p + 2
+            else:
+                value_size, p = read_varint(buf, p, record_end)
+            if p > record_end or (value_size > 0 and p + value_size > record_end):
+                raise InvalidRecordError("Invalid key or value size: past the record's end", start)
+            append(new(RecordKey, (base_offset + offset_delta, key, value_size >= 0)))
+            pos = record_end
+    except IndexError:
+        raise InvalidRecordError("Record runs past the end of the data", start) from None
+    if pos != end:
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file", pos)
+    return out
 
 
 def _encode_header_key(k) -> bytes:

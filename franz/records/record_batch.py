@@ -60,7 +60,7 @@ from franz.records.constants import (
     TimestampType,
 )
 from franz.records.errors import CorruptRecordError, InvalidRecordError
-from franz.records.record import Record, increment_sequence, read_record
+from franz.records.record import Record, RecordKey, increment_sequence, read_record, scan_record_keys
 
 _unpack_i64 = INT64.unpack_from
 _unpack_i32 = INT32.unpack_from
@@ -339,6 +339,19 @@ class RecordBatch:
                 f"Found impossible record count {count}: {len(data)} bytes of records "
                 f"hold at most {len(data) // RECORD_SIZE_MIN}", self._pos)
         return data, base
+
+    def record_keys(self, decompressed_size_bytes_max: int = DECOMPRESSED_SIZE_BYTES_MAX) -> list[RecordKey]:
+        """Each record's offset, key and value presence, without decoding the rest (scan_record_keys)."""
+        count = self.record_count
+        if count <= 0:
+            if count < 0:
+                raise InvalidRecordError(f"Found invalid record count {count} in magic v2 batch", self._pos)
+            return []
+        data, base = self.records_data(decompressed_size_bytes_max)
+        try:
+            return scan_record_keys(data, 0, len(data), count, self.base_offset)
+        except InvalidRecordError as e:
+            raise InvalidRecordError(e.reason, self._pos if base is None else base + e.position) from None
 
     def _iter_records(self, data, count: int, base: int | None) -> Iterator[Record]:
         header = self.header()

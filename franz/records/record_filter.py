@@ -28,7 +28,7 @@ import logging
 
 from franz.records.builder import MemoryRecordsBuilder, compute_attributes, encode_batch
 from franz.records.constants import NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, CompressionType, TimestampType
-from franz.records.record import Record
+from franz.records.record import Record, RecordKey
 from franz.records.record_batch import RecordBatch
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class RecordFilter:
     def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
         raise NotImplementedError
 
-    def should_retain_record(self, batch: RecordBatch, record: Record) -> bool:
+    def should_retain_record(self, batch: RecordBatch, record: RecordKey) -> bool:
         raise NotImplementedError
 
 
@@ -102,27 +102,21 @@ def filter_to(batches, record_filter: RecordFilter, max_record_batch_size: int,
         result.bytes_read += batch.size_in_bytes
         if judged.retention == BatchRetention.DELETE:
             continue
-        retained: list[Record] = []
-        write_original = True
-        contains_tombstones = False
-        max_offset = -1
-        for record in batch.records():
-            result.messages_read += 1
-            if record_filter.should_retain_record(batch, record):
-                if record.offset > max_offset:
-                    max_offset = record.offset
-                retained.append(record)
-                if record.value is None:
-                    contains_tombstones = True
-            else:
-                write_original = False
-        if retained:
+        # Judged by offset and key alone; records are decoded whole only for a batch to rebuild.
+        keys = batch.record_keys()
+        result.messages_read += len(keys)
+        should_retain = record_filter.should_retain_record
+        kept = [index for index, record in enumerate(keys) if should_retain(batch, record)]
+        write_original = len(kept) == len(keys)
+        contains_tombstones = any(not keys[index].has_value for index in kept)
+        max_offset = max((keys[index].offset for index in kept), default=-1)
+        if kept:
             need_delete_horizon = ((contains_tombstones or judged.contains_marker_for_empty_txn)
                                    and not batch.has_delete_horizon)
             if write_original and not need_delete_horizon:
                 out += batch.to_bytes()
                 result._update_retained(batch.max_timestamp, batch.last_offset, batch.last_offset,
-                                        len(retained), batch.size_in_bytes)
+                                        len(kept), batch.size_in_bytes)
             else:
                 if need_delete_horizon:
                     # Bounded to int64, where Kafka's long addition would wrap negative: either way
@@ -131,7 +125,8 @@ def filter_to(batches, record_filter: RecordFilter, max_record_batch_size: int,
                 else:
                     horizon = batch.delete_horizon_ms
                     delete_horizon = NO_TIMESTAMP if horizon is None else horizon
-                built, max_timestamp = _rebuild(batch, retained, delete_horizon)
+                records = list(batch.records())
+                built, max_timestamp = _rebuild(batch, [records[index] for index in kept], delete_horizon)
                 if len(built) > batch.size_in_bytes and len(built) > max_record_batch_size:
                     log.warning("Record batch from %s with last offset %d exceeded max record batch size %d "
                                 "after cleaning (new size is %d). Consumers with version earlier than 0.10.1.0 "
@@ -140,7 +135,7 @@ def filter_to(batches, record_filter: RecordFilter, max_record_batch_size: int,
                 out += built
                 # As Kafka's builder reports it for v2: the batch's last offset stands for its max timestamp.
                 result._update_retained(max_timestamp, batch.last_offset if max_timestamp != NO_TIMESTAMP else -1,
-                                        max_offset, len(retained), len(built))
+                                        max_offset, len(kept), len(built))
         elif judged.retention == BatchRetention.RETAIN_EMPTY:
             out += _empty_header(batch)
             result._update_retained(batch.max_timestamp, batch.last_offset, batch.last_offset, 0,

@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from franz.records import MemoryRecords
-from franz.records.record import Record
+from franz.records.record import RecordKey
 from franz.records.record_batch import RecordBatch
 from franz.records.record_filter import BatchRetention, BatchRetentionResult, RecordFilter, filter_to
 from franz.storage.cleaned_txn_metadata import CleanedTransactionMetadata
@@ -145,11 +145,10 @@ def group_segments_by_size(segments: list[LogSegment], max_size: int, max_index_
 class _CleanerFilter(RecordFilter):
     """Cleaner.cleanInto's RecordFilter: what one source segment keeps."""
 
-    def __init__(self, cleaner: Cleaner, offset_map: SkimpyOffsetMap, current_time: int, delete_retention_ms: int,
+    def __init__(self, offset_map: SkimpyOffsetMap, current_time: int, delete_retention_ms: int,
                  transaction_metadata: CleanedTransactionMetadata, last_records_of_active_producers: dict,
                  upper_bound_offset_of_round: int, stats: CleanerStats) -> None:
         super().__init__(current_time, delete_retention_ms)
-        self._cleaner = cleaner
         self._map = offset_map
         self._txn = transaction_metadata
         self._last_records = last_records_of_active_producers
@@ -186,12 +185,23 @@ class _CleanerFilter(RecordFilter):
             return batch.last_offset == last.last_data_offset
         return batch.is_control_batch and batch.producer_epoch == last.producer_epoch
 
-    def should_retain_record(self, batch: RecordBatch, record: Record) -> bool:
+    def should_retain_record(self, batch: RecordBatch, record: RecordKey) -> bool:
         if self._discard_batch_records:
             return False  # the batch stays only for its producer's state
         if batch.is_control_batch:
             return True
-        return self._cleaner.should_retain_record(self._map, batch, record, self._stats, self.current_time)
+        # Cleaner.shouldRetainRecord, inlined: it runs once per record of the log.
+        if record.offset > self._map.latest_offset:
+            return True  # beyond what this pass mapped: cleaned next time
+        if record.key is None:
+            self._stats.invalid_messages_read += 1
+            return False
+        if record.offset < self._map.get(record.key):
+            return False  # a later record has the key
+        if record.has_value:
+            return True
+        horizon = batch.delete_horizon_ms  # a tombstone stays until its batch's horizon has passed
+        return horizon is None or self.current_time < horizon
 
 
 class Cleaner:
@@ -278,7 +288,7 @@ class Cleaner:
                    transaction_metadata: CleanedTransactionMetadata, last_records_of_active_producers: dict,
                    upper_bound_offset_of_round: int, stats: CleanerStats, current_time: int) -> None:
         """Copy what `source` keeps into `dest`, a read buffer at a time."""
-        record_filter = _CleanerFilter(self, offset_map, current_time, delete_retention_ms, transaction_metadata,
+        record_filter = _CleanerFilter(offset_map, current_time, delete_retention_ms, transaction_metadata,
                                        last_records_of_active_producers, upper_bound_offset_of_round, stats)
         records = source.log
         position = 0
@@ -331,21 +341,6 @@ class Cleaner:
                  new_size)
         self._read_size = new_size
 
-    @staticmethod
-    def should_retain_record(offset_map: SkimpyOffsetMap, batch: RecordBatch, record: Record, stats: CleanerStats,
-                             current_time: int) -> bool:
-        if record.offset > offset_map.latest_offset:
-            return True  # beyond what this pass mapped: cleaned next time
-        if record.key is None:
-            stats.invalid_messages_read += 1
-            return False
-        if record.offset < offset_map.get(record.key):
-            return False  # a later record has the key
-        if record.value is not None:
-            return True
-        horizon = batch.delete_horizon_ms  # a tombstone stays until its batch's horizon has passed
-        return horizon is None or current_time < horizon
-
     def build_offset_map(self, partition_log: UnifiedLog, start: int, end: int, offset_map: SkimpyOffsetMap,
                          stats: CleanerStats) -> None:
         """Map the keys of [start, end) to their latest offsets, as many as the map takes."""
@@ -385,7 +380,7 @@ class Cleaner:
                 elif transaction_metadata.on_batch_read(batch):
                     stats.map_messages_read += batch.record_count  # aborted: nothing of it is mapped
                 else:
-                    for record in batch.records():
+                    for record in batch.record_keys():
                         if record.key is not None and record.offset >= start_offset:
                             if offset_map.size < max_desired_map_size:
                                 offset_map.put(record.key, record.offset)

@@ -9,6 +9,8 @@ from franz.records import (
     RECORD_BATCH_OVERHEAD,
     CompressionType,
     CorruptRecordError,
+    InvalidRecordError,
+    MemoryRecords,
     RecordBatch,
     SimpleRecord,
     TimestampType,
@@ -211,3 +213,21 @@ def test_set_last_offset_moves_base_offset():
     b = RecordBatch(sample())
     b.set_last_offset(100)
     assert (b.base_offset, b.last_offset) == (98, 100)
+
+
+@pytest.mark.parametrize("codec", list(CompressionType))
+def test_record_keys_agree_with_the_full_decoder(codec):
+    """Keys and values across the 1-, 2- and 3-byte varint lengths, null keys and values,
+    offset deltas past 63 and 8191, headers: the lean scan sees what records() sees."""
+    records = [SimpleRecord(None if i % 5 == 0 else b"v" * (i * 37 % 9000), key=None if i % 7 == 0 else
+                            b"k" * (i * 13 % 200), headers=(("h", b"x" * (i % 3)),) if i % 2 else ())
+               for i in range(9000)]
+    batch = next(MemoryRecords(build_batch(records, base_offset=500, compression_type=codec)).batches())
+    assert [tuple(k) for k in batch.record_keys()] == [(r.offset, r.key, r.value is not None) for r in batch.records()]
+
+
+def test_record_keys_refuse_a_record_that_runs_past_its_batch():
+    data = bytearray(build_batch([SimpleRecord(b"value", key=b"key")]))
+    data[RECORD_BATCH_OVERHEAD] = 0x7E  # the record's length varint: 63 bytes, more than the batch holds
+    with pytest.raises(InvalidRecordError):
+        next(MemoryRecords(data).batches()).record_keys()
