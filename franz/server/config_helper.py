@@ -28,7 +28,7 @@ from franz.common.config_def import ConfigDef
 from franz.protocol.errors import Errors
 from franz.server import logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
-from franz.server.kafka_config import BROKER_CONFIG_DEF, KafkaConfig
+from franz.server.kafka_config import BROKER_CONFIG_DEF, CLEANER_RECONFIGURABLE_KEYS, KafkaConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 
 TOPIC_RESOURCE: Final = 2
@@ -105,12 +105,21 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
     for key, definition in BROKER_CONFIG_DEF.keys.items():
         if keys is not None and key not in keys:
             continue
+        layers = []
+        if key in CLEANER_RECONFIGURABLE_KEYS:  # dynamic: the stored layers rank first
+            dynamic = controller.dynamic_broker_configs
+            for resource, dynamic_source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
+                                             (CLUSTER_DEFAULT, DYNAMIC_DEFAULT_BROKER_CONFIG)):
+                if key in dynamic.get(resource, {}):
+                    layers.append((render(definition.parse(dynamic[resource][key])), dynamic_source))
         source = STATIC_BROKER_CONFIG if key in config.originals else DEFAULT_CONFIG
-        value = render(config.values.get(key))
-        entries.append({"name": key, "value": value, "read_only": True, "config_source": source,
-                        "is_sensitive": False, "config_type": CONFIG_TYPES[definition.type],
+        layers.append((render(config.values.get(key)), source))
+        value, source = layers[0]
+        entries.append({"name": key, "value": value, "read_only": key not in CLEANER_RECONFIGURABLE_KEYS,
+                        "config_source": source, "is_sensitive": False, "config_type": CONFIG_TYPES[definition.type],
                         "documentation": None,
-                        "synonyms": [{"name": key, "value": value, "source": source}] if include_synonyms else []})
+                        "synonyms": [{"name": key, "value": v, "source": src} for v, src in layers]
+                        if include_synonyms else []})
     for broker_key, topic_key in BROKER_SYNONYMS.items():
         if keys is not None and broker_key not in keys:
             continue

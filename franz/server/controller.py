@@ -23,8 +23,9 @@ a creation of its name waits for its deletion.
 
 Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource): the
 log configs a broker keeps for topics without an override (Kafka's
-DynamicLogConfig: every `log.*` synonym of a topic config) can be changed at
-run time, for this broker (resource name = node id) or as the cluster
+DynamicLogConfig: every `log.*` synonym of a topic config) and the LogCleaner's
+settings (LogCleaner.ReconfigurableConfigs, applied by restarting its threads)
+can be changed at run time, for this broker (resource name = node id) or as the cluster
 default (empty name); they live in `broker-configs.json` beside the topic
 configs, apply at once to every partition, and rank per-broker, then
 cluster default, then the config file, then the built-in default. Any other
@@ -46,7 +47,13 @@ from typing import Final
 
 from franz.common.config_def import ConfigError
 from franz.protocol.errors import Errors
-from franz.server.kafka_config import KafkaConfig
+from franz.server.kafka_config import (
+    BROKER_CONFIG_DEF,
+    CLEANER_RECONFIGURABLE_KEYS,
+    KafkaConfig,
+    cleaner_config,
+    cleaner_config_problem,
+)
 from franz.server.metadata_cache import (
     LEADER_EPOCH,
     InvalidTopicError,
@@ -56,6 +63,7 @@ from franz.server.metadata_cache import (
 )
 from franz.server.topic_journal import TOPIC_CHANGES_FILE, TopicJournal
 from franz.storage.checkpoint import flush_dir, random_kafka_uuid, uuid_to_kafka_string
+from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
 from franz.storage.log_manager import LogManager
 
@@ -98,6 +106,18 @@ class Controller:
         # is a snapshot taken on the event loop, so the last one asked for is the last one written.
         self._config_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="franz-config-writer")
         self._journal = TopicJournal(self._configs_path.with_name(TOPIC_CHANGES_FILE), self._write_config_file)
+
+    def cleaner_config(self, dynamic: Mapping[str, Mapping[str, str]] | None = None) -> CleanerConfig:
+        """The LogCleaner's settings in force: the config file's, then the dynamic cluster default's,
+        then this broker's, as for the log configs."""
+        dynamic = self.dynamic_broker_configs if dynamic is None else dynamic
+        values = dict(self.config.values)
+        for resource in (CLUSTER_DEFAULT, str(self.config.node_id)):
+            for key, value in dynamic.get(resource, {}).items():
+                if key in CLEANER_RECONFIGURABLE_KEYS:
+                    values[key] = BROKER_CONFIG_DEF.keys[key].parse(value)
+        max_message_bytes = LogConfig.from_props({}, self._merged_broker_defaults(dynamic)).max_message_bytes
+        return cleaner_config(values, max_message_bytes)
 
     def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """The broker-level log configs in force: static, then the cluster default, then this broker's."""
@@ -458,14 +478,20 @@ class Controller:
         if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
             raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
                            f"string, but received {resource_name}")
-        static = sorted({key for key, _op, _value in operations if key not in BROKER_SYNONYMS})
+        static = sorted({key for key, _op, _value in operations
+                         if key not in BROKER_SYNONYMS and key not in CLEANER_RECONFIGURABLE_KEYS})
         if static:
             raise ApiError(Errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})")
+        for key, op, _value in operations:
+            if key in CLEANER_RECONFIGURABLE_KEYS and op in (APPEND, SUBTRACT):
+                raise ApiError(Errors.INVALID_CONFIG, f"Config value append is not allowed for config key: {key}")
         configs = _apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
                                     BROKER_SYNONYMS.__getitem__, lambda key: self._default_text(BROKER_SYNONYMS[key]))
         for key, value in configs.items():  # named by the broker key the operator used
+            definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
+                          else BROKER_CONFIG_DEF.keys[key])
             try:
-                TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]].parse(value)
+                definition.parse(value)
             except ConfigError as exc:
                 raise ApiError(Errors.INVALID_CONFIG, str(ConfigError(key, value, exc.reason))) from None
         proposed = {**self.dynamic_broker_configs, resource_name: configs}
@@ -474,11 +500,26 @@ class Controller:
             LogConfig.from_props({}, merged)
         except ConfigError as exc:
             raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+        cleaner = self.log_manager.cleaner
+        old_cleaner_config, new_cleaner_config = self.cleaner_config(), self.cleaner_config(proposed)
+        if new_cleaner_config != old_cleaner_config:
+            # ConfigAdminManager answers INVALID_REQUEST for a config that parses but cannot apply.
+            problem = cleaner_config_problem(new_cleaner_config)
+            if problem is not None:
+                raise ApiError(Errors.INVALID_REQUEST, f"requirement failed: {problem}")
+            if cleaner is not None and new_cleaner_config.num_threads != old_cleaner_config.num_threads:
+                try:
+                    cleaner.validate_reconfiguration(new_cleaner_config)
+                except ValueError as exc:
+                    raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
         if validate_only:
             return
         self.dynamic_broker_configs = {name: values for name, values in proposed.items() if values}
         self._broker_defaults = merged
         self._reconfigure_logs(list(self.metadata.topics))
+        if cleaner is not None and new_cleaner_config != old_cleaner_config:
+            # Joins the cleaner threads, which finish their current read first: off the loop.
+            await asyncio.get_running_loop().run_in_executor(None, cleaner.reconfigure, new_cleaner_config)
         await self._write_config_file(self._broker_configs_path, self.dynamic_broker_configs)
         logger.info("Updated dynamic broker configs of %s: %s",
                     f"broker {resource_name}" if resource_name else "the cluster default", configs)

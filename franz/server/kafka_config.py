@@ -32,7 +32,6 @@ from franz.common.config_def import (
 )
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
-from franz.storage.offset_map import BYTES_PER_ENTRY
 
 EMBEDDED_DEFAULTS: dict[str, str] = {
     "node.id": "1",
@@ -197,6 +196,31 @@ def parse_overrides(items: Sequence[str]) -> dict[str, str]:
     return overrides
 
 
+# The log.cleaner.* keys a running broker can change (LogCleaner.ReconfigurableConfigs; the
+# cleaner's largest batch follows message.max.bytes, a dynamic log config).
+CLEANER_RECONFIGURABLE_KEYS = ("log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
+                               "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
+                               "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms")
+
+
+def cleaner_config(values: Mapping[str, Any], max_message_bytes: int) -> CleanerConfig:
+    """The LogCleaner's settings from typed broker values (LogCleaner.cleanerConfig)."""
+    return CleanerConfig(
+        num_threads=values["log.cleaner.threads"], dedupe_buffer_size=values["log.cleaner.dedupe.buffer.size"],
+        dedupe_buffer_load_factor=values["log.cleaner.io.buffer.load.factor"],
+        io_buffer_size=values["log.cleaner.io.buffer.size"], max_message_size=max_message_bytes,
+        max_io_bytes_per_second=values["log.cleaner.io.max.bytes.per.second"],
+        backoff_ms=values["log.cleaner.backoff.ms"], enable_cleaner=values["log.cleaner.enable"])
+
+
+def cleaner_config_problem(config: CleanerConfig) -> str | None:
+    """KafkaConfig's requirement on the dedupe buffer, or None when it is met. (With no thread
+    Kafka divides by zero here; franz lets a cleaner without threads be.)"""
+    if config.num_threads > 0 and config.dedupe_buffer_size // config.num_threads <= 1024 * 1024:
+        return "log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."
+    return None
+
+
 class KafkaConfig:
     """The resolved broker configuration. `values` holds typed values by key."""
 
@@ -228,21 +252,11 @@ class KafkaConfig:
         return cls(props)
 
     def _cleaner_config(self) -> CleanerConfig:
-        values = self.values
-        config = CleanerConfig(
-            num_threads=values["log.cleaner.threads"], dedupe_buffer_size=values["log.cleaner.dedupe.buffer.size"],
-            dedupe_buffer_load_factor=values["log.cleaner.io.buffer.load.factor"],
-            io_buffer_size=values["log.cleaner.io.buffer.size"], max_message_size=self.log_config.max_message_bytes,
-            max_io_bytes_per_second=values["log.cleaner.io.max.bytes.per.second"],
-            backoff_ms=values["log.cleaner.backoff.ms"], enable_cleaner=values["log.cleaner.enable"])
-        if config.enable_cleaner and config.num_threads > 0:
-            per_thread = min(config.dedupe_buffer_size // config.num_threads, 2**31 - 1)
-            if (per_thread // BYTES_PER_ENTRY) * config.dedupe_buffer_load_factor <= 1:
-                # Kafka fails the cleaner thread at start with this; refusing the config says it sooner.
-                raise ConfigError("log.cleaner.dedupe.buffer.size", self.originals.get("log.cleaner.dedupe.buffer.size"),
-                                  "offset map is too small to fit in even a single message, so log cleaning will "
-                                  "never make progress. You can increase log.cleaner.dedupe.buffer.size or decrease "
-                                  "log.cleaner.threads")
+        config = cleaner_config(self.values, self.log_config.max_message_bytes)
+        problem = cleaner_config_problem(config)
+        if problem is not None:
+            raise ConfigError("log.cleaner.dedupe.buffer.size", self.originals.get("log.cleaner.dedupe.buffer.size"),
+                              problem)
         return config
 
     def _log_config_props(self) -> dict[str, Any]:

@@ -88,6 +88,7 @@ class KafkaServer:
         metadata = MetadataCache(config.node_id, "", [])
         controller = Controller(config, log_manager, metadata)
         controller_holder.append(controller)
+        log_manager.cleaner_config = controller.cleaner_config()  # with the dynamic log.cleaner.* values
         # Loading may recover logs for a long time: off the loop.
         await loop.run_in_executor(None, log_manager.startup)
         metadata.cluster_id = log_manager.cluster_id or ""

@@ -432,6 +432,28 @@ class LogCleaner:
             thread.join(timeout=30)
         self.cleaners = []
 
+    def validate_reconfiguration(self, new_config: CleanerConfig) -> None:
+        """Kafka's bounds on a change of the thread count at run time; ValueError if out of them."""
+        threads, current = new_config.num_threads, self.config.num_threads
+        if threads < 1:
+            raise ValueError("Log cleaner threads should be at least 1")
+        if threads < current // 2:
+            raise ValueError(f"Log cleaner threads cannot be reduced to less than half the current value {current}")
+        if threads > current * 2:
+            raise ValueError(f"Log cleaner threads cannot be increased to more than double the current value "
+                             f"{current}")
+
+    def reconfigure(self, new_config: CleanerConfig) -> None:
+        """Apply changed log.cleaner.* settings: new threads with new maps and buffers, as Kafka
+        restarts its cleaners (which also replaces any that died). A pass in progress is dropped
+        and starts over."""
+        if new_config.max_io_bytes_per_second != self.config.max_io_bytes_per_second:
+            log.info("Updating logCleanerIoMaxBytesPerSecond: %s", new_config.max_io_bytes_per_second)
+            self.throttler.desired_rate_per_sec = new_config.max_io_bytes_per_second
+        self.shutdown()
+        self.config = new_config
+        self.startup()
+
     @property
     def is_running(self) -> bool:
         return not self._stop.is_set()

@@ -80,20 +80,18 @@ def test_a_client_under_a_request_quota_has_its_request_time_metric(broker_facto
 def test_the_log_cleaners_metrics_follow_its_passes(broker_factory):
     port = free_port()
     broker = broker_factory({"metrics.port": str(port), "log.cleaner.backoff.ms": "100",
-                             "log.cleaner.dedupe.buffer.size": str(24 * 100)})  # a map of 100 keys
+                             "log.cleaner.dedupe.buffer.size": str(24 * 50_000)})  # a map of 50,000 keys
     with RawClient(broker.bootstrap) as client:
-        answer = client.request(19, 7, {"topics": [{
-            "name": "keys", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": [
-                {"name": "cleanup.policy", "value": "compact"}, {"name": "segment.bytes", "value": "1024"}]}],
-            "timeout_ms": 5000, "validate_only": False})
-        assert answer["topics"][0]["error_code"] == 0
-        for round_ in range(30):
-            records = build_batch([SimpleRecord(b"round-%d" % round_, key=b"key-%d" % k) for k in range(10)])
-            assert produce(client, "keys", records)["error_code"] == 0
+        create_topic(client, "keys", configs={"cleanup.policy": "compact", "segment.bytes": "1024"})
+        for round_ in range(3):
+            for first in range(0, 500, 50):
+                records = build_batch([SimpleRecord(b"round-%d" % round_, key=b"key-%d" % k)
+                                       for k in range(first, first + 50)])
+                assert produce(client, "keys", records)["error_code"] == 0
     assert broker.wait_for_line("cleaned log keys-0", 60)
     text = _scrape(port)
     assert 0 < _value(text, "kafka_log_LogCleaner_cleaner_recopy_percent") < 100
-    assert _value(text, "kafka_log_LogCleaner_max_buffer_utilization_percent") == 10  # 10 keys in 100 slots
+    assert _value(text, "kafka_log_LogCleaner_max_buffer_utilization_percent") == 1  # 500 keys in 50,000 slots
     assert _value(text, "kafka_log_LogCleaner_DeadThreadCount") == 0
     assert _value(text, "kafka_log_LogCleanerManager_time_since_last_run_ms") >= 0
     assert 0 <= _value(text, "kafka_log_LogCleanerManager_max_dirty_percent") <= 100

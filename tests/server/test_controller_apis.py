@@ -3,6 +3,8 @@ brokers), partitions, replication factors and reassignments."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from confluent_kafka.admin import (
     AdminClient,
@@ -13,6 +15,7 @@ from confluent_kafka.admin import (
 )
 
 from franz.protocol.errors import Errors
+from franz.records import SimpleRecord, build_batch
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 32, 44, 33
@@ -223,3 +226,47 @@ def test_replication_factor_above_one_is_refused_on_one_node(broker):
         topic = answer["topics"][0]
         assert topic["error_code"] == Errors.INVALID_REPLICATION_FACTOR
         assert "only 1 broker(s) are registered" in topic["error_message"]
+
+
+def test_dynamic_log_cleaner_configs_restart_its_threads_within_kafkas_bounds(broker):
+    """kafka-configs.sh --entity-type brokers on log.cleaner.*: the cleaner restarts with the new
+    settings at once and after a restart; a thread count beyond double, or a dedupe buffer under
+    1 MB per thread, is refused as Kafka refuses them."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    broker_type = ConfigResource.Type.BROKER
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": 4, "resource_name": "", "configs": [
+                {"name": "log.cleaner.backoff.ms", "config_operation": 0, "value": "100"}]}]})
+        assert answer["responses"][0]["error_code"] == Errors.NONE
+    _alter(admin, broker_type, "1", ConfigEntry("log.cleaner.threads", "2", incremental_operation=AlterConfigOpType.SET))
+    assert broker.wait_for_line("kafka-log-cleaner-thread-1: Starting")
+    described = _described(admin, broker_type, "1")
+    threads = described["log.cleaner.threads"]
+    assert (threads.value, threads.source, threads.is_read_only) == ("2", 2, False)  # DYNAMIC_BROKER_CONFIG
+    assert (described["log.cleaner.backoff.ms"].value, described["log.cleaner.backoff.ms"].source) == ("100", 3)
+    assert described["num.io.threads"].is_read_only
+    with pytest.raises(Exception, match="more than double the current value 2"):
+        _alter(admin, broker_type, "1", ConfigEntry("log.cleaner.threads", "5",
+                                                    incremental_operation=AlterConfigOpType.SET))
+    with pytest.raises(Exception, match="at least 1MB per cleaner thread"):
+        _alter(admin, broker_type, "1", ConfigEntry("log.cleaner.dedupe.buffer.size", "1048576",
+                                                    incremental_operation=AlterConfigOpType.SET))
+    with pytest.raises(Exception, match="log.cleaner.backoff.ms"):
+        _alter(admin, broker_type, "1", ConfigEntry("log.cleaner.backoff.ms", "-5",
+                                                    incremental_operation=AlterConfigOpType.SET))
+    # The restarted cleaner cleans, with its 100 ms back-off.
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "dyn-compacted", configs={"cleanup.policy": "compact", "segment.bytes": "1024"})
+        for round_ in range(20):
+            records = build_batch([SimpleRecord(b"round-%d" % round_, key=b"key-%d" % k) for k in range(5)])
+            assert produce(client, "dyn-compacted", records)["error_code"] == 0
+    assert broker.wait_for_line("cleaned log dyn-compacted-0", TIMEOUT_S)
+    starts_before = sum("kafka-log-cleaner-thread-1: Starting" in line for line in broker.lines)
+    broker.restart()  # the broker starts with the stored thread count
+    deadline = time.monotonic() + TIMEOUT_S
+    while sum("kafka-log-cleaner-thread-1: Starting" in line for line in broker.lines) == starts_before:
+        assert time.monotonic() < deadline, "the restarted broker did not start a second cleaner thread"
+        time.sleep(0.05)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert _described(admin, broker_type, "1")["log.cleaner.threads"].value == "2"

@@ -69,5 +69,8 @@ def test_the_cleaner_gets_the_brokers_log_cleaner_keys():
     assert (config.num_threads, config.dedupe_buffer_size, config.io_buffer_size, config.backoff_ms,
             config.max_io_bytes_per_second, config.max_message_size, config.enable_cleaner) == (
         2, 4194304, 65536, 250, 1e6, 2000000, False)
-    # With the cleaner disabled no offset map is built: a buffer too small for one is no error.
-    assert KafkaConfig.from_sources(None, ["log.cleaner.enable=false", "log.cleaner.dedupe.buffer.size=1"])
+    # KafkaConfig's requirement holds whether or not the cleaner is enabled: 1 MB per thread, strictly more.
+    with pytest.raises(ConfigError, match="at least 1MB per cleaner thread"):
+        KafkaConfig.from_sources(None, ["log.cleaner.enable=false", "log.cleaner.threads=2",
+                                        "log.cleaner.dedupe.buffer.size=2097152"])
+    assert KafkaConfig.from_sources(None, ["log.cleaner.threads=2", "log.cleaner.dedupe.buffer.size=2097154"])

@@ -62,9 +62,10 @@ class RawClient:
             return True
 
 
-def create_topic(client: RawClient, name: str, partitions: int = 1) -> None:
-    answer = client.request(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": partitions,
-                                                          "replication_factor": 1}], "timeout_ms": 5000})
+def create_topic(client: RawClient, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
+    answer = client.request(CREATE_TOPICS, 7, {"topics": [{
+        "name": name, "num_partitions": partitions, "replication_factor": 1,
+        "configs": [{"name": key, "value": value} for key, value in (configs or {}).items()]}], "timeout_ms": 5000})
     assert answer["topics"][0]["error_code"] == 0, answer
 
 
