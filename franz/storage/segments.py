@@ -74,6 +74,8 @@ class LogSegments:
         """All segments, or those that may hold offsets in [from_offset, to_offset):
         the floor segment of from_offset up to (excluding) the one starting at to_offset.
         Taken under the lock: the scheduler's flush walks it while the append thread may roll."""
+        if to_offset is not None and from_offset is not None and from_offset == to_offset:
+            return []  # an empty range, even inside a segment (Kafka: "non-segment-aligned empty sets")
         if to_offset is not None and from_offset is not None and from_offset > to_offset:
             raise ValueError(f"Invalid log segment range: requested segments in {self.topic_partition} "
                              f"from offset {from_offset} which is greater than limit offset {to_offset}")

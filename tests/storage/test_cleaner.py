@@ -453,7 +453,10 @@ def cleaning_manager(tmp_path, threads=1, **topic_props):
     props = {"segment.bytes": 1024, "file.delete.delay.ms": 0, "message.timestamp.after.max.ms": 2**62,
              "message.timestamp.before.max.ms": 2**62}
     config = LogConfig.from_props(props)
-    topic_config = LogConfig.from_props({**props, **{k.replace("_", "."): v for k, v in topic_props.items()}})
+    # Any dirty byte makes the log cleanable: the writes race the cleaner thread, and a pass that
+    # lands mid-write must not leave a tail below the default 0.5 dirty ratio behind.
+    topic_config = LogConfig.from_props({**props, "min.cleanable.dirty.ratio": 0.01,
+                                         **{k.replace("_", "."): v for k, v in topic_props.items()}})
     manager = LogManager([tmp_path / "data"], config, initial_task_delay_ms=0, retention_check_ms=60_000,
                          topic_config=lambda topic: topic_config if topic.startswith("compacted") else config,
                          cleaner_config=CleanerConfig(num_threads=threads, backoff_ms=20,

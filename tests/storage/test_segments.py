@@ -37,6 +37,7 @@ def test_values_in_a_range_include_the_floor_segment(segments):
     assert [s.base_offset for s in segments.values(15, 30)] == [10, 20]
     assert [s.base_offset for s in segments.values(20, 31)] == [20, 30]
     assert [s.base_offset for s in segments.values(5, 10)] == []
+    assert segments.values(15, 15) == [] and segments.values(20, 20) == []  # empty ranges, aligned or not
     assert [s.base_offset for s in segments.non_active_log_segments_from(0)] == [10, 20]
     with pytest.raises(ValueError):
         segments.values(30, 10)
