@@ -20,6 +20,7 @@ from typing import Any
 from franz.common.config_def import (
     INT64_MAX,
     ConfigDef,
+    ConfigError,
     ConfigKey,
     at_least,
     between,
@@ -153,6 +154,10 @@ class LogConfig:
                 merged[topic_key] = value
         merged.update(topic_props)
         values, _unknown = TOPIC_CONFIG_DEF.parse(merged)
+        min_lag, max_lag = values["min.compaction.lag.ms"], values["max.compaction.lag.ms"]
+        if min_lag > max_lag:  # LogConfig.validateValues
+            raise ConfigError("min.compaction.lag.ms", min_lag, f"conflict topic config setting min.compaction.lag.ms "
+                                                                f"({min_lag}) > max.compaction.lag.ms ({max_lag})")
         internal_segment_bytes = values.pop("internal.segment.bytes")
         if internal_segment_bytes is not None:
             values["segment.bytes"] = internal_segment_bytes

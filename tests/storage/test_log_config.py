@@ -43,3 +43,12 @@ def test_compact_policy_is_recognised():
 def test_bad_topic_values_are_refused_naming_the_key(key, value):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         LogConfig.from_props({key: value})
+
+
+def test_a_min_compaction_lag_above_the_max_is_refused_as_kafka_refuses_it():
+    with pytest.raises(ConfigError, match=r"conflict topic config setting min\.compaction\.lag\.ms \(10\) > "
+                                          r"max\.compaction\.lag\.ms \(5\)"):
+        LogConfig.from_props({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"})
+    with pytest.raises(ConfigError, match="min.compaction.lag.ms"):  # against the broker's max as well
+        LogConfig.from_props({"min.compaction.lag.ms": "10"}, {"log.cleaner.max.compaction.lag.ms": "5"})
+    assert LogConfig.from_props({"min.compaction.lag.ms": "5", "max.compaction.lag.ms": "5"}).min_compaction_lag_ms == 5
