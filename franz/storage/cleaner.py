@@ -216,6 +216,8 @@ class Cleaner:
                              "log.cleaner.threads")
         self.id = cleaner_id
         self.offset_map = offset_map
+        # A read of 0 bytes would never progress (log.cleaner.io.buffer.size may be 0): read at least one.
+        io_buffer_size = max(io_buffer_size, 1)
         self.io_buffer_size = io_buffer_size
         self.max_io_buffer_size = max_io_buffer_size
         self.dup_buffer_load_factor = dup_buffer_load_factor

@@ -359,6 +359,17 @@ def test_a_batch_larger_than_the_read_buffer_grows_it(tmp_path):
     assert cleaner._read_size == 1024  # back to its configured size after the segment
 
 
+def test_an_io_buffer_of_zero_bytes_still_cleans(tmp_path):
+    log = make_log(tmp_path)
+    for i in range(10):
+        append(log, i % 2)
+    log.roll()
+    cleaner = Cleaner(0, SkimpyOffsetMap(1 << 16), 0, 1 << 20, 0.9, Throttler(float("inf")), lambda: NOW,
+                      lambda tp: None)
+    clean(cleaner, log)
+    assert offsets_in_log(log) == [8, 9]
+
+
 def test_segments_group_up_to_the_segment_size_and_an_int32_of_offsets(tmp_path):
     log = make_log(tmp_path, segment_bytes=300)
     for i in range(40):
