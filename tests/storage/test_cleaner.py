@@ -409,37 +409,6 @@ def test_timestamps_and_headers_of_rebuilt_batches_are_kept(tmp_path):
     assert log.fetch_offset_by_timestamp(NOW - 2).offset == 2
 
 
-def test_the_offset_map_refuses_a_new_key_when_full_and_updates_a_known_one():
-    offset_map = SkimpyOffsetMap(2 * 24)
-    offset_map.put(b"a", 1)
-    offset_map.put(b"b", 2)
-    offset_map.put(b"a", 3)
-    assert (offset_map.get(b"a"), offset_map.get(b"b"), offset_map.get(b"c")) == (3, 2, -1)
-    with pytest.raises(ValueError, match="full offset map"):
-        offset_map.put(b"c", 4)
-    assert offset_map.latest_offset == 3 and offset_map.utilization == 1.0
-    long_keys = SkimpyOffsetMap(10 * 24)  # keys past 16 bytes are held by their MD5 digests
-    long_keys.put(b"x" * 40, 5)
-    long_keys.put(b"x" * 39 + b"y", 6)
-    long_keys.put(b"x" * 16, 7)
-    assert (long_keys.get(b"x" * 40), long_keys.get(b"x" * 39 + b"y"), long_keys.get(b"x" * 16)) == (5, 6, 7)
-    assert long_keys.get(b"x" * 41) == -1 and long_keys.size == 3
-
-
-def test_the_throttler_sleeps_what_brings_the_rate_down_to_the_desired_one():
-    now = [0]
-    slept = []
-    throttler = Throttler(1000.0, 300, sleep=slept.append, nanoseconds=lambda: now[0])
-    throttler.maybe_throttle(100)
-    assert slept == []  # the check interval has not passed
-    now[0] = 400_000_000
-    throttler.maybe_throttle(900)  # 1000 bytes in 400 ms at 1000 B/s: 600 ms more
-    assert slept == [0.6]
-    now[0] = 1_000_000_000
-    throttler.maybe_throttle(100)  # 100 bytes in 600 ms: under the rate
-    assert slept == [0.6]
-
-
 def test_a_cleaning_pass_reads_its_segments_at_the_wall_clock_of_the_cleaner(tmp_path):
     # Cleaner.clean uses its clock for the delete horizon (doClean(cleanable, time.milliseconds)).
     log = make_log(tmp_path, delete_retention_ms=10)
@@ -566,5 +535,33 @@ def test_a_cleaned_log_survives_a_restart_with_its_checkpoint(tmp_path):
         log = manager.get_log("compacted", 0)
         assert offsets_in_log(log) == list(range(190, 200)) and log.log_end_offset == 200
         assert manager.cleaner.cleaner_manager.all_cleaner_checkpoints() == {("compacted", 0): 200}
+    finally:
+        manager.shutdown()
+
+
+def test_a_corrupt_segment_makes_its_partition_uncleanable_and_is_left_as_it_was(tmp_path, caplog):
+    manager = cleaning_manager(tmp_path, threads=0, cleanup_policy="compact")  # no thread yet: write first
+    log = manager.get_or_create_log("compacted", 0)
+    write_keys(log, 20)
+    log.roll()
+    manager.shutdown()
+    victim = sorted((tmp_path / "data" / "compacted-0").glob("*.log"))[2]
+    with open(victim, "r+b") as handle:
+        handle.seek(16)  # the first batch's magic byte
+        handle.write(b"\x07")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "data" / "compacted-0").glob("*.log")}
+    manager = cleaning_manager(tmp_path, cleanup_policy="compact")
+    try:
+        cleaner_manager = manager.cleaner.cleaner_manager
+        deadline = time.monotonic() + 30
+        while ("compacted", 0) not in cleaner_manager.uncleanable_partitions(manager.log_dirs[0]):
+            assert time.monotonic() < deadline, "the corrupt partition was never marked uncleanable"
+            time.sleep(0.02)
+        assert any("Marking its partition" in r.getMessage() and "uncleanable" in r.getMessage()
+                   for r in caplog.records)
+        directory = tmp_path / "data" / "compacted-0"
+        assert not list(directory.glob("*.cleaned")) and not list(directory.glob("*.swap"))
+        assert {p.name: p.read_bytes() for p in directory.glob("*.log")} == before
+        assert cleaner_manager.grab_filthiest_compacted_log() is None  # skipped from now on
     finally:
         manager.shutdown()
