@@ -277,13 +277,16 @@ class Cleaner:
             cleaned.on_become_inactive_segment()
             cleaned.flush()  # durable before it replaces anything
             cleaned.set_last_modified(segments[-1].last_modified())
-            log.info("Cleaner %d: Swapping in cleaned segment %s for segment(s) %s in log %s", self.id, cleaned,
-                     segments, partition_log.topic_partition)
-            partition_log.replace_segments([cleaned], segments)
         except BaseException:
+            # Until the swap begins the `.cleaned` segment is this pass's alone: drop it. Once
+            # replace_segments has renamed it `.swap` (the commit point), it is never deleted
+            # here: LogLoader finishes the swap at the next start.
             cleaned.close_handlers()
             cleaned.delete_if_exists()
             raise
+        log.info("Cleaner %d: Swapping in cleaned segment %s for segment(s) %s in log %s", self.id, cleaned,
+                 segments, partition_log.topic_partition)
+        partition_log.replace_segments([cleaned], segments)
 
     def clean_into(self, topic_partition: str, source: LogSegment, dest: LogSegment, offset_map: SkimpyOffsetMap,
                    delete_retention_ms: int, max_log_message_size: int,

@@ -565,3 +565,46 @@ def test_a_corrupt_segment_makes_its_partition_uncleanable_and_is_left_as_it_was
         assert cleaner_manager.grab_filthiest_compacted_log() is None  # skipped from now on
     finally:
         manager.shutdown()
+
+
+class _Crash(BaseException):
+    """A crash at a chosen point of the swap: nothing after it runs."""
+
+
+@pytest.mark.parametrize("crash_at", ["before the swap", "after the swap rename"])
+def test_a_crash_inside_the_swap_recovers_either_the_old_segments_or_the_cleaned_one(tmp_path, monkeypatch,
+                                                                                      crash_at):
+    log = make_log(tmp_path, segment_bytes=300)
+    for i in range(60):
+        append(log, i % 4)
+    log.roll()
+    before = offsets_in_log(log)
+    from franz.storage import local_log, unified_log  # noqa: PLC0415 - patched for the crash
+
+    def crash(*args, **kwargs):
+        raise _Crash()
+    if crash_at == "before the swap":
+        monkeypatch.setattr(unified_log, "replace_segments", crash)
+    else:  # the new segment is `.swap` (the commit point); the old ones are not yet renamed
+        monkeypatch.setattr(local_log, "delete_segment_files", crash)
+    cleaner = Cleaner(0, SkimpyOffsetMap(1 << 16), 64 * 1024, 1 << 20, 1.0, Throttler(float("inf")), lambda: NOW,
+                      lambda tp: None)
+    with pytest.raises(_Crash):
+        clean(cleaner, log)
+    monkeypatch.undo()
+    left = {p.suffix for p in log.dir.iterdir()}
+    assert (".cleaned" if crash_at == "before the swap" else ".swap") in left  # what the crash left
+    log.close_handlers()  # the process died: no flush, no snapshot, no clean-shutdown marker
+    reopened = UnifiedLog.create(tmp_path / "test-0", log.config, had_clean_shutdown=False, time_ms=lambda: NOW)
+    names = [p.name for p in reopened.dir.iterdir()]
+    assert not [n for n in names if n.endswith((".swap", ".cleaned"))], names
+    if crash_at == "before the swap":
+        assert offsets_in_log(reopened) == before  # nothing was committed: the old segments stand
+    else:
+        # The group's cleaned segment replaced its old ones; groups after it were not reached.
+        first_group_end = reopened.segments.values()[1].base_offset
+        offsets = offsets_in_log(reopened)
+        assert [o for o in offsets if o >= first_group_end] == [o for o in before if o >= first_group_end]
+        assert len([o for o in offsets if o < first_group_end]) <= 4  # one record per key at most
+    assert reopened.log_end_offset == 60
+    reopened.close()
