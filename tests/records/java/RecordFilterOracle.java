@@ -11,27 +11,36 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 
 /**
- * Kafka's own MemoryRecords.filterTo over a file of batches, for franz's record_filter tests.
+ * Kafka's own MemoryRecords.filterTo over files of batches, for franz's record_filter tests.
  *
- * Arguments: in out currentTime deleteRetentionMs dropKeys deleteBatches retainEmptyBatches emptyTxnMarkers
- * (the last four comma-separated; keys as UTF-8, "null" for a null key; batches by last offset).
- * Writes the filtered batches to `out` and prints the FilterResult's counters on one line.
+ * Argument: a file of cases, one per line:
+ *   in out currentTime deleteRetentionMs dropKeys deleteBatches retainEmptyBatches emptyTxnMarkers
+ * (the last four comma-separated, "-" for none; keys as UTF-8, "null" for a null key; batches by
+ * last offset). For each case, writes the filtered batches to `out` and prints the FilterResult's
+ * counters on one line. One JVM serves every case.
  */
 public class RecordFilterOracle {
     private static Set<String> set(String csv) {
         Set<String> result = new HashSet<>();
+        if (csv.equals("-")) return result;
         for (String item : csv.split(",")) if (!item.isEmpty()) result.add(item);
         return result;
     }
 
     public static void main(String[] args) throws Exception {
-        byte[] input = Files.readAllBytes(Paths.get(args[0]));
-        long currentTime = Long.parseLong(args[2]);
-        long deleteRetentionMs = Long.parseLong(args[3]);
-        Set<String> dropKeys = set(args[4]);
-        Set<String> deleteBatches = set(args[5]);
-        Set<String> retainEmpty = set(args[6]);
-        Set<String> emptyTxnMarkers = set(args[7]);
+        for (String line : Files.readAllLines(Paths.get(args[0]))) {
+            if (!line.isBlank()) filter(line.trim().split(" "));
+        }
+    }
+
+    private static void filter(String[] fields) throws Exception {
+        byte[] input = Files.readAllBytes(Paths.get(fields[0]));
+        long currentTime = Long.parseLong(fields[2]);
+        long deleteRetentionMs = Long.parseLong(fields[3]);
+        Set<String> dropKeys = set(fields[4]);
+        Set<String> deleteBatches = set(fields[5]);
+        Set<String> retainEmpty = set(fields[6]);
+        Set<String> emptyTxnMarkers = set(fields[7]);
         MemoryRecords.RecordFilter filter = new MemoryRecords.RecordFilter(currentTime, deleteRetentionMs) {
             @Override
             protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
@@ -54,7 +63,7 @@ public class RecordFilterOracle {
         written.flip();
         byte[] bytes = new byte[written.remaining()];
         written.get(bytes);
-        Files.write(Paths.get(args[1]), bytes);
+        Files.write(Paths.get(fields[1]), bytes);
         System.out.println(result.messagesRead() + " " + result.bytesRead() + " " + result.messagesRetained() + " "
             + result.bytesRetained() + " " + result.maxOffset() + " " + result.maxTimestamp() + " "
             + result.shallowOffsetOfMaxTimestamp());
