@@ -111,3 +111,57 @@ def test_delete_records_on_a_compact_only_topic_is_a_policy_violation(broker):
     result = admin.delete_records([TopicPartition("keyed", 0, 1)])
     with pytest.raises(Exception, match="POLICY_VIOLATION|policy"):
         next(iter(result.values())).result(DEADLINE_S)
+
+
+def _read_values(bootstrap: str, topic: str, isolation: str) -> dict:
+    """key -> latest value read from offset 0 to the end, at `isolation`."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False,
+                         "isolation.level": isolation, "enable.partition.eof": True})
+    latest = {}
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + DEADLINE_S
+        while True:
+            assert time.monotonic() < deadline, "gave up reading"
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            if message.error():
+                break  # _PARTITION_EOF: the end, at this isolation level
+            latest[message.key()] = message.value()
+    finally:
+        consumer.close()
+    return latest
+
+
+def test_compaction_drops_aborted_transactions_and_keeps_committed_ones(broker_factory):
+    """Ten transactions over the same keys, every third aborted, each aborted one with a key of its own:
+    once compacted, neither isolation level sees an aborted record, and the committed latest values remain."""
+    broker = broker_factory(CLEANER_OVERRIDES)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("tx-compacted", 1, 1, config={
+        "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.01"})])[
+        "tx-compacted"].result(DEADLINE_S)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "compacting"})
+    producer.init_transactions(DEADLINE_S)
+    for round_ in range(10):
+        producer.begin_transaction()
+        for key in range(5):
+            producer.produce("tx-compacted", key=b"key-%d" % key, value=b"round-%d" % round_, partition=0)
+        aborted = round_ % 3 == 2
+        if aborted:
+            producer.produce("tx-compacted", key=b"aborted-%d" % round_, value=b"never", partition=0)
+        producer.flush(DEADLINE_S)
+        if aborted:
+            producer.abort_transaction(DEADLINE_S)
+        else:
+            producer.commit_transaction(DEADLINE_S)
+    filler = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(40):  # moves the transactions out of the active segment
+        filler.produce("tx-compacted", key=b"filler-%d" % i, value=b"x" * 100, partition=0)
+    assert filler.flush(DEADLINE_S) == 0
+    assert broker.wait_for_line("cleaned log tx-compacted-0", DEADLINE_S)
+    for isolation in ("read_committed", "read_uncommitted"):
+        latest = _read_values(broker.bootstrap, "tx-compacted", isolation)
+        assert {latest[b"key-%d" % key] for key in range(5)} == {b"round-9"}, isolation
+        assert not [k for k in latest if k.startswith(b"aborted-")], isolation
