@@ -5,7 +5,7 @@ Handles `.log` (batches; records with --deep-iteration / --print-data-log),
 `.index` and `.timeindex` (entries, cross-checked against the `.log` beside
 them; --index-sanity-check / --verify-index-only), `.txnindex`, producer
 `.snapshot` files and, beyond Kafka's tool, `leader-epoch-checkpoint` and the
-offset checkpoint files. `--json` prints one JSON object per file instead.
+offset checkpoint files (cleaner-offset-checkpoint too). `--json` prints one JSON object per file instead.
 
 Exit code: 0 if every file was read whole and consistent, 1 otherwise (a
 corrupt batch, trailing invalid bytes, an index mismatch or a failed check).
@@ -304,7 +304,8 @@ class Dumper:
             if suffix in handlers:
                 handlers[suffix](path)
             elif name in ("leader-epoch-checkpoint", "recovery-point-offset-checkpoint",
-                          "log-start-offset-checkpoint", "replication-offset-checkpoint"):
+                          "log-start-offset-checkpoint", "replication-offset-checkpoint",
+                          "cleaner-offset-checkpoint"):
                 self.dump_checkpoint(path)
             else:
                 print(f"Ignoring unknown file {path}", file=self.err)

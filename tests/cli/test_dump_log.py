@@ -118,3 +118,30 @@ def test_the_preallocated_index_of_an_open_active_segment_passes_the_sanity_chec
     code, out, err = dump("--index-sanity-check", tmp_path / "t-0" / "00000000000000000000.index")
     log.close()
     assert code == 0, err
+
+
+def test_a_cleaned_log_shows_its_delete_horizon_and_the_cleaner_checkpoint_its_offsets(tmp_path):
+    from franz.storage.cleaner import Cleaner  # noqa: PLC0415 - only this test cleans
+    from franz.storage.cleaner_manager import LogCleanerManager, LogToClean  # noqa: PLC0415
+    from franz.storage.offset_map import SkimpyOffsetMap  # noqa: PLC0415
+    from franz.storage.throttler import Throttler  # noqa: PLC0415
+
+    config = LogConfig.from_props({"cleanup.policy": "compact", "delete.retention.ms": 1000,
+                                   "message.timestamp.before.max.ms": 2**62, "message.timestamp.after.max.ms": 2**62})
+    log = UnifiedLog.create(tmp_path / "data" / "c-0", config)
+    for value in (b"a", None):  # a value, then its tombstone
+        log.append_as_leader(MemoryRecords(bytearray(build_batch([SimpleRecord(value, key=b"k", timestamp=TS)]))),
+                             0)
+    log.roll()
+    log.update_high_watermark(log.log_end_offset)
+    cleaner = Cleaner(0, SkimpyOffsetMap(1 << 16), 4096, 1 << 20, 0.9, Throttler(float("inf")), lambda: TS,
+                      lambda tp: None)
+    end, _ = cleaner.clean(LogToClean(("c", 0), log, 0, log.log_end_offset))
+    LogCleanerManager([tmp_path / "data"], lambda: {("c", 0): log}).update_checkpoints(tmp_path / "data",
+                                                                                        (("c", 0), end))
+    log.close()
+    code, out, _ = dump(tmp_path / "data" / "c-0" / "00000000000000000000.log",
+                        tmp_path / "data" / "cleaner-offset-checkpoint")
+    assert code == 0, out
+    assert "baseOffset: 1 lastOffset: 1 count: 1" in out and f"deleteHorizonMs: OptionalLong[{TS + 1000}]" in out
+    assert "topic: c partition: 0 offset: 2" in out
