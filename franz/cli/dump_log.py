@@ -5,7 +5,8 @@ Handles `.log` (batches; records with --deep-iteration / --print-data-log),
 `.index` and `.timeindex` (entries, cross-checked against the `.log` beside
 them; --index-sanity-check / --verify-index-only), `.txnindex`, producer
 `.snapshot` files and, beyond Kafka's tool, `leader-epoch-checkpoint` and the
-offset checkpoint files (cleaner-offset-checkpoint too). `--json` prints one JSON object per file instead.
+offset checkpoint files (`cleaner-offset-checkpoint` too). `--json` prints one
+JSON object per file instead.
 
 Exit code: 0 if every file was read whole and consistent, 1 otherwise (a
 corrupt batch, trailing invalid bytes, an index mismatch or a failed check).
