@@ -217,7 +217,7 @@ def test_java_consumer_reads_a_compacted_topic_with_its_gaps(broker_factory, jav
     for i in range(40):  # moves the records above out of the active segment, which is never cleaned
         filler.produce("java-compacted", key=b"filler-%d" % i, value=b"x" * 100, partition=0)
     assert filler.flush(TIMEOUT_S) == 0
-    assert broker.wait_for_line("cleaned log java-compacted-0", TIMEOUT_S)
+    assert broker.wait_cleaned("java-compacted", 0, 201, TIMEOUT_S)
     lines = subprocess.run([*java_driver, "read-compacted", broker.bootstrap, "java-compacted"], capture_output=True,
                            text=True, timeout=TIMEOUT_S, check=True).stdout.strip().splitlines()
     assert lines[-1] == "position 241 end 241"

@@ -249,3 +249,37 @@ def test_segments_read_equals_the_broker_read(spark, broker):
     archived = via_files.where("topic = 'archived'")
     assert sorted(tuple(r) for r in archived.select(*columns).collect()) == expected
     assert {r.segment for r in archived.select("segment").collect()} == {"00000000000000000000.log"}
+
+
+def test_a_compacted_topic_reads_with_its_gaps_through_both_sources(spark, tmp_path):
+    """Once the cleaner has compacted a topic, the franz source reads every surviving record at its
+    original offset across the gaps, and the franz-segments source reads the same from the files."""
+    compacting = BrokerProcess(tmp_path / "compacting", {"log.cleaner.backoff.ms": "100"})
+    compacting.start()
+    try:
+        admin = AdminClient({"bootstrap.servers": compacting.bootstrap})
+        admin.create_topics([NewTopic("compacted", 1, 1, config={
+            "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.01"})])[
+            "compacted"].result(TIMEOUT_S)
+        producer = Producer({"bootstrap.servers": compacting.bootstrap, "linger.ms": 0})
+        for round_ in range(20):
+            for key in range(5):
+                producer.produce("compacted", key=b"key-%d" % key, value=b"round-%d" % round_, partition=0,
+                                 timestamp=BASE_TIMESTAMP_MS + round_)
+            producer.flush(TIMEOUT_S)
+        for i in range(40):  # moves the rounds out of the active segment
+            producer.produce("compacted", key=b"filler-%d" % i, value=b"x" * 100, partition=0,
+                             timestamp=BASE_TIMESTAMP_MS + 100)
+        assert producer.flush(TIMEOUT_S) == 0
+        assert compacting.wait_cleaned("compacted", 0, 100, TIMEOUT_S)
+        rows = _reader(spark, compacting, subscribe="compacted").load().collect()
+        offsets = [r.offset for r in rows]
+        assert offsets == sorted(set(offsets)) and len(rows) < 140
+        latest = {r.key: (r.value, r.offset) for r in rows}
+        assert all(latest[b"key-%d" % k] == (b"round-19", 95 + k) for k in range(5))
+        assert sum(1 for r in rows if r.key.startswith(b"key-")) == 5  # only the latest of each survived
+        via_files = spark.read.format("franz-segments").load(str(compacting.data_dir / "compacted-0")).collect()
+        assert sorted((r.offset, r.key, r.value) for r in via_files) == sorted((r.offset, r.key, r.value)
+                                                                               for r in rows)
+    finally:
+        compacting.stop()

@@ -59,7 +59,7 @@ def test_a_compacted_topic_keeps_the_latest_value_of_each_key_at_its_offset(brok
         "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.01"})])[
         "compacted"].result(DEADLINE_S)
     _produce_rounds(broker.bootstrap, "compacted")
-    assert broker.wait_for_line("cleaned log compacted-0", DEADLINE_S), "the cleaner never cleaned the topic"
+    assert broker.wait_cleaned("compacted", 0, KEYS * ROUNDS + 1, DEADLINE_S), "never cleaned past the keys"
 
     records = _read_all(broker.bootstrap, "compacted")
     offsets = [m.offset() for m in records]
@@ -160,7 +160,7 @@ def test_compaction_drops_aborted_transactions_and_keeps_committed_ones(broker_f
     for i in range(40):  # moves the transactions out of the active segment
         filler.produce("tx-compacted", key=b"filler-%d" % i, value=b"x" * 100, partition=0)
     assert filler.flush(DEADLINE_S) == 0
-    assert broker.wait_for_line("cleaned log tx-compacted-0", DEADLINE_S)
+    assert broker.wait_cleaned("tx-compacted", 0, 63, DEADLINE_S)  # past all 63 records and markers
     for isolation in ("read_committed", "read_uncommitted"):
         latest = _read_values(broker.bootstrap, "tx-compacted", isolation)
         assert {latest[b"key-%d" % key] for key in range(5)} == {b"round-9"}, isolation

@@ -110,3 +110,20 @@ class BrokerProcess:
                 return True
             time.sleep(0.05)
         return False
+
+    def wait_cleaned(self, topic: str, partition: int, offset: int, timeout_s: float = 60.0) -> bool:
+        """Wait until the LogCleaner has compacted topic-partition up to `offset`, as its
+        cleaner-offset-checkpoint says. (A first pass may end before the records a test wrote
+        last; later passes reach them.)"""
+        from franz.storage.checkpoint import CheckpointError, OffsetCheckpointFile  # noqa: PLC0415
+
+        checkpoint = OffsetCheckpointFile(self.data_dir / "cleaner-offset-checkpoint")
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                if checkpoint.read().get((topic, partition), -1) >= offset:
+                    return True
+            except (CheckpointError, OSError):
+                pass  # being replaced this very moment
+            time.sleep(0.05)
+        return False
