@@ -241,10 +241,13 @@ class Cleaner:
         stats.index_done()
         horizon_segments = partition_log.log_segments(0, cleanable.first_uncleanable_offset)
         cleanable_horizon_ms = horizon_segments[-1].last_modified() if horizon_segments else 0
+        # The horizon of tombstones older than magic 2 (which franz never holds), printed as Kafka prints it.
+        clean_segments = partition_log.log_segments(0, cleanable.first_dirty_offset)
+        legacy_horizon_ms = (clean_segments[-1].last_modified() - partition_log.config.delete_retention_ms
+                             if clean_segments else 0)
         log.info("Cleaner %d: Cleaning log %s (cleaning prior to %s, discarding tombstones prior to upper bound "
-                 "deletion horizon %s)...", self.id, partition_log.topic_partition,
-                 datetime.fromtimestamp(cleanable_horizon_ms / 1000, timezone.utc).isoformat(),
-                 datetime.fromtimestamp(0, timezone.utc).isoformat())
+                 "deletion horizon %s)...", self.id, partition_log.topic_partition, _date(cleanable_horizon_ms),
+                 _date(legacy_horizon_ms))
         transaction_metadata = CleanedTransactionMetadata()
         groups = group_segments_by_size(partition_log.log_segments(0, end_offset), partition_log.config.segment_bytes,
                                         partition_log.config.max_index_size, cleanable.first_uncleanable_offset)
@@ -402,6 +405,10 @@ class Cleaner:
         offset_map.update_latest_offset(next_segment_start_offset - 1)
         self._read_size = self.io_buffer_size
         return False
+
+
+def _date(ms: int) -> str:
+    return datetime.fromtimestamp(max(ms, 0) / 1000, timezone.utc).isoformat()
 
 
 def _parse_tp(topic_partition: str) -> TopicPartition:
