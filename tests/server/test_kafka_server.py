@@ -43,3 +43,18 @@ def test_a_bad_value_is_refused_naming_the_key(tmp_path):
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "num.partitions" in result.stderr
+
+
+def test_the_broker_process_hands_the_gil_over_every_half_millisecond():
+    """run_from_cli shortens CPython's switch interval before it serves (see GIL_SWITCH_INTERVAL_S:
+    with the default, a cleaning pass made produce latency a hundred times worse)."""
+    probe = ("import argparse, sys\n"
+             "from franz.server import kafka_server\n"
+             "async def serve(config):\n"
+             "    print(sys.getswitchinterval())\n"
+             "    return 0\n"
+             "kafka_server._serve = serve\n"
+             "sys.exit(kafka_server.run_from_cli(argparse.Namespace(config=None, override=[])))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) == 0.0005
