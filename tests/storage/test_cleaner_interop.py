@@ -29,6 +29,7 @@ def _produce_rounds(bootstrap: str, topic: str) -> None:
             producer.produce(topic, key=b"key-%d" % key, value=b"round-%d" % round_)
         assert producer.flush(DEADLINE_S) == 0
     producer.produce(topic, key=b"key-0", value=None)  # a tombstone
+    assert producer.flush(DEADLINE_S) == 0  # in a batch of its own, not in the fillers' (active) one
     # Filler with other keys, so that the records above leave the active segment.
     for filler in range(40):
         producer.produce(topic, key=b"filler-%d" % filler, value=b"x" * 100)
