@@ -10,6 +10,9 @@ from tests.support.broker import free_port
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 
+INCREMENTAL_ALTER_CONFIGS, TOPIC_RESOURCE = 44, 2
+
+
 def _scrape(port: int) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         return response.read().decode()
@@ -82,12 +85,18 @@ def test_the_log_cleaners_metrics_follow_its_passes(broker_factory):
     broker = broker_factory({"metrics.port": str(port), "log.cleaner.backoff.ms": "100",
                              "log.cleaner.dedupe.buffer.size": str(24 * 50_000)})  # a map of 50,000 keys
     with RawClient(broker.bootstrap) as client:
-        create_topic(client, "keys", configs={"cleanup.policy": "compact", "segment.bytes": "1024"})
+        # Not cleanable (no ratio exceeds 1.0) until every record is written: then one pass maps them all.
+        create_topic(client, "keys", configs={"cleanup.policy": "compact", "segment.bytes": "1024",
+                                              "min.cleanable.dirty.ratio": "1.0"})
         for round_ in range(3):
             for first in range(0, 500, 50):
                 records = build_batch([SimpleRecord(b"round-%d" % round_, key=b"key-%d" % k)
                                        for k in range(first, first + 50)])
                 assert produce(client, "keys", records)["error_code"] == 0
+        answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": TOPIC_RESOURCE, "resource_name": "keys", "configs": [
+                {"name": "min.cleanable.dirty.ratio", "config_operation": 0, "value": "0.01"}]}]})
+        assert answer["responses"][0]["error_code"] == 0
     assert broker.wait_for_line("cleaned log keys-0", 60)
     text = _scrape(port)
     assert 0 < _value(text, "kafka_log_LogCleaner_cleaner_recopy_percent") < 100
