@@ -40,9 +40,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from franz.records import MemoryRecords
+from franz.records.constants import INT32_MAX
 from franz.records.record import RecordKey
 from franz.records.record_batch import RecordBatch
 from franz.records.record_filter import BatchRetention, BatchRetentionResult, RecordFilter, filter_to
+from franz.storage import files
 from franz.storage.cleaned_txn_metadata import CleanedTransactionMetadata
 from franz.storage.cleaner_manager import (
     LogCleanerManager,
@@ -59,8 +61,6 @@ from franz.storage.throttler import Throttler
 from franz.storage.unified_log import UnifiedLog
 
 log = logging.getLogger("franz.storage.cleaner")
-
-INT32_MAX = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,7 +159,8 @@ class _CleanerFilter(RecordFilter):
     def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
         # Markers piggy-back on the tombstone horizon: one goes only after its
         # transaction's records are gone and its own delete horizon has passed.
-        can_discard = self._txn.on_control_batch_read(batch) if batch.is_control_batch else self._txn.on_batch_read(batch)
+        txn = self._txn
+        can_discard = txn.on_control_batch_read(batch) if batch.is_control_batch else txn.on_batch_read(batch)
         if batch.is_control_batch:
             horizon = batch.delete_horizon_ms
             self._discard_batch_records = can_discard and horizon is not None and horizon <= self.current_time
@@ -300,7 +301,7 @@ class Cleaner:
                                        last_records_of_active_producers, upper_bound_offset_of_round, stats)
         records = source.log
         position = 0
-        tp = _parse_tp(topic_partition)
+        tp = files.parse_topic_partition_name(topic_partition)
         while position < records.size_in_bytes:
             self.check_done(tp)
             chunk = MemoryRecords(records.read_bytes(position, self._read_size))
@@ -359,7 +360,7 @@ class Cleaner:
                  partition_log.topic_partition, len(dirty), start, end)
         transaction_metadata = CleanedTransactionMetadata()
         transaction_metadata.add_aborted_transactions(partition_log.collect_aborted_transactions(start, end))
-        tp = _parse_tp(partition_log.topic_partition)
+        tp = files.parse_topic_partition_name(partition_log.topic_partition)
         for segment, next_start in zip(dirty, next_starts):
             self.check_done(tp)
             if self._build_offset_map_for_segment(tp, segment, offset_map, start, next_start,
@@ -409,11 +410,6 @@ class Cleaner:
 
 def _date(ms: int) -> str:
     return datetime.fromtimestamp(max(ms, 0) / 1000, timezone.utc).isoformat()
-
-
-def _parse_tp(topic_partition: str) -> TopicPartition:
-    topic, _, partition = topic_partition.rpartition("-")
-    return topic, int(partition)
 
 
 class LogCleaner:
@@ -494,17 +490,11 @@ class LogCleaner:
     def abort_cleaning(self, tp: TopicPartition) -> None:
         self.cleaner_manager.abort_cleaning(tp)
 
-    def abort_and_pause_cleaning(self, tp: TopicPartition) -> None:
-        self.cleaner_manager.abort_and_pause_cleaning(tp)
-
     def resume_cleaning(self, partitions) -> None:
         self.cleaner_manager.resume_cleaning(partitions)
 
     def update_checkpoints(self, log_dir: Path, remove: TopicPartition | None = None) -> None:
         self.cleaner_manager.update_checkpoints(log_dir, remove=remove)
-
-    def maybe_truncate_checkpoint(self, log_dir: Path, tp: TopicPartition, offset: int) -> None:
-        self.cleaner_manager.maybe_truncate_checkpoint(log_dir, tp, offset)
 
     def pause_cleaning_for_non_compacted_partitions(self):
         return self.cleaner_manager.pause_cleaning_for_non_compacted_partitions()
@@ -558,7 +548,8 @@ class CleanerThread(threading.Thread):
         except LogCleaningError as exc:
             log.warning("Unexpected exception thrown when cleaning log %s. Marking its partition (%s) as "
                         "uncleanable", exc.log, exc.log.topic_partition, exc_info=exc)
-            self.manager.mark_partition_uncleanable(exc.log.dir.parent, _parse_tp(exc.log.topic_partition))
+            self.manager.mark_partition_uncleanable(exc.log.dir.parent,
+                                                    files.parse_topic_partition_name(exc.log.topic_partition))
             return False
 
     def _clean_filthiest_log(self) -> bool:

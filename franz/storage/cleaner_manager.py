@@ -318,6 +318,8 @@ class LogCleanerManager:
     def uncleanable_bytes(self, log_dir: Path) -> int:
         """The cleanable bytes of the partitions of `log_dir` that cleaning gave up on (uncleanable-bytes)."""
         with self._lock:
+            if not self._uncleanable.get(log_dir):
+                return 0  # the common case: no checkpoint to read
             logs = self._logs()
             last_clean = self.all_cleaner_checkpoints()
             now = self._time_ms()

@@ -547,8 +547,10 @@ class UnifiedLog:
         marked = [snapshot for snapshot in (self.producer_state_manager.remove_and_mark_snapshot_for_deletion(
             segment.base_offset) for segment in segments) if snapshot is not None]
         if marked:
-            schedule_once(self.config.file_delete_delay_ms,
-                          lambda: [snapshot.delete_if_exists() for snapshot in marked], self.local_log.scheduler)
+            def delete_marked() -> None:
+                for snapshot in marked:
+                    snapshot.delete_if_exists()
+            schedule_once(self.config.file_delete_delay_ms, delete_marked, self.local_log.scheduler)
 
     # -- cleaning ------------------------------------------------------------------------
     def log_segments(self, from_offset: int, to_offset: int) -> list[LogSegment]:
