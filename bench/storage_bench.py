@@ -9,7 +9,8 @@ Rows (medians of --runs; ratios against the limit measured in the same run):
                  the limit for appends. Raw and append slices alternate (8 per run)
                  and the append ratio is the median of the runs' own ratios.
 - append:        UnifiedLog.append_as_leader of 16 KiB batches of 100-byte
-                 records (validate + CRC + stamp offsets/epoch + index + write),
+                 records (CRC + every record walked, as Kafka's LogValidator walks
+                 them + stamp offsets/epoch + index + write),
                  one partition, default flush policy (no fsync per append, as Kafka).
                  Target: >= 60% of raw write.
 - raw read:      os.pread of 1 MiB chunks of the same log files (page cache).

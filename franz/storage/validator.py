@@ -2,16 +2,22 @@
 
 On the leader, for each v2 batch in order: structure and CRC (CorruptRecord),
 size against `max.message.bytes` (MESSAGE_TOO_LARGE), base offset 0 and
-offsets that fit the record count (INVALID_RECORD), timestamps within
-`message.timestamp.before/after.max.ms` for CreateTime (INVALID_TIMESTAMP),
-no control batches from clients. Then, in place and with one CRC recompute at
-most: base offset from the log end, the partition leader epoch, and for
-LogAppendTime the timestamp type bit and max timestamp = now.
+offsets that fit the record count, no control batches and no producer id
+without a sequence from clients (INVALID_RECORD). Then every record, as
+Kafka's assignOffsetsNonCompressed and validateMessagesAndAssignOffsetsCompressed
+walk them (decompressed, bounded, when compressed): it must parse, carry a key
+on compacted topics, and for CreateTime a timestamp within
+`message.timestamp.before/after.max.ms` (INVALID_TIMESTAMP). Then, in place
+and with one CRC recompute at most: base offset from the log end, the
+partition leader epoch, the records' max timestamp when the header's
+disagrees, and for LogAppendTime the timestamp type bit and max timestamp = now.
 
-Compressed batches are decompressed (bounded) only to validate records: keys
-are required on compacted topics, and record offset deltas must run 0..n-1.
 When the topic's `compression.type` names a codec different from the
 producer's, the batch is rebuilt with the topic codec, as Kafka recompresses.
+
+The common case (uncompressed CreateTime batches with nothing wrong) runs in C,
+in franz/storage/_validator_fast.c, which does what this module does for it and
+declines everything else to this module; the Python path is the reference.
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ from franz.records import (
 )
 from franz.records.errors import RecordsError
 from franz.storage.log_config import LogConfig
+
+try:
+    from franz.storage._validator_fast import assign_offsets_non_compressed
+except ImportError:  # not built (a source tree without `pip install`): the Python path does it all
+    assign_offsets_non_compressed = None
 
 # Kafka protocol error codes (Errors.java) carried by the exceptions below.
 CORRUPT_MESSAGE = 2
@@ -72,47 +83,68 @@ def target_compression(config: LogConfig, source: CompressionType) -> Compressio
     return source if config.compression_type == "producer" else _TOPIC_CODECS[config.compression_type]
 
 
-def _check_timestamp(batch_index: int, timestamp: int, now_ms: int, config: LogConfig) -> None:
-    if timestamp < 0:
-        return  # NO_TIMESTAMP
-    if now_ms - timestamp > config.message_timestamp_before_max_ms:
-        raise RecordValidationError(
-            INVALID_TIMESTAMP,
-            f"Timestamp {timestamp} of message in batch {batch_index} is before the allowed range "
-            f"[{now_ms - config.message_timestamp_before_max_ms}, {now_ms + config.message_timestamp_after_max_ms}]")
-    if timestamp - now_ms > config.message_timestamp_after_max_ms:
-        raise RecordValidationError(
-            INVALID_TIMESTAMP,
-            f"Timestamp {timestamp} of message in batch {batch_index} is after the allowed range "
-            f"[{now_ms - config.message_timestamp_before_max_ms}, {now_ms + config.message_timestamp_after_max_ms}]")
-
-
 def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, now_ms: int,
-                      log_append: bool) -> None:
-    """Decompress and check each record of a batch (compressed or on a compacted topic)."""
-    errors = []
+                      log_append: bool) -> int:
+    """Check every record of a batch as Kafka's validateRecord does; return the records'
+    max timestamp (NO_TIMESTAMP when none has one), which becomes the batch's.
+
+    Kafka walks the records of every batch, compressed or not: a record that does not
+    parse refuses the whole request at once (INVALID_RECORD, or CORRUPT_MESSAGE for
+    undecodable compressed data); a missing key on a compacted topic, an out-of-range
+    CreateTime timestamp is a record error, and all of them are reported together.
+    Unlike Kafka, which rebuilds such a batch with its offsets rewritten, a compressed
+    batch whose inner offsets are out of sequence is refused here too."""
+    errors: list[tuple[int, int, str]] = []
+    invalid_timestamp = False
+    compressed = batch.attributes & _CODEC_MASK
+    lat_batch = batch.attributes & _TIMESTAMP_TYPE_BIT
+    compact = config.compact
+    earliest = now_ms - config.message_timestamp_before_max_ms
+    latest = now_ms + config.message_timestamp_after_max_ms
+    base_offset = batch.base_offset
+    batch_max = -1
     count = 0
     try:
         for index, record in enumerate(batch.records()):
-            expected_delta = index
-            if record.offset - batch.base_offset != expected_delta:
-                errors.append((batch_index, index, f"Inner record offset delta {record.offset - batch.base_offset} "
-                                                   f"does not match expected {expected_delta}"))
-            if config.compact and record.key is None:
+            count += 1
+            timestamp = record.timestamp
+            if timestamp > batch_max:
+                batch_max = timestamp
+            if compressed and record.offset - base_offset != index:
+                errors.append((batch_index, index, f"Inner record offset delta {record.offset - base_offset} "
+                                                   f"does not match expected {index}"))
+            elif compact and record.key is None:
                 errors.append((batch_index, index, "Compacted topic cannot accept message without key in topic "
                                                    "partition"))
-            if not log_append:
-                _check_timestamp(batch_index, record.timestamp, now_ms, config)
-            count += 1
+            elif not log_append and timestamp != -1:
+                if not earliest <= timestamp <= latest:
+                    invalid_timestamp = True
+                    errors.append((batch_index, index, f"Timestamp {timestamp} of message with offset "
+                                                       f"{record.offset} is out of range. The timestamp should be "
+                                                       f"within [{earliest}, {latest}]"))
+            elif lat_batch:
+                invalid_timestamp = True
+                errors.append((batch_index, index, "Invalid timestamp type in message. Producer should not set "
+                                                   "timestamp type to LogAppendTime."))
     except RecordsError as exc:
-        raise RecordValidationError(CORRUPT_MESSAGE, f"Record is corrupt: {exc}") from None
+        raise RecordValidationError(exc.error_code if exc.error_code > 0 else CORRUPT_MESSAGE,
+                                    f"Record is corrupt: {exc}") from None
     if count != batch.record_count:
         raise RecordValidationError(INVALID_RECORD, f"Record count {batch.record_count} in batch {batch_index} "
                                                     f"does not match the {count} records it holds")
+    if invalid_timestamp:
+        raise RecordValidationError(INVALID_TIMESTAMP,
+                                    "One or more records have been rejected due to invalid timestamp", errors)
     if errors:
-        raise RecordValidationError(INVALID_RECORD, errors[0][2], errors)
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for _b, i, m in errors[:3])
+        raise RecordValidationError(
+            INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} record errors in total, "
+                            f"and only showing the first three errors at most: [{shown}]", errors)
+    return batch_max
 
 
+_KEEPS_UNCOMPRESSED = ("producer", "uncompressed")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _CONTROL_BIT = 0x20
 _CODEC_MASK = 0x07
 _TIMESTAMP_TYPE_BIT = 0x08
@@ -149,6 +181,10 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig,
                                     f"{count} records")
             if is_from_client and header.attributes & _CONTROL_BIT:
                 raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
+            if is_from_client and header.producer_id >= 0 and header.base_sequence < 0:
+                raise RecordValidationError(
+                    INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record batch with "
+                                    f"producerId {header.producer_id}")
             codec_id = header.attributes & _CODEC_MASK
             if codec_id >= len(_CODECS_BY_ID):
                 raise RecordValidationError(CORRUPT_MESSAGE, f"Unknown compression type id: {codec_id}")
@@ -181,9 +217,26 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     This runs once per partition of every produce request: it reads each batch
     header once (in analyze_and_validate) and touches no record unless the
     batch is compressed or the topic compacted."""
+    log_append = config.message_timestamp_type == "LogAppendTime"
+    if (assign_offsets_non_compressed is not None and is_from_client and not log_append
+            and config.compression_type in _KEEPS_UNCOMPRESSED):
+        fast = assign_offsets_non_compressed(
+            records.buffer, next_offset, partition_leader_epoch,
+            max(now_ms - config.message_timestamp_before_max_ms, _INT64_MIN),
+            min(now_ms + config.message_timestamp_after_max_ms, _INT64_MAX), config.max_message_bytes, config.compact)
+        if fast is not None:
+            headers, last_offset, max_timestamp, shallow_offset_of_max, num_messages = fast
+            buffer = records.buffer
+            batches = []
+            position = 0
+            for header in headers:
+                size = header.batch_length + 12
+                batches.append(RecordBatch._trusted(buffer, position, size))
+                position += size
+            return ValidationResult(records, -1, max_timestamp, shallow_offset_of_max, next_offset, last_offset,
+                                    num_messages, False, CompressionType.NONE, batches, headers)
     batches, headers = analyze_and_validate(records, config, is_from_client)
     records = trim_invalid_bytes(records, batches)
-    log_append = config.message_timestamp_type == "LogAppendTime"
     source = _CODECS_BY_ID[headers[0].attributes & _CODEC_MASK]
     target = target_compression(config, source)
     rebuilt = None
@@ -199,23 +252,18 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     max_timestamp = -1
     shallow_offset_of_max = -1
     num_messages = 0
-    check_records = config.compact
-    earliest = now_ms - config.message_timestamp_before_max_ms
-    latest = now_ms + config.message_timestamp_after_max_ms
     for index, batch in enumerate(batches):
         header = headers[index]
-        attributes = header.attributes
-        if attributes & _CODEC_MASK or check_records:
-            _validate_records(index, batch, config, now_ms, log_append)
+        records_max = _validate_records(index, batch, config, now_ms, log_append)
         if log_append:
             batch_max = now_ms
             batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
                         max_timestamp=now_ms, timestamp_type=TimestampType.LOG_APPEND_TIME)
         else:
-            batch_max = header.max_timestamp
-            if not earliest <= batch_max <= latest and not attributes & _CODEC_MASK and not check_records:
-                _check_timestamp(index, batch_max, now_ms, config)  # raises unless NO_TIMESTAMP
-            if attributes & _TIMESTAMP_TYPE_BIT:  # the client's LogAppendTime bit is cleared, as Kafka does
+            # Kafka's setMaxTimestamp: the records' max replaces the header's, and a client's
+            # LogAppendTime bit is cleared (both under the CRC, so it is recomputed then).
+            batch_max = records_max
+            if batch_max != header.max_timestamp or header.attributes & _TIMESTAMP_TYPE_BIT:
                 batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
                             max_timestamp=batch_max, timestamp_type=TimestampType.CREATE_TIME)
             else:  # CreateTime kept as sent: the CRC does not cover these two fields

@@ -1,8 +1,13 @@
-"""Behaviours of Kafka's LogValidatorTest, as franz's own tests."""
+"""Behaviours of Kafka's LogValidatorTest, as franz's own tests.
+
+Every test runs twice: through the C module that takes the common case
+(franz/storage/_validator_fast.c) and through the Python path alone, which is
+what runs when that module declines or is not built."""
 
 import pytest
 
 from franz.records import CompressionType, MemoryRecords, SimpleRecord, TimestampType, build_batch
+from franz.storage import validator
 from franz.storage.log_config import LogConfig
 from franz.storage.validator import (
     CORRUPT_MESSAGE,
@@ -14,6 +19,15 @@ from franz.storage.validator import (
 )
 
 NOW = 1_700_000_000_000
+
+
+@pytest.fixture(autouse=True, params=["native", "python"])
+def validator_path(request, monkeypatch):
+    if request.param == "python":
+        monkeypatch.setattr(validator, "assign_offsets_non_compressed", None)
+    else:
+        assert validator.assign_offsets_non_compressed is not None, "franz.storage._validator_fast is not built"
+    return request.param
 
 
 def produce(*values, compression=CompressionType.NONE, timestamp=NOW, keys=None, base_offset=0):
@@ -162,3 +176,55 @@ def test_records_with_no_whole_batch_are_an_invalid_record():
     with pytest.raises(RecordValidationError) as info:
         validate(MemoryRecords(bytearray(produce(b"a").buffer)[:40]))
     assert info.value.error_code == INVALID_RECORD
+
+
+def test_every_record_timestamp_is_checked_not_only_the_batch_max():
+    # LogValidator.validateTimestamp runs per record: the header's max is in range here.
+    config = LogConfig.from_props({"message.timestamp.before.max.ms": "1000"})
+    records = MemoryRecords(bytearray(build_batch([SimpleRecord(b"old", timestamp=NOW - 5000),
+                                                   SimpleRecord(b"new", timestamp=NOW)])))
+    error = _refused(records, config)
+    assert error.error_code == INVALID_TIMESTAMP
+    assert [index for _batch, index, _message in error.record_errors] == [0]
+    assert "One or more records have been rejected due to invalid timestamp" in str(error)
+
+
+def test_a_header_max_timestamp_that_disagrees_with_the_records_is_rewritten():
+    # setMaxTimestamp(CREATE_TIME, the records' max): the header's claim is not trusted.
+    records = produce(b"a", b"b", timestamp=NOW - 10)
+    records.buffer[35:43] = (NOW + 999).to_bytes(8, "big")  # maxTimestamp
+    result = validate(_resealed(records))
+    batch = next(result.validated_records.batches())
+    assert batch.max_timestamp == NOW - 10 and batch.is_valid()
+    assert (result.max_timestamp_ms, result.shallow_offset_of_max_timestamp) == (NOW - 10, 101)
+
+
+def test_a_record_that_does_not_parse_is_an_invalid_record():
+    # An uncompressed batch with a good CRC whose first record claims more bytes than the batch holds.
+    records = produce(b"a", b"b")
+    records.buffer[61] = 0x7E  # the first record's length varint: 63 bytes
+    error = _refused(_resealed(records))
+    assert error.error_code == INVALID_RECORD
+
+
+def test_records_left_over_after_the_declared_count_are_an_invalid_record():
+    records = produce(b"a", b"b")
+    records.buffer[23:27] = (0).to_bytes(4, "big")  # lastOffsetDelta 0
+    records.buffer[57:61] = (1).to_bytes(4, "big")  # recordCount 1, but two records follow
+    error = _refused(_resealed(records))
+    assert error.error_code == INVALID_RECORD
+
+
+def test_a_producer_id_without_a_sequence_is_an_invalid_record():
+    records = MemoryRecords(bytearray(build_batch([SimpleRecord(b"a", timestamp=NOW)], producer_id=7,
+                                                  producer_epoch=0, base_sequence=0)))
+    records.buffer[53:57] = (-1).to_bytes(4, "big", signed=True)  # baseSequence
+    error = _refused(_resealed(records))
+    assert error.error_code == INVALID_RECORD and "Invalid sequence number -1" in str(error)
+
+
+def test_uncompressed_compacted_records_need_keys_too():
+    config = LogConfig.from_props({"cleanup.policy": "compact"})
+    error = _refused(produce(b"a", b"b", keys=[b"k", None]), config)
+    assert error.error_code == INVALID_RECORD
+    assert [(batch, index) for batch, index, _message in error.record_errors] == [(0, 1)]

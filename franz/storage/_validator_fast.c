@@ -1,0 +1,300 @@
+/*
+ * The common case of LogValidator.assignOffsetsNonCompressed, in C.
+ *
+ * franz/storage/validator.py is the whole validator and the reference: every rule and
+ * every error message lives there. This module takes only the produce that every client
+ * sends all day (uncompressed v2 batches, CreateTime, nothing wrong with them) and does
+ * what the Python does for it, record by record, at C speed:
+ *
+ *   - each batch: whole, magic 2, base offset 0, within max.message.bytes, a positive
+ *     record count matching lastOffsetDelta, not a control batch, no LogAppendTime bit,
+ *     a producer id only with a sequence, and its CRC32C (computed by the crc32c package);
+ *   - each record, walked as DefaultRecordBatch's iterator reads it: sizes, varints,
+ *     headers, the batch's bytes used up exactly; a key on compacted topics; a timestamp
+ *     within [earliest_ms, latest_ms] unless NO_TIMESTAMP; the records' own max timestamp
+ *     equal to the header's;
+ *   - then, and only when every batch passed, stamps base offsets and leader epochs in
+ *     place (fields the CRC does not cover).
+ *
+ * Anything else returns None before a byte is written, and the caller runs the Python
+ * path, which refuses with Kafka's error or handles what this does not (compression,
+ * LogAppendTime, a header whose max timestamp must be rewritten, a trailing partial
+ * batch). So this module never decides an error, and the two paths cannot disagree on
+ * one; tests/storage/test_validator_fast.py checks that they agree on everything else.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BATCH_OVERHEAD 61          /* a v2 batch header, LOG_OVERHEAD included */
+#define LOG_OVERHEAD 12            /* base offset + batch length */
+#define CRC_COVERED_FROM 21        /* the CRC covers attributes to the end */
+#define HEADER_FIELDS 13           /* franz.records.BatchHeader */
+#define NO_TIMESTAMP (-1LL)
+#define ATTR_CODEC_MASK 0x07
+#define ATTR_TIMESTAMP_TYPE 0x08
+#define ATTR_CONTROL 0x20
+
+static PyObject *crc32c_function;  /* crc32c.crc32c */
+static PyTypeObject *batch_header_type;  /* franz.records.BatchHeader (a tuple subclass) */
+
+static inline int64_t read_i64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
+    return (int64_t)v;
+}
+
+static inline int32_t read_i32(const uint8_t *p) {
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
+}
+
+static inline int16_t read_i16(const uint8_t *p) { return (int16_t)(((uint16_t)p[0] << 8) | p[1]); }
+
+static inline void write_i64(uint8_t *p, int64_t value) {
+    uint64_t v = (uint64_t)value;
+    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
+}
+
+static inline void write_i32(uint8_t *p, int32_t value) {
+    uint32_t v = (uint32_t)value;
+    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/* Zig-zag varints (ByteUtils.readVarint/readVarlong): at most 5 and 10 bytes. Each
+ * returns 0 when the varint runs past `end` or is too long, which the caller treats as
+ * "not the common case". Most varints of a record are one or two bytes. */
+static inline int read_varint(const uint8_t **cursor, const uint8_t *end, int32_t *out) {
+    const uint8_t *p = *cursor;
+    uint32_t raw;
+    if (end - p >= 5) {  /* no bound check per byte */
+        raw = p[0] & 0x7f;
+        if (!(p[0] & 0x80)) { p += 1; goto done; }
+        raw |= (uint32_t)(p[1] & 0x7f) << 7;
+        if (!(p[1] & 0x80)) { p += 2; goto done; }
+        raw |= (uint32_t)(p[2] & 0x7f) << 14;
+        if (!(p[2] & 0x80)) { p += 3; goto done; }
+        raw |= (uint32_t)(p[3] & 0x7f) << 21;
+        if (!(p[3] & 0x80)) { p += 4; goto done; }
+        if (p[4] & 0x80) return 0;
+        raw |= (uint32_t)p[4] << 28;
+        p += 5;
+        goto done;
+    }
+    raw = 0;
+    for (int shift = 0;; shift += 7) {
+        if (p >= end || shift > 28) return 0;
+        uint8_t b = *p++;
+        raw |= (uint32_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) break;
+    }
+done:
+    *cursor = p;
+    *out = (int32_t)(raw >> 1) ^ -(int32_t)(raw & 1);
+    return 1;
+}
+
+static inline int read_varlong(const uint8_t **cursor, const uint8_t *end, int64_t *out) {
+    const uint8_t *p = *cursor;
+    if (p < end && !(*p & 0x80)) {  /* a timestamp delta is mostly small */
+        *cursor = p + 1;
+        *out = (int64_t)(*p >> 1) ^ -(int64_t)(*p & 1);
+        return 1;
+    }
+    uint64_t raw = 0;
+    for (int shift = 0;; shift += 7) {
+        if (p >= end || shift > 63) return 0;
+        uint8_t b = *p++;
+        raw |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) break;
+    }
+    *cursor = p;
+    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+    return 1;
+}
+
+/* Skips a length-prefixed field of `length` bytes (-1: null, allowed only if nullable). */
+static inline int skip_bytes(const uint8_t **cursor, const uint8_t *end, int32_t length, int nullable) {
+    if (length < 0) return nullable && length == -1;
+    if (end - *cursor < length) return 0;
+    *cursor += length;
+    return 1;
+}
+
+/* Walks the records of one uncompressed batch, as DefaultRecord.readFrom reads each.
+ * Returns 1 when all are well formed, fill the batch exactly, have keys where
+ * required, timestamps within bounds, and their max timestamp is `header_max`.
+ * Fields are read bounded by the batch's end, not the record's (memory-safe either
+ * way, and the varint reader's fast path applies to almost every field); a record
+ * whose fields do not end exactly at its size is declined after the fact. */
+static int records_are_common_case(const uint8_t *p, const uint8_t *end, int32_t count, int64_t base_timestamp,
+                                   int64_t header_max, int64_t earliest_ms, int64_t latest_ms, int compacted) {
+    int64_t batch_max = NO_TIMESTAMP;
+    for (int32_t index = 0; index < count; index++) {
+        int32_t size, offset_delta, key_size, value_size, header_count;
+        int64_t timestamp_delta, timestamp;
+        if (!read_varint(&p, end, &size) || size < 1 || end - p < size) return 0;
+        const uint8_t *record_end = p + size;
+        p++;  /* attributes: unused in v2 */
+        if (!read_varlong(&p, end, &timestamp_delta) || !read_varint(&p, end, &offset_delta)
+                || !read_varint(&p, end, &key_size) || (compacted && key_size < 0)
+                || !skip_bytes(&p, end, key_size, 1)
+                || !read_varint(&p, end, &value_size) || !skip_bytes(&p, end, value_size, 1)
+                || !read_varint(&p, end, &header_count) || header_count < 0)
+            return 0;
+        for (int32_t h = 0; h < header_count; h++) {
+            int32_t header_key_size, header_value_size;
+            if (p >= record_end) return 0;  /* more headers declared than the record holds */
+            if (!read_varint(&p, end, &header_key_size) || !skip_bytes(&p, end, header_key_size, 0)
+                    || !read_varint(&p, end, &header_value_size) || !skip_bytes(&p, end, header_value_size, 1))
+                return 0;
+        }
+        if (p != record_end) return 0;
+        if (__builtin_add_overflow(base_timestamp, timestamp_delta, &timestamp)) return 0;  /* Java wraps */
+        if (timestamp != NO_TIMESTAMP && (timestamp < earliest_ms || timestamp > latest_ms)) return 0;
+        if (timestamp > batch_max) batch_max = timestamp;
+    }
+    return p == end && batch_max == header_max;
+}
+
+static PyObject *new_header(const uint8_t *h) {
+    PyObject *header = batch_header_type->tp_alloc(batch_header_type, HEADER_FIELDS);
+    if (header == NULL) return NULL;
+    PyObject *fields[HEADER_FIELDS] = {
+        PyLong_FromLongLong(read_i64(h)), PyLong_FromLong(read_i32(h + 8)), PyLong_FromLong(read_i32(h + 12)),
+        PyLong_FromLong((int8_t)h[16]), PyLong_FromUnsignedLong((uint32_t)read_i32(h + 17)),
+        PyLong_FromLong(read_i16(h + 21)), PyLong_FromLong(read_i32(h + 23)), PyLong_FromLongLong(read_i64(h + 27)),
+        PyLong_FromLongLong(read_i64(h + 35)), PyLong_FromLongLong(read_i64(h + 43)),
+        PyLong_FromLong(read_i16(h + 51)), PyLong_FromLong(read_i32(h + 53)), PyLong_FromLong(read_i32(h + 57)),
+    };
+    int failed = 0;
+    for (int i = 0; i < HEADER_FIELDS; i++) {
+        if (fields[i] == NULL) failed = 1;
+        PyTuple_SET_ITEM(header, i, fields[i]);  /* steals; a NULL slot is fine for the DECREF below */
+    }
+    if (failed) { Py_DECREF(header); return NULL; }
+    return header;
+}
+
+/* crc32c over buf[from, to) through the crc32c package; -1 with an exception set on failure. */
+static int64_t checksum(uint8_t *from, Py_ssize_t length) {
+    PyObject *view = PyMemoryView_FromMemory((char *)from, length, PyBUF_READ);
+    if (view == NULL) return -1;
+    PyObject *result = PyObject_CallOneArg(crc32c_function, view);
+    Py_DECREF(view);
+    if (result == NULL) return -1;
+    unsigned long value = PyLong_AsUnsignedLong(result);
+    Py_DECREF(result);
+    if (value == (unsigned long)-1 && PyErr_Occurred()) return -1;
+    return (int64_t)value;
+}
+
+/* assign_offsets_non_compressed(buffer, next_offset, partition_leader_epoch, earliest_ms,
+ *     latest_ms, max_message_bytes, compacted)
+ *   -> (headers, last_offset, max_timestamp, shallow_offset_of_max_timestamp, num_messages) or None
+ */
+static PyObject *assign_offsets_non_compressed(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "assign_offsets_non_compressed takes 7 arguments");
+        return NULL;
+    }
+    long long next_offset = PyLong_AsLongLong(args[1]);
+    long partition_leader_epoch = PyLong_AsLong(args[2]);
+    long long earliest_ms = PyLong_AsLongLong(args[3]);
+    long long latest_ms = PyLong_AsLongLong(args[4]);
+    long long max_message_bytes = PyLong_AsLongLong(args[5]);
+    int compacted = PyObject_IsTrue(args[6]);
+    if (PyErr_Occurred()) return NULL;
+
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    uint8_t *buf = (uint8_t *)view.buf;
+    Py_ssize_t length = view.len;
+    PyObject *headers = NULL, *result = NULL;
+
+    /* Pass 1: every check, nothing written. */
+    Py_ssize_t pos = 0;
+    while (pos < length) {
+        if (length - pos < BATCH_OVERHEAD) goto common_case_not_met;
+        const uint8_t *h = buf + pos;
+        int32_t batch_length = read_i32(h + 8);
+        int64_t size = (int64_t)batch_length + LOG_OVERHEAD;
+        int16_t attributes = read_i16(h + 21);
+        int32_t last_offset_delta = read_i32(h + 23), count = read_i32(h + 57);
+        int64_t producer_id = read_i64(h + 43);
+        if (size < BATCH_OVERHEAD || size > length - pos || h[16] != 2 || read_i64(h) != 0
+                || size > max_message_bytes || count <= 0 || last_offset_delta != count - 1
+                || (attributes & (ATTR_CONTROL | ATTR_CODEC_MASK | ATTR_TIMESTAMP_TYPE))
+                || (producer_id >= 0 && read_i32(h + 53) < 0))
+            goto common_case_not_met;
+        int64_t crc = checksum(buf + pos + CRC_COVERED_FROM, (Py_ssize_t)size - CRC_COVERED_FROM);
+        if (crc < 0) goto error;
+        if (crc != (int64_t)(uint32_t)read_i32(h + 17)) goto common_case_not_met;
+        if (!records_are_common_case(h + BATCH_OVERHEAD, h + size, count, read_i64(h + 27), read_i64(h + 35),
+                                     earliest_ms, latest_ms, compacted))
+            goto common_case_not_met;
+        pos += (Py_ssize_t)size;
+    }
+    if (pos == 0) goto common_case_not_met;  /* no batch at all: the Python path refuses it */
+
+    /* Pass 2: headers as sent, then the stamps. */
+    headers = PyList_New(0);
+    if (headers == NULL) goto error;
+    long long offset = next_offset, max_timestamp = NO_TIMESTAMP, shallow_offset_of_max = -1, num_messages = 0;
+    for (pos = 0; pos < length;) {
+        uint8_t *h = buf + pos;
+        PyObject *header = new_header(h);
+        if (header == NULL || PyList_Append(headers, header) < 0) { Py_XDECREF(header); goto error; }
+        Py_DECREF(header);
+        int32_t count = read_i32(h + 57);
+        int64_t batch_max = read_i64(h + 35);
+        write_i64(h, offset);
+        write_i32(h + 12, (int32_t)partition_leader_epoch);
+        long long last = offset + count - 1;
+        if (batch_max > max_timestamp) { max_timestamp = batch_max; shallow_offset_of_max = last; }
+        num_messages += count;
+        offset = last + 1;
+        pos += (Py_ssize_t)read_i32(h + 8) + LOG_OVERHEAD;
+    }
+    result = Py_BuildValue("(NLLLL)", headers, offset - 1, max_timestamp, shallow_offset_of_max, num_messages);
+    headers = NULL;  /* stolen by N, even on failure */
+    PyBuffer_Release(&view);
+    return result;
+
+common_case_not_met:
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+error:
+    Py_XDECREF(headers);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"assign_offsets_non_compressed", (PyCFunction)(void (*)(void))assign_offsets_non_compressed, METH_FASTCALL,
+     "Validate and stamp uncompressed v2 batches in place, or return None for the Python path."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, .m_name = "_validator_fast", .m_size = -1, .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__validator_fast(void) {
+    PyObject *crc_module = PyImport_ImportModule("crc32c");
+    if (crc_module == NULL) return NULL;
+    crc32c_function = PyObject_GetAttrString(crc_module, "crc32c");
+    Py_DECREF(crc_module);
+    if (crc32c_function == NULL) return NULL;
+    PyObject *records_module = PyImport_ImportModule("franz.records.record_batch");
+    if (records_module == NULL) return NULL;
+    batch_header_type = (PyTypeObject *)PyObject_GetAttrString(records_module, "BatchHeader");
+    Py_DECREF(records_module);
+    if (batch_header_type == NULL) return NULL;
+    if (!PyType_Check(batch_header_type) || !PyType_IsSubtype(batch_header_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "franz.records.record_batch.BatchHeader must be a tuple subclass");
+        return NULL;
+    }
+    return PyModule_Create(&module_def);
+}

@@ -1,0 +1,151 @@
+"""franz/storage/_validator_fast.c against the Python path of franz/storage/validator.py.
+
+The C module may only ever say "this is the common case, and here is what the Python
+path would have done" or decline without writing a byte. These tests hold it to that
+on the shapes real clients send and on seeded random damage to them."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from franz.records import CompressionType, MemoryRecords, SimpleRecord, build_batch
+from franz.storage import validator
+from franz.storage.log_config import LogConfig
+from franz.storage.validator import RecordValidationError, validate_messages_and_assign_offsets
+
+NOW = 1_700_000_000_000
+NEXT_OFFSET = 1_000
+EPOCH = 3
+
+native = validator.assign_offsets_non_compressed
+
+
+def test_the_native_module_is_built():
+    # `pip install` builds it (setup.py); without it every produce takes the Python path.
+    assert native is not None, "franz.storage._validator_fast is not built: run `pip install -e .`"
+
+
+def _random_records(rng: random.Random) -> list[SimpleRecord]:
+    records = []
+    for _ in range(rng.randint(1, 40)):
+        key = None if rng.random() < 0.3 else rng.randbytes(rng.choice((0, 1, 20, 200)))
+        value = None if rng.random() < 0.1 else rng.randbytes(rng.choice((0, 10, 100, 300, 5000)))
+        headers = tuple((f"h{i}", None if rng.random() < 0.2 else rng.randbytes(rng.randint(0, 70)))
+                        for i in range(rng.choice((0, 0, 1, 3))))
+        timestamp = NOW + rng.randint(-100_000, 100_000)
+        records.append(SimpleRecord(value, key=key, timestamp=timestamp, headers=headers))
+    return records
+
+
+def _random_request(rng: random.Random) -> bytearray:
+    out = bytearray()
+    for _ in range(rng.choice((1, 1, 1, 2, 3))):
+        idempotent = rng.random() < 0.5
+        out += build_batch(_random_records(rng), producer_id=rng.randint(0, 2**40) if idempotent else -1,
+                           producer_epoch=rng.randint(0, 5) if idempotent else -1,
+                           base_sequence=rng.randint(0, 2**31 - 1000) if idempotent else -1,
+                           is_transactional=idempotent and rng.random() < 0.3)
+    return out
+
+
+def _random_config(rng: random.Random) -> LogConfig:
+    props = {}
+    if rng.random() < 0.3:
+        props["cleanup.policy"] = "compact"
+    if rng.random() < 0.3:
+        props["message.timestamp.before.max.ms"] = str(rng.randint(0, 200_000))
+    if rng.random() < 0.3:
+        props["message.timestamp.after.max.ms"] = str(rng.randint(0, 200_000))
+    if rng.random() < 0.2:
+        props["max.message.bytes"] = str(rng.randint(100, 200_000))
+    return LogConfig.from_props(props)
+
+
+def _damage(rng: random.Random, buffer: bytearray) -> None:
+    """Flip one byte, then reseal every batch's CRC so that the damage reaches the
+    checks after it (half the time; otherwise the CRC check must catch it)."""
+    buffer[rng.randrange(len(buffer))] ^= 1 << rng.randrange(8)
+    if rng.random() < 0.5:
+        try:
+            for batch in MemoryRecords(buffer).batches():
+                batch.update_crc()
+        except Exception:  # noqa: BLE001 - damage that breaks the framing: leave it as it is
+            pass
+
+
+def _python_path(buffer: bytearray, config: LogConfig, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(validator, "assign_offsets_non_compressed", None)
+        try:
+            return validate_messages_and_assign_offsets(MemoryRecords(buffer), NEXT_OFFSET, NOW, config, EPOCH)
+        except RecordValidationError as error:
+            return error
+
+
+def _native(buffer: bytearray, config: LogConfig):
+    return native(buffer, NEXT_OFFSET, EPOCH, max(NOW - config.message_timestamp_before_max_ms, -(2**63)),
+                  min(NOW + config.message_timestamp_after_max_ms, 2**63 - 1), config.max_message_bytes,
+                  config.compact)
+
+
+def _check_agreement(request: bytearray, config: LogConfig, monkeypatch) -> bool:
+    """True when the C module took the request; asserts it did what the Python path does."""
+    by_native, by_python = bytearray(request), bytearray(request)
+    fast = _native(by_native, config)
+    python = _python_path(by_python, config, monkeypatch)
+    if fast is None:
+        assert by_native == request, "declined after writing to the buffer"
+        return False
+    assert not isinstance(python, RecordValidationError), f"C accepted what Python refuses: {python}"
+    headers, last_offset, max_timestamp, shallow_offset_of_max, num_messages = fast
+    assert by_native == by_python
+    assert (last_offset, max_timestamp, shallow_offset_of_max, num_messages) == (
+        python.last_offset, python.max_timestamp_ms, python.shallow_offset_of_max_timestamp, python.num_messages)
+    assert headers == python.headers and [type(h) for h in headers] == [type(h) for h in python.headers]
+    return True
+
+
+def test_the_common_shapes_take_the_native_path_with_the_python_result(monkeypatch):
+    rng = random.Random(20261126)
+    taken = 0
+    for _ in range(300):
+        taken += _check_agreement(_random_request(rng), LogConfig.from_props({}), monkeypatch)
+    assert taken == 300  # nothing in these is anything but the common case
+
+
+def test_damaged_requests_are_declined_or_handled_as_python_handles_them(monkeypatch):
+    rng = random.Random(4)
+    taken = declined = 0
+    for _ in range(3000):
+        request = _random_request(rng)
+        _damage(rng, request)
+        if _check_agreement(request, _random_config(rng), monkeypatch):
+            taken += 1
+        else:
+            declined += 1
+    assert taken > 100 and declined > 100  # both sides of the split were exercised
+
+
+def test_every_other_case_is_declined_untouched():
+    config = LogConfig.from_props({})
+    cases = {
+        "compressed": build_batch([SimpleRecord(b"v", timestamp=NOW)], compression_type=CompressionType.LZ4),
+        "base offset not 0": build_batch([SimpleRecord(b"v", timestamp=NOW)], base_offset=5),
+        "trailing partial batch": build_batch([SimpleRecord(b"v", timestamp=NOW)]) + b"\0" * 30,
+        "empty": b"",
+        "future timestamp": build_batch([SimpleRecord(b"v", timestamp=NOW + 2 * 3_600_000)]),
+    }
+    for name, request in cases.items():
+        buffer = bytearray(request)
+        assert _native(buffer, config) is None, name
+        assert buffer == request, name
+
+
+@pytest.mark.parametrize("value_size", [0, 63, 64, 8191, 8192, 70_000])
+def test_varint_boundaries_are_read_as_python_reads_them(value_size, monkeypatch):
+    # One- to three-byte length varints, at the zig-zag boundaries.
+    request = bytearray(build_batch([SimpleRecord(b"x" * value_size, key=b"k" * (value_size % 70),
+                                                  timestamp=NOW - 1)] * 3))
+    assert _check_agreement(request, LogConfig.from_props({"max.message.bytes": "1000000"}), monkeypatch)
