@@ -46,6 +46,7 @@ from franz.server.replica_manager import ReplicaManager
 from franz.server.sasl_apis import SaslApis
 from franz.server.scram_control_manager import SCRAM_CREDENTIALS_FILE, ScramControlManager
 from franz.server.socket_server import SocketServer, new_event_loop
+from franz.storage import validator
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
 
@@ -193,8 +194,18 @@ def configure_logging() -> None:
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
+def warn_if_validator_not_built() -> None:
+    """One WARN line when `pip install` did not build franz/storage/_validator_fast.c (a
+    source tree run as is): every produce is then validated record by record in Python."""
+    if validator.assign_offsets_non_compressed is None:
+        logger.warning(
+            "franz.storage._validator_fast is not built (`pip install -e .` builds it): produce requests are "
+            "validated in Python, several times slower")
+
+
 def run_from_cli(args: argparse.Namespace) -> int:
     configure_logging()
+    warn_if_validator_not_built()
     try:
         config = KafkaConfig.from_sources(args.config, args.override)
     except ConfigError as exc:

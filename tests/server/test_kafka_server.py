@@ -58,3 +58,21 @@ def test_the_broker_process_hands_the_gil_over_every_half_millisecond():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert float(done.stdout.split()[-1]) == 0.0005
+
+
+def test_a_broker_without_the_c_validator_says_so_once():
+    """A source tree run without `pip install` lacks franz/storage/_validator_fast.c's module:
+    the broker still serves (the Python path validates), and its log says why it is slower."""
+    probe = ("import argparse, sys\n"
+             "sys.modules['franz.storage._validator_fast'] = None  # as if never built\n"
+             "from franz.server import kafka_server\n"
+             "async def serve(config):\n"
+             "    return 0\n"
+             "kafka_server._serve = serve\n"
+             "sys.exit(kafka_server.run_from_cli(argparse.Namespace(config=None, override=[])))\n")
+    without = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert without.returncode == 0, without.stderr
+    assert (without.stdout + without.stderr).count("_validator_fast is not built") == 1
+    built = subprocess.run([sys.executable, "-c", probe.replace("sys.modules[", "# sys.modules[")],
+                           capture_output=True, text=True, timeout=60)
+    assert built.returncode == 0 and "_validator_fast is not built" not in built.stdout + built.stderr
