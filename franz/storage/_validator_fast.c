@@ -3,24 +3,24 @@
  *
  * franz/storage/validator.py is the whole validator and the reference: every rule and
  * every error message lives there. This module takes only the produce that every client
- * sends all day (uncompressed v2 batches, CreateTime, nothing wrong with them) and does
+ * sends all day (one uncompressed v2 batch, CreateTime, nothing wrong with it) and does
  * what the Python does for it, record by record, at C speed:
  *
- *   - each batch: whole, magic 2, base offset 0, within max.message.bytes, a positive
- *     record count matching lastOffsetDelta, not a control batch, no LogAppendTime bit,
- *     a producer id only with a sequence, and its CRC32C (computed by the crc32c package);
+ *   - the batch: the whole buffer, magic 2, base offset 0, within max.message.bytes, a
+ *     positive record count matching lastOffsetDelta, not a control batch, no LogAppendTime
+ *     bit, a producer id only with a sequence, and its CRC32C (by the crc32c package);
  *   - each record, walked as DefaultRecordBatch's iterator reads it: sizes, varints,
  *     headers, the batch's bytes used up exactly; a key on compacted topics; a timestamp
  *     within [earliest_ms, latest_ms] unless NO_TIMESTAMP; the records' own max timestamp
  *     equal to the header's;
- *   - then, and only when every batch passed, stamps base offsets and leader epochs in
+ *   - then, and only when all of that passed, stamps the base offset and leader epoch in
  *     place (fields the CRC does not cover).
  *
  * Anything else returns None before a byte is written, and the caller runs the Python
  * path, which refuses with Kafka's error or handles what this does not (compression,
  * LogAppendTime, a header whose max timestamp must be rewritten, a trailing partial
- * batch). So this module never decides an error, and the two paths cannot disagree on
- * one; tests/storage/test_validator_fast.py checks that they agree on everything else.
+ * batch, a second batch). So this module never decides an error, and the two paths cannot
+ * disagree on one; tests/storage/test_validator_fast.py checks that they agree on the rest.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -191,8 +191,11 @@ static int64_t checksum(uint8_t *from, Py_ssize_t length) {
 
 /* assign_offsets_non_compressed(buffer, next_offset, partition_leader_epoch, earliest_ms,
  *     latest_ms, max_message_bytes, compacted)
- *   -> (headers, last_offset, max_timestamp, shallow_offset_of_max_timestamp, num_messages) or None
- */
+ *   -> (header, last_offset, max_timestamp, shallow_offset_of_max_timestamp) or None
+ *
+ * `buffer` must hold exactly one batch, as a v2 produce does per partition (more, or
+ * bytes after it, is for the Python path to refuse or trim). `header` is the batch's
+ * BatchHeader as sent, before the stamps. */
 static PyObject *assign_offsets_non_compressed(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
     if (nargs != 7) {
@@ -209,66 +212,45 @@ static PyObject *assign_offsets_non_compressed(PyObject *module, PyObject *const
 
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    uint8_t *buf = (uint8_t *)view.buf;
+    uint8_t *h = (uint8_t *)view.buf;
     Py_ssize_t length = view.len;
-    PyObject *headers = NULL, *result = NULL;
 
-    /* Pass 1: every check, nothing written. */
-    Py_ssize_t pos = 0;
-    while (pos < length) {
-        if (length - pos < BATCH_OVERHEAD) goto common_case_not_met;
-        const uint8_t *h = buf + pos;
-        int32_t batch_length = read_i32(h + 8);
-        int64_t size = (int64_t)batch_length + LOG_OVERHEAD;
-        int16_t attributes = read_i16(h + 21);
-        int32_t last_offset_delta = read_i32(h + 23), count = read_i32(h + 57);
-        int64_t producer_id = read_i64(h + 43);
-        if (size < BATCH_OVERHEAD || size > length - pos || h[16] != 2 || read_i64(h) != 0
-                || size > max_message_bytes || count <= 0 || last_offset_delta != count - 1
-                || (attributes & (ATTR_CONTROL | ATTR_CODEC_MASK | ATTR_TIMESTAMP_TYPE))
-                || (producer_id >= 0 && read_i32(h + 53) < 0))
-            goto common_case_not_met;
-        int64_t crc = checksum(buf + pos + CRC_COVERED_FROM, (Py_ssize_t)size - CRC_COVERED_FROM);
-        if (crc < 0) goto error;
-        if (crc != (int64_t)(uint32_t)read_i32(h + 17)) goto common_case_not_met;
-        if (!records_are_common_case(h + BATCH_OVERHEAD, h + size, count, read_i64(h + 27), read_i64(h + 35),
-                                     earliest_ms, latest_ms, compacted))
-            goto common_case_not_met;
-        pos += (Py_ssize_t)size;
+    /* Every check first, nothing written. */
+    if (length < BATCH_OVERHEAD) goto common_case_not_met;
+    int64_t size = (int64_t)read_i32(h + 8) + LOG_OVERHEAD;
+    int16_t attributes = read_i16(h + 21);
+    int32_t last_offset_delta = read_i32(h + 23), count = read_i32(h + 57);
+    int64_t max_timestamp = read_i64(h + 35);
+    if (size != length || h[16] != 2 || read_i64(h) != 0 || size > max_message_bytes || count <= 0
+            || last_offset_delta != count - 1 || (attributes & (ATTR_CONTROL | ATTR_CODEC_MASK | ATTR_TIMESTAMP_TYPE))
+            || (read_i64(h + 43) >= 0 && read_i32(h + 53) < 0))
+        goto common_case_not_met;
+    int64_t crc = checksum(h + CRC_COVERED_FROM, length - CRC_COVERED_FROM);
+    if (crc < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
     }
-    if (pos == 0) goto common_case_not_met;  /* no batch at all: the Python path refuses it */
+    if (crc != (int64_t)(uint32_t)read_i32(h + 17)
+            || !records_are_common_case(h + BATCH_OVERHEAD, h + length, count, read_i64(h + 27), max_timestamp,
+                                        earliest_ms, latest_ms, compacted))
+        goto common_case_not_met;
 
-    /* Pass 2: headers as sent, then the stamps. */
-    headers = PyList_New(0);
-    if (headers == NULL) goto error;
-    long long offset = next_offset, max_timestamp = NO_TIMESTAMP, shallow_offset_of_max = -1, num_messages = 0;
-    for (pos = 0; pos < length;) {
-        uint8_t *h = buf + pos;
-        PyObject *header = new_header(h);
-        if (header == NULL || PyList_Append(headers, header) < 0) { Py_XDECREF(header); goto error; }
-        Py_DECREF(header);
-        int32_t count = read_i32(h + 57);
-        int64_t batch_max = read_i64(h + 35);
-        write_i64(h, offset);
-        write_i32(h + 12, (int32_t)partition_leader_epoch);
-        long long last = offset + count - 1;
-        if (batch_max > max_timestamp) { max_timestamp = batch_max; shallow_offset_of_max = last; }
-        num_messages += count;
-        offset = last + 1;
-        pos += (Py_ssize_t)read_i32(h + 8) + LOG_OVERHEAD;
+    /* The header as sent, then the stamps (fields the CRC does not cover). */
+    PyObject *header = new_header(h);
+    if (header == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
     }
-    result = Py_BuildValue("(NLLLL)", headers, offset - 1, max_timestamp, shallow_offset_of_max, num_messages);
-    headers = NULL;  /* stolen by N, even on failure */
+    write_i64(h, next_offset);
+    write_i32(h + 12, (int32_t)partition_leader_epoch);
     PyBuffer_Release(&view);
-    return result;
+    long long last_offset = next_offset + count - 1;
+    return Py_BuildValue("(NLLL)", header, last_offset, (long long)max_timestamp,
+                         max_timestamp > NO_TIMESTAMP ? last_offset : -1LL);
 
 common_case_not_met:
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
-error:
-    Py_XDECREF(headers);
-    PyBuffer_Release(&view);
-    return NULL;
 }
 
 static PyMethodDef methods[] = {

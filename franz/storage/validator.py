@@ -84,16 +84,16 @@ def target_compression(config: LogConfig, source: CompressionType) -> Compressio
 
 
 def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, now_ms: int,
-                      log_append: bool) -> int:
-    """Check every record of a batch as Kafka's validateRecord does; return the records'
-    max timestamp (NO_TIMESTAMP when none has one), which becomes the batch's.
+                      log_append: bool) -> tuple[int, bool]:
+    """Check every record of a batch as Kafka's validateRecord does. Returns the records'
+    max timestamp (NO_TIMESTAMP when none has one), which becomes the batch's, and
+    whether a compressed batch's inner offsets run 0..n-1 (when not, Kafka rebuilds the
+    batch rather than refuse it: "some older clients do not implement the V1 internal
+    offsets correctly"; an uncompressed batch's are not checked, as in Kafka).
 
-    Kafka walks the records of every batch, compressed or not: a record that does not
-    parse refuses the whole request at once (INVALID_RECORD, or CORRUPT_MESSAGE for
-    undecodable compressed data); a missing key on a compacted topic, an out-of-range
-    CreateTime timestamp is a record error, and all of them are reported together.
-    Unlike Kafka, which rebuilds such a batch with its offsets rewritten, a compressed
-    batch whose inner offsets are out of sequence is refused here too."""
+    A record that does not parse refuses the whole request at once (INVALID_RECORD, or
+    CORRUPT_MESSAGE for undecodable compressed data). A missing key on a compacted topic
+    and an out-of-range CreateTime timestamp are record errors, all reported together."""
     errors: list[tuple[int, int, str]] = []
     invalid_timestamp = False
     compressed = batch.attributes & _CODEC_MASK
@@ -103,29 +103,32 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
     latest = now_ms + config.message_timestamp_after_max_ms
     base_offset = batch.base_offset
     batch_max = -1
+    offsets_in_sequence = True
     count = 0
     try:
         for index, record in enumerate(batch.records()):
             count += 1
             timestamp = record.timestamp
-            if timestamp > batch_max:
-                batch_max = timestamp
-            if compressed and record.offset - base_offset != index:
-                errors.append((batch_index, index, f"Inner record offset delta {record.offset - base_offset} "
-                                                   f"does not match expected {index}"))
-            elif compact and record.key is None:
+            if compact and record.key is None:
                 errors.append((batch_index, index, "Compacted topic cannot accept message without key in topic "
                                                    "partition"))
-            elif not log_append and timestamp != -1:
+                continue
+            if not log_append and timestamp != -1:
                 if not earliest <= timestamp <= latest:
                     invalid_timestamp = True
                     errors.append((batch_index, index, f"Timestamp {timestamp} of message with offset "
                                                        f"{record.offset} is out of range. The timestamp should be "
                                                        f"within [{earliest}, {latest}]"))
+                    continue
             elif lat_batch:
                 invalid_timestamp = True
                 errors.append((batch_index, index, "Invalid timestamp type in message. Producer should not set "
                                                    "timestamp type to LogAppendTime."))
+                continue
+            if timestamp > batch_max:
+                batch_max = timestamp
+            if compressed and record.offset - base_offset != index:
+                offsets_in_sequence = False
     except RecordsError as exc:
         raise RecordValidationError(exc.error_code if exc.error_code > 0 else CORRUPT_MESSAGE,
                                     f"Record is corrupt: {exc}") from None
@@ -140,7 +143,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
         raise RecordValidationError(
             INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} record errors in total, "
                             f"and only showing the first three errors at most: [{shown}]", errors)
-    return batch_max
+    return batch_max, offsets_in_sequence
 
 
 _KEEPS_UNCOMPRESSED = ("producer", "uncompressed")
@@ -214,9 +217,8 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
                                          is_from_client: bool = True) -> ValidationResult:
     """Validate `records` and stamp base offsets from `next_offset` (a writable buffer is required).
 
-    This runs once per partition of every produce request: it reads each batch
-    header once (in analyze_and_validate) and touches no record unless the
-    batch is compressed or the topic compacted."""
+    This runs once per partition of every produce request. Kafka's v2 requests carry
+    one batch per partition; more is INVALID_RECORD, as in Kafka."""
     log_append = config.message_timestamp_type == "LogAppendTime"
     if (assign_offsets_non_compressed is not None and is_from_client and not log_append
             and config.compression_type in _KEEPS_UNCOMPRESSED):
@@ -225,69 +227,50 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
             max(now_ms - config.message_timestamp_before_max_ms, _INT64_MIN),
             min(now_ms + config.message_timestamp_after_max_ms, _INT64_MAX), config.max_message_bytes, config.compact)
         if fast is not None:
-            headers, last_offset, max_timestamp, shallow_offset_of_max, num_messages = fast
-            buffer = records.buffer
-            batches = []
-            position = 0
-            for header in headers:
-                size = header.batch_length + 12
-                batches.append(RecordBatch._trusted(buffer, position, size))
-                position += size
+            header, last_offset, max_timestamp, shallow_offset_of_max = fast
             return ValidationResult(records, -1, max_timestamp, shallow_offset_of_max, next_offset, last_offset,
-                                    num_messages, False, CompressionType.NONE, batches, headers)
+                                    header.record_count, False, CompressionType.NONE,
+                                    [RecordBatch._trusted(records.buffer, 0, header.batch_length + 12)], [header])
     batches, headers = analyze_and_validate(records, config, is_from_client)
     records = trim_invalid_bytes(records, batches)
-    source = _CODECS_BY_ID[headers[0].attributes & _CODEC_MASK]
+    if len(batches) > 1:  # LogValidator.getFirstBatchAndMaybeValidateNoMoreBatches, for v2
+        raise RecordValidationError(INVALID_RECORD, "Compressed outer record has more than one batch")
+    batch, header = batches[0], headers[0]
+    source = _CODECS_BY_ID[header.attributes & _CODEC_MASK]
     target = target_compression(config, source)
-    rebuilt = None
-    for header in headers:
-        if header.attributes & _CODEC_MASK != target:
-            rebuilt = _recompress(batches, target, config)
-            records = MemoryRecords(bytearray(rebuilt))
-            batches = list(records.batches())
-            headers = [batch.header() for batch in batches]
-            break
-
-    offset = next_offset
-    max_timestamp = -1
-    shallow_offset_of_max = -1
-    num_messages = 0
-    for index, batch in enumerate(batches):
-        header = headers[index]
-        records_max = _validate_records(index, batch, config, now_ms, log_append)
-        if log_append:
-            batch_max = now_ms
-            batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
-                        max_timestamp=now_ms, timestamp_type=TimestampType.LOG_APPEND_TIME)
-        else:
-            # Kafka's setMaxTimestamp: the records' max replaces the header's, and a client's
-            # LogAppendTime bit is cleared (both under the CRC, so it is recomputed then).
-            batch_max = records_max
-            if batch_max != header.max_timestamp or header.attributes & _TIMESTAMP_TYPE_BIT:
-                batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch,
-                            max_timestamp=batch_max, timestamp_type=TimestampType.CREATE_TIME)
-            else:  # CreateTime kept as sent: the CRC does not cover these two fields
-                batch.stamp(base_offset=offset, partition_leader_epoch=partition_leader_epoch)
-        last = offset + header.last_offset_delta
-        if batch_max > max_timestamp:
-            max_timestamp, shallow_offset_of_max = batch_max, last
-        num_messages += header.record_count
-        offset = last + 1
-    return ValidationResult(records, now_ms if log_append else -1, max_timestamp, shallow_offset_of_max,
-                            next_offset, offset - 1, num_messages, rebuilt is not None, source, batches, headers)
+    batch_max, offsets_in_sequence = _validate_records(0, batch, config, now_ms, log_append)
+    rebuilt = source != target or not offsets_in_sequence
+    if rebuilt:  # Kafka's buildRecordsAndAssignOffsets: the topic's codec, offsets 0..n-1
+        records = MemoryRecords(bytearray(_rebuild(batch, target, log_append, now_ms)))
+        batch = next(records.batches())
+        batches, headers = [batch], [batch.header()]
+    if log_append:
+        batch_max = now_ms
+        batch.stamp(base_offset=next_offset, partition_leader_epoch=partition_leader_epoch,
+                    max_timestamp=now_ms, timestamp_type=TimestampType.LOG_APPEND_TIME)
+    elif batch_max != batch.max_timestamp or batch.attributes & _TIMESTAMP_TYPE_BIT:
+        # Kafka's setMaxTimestamp: the records' max replaces the header's, and a client's
+        # LogAppendTime bit is cleared (both under the CRC, so it is recomputed then).
+        batch.stamp(base_offset=next_offset, partition_leader_epoch=partition_leader_epoch,
+                    max_timestamp=batch_max, timestamp_type=TimestampType.CREATE_TIME)
+    else:  # CreateTime kept as sent: the CRC does not cover these two fields
+        batch.stamp(base_offset=next_offset, partition_leader_epoch=partition_leader_epoch)
+    last_offset = next_offset + header.last_offset_delta
+    return ValidationResult(records, now_ms if log_append else -1, batch_max, last_offset if batch_max >= 0 else -1,
+                            next_offset, last_offset, header.record_count, rebuilt, source, batches, headers)
 
 
-def _recompress(batches: list[RecordBatch], target: CompressionType, config: LogConfig) -> bytes:
-    out = bytearray()
-    for batch in batches:
-        builder = MemoryRecordsBuilder(compression_type=target, timestamp_type=batch.timestamp_type,
-                                       base_offset=0, partition_leader_epoch=batch.partition_leader_epoch,
-                                       is_transactional=batch.is_transactional)
-        if batch.producer_id >= 0:
-            builder.set_producer_state(batch.producer_id, batch.producer_epoch, batch.base_sequence,
-                                       batch.is_transactional)
-        for record in batch.records():
-            builder.append_with_offset(record.offset - batch.base_offset, record.timestamp, record.key,
-                                       record.value, record.headers)
-        out += builder.build_bytes()
-    return bytes(out)
+def _rebuild(batch: RecordBatch, target: CompressionType, log_append: bool, now_ms: int) -> bytes:
+    """`batch` written again with the `target` codec and inner offsets 0..n-1, keeping its
+    producer identity, sequence and transactional flag."""
+    builder = MemoryRecordsBuilder(
+        compression_type=target,
+        timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
+        log_append_time=now_ms if log_append else -1, base_offset=0,
+        partition_leader_epoch=batch.partition_leader_epoch, is_transactional=batch.is_transactional)
+    if batch.producer_id >= 0:
+        builder.set_producer_state(batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                                   batch.is_transactional)
+    for index, record in enumerate(batch.records()):
+        builder.append_with_offset(index, record.timestamp, record.key, record.value, record.headers)
+    return builder.build_bytes()

@@ -6,7 +6,14 @@ what runs when that module declines or is not built."""
 
 import pytest
 
-from franz.records import CompressionType, MemoryRecords, SimpleRecord, TimestampType, build_batch
+from franz.records import (
+    CompressionType,
+    MemoryRecords,
+    MemoryRecordsBuilder,
+    SimpleRecord,
+    TimestampType,
+    build_batch,
+)
 from franz.storage import validator
 from franz.storage.log_config import LogConfig
 from franz.storage.validator import (
@@ -228,3 +235,25 @@ def test_uncompressed_compacted_records_need_keys_too():
     error = _refused(produce(b"a", b"b", keys=[b"k", None]), config)
     assert error.error_code == INVALID_RECORD
     assert [(batch, index) for batch, index, _message in error.record_errors] == [(0, 1)]
+
+
+def test_more_than_one_batch_for_a_partition_is_an_invalid_record():
+    # LogValidator.getFirstBatchAndMaybeValidateNoMoreBatches: v2 produces carry one batch.
+    records = MemoryRecords(bytearray(produce(b"a").buffer) + bytearray(produce(b"b").buffer))
+    error = _refused(records)
+    assert error.error_code == INVALID_RECORD and "more than one batch" in str(error)
+
+
+def test_a_compressed_batch_with_inner_offsets_out_of_sequence_is_rebuilt_not_refused():
+    # "Some older clients do not implement the V1 internal offsets correctly": Kafka rewrites them.
+    builder = MemoryRecordsBuilder(compression_type=CompressionType.GZIP, base_offset=0)
+    for delta, value in ((0, b"a"), (5, b"b"), (9, b"c")):
+        builder.append_with_offset(delta, NOW, None, value, ())
+    records = MemoryRecords(bytearray(builder.build_bytes()))
+    records.buffer[23:27] = (2).to_bytes(4, "big")  # lastOffsetDelta: three records
+    result = validate(_resealed(records))
+    batch = next(result.validated_records.batches())
+    assert [r.offset for r in batch.records()] == [100, 101, 102]
+    assert [r.value for r in batch.records()] == [b"a", b"b", b"c"]
+    assert batch.compression_type == CompressionType.GZIP and batch.is_valid()
+    assert result.messages_size_maybe_changed and (result.first_offset, result.last_offset) == (100, 102)
