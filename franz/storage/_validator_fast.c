@@ -21,6 +21,11 @@
  * LogAppendTime, a header whose max timestamp must be rewritten, a trailing partial
  * batch, a second batch). So this module never decides an error, and the two paths cannot
  * disagree on one; tests/storage/test_validator_fast.py checks that they agree on the rest.
+ *
+ * walk_records is the record walk alone, for the batches that take the Python path
+ * without anything wrong with them (compressed ones once decompressed, LogAppendTime
+ * topics, coordinator writes), with the same contract: a result, or None and Python
+ * walks them again to say what is wrong.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -121,15 +126,19 @@ static inline int skip_bytes(const uint8_t **cursor, const uint8_t *end, int32_t
     return 1;
 }
 
-/* Walks the records of one uncompressed batch, as DefaultRecord.readFrom reads each.
- * Returns 1 when all are well formed, fill the batch exactly, have keys where
- * required, timestamps within bounds, and their max timestamp is `header_max`.
- * Fields are read bounded by the batch's end, not the record's (memory-safe either
- * way, and the varint reader's fast path applies to almost every field); a record
- * whose fields do not end exactly at its size is declined after the fact. */
+/* Walks `count` records in [p, end) as DefaultRecord.readFrom reads each (the records of
+ * an uncompressed batch, or a compressed one's after decompression). Returns 1 when all
+ * are well formed, fill the bytes exactly, have keys where required and timestamps
+ * within [earliest_ms, latest_ms] unless NO_TIMESTAMP; then *records_max is their max
+ * timestamp (NO_TIMESTAMP when none has one) and *in_sequence whether their offset
+ * deltas run 0..count-1. Fields are read bounded by `end`, not by the record's size
+ * (memory-safe either way, and the varint reader's fast path then applies to almost
+ * every field); a record whose fields do not end exactly at its size is declined. */
 static int records_are_common_case(const uint8_t *p, const uint8_t *end, int32_t count, int64_t base_timestamp,
-                                   int64_t header_max, int64_t earliest_ms, int64_t latest_ms, int compacted) {
+                                   int64_t earliest_ms, int64_t latest_ms, int compacted, int64_t *records_max,
+                                   int *in_sequence) {
     int64_t batch_max = NO_TIMESTAMP;
+    int sequential = 1;
     for (int32_t index = 0; index < count; index++) {
         int32_t size, offset_delta, key_size, value_size, header_count;
         int64_t timestamp_delta, timestamp;
@@ -153,8 +162,12 @@ static int records_are_common_case(const uint8_t *p, const uint8_t *end, int32_t
         if (__builtin_add_overflow(base_timestamp, timestamp_delta, &timestamp)) return 0;  /* Java wraps */
         if (timestamp != NO_TIMESTAMP && (timestamp < earliest_ms || timestamp > latest_ms)) return 0;
         if (timestamp > batch_max) batch_max = timestamp;
+        sequential &= offset_delta == index;
     }
-    return p == end && batch_max == header_max;
+    if (p != end) return 0;
+    *records_max = batch_max;
+    *in_sequence = sequential;
+    return 1;
 }
 
 static PyObject *new_header(const uint8_t *h) {
@@ -230,9 +243,12 @@ static PyObject *assign_offsets_non_compressed(PyObject *module, PyObject *const
         PyBuffer_Release(&view);
         return NULL;
     }
+    int64_t records_max;
+    int in_sequence;
     if (crc != (int64_t)(uint32_t)read_i32(h + 17)
-            || !records_are_common_case(h + BATCH_OVERHEAD, h + length, count, read_i64(h + 27), max_timestamp,
-                                        earliest_ms, latest_ms, compacted))
+            || !records_are_common_case(h + BATCH_OVERHEAD, h + length, count, read_i64(h + 27), earliest_ms,
+                                        latest_ms, compacted, &records_max, &in_sequence)
+            || records_max != max_timestamp)
         goto common_case_not_met;
 
     /* The header as sent, then the stamps (fields the CRC does not cover). */
@@ -253,9 +269,42 @@ common_case_not_met:
     Py_RETURN_NONE;
 }
 
+/* walk_records(data, count, base_timestamp, earliest_ms, latest_ms, compacted)
+ *   -> (records_max_timestamp, offsets_in_sequence) or None
+ *
+ * The record walk alone, for the batches the Python path validates (compressed ones,
+ * after it decompressed them; LogAppendTime topics; coordinator writes): None means
+ * "walk them in Python", which then names what is wrong. */
+static PyObject *walk_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "walk_records takes 6 arguments");
+        return NULL;
+    }
+    long count = PyLong_AsLong(args[1]);
+    long long base_timestamp = PyLong_AsLongLong(args[2]);
+    long long earliest_ms = PyLong_AsLongLong(args[3]);
+    long long latest_ms = PyLong_AsLongLong(args[4]);
+    int compacted = PyObject_IsTrue(args[5]);
+    if (PyErr_Occurred()) return NULL;
+    if (count <= 0 || count > INT32_MAX) Py_RETURN_NONE;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    const uint8_t *data = (const uint8_t *)view.buf;
+    int64_t records_max;
+    int in_sequence;
+    int walked = records_are_common_case(data, data + view.len, (int32_t)count, base_timestamp, earliest_ms,
+                                         latest_ms, compacted, &records_max, &in_sequence);
+    PyBuffer_Release(&view);
+    if (!walked) Py_RETURN_NONE;
+    return Py_BuildValue("(LO)", (long long)records_max, in_sequence ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"assign_offsets_non_compressed", (PyCFunction)(void (*)(void))assign_offsets_non_compressed, METH_FASTCALL,
-     "Validate and stamp uncompressed v2 batches in place, or return None for the Python path."},
+     "Validate and stamp one uncompressed v2 batch in place, or return None for the Python path."},
+    {"walk_records", (PyCFunction)(void (*)(void))walk_records, METH_FASTCALL,
+     "Walk a batch's (decompressed) records: (max timestamp, offsets in sequence), or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -37,9 +37,9 @@ from franz.records.errors import RecordsError
 from franz.storage.log_config import LogConfig
 
 try:
-    from franz.storage._validator_fast import assign_offsets_non_compressed
+    from franz.storage._validator_fast import assign_offsets_non_compressed, walk_records
 except ImportError:  # not built (a source tree without `pip install`): the Python path does it all
-    assign_offsets_non_compressed = None
+    assign_offsets_non_compressed = walk_records = None
 
 # Kafka protocol error codes (Errors.java) carried by the exceptions below.
 CORRUPT_MESSAGE = 2
@@ -106,6 +106,14 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
     offsets_in_sequence = True
     count = 0
     try:
+        if walk_records is not None and not lat_batch:  # in C unless something is wrong
+            data, _position = batch.records_data()
+            walked = walk_records(data, batch.record_count, batch.base_timestamp,
+                                  _INT64_MIN if log_append else max(earliest, _INT64_MIN),
+                                  _INT64_MAX if log_append else min(latest, _INT64_MAX), compact)
+            if walked is not None:
+                records_max, in_sequence = walked
+                return records_max, in_sequence or not compressed  # Kafka checks only compressed ones
         for index, record in enumerate(batch.records()):
             count += 1
             timestamp = record.timestamp

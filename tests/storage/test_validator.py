@@ -1,8 +1,9 @@
 """Behaviours of Kafka's LogValidatorTest, as franz's own tests.
 
-Every test runs twice: through the C module that takes the common case
-(franz/storage/_validator_fast.c) and through the Python path alone, which is
-what runs when that module declines or is not built."""
+Every test runs three times: through the C module that takes the common case
+(franz/storage/_validator_fast.c), through the Python path with only its record
+walk in C, and through the Python path alone, which is what runs when the C
+module declines or is not built."""
 
 import pytest
 
@@ -28,12 +29,13 @@ from franz.storage.validator import (
 NOW = 1_700_000_000_000
 
 
-@pytest.fixture(autouse=True, params=["native", "python"])
+@pytest.fixture(autouse=True, params=["native", "record-walk-only", "python"])
 def validator_path(request, monkeypatch):
-    if request.param == "python":
+    assert validator.assign_offsets_non_compressed is not None, "franz.storage._validator_fast is not built"
+    if request.param != "native":
         monkeypatch.setattr(validator, "assign_offsets_non_compressed", None)
-    else:
-        assert validator.assign_offsets_non_compressed is not None, "franz.storage._validator_fast is not built"
+    if request.param == "python":
+        monkeypatch.setattr(validator, "walk_records", None)
     return request.param
 
 

@@ -20,11 +20,13 @@ NEXT_OFFSET = 1_000
 EPOCH = 3
 
 native = validator.assign_offsets_non_compressed
+native_walk = validator.walk_records
 
 
 def test_the_native_module_is_built():
     # `pip install` builds it (setup.py); without it every produce takes the Python path.
-    assert native is not None, "franz.storage._validator_fast is not built: run `pip install -e .`"
+    assert native is not None and native_walk is not None, \
+        "franz.storage._validator_fast is not built: run `pip install -e .`"
 
 
 def _random_records(rng: random.Random) -> list[SimpleRecord]:
@@ -75,6 +77,7 @@ def _damage(rng: random.Random, buffer: bytearray) -> None:
 def _python_path(buffer: bytearray, config: LogConfig, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(validator, "assign_offsets_non_compressed", None)
+        patch.setattr(validator, "walk_records", None)
         try:
             return validate_messages_and_assign_offsets(MemoryRecords(buffer), NEXT_OFFSET, NOW, config, EPOCH)
         except RecordValidationError as error:
@@ -148,3 +151,34 @@ def test_varint_boundaries_are_read_as_python_reads_them(value_size, monkeypatch
                                                   timestamp=NOW - 1)] * 3))
     assert _native(bytearray(request), LogConfig.from_props({"max.message.bytes": "1000000"})) is not None
     assert _check_agreement(request, LogConfig.from_props({"max.message.bytes": "1000000"}), monkeypatch)
+
+
+def _records_verdict(batch, config: LogConfig, log_append: bool, monkeypatch, walk) -> object:
+    with monkeypatch.context() as patch:
+        patch.setattr(validator, "walk_records", walk)
+        try:
+            return validator._validate_records(0, batch, config, NOW, log_append)
+        except RecordValidationError as error:
+            return error.error_code, str(error), error.record_errors
+
+
+@pytest.mark.parametrize("codec", list(CompressionType))
+def test_the_record_walk_in_c_gives_the_python_walk_result(codec, monkeypatch):
+    # Compressed batches, LogAppendTime topics and damaged records: the walk in C must
+    # answer as the Python walk does (or decline, and the Python walk answers).
+    rng = random.Random(int(codec))
+    walked_in_c = 0
+    for _ in range(150):
+        records = _random_records(rng)
+        buffer = bytearray(build_batch(records, compression_type=codec))
+        if codec == CompressionType.NONE and rng.random() < 0.5:
+            buffer[61 + rng.randrange(len(buffer) - 61)] ^= 1 << rng.randrange(8)
+        batch = next(MemoryRecords(buffer).batches())
+        config, log_append = _random_config(rng), rng.random() < 0.2
+        expected = _records_verdict(batch, config, log_append, monkeypatch, None)
+        assert _records_verdict(batch, config, log_append, monkeypatch, validator.walk_records) == expected
+        data, _position = batch.records_data()
+        walked_in_c += native_walk(data, batch.record_count, batch.base_timestamp, -(2**63), 2**63 - 1,
+                                   config.compact) is not None
+    assert walked_in_c > 30  # the C walk took a good share, not only declined
+

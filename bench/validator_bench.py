@@ -1,0 +1,88 @@
+"""Produce validation (LogValidator) per codec, beside what decompression alone costs.
+
+Run:  .venv/bin/python bench/validator_bench.py [--runs 7] [--records 9000]
+
+One produce's batch of --records 100-byte records (about 1 MiB before compression,
+what librdkafka sends with batch.size=1 MiB), for each codec. Rows, per codec:
+
+- limit:    CRC32C of the batch plus decompressing its records (the codec library
+            alone): validation must do both, so it cannot be faster.
+- franz:    validate_messages_and_assign_offsets as the broker runs it: the C module
+            (franz/storage/_validator_fast.c) walks every record, as Kafka's
+            LogValidator does, then the batch is stamped in place.
+- python:   the same call with the C module switched off (what a source tree without
+            `pip install` runs, and what franz ran for compressed batches before it).
+
+Figures are medians of --runs; records/s, and the ratio franz / limit. Not a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import crc32c  # noqa: E402
+
+from franz.records import CompressionType, MemoryRecords, SimpleRecord, build_batch  # noqa: E402
+from franz.storage import validator  # noqa: E402
+from franz.storage.log_config import LogConfig  # noqa: E402
+
+RECORD_BYTES = 100
+CRC_FROM = 21  # ATTRIBUTES_OFFSET: the CRC covers the batch from here
+
+
+def median_seconds(action, runs: int, repeat: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            action()
+        times.append((time.perf_counter() - start) / repeat)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--records", type=int, default=9000)
+    args = parser.parse_args()
+    now = int(time.time() * 1000)
+    config = LogConfig.from_props({"max.message.bytes": str(8 * 1024 * 1024)})
+    native = validator.assign_offsets_non_compressed, validator.walk_records
+    if native[0] is None:
+        print("franz.storage._validator_fast is not built (pip install -e .): the franz row is the python row")
+    print(f"{'codec':8s} {'batch bytes':>11s} {'limit rec/s':>13s} {'franz rec/s':>13s} {'python rec/s':>13s}"
+          f" {'franz/limit':>11s}")
+    for codec in CompressionType:
+        records = [SimpleRecord(b"v" * RECORD_BYTES, key=b"key-%d" % (i % 1000), timestamp=now)
+                   for i in range(args.records)]
+        batch_bytes = build_batch(records, compression_type=codec)
+        batch = next(MemoryRecords(batch_bytes).batches())
+
+        def limit():
+            crc32c.crc32c(memoryview(batch_bytes)[CRC_FROM:])
+            batch.records_data()
+
+        def validate():
+            validator.validate_messages_and_assign_offsets(MemoryRecords(bytearray(batch_bytes)), 0, now, config, 0)
+
+        repeat = 20 if validator.walk_records is not None else 1
+        limit_s = median_seconds(limit, args.runs, 20)
+        franz_s = median_seconds(validate, args.runs, repeat)
+        validator.assign_offsets_non_compressed = validator.walk_records = None
+        try:
+            python_s = median_seconds(validate, max(3, args.runs // 2), 1)
+        finally:
+            validator.assign_offsets_non_compressed, validator.walk_records = native
+        count = args.records
+        print(f"{codec.name_lower:8s} {len(batch_bytes):>11,d} {count / limit_s:>13,.0f} {count / franz_s:>13,.0f} "
+              f"{count / python_s:>13,.0f} {limit_s / franz_s:>11.2f}")
+
+
+if __name__ == "__main__":
+    main()
