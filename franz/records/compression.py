@@ -236,8 +236,15 @@ def _lz4_decompress(data, size_bytes_max: int, position: int) -> bytes:
     if not flg & _LZ4_FLG_BLOCK_INDEPENDENCE:
         raise _corrupt("lz4", "dependent block stream is unsupported", position)
     decompressor = lz4.frame.LZ4FrameDecompressor()
+    # python-lz4 allocates max_length up front, so the first call asks for a size that
+    # typical batches fit in one call with no copies (bench/validator_bench.py's 1 MB batch
+    # decompressed 12x faster than in 256 KiB chunks) yet stays within 16x the input;
+    # whatever is left comes in chunks, bounded as before.
+    first = min(size_bytes_max + 1, max(DECOMPRESSION_CHUNK_BYTES, 16 * len(view)))
+    chunk = decompressor.decompress(view, max_length=first)
+    if decompressor.eof and len(chunk) <= size_bytes_max:
+        return chunk
     out = bytearray()
-    chunk = decompressor.decompress(view, max_length=DECOMPRESSION_CHUNK_BYTES)
     while True:
         out += chunk
         if len(out) > size_bytes_max:
