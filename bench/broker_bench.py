@@ -1,6 +1,6 @@
 """Side-by-side broker benchmark: franz beside Tansu and noida-db, under the machine's loopback TCP.
 
-Run:  .venv/bin/python bench/broker_bench.py [--runs 3] [--scale 3.0] [--producers 2]
+Run:  .venv/bin/python bench/broker_bench.py [--runs 3] [--scale 3.0] [--producers 2] [--compression lz4]
                                             [--brokers franz,tansu,noida] [--external NAME=HOST:PORT]
 
 Every broker runs as a real process on a free 127.0.0.1 port with a fresh temp
@@ -18,7 +18,7 @@ load clients (--driver), the same for every column:
 - c (the default): librdkafka from C (bench/c/rdkafka_perf.c, compiled on
   first use; needs gcc and Debian's librdkafka-dev header, and links the
   newer librdkafka of the confluent-kafka wheel). --producers processes with
-  linger.ms=5, batch.size=1 MiB, acks=1, no compression, each sending its
+  linger.ms=5, batch.size=1 MiB, acks=1, --compression (none by default), each sending its
   share; msgs/s over the slowest one's time, p99 (produce() to delivery
   report) the worst one's; one consumer assigned to every partition from
   offset 0, with librdkafka's default fetch sizes (and fetch.queue.backoff.ms
@@ -44,7 +44,7 @@ load clients (--driver), the same for every column:
 
 perf-test in detail:
 - produce: `franz perf-test produce` (librdkafka through confluent-kafka;
-  linger.ms=5, batch.size=1048576, acks=1, no compression) in --producers
+  linger.ms=5, batch.size=1048576, acks=1, --compression) in --producers
   child processes, each sending its share; msgs/s and MB/s over the slowest
   child's time, p99 latency (produce() to delivery report) the worst child's.
   The same driver serves every column, so the client costs every broker alike.
@@ -108,7 +108,7 @@ from tests.support.peer_brokers import CACHE_DIR, PEERS, PeerProcess, install  #
 MIB = 1024 * 1024
 CHUNK_BYTES = MIB
 READER_BUFFER_BYTES = 64 * 1024
-PRODUCER_PROPS = ("linger.ms=5", "batch.size=1048576", "acks=1", "compression.type=none")
+PRODUCER_PROPS = ("linger.ms=5", "batch.size=1048576", "acks=1")  # + compression.type (--compression)
 # noida-db 0.2.3 ignores a Fetch's max_bytes and answers with the whole partition (155 MB for 150,000 x 1 KiB),
 # which librdkafka refuses above receive.message.max.bytes (100 MB). Raised so that noida gets a figure;
 # brokers that honour fetch.max.bytes (50 MB by default) never come near it.
@@ -276,12 +276,12 @@ def producer_processes(records: int, size: int, producers: int, rate: float, nam
 
 
 def produce(bootstrap: str, topic: str, records: int, size: int, producers: int,
-            rate: float = 0) -> tuple[float, float, float]:
+            rate: float = 0, compression: str = "none") -> tuple[float, float, float]:
     """(msgs/s, MB/s, p99 ms) of `producers` perf-test processes (see producer_processes)."""
     return producer_processes(records, size, producers, rate, "perf-test", lambda share, share_rate: perf_test_argv(
         "produce", "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(share),
-        "--record-size", str(size), "--throughput", str(share_rate or -1), "--producer-props", *PRODUCER_PROPS),
-        FINAL_PRODUCE_LINE)
+        "--record-size", str(size), "--throughput", str(share_rate or -1), "--producer-props", *PRODUCER_PROPS,
+        f"compression.type={compression}"), FINAL_PRODUCE_LINE)
 
 
 def consume(bootstrap: str, topic: str, records: int) -> tuple[float, float]:
@@ -475,7 +475,8 @@ class CDriver:
 
     HEADER = Path("/usr/include/librdkafka/rdkafka.h")
 
-    def __init__(self) -> None:
+    def __init__(self, compression: str = "none") -> None:
+        self.compression = compression
         import confluent_kafka
         libs = Path(confluent_kafka.__file__).resolve().parent.parent / "confluent_kafka.libs"
         found = sorted(libs.glob("librdkafka*.so*"))
@@ -492,7 +493,8 @@ class CDriver:
                 warmup: int, rate: float = 0) -> tuple[float, float, float]:
         assert warmup == 0, "the C driver runs without a warm-up"
         return producer_processes(records, size, producers, rate, "rdkafka_perf", lambda share, share_rate: [
-            self.binary, "produce", bootstrap, topic, str(share), str(size), str(share_rate)], C_PRODUCE_RESULT)
+            self.binary, "produce", bootstrap, topic, str(share), str(size), str(share_rate), self.compression],
+            C_PRODUCE_RESULT)
 
     def consume(self, bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
         assert warmup == 0, "the C driver runs without a warm-up"
@@ -508,11 +510,13 @@ class CDriver:
 class PerfTestDriver:
     """`franz perf-test` (confluent-kafka) processes: librdkafka is C, it has no JIT to warm up."""
 
-    @staticmethod
-    def produce(bootstrap: str, topic: str, records: int, size: int, producers: int,
+    def __init__(self, compression: str = "none") -> None:
+        self.compression = compression
+
+    def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int,
                 warmup: int, rate: float = 0) -> tuple[float, float, float]:
         assert warmup == 0, "perf-test runs without a warm-up"
-        return produce(bootstrap, topic, records, size, producers, rate)
+        return produce(bootstrap, topic, records, size, producers, rate, self.compression)
 
     @staticmethod
     def consume(bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
@@ -589,7 +593,11 @@ def main() -> int:
     parser.add_argument("--loopback-seconds", type=float, default=2.0)
     parser.add_argument("--driver", choices=["c", "java", "perf-test"], default="c",
                         help="load client: librdkafka from C (the default), Kafka's Java client, or franz perf-test")
+    parser.add_argument("--compression", choices=["none", "gzip", "snappy", "lz4", "zstd"], default="none",
+                        help="the producers' compression.type (c and perf-test drivers)")
     args = parser.parse_args()
+    if args.driver == "java" and args.compression != "none":
+        parser.error("--compression is for the c and perf-test drivers")
     assert args.runs > 0 and args.producers > 0 and args.scale > 0
     wanted = [name.strip() for name in args.brokers.split(",") if name.strip()]
     unknown = [name for name in wanted if name != "franz" and name not in PEERS]
@@ -604,10 +612,11 @@ def main() -> int:
     started_s = time.monotonic()
     try:
         try:
-            driver = {"c": CDriver, "java": JavaDriver, "perf-test": PerfTestDriver}[args.driver]()
+            driver = (JavaDriver() if args.driver == "java"
+                      else {"c": CDriver, "perf-test": PerfTestDriver}[args.driver](args.compression))
         except ValueError as exc:  # the driver cannot run here: say why, without a traceback
             sys.exit(f"broker_bench: {exc}")
-        print(f"driver: {args.driver}", flush=True)
+        print(f"driver: {args.driver}, compression: {args.compression}", flush=True)
         brokers = start_brokers(wanted, externals, work_dir)
         # franz always has a column (empty if it could not start), so the ratio column has a numerator.
         names = ["franz"] + [b.name for b in brokers if b.name != "franz"]

@@ -65,14 +65,15 @@ static int compare_int(const void *a, const void *b) {
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-static int produce(const char *bootstrap, const char *topic, long records, int size, double rate) {
+static int produce(const char *bootstrap, const char *topic, long records, int size, double rate,
+                   const char *compression) {
     char err[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     set(conf, "bootstrap.servers", bootstrap);
     set(conf, "linger.ms", "5");
     set(conf, "batch.size", "1048576");
     set(conf, "acks", "1");
-    set(conf, "compression.type", "none");
+    set(conf, "compression.type", compression);
     set(conf, "queue.buffering.max.kbytes", "1048576");
     set(conf, "queue.buffering.max.messages", "10000000");
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
@@ -205,9 +206,10 @@ static int consume(const char *bootstrap, const char *topic, long records) {
 
 int main(int argc, char **argv) {
     if (argc >= 6 && strcmp(argv[1], "produce") == 0)
-        return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argc > 6 ? atof(argv[6]) : 0);
+        return produce(argv[2], argv[3], atol(argv[4]), atoi(argv[5]), argc > 6 ? atof(argv[6]) : 0,
+                       argc > 7 ? argv[7] : "none");
     if (argc == 5 && strcmp(argv[1], "consume") == 0) return consume(argv[2], argv[3], atol(argv[4]));
-    fprintf(stderr, "usage: %s produce BOOTSTRAP TOPIC RECORDS SIZE [RATE] | consume BOOTSTRAP TOPIC RECORDS\n",
+    fprintf(stderr, "usage: %s produce BOOTSTRAP TOPIC RECORDS SIZE [RATE [COMPRESSION]] | consume BOOTSTRAP TOPIC RECORDS\n",
             argv[0]);
     return 2;
 }
