@@ -31,13 +31,13 @@ import asyncio
 import dataclasses
 import logging
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from franz.protocol.errors import Errors
 from franz.common.config_def import INT64_MAX
 from franz.records import CompressionType, FileRecords, MemoryRecords
 from franz.records.constants import ATTRIBUTES_OFFSET, COMPRESSION_CODEC_MASK
+from franz.server.append_thread import AppendThread
 from franz.server.delayed_operations import DelayedFetch, DelayedProduce
 from franz.server.metadata_cache import MetadataCache
 from franz.server.partition import Partition
@@ -125,7 +125,7 @@ class ReplicaManager:
         self.log_manager = log_manager
         self.metadata = metadata
         self._partitions: dict[TopicPartition, Partition] = {}
-        self.append_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="append")
+        self.append_thread = AppendThread()
         self._appends_pending = 0  # jobs handed to the append thread and not finished; loop thread only
         self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = \
             DelayedOperationPurgatory("Produce", broker_id=node_id)
@@ -139,7 +139,7 @@ class ReplicaManager:
     async def shutdown(self) -> None:
         await self.produce_purgatory.shutdown()
         await self.fetch_purgatory.shutdown()
-        self.append_executor.shutdown(wait=True)
+        self.append_thread.shutdown(wait=True)
 
     def get_partition(self, topic: str, partition: int) -> Partition | None:
         key = (topic, partition)
@@ -162,13 +162,12 @@ class ReplicaManager:
 
     async def run_on_append_thread(self, fn, *args):
         """Run an append job on the append thread, after every job handed to it before."""
-        loop = asyncio.get_running_loop()
-        job = self.append_executor.submit(on_worker_thread(fn), *args)
-        self._appends_pending += 1
+        future = self.append_thread.submit(asyncio.get_running_loop(), on_worker_thread(fn), args,
+                                           self._append_finished)
         # Counted down on the loop once the job has run, even if the awaiting request is
         # cancelled meanwhile: until then the loop must not append ahead of it.
-        job.add_done_callback(lambda _job: loop.call_soon_threadsafe(self._append_finished))
-        return await asyncio.wrap_future(job)
+        self._appends_pending += 1
+        return await future
 
     def _append_finished(self) -> None:
         self._appends_pending -= 1

@@ -156,5 +156,5 @@ def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
 
         asyncio.run(while_the_append_thread_is_busy())
     finally:
-        replica_manager.append_executor.shutdown(wait=True)
+        replica_manager.append_thread.shutdown(wait=True)
         log_manager.shutdown()
