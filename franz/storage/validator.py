@@ -247,11 +247,16 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     source = _CODECS_BY_ID[header.attributes & _CODEC_MASK]
     target = target_compression(config, source)
     batch_max, offsets_in_sequence = _validate_records(0, batch, config, now_ms, log_append)
-    rebuilt = source != target or not offsets_in_sequence
+    # Kafka writes an uncompressed control batch (a transaction marker) as it is, whatever
+    # the topic's compression.type ("do not compress control records unless they are
+    # written compressed").
+    kept_as_control = source == CompressionType.NONE and header.attributes & _CONTROL_BIT
+    rebuilt = (source != target and not kept_as_control) or not offsets_in_sequence
     if rebuilt:  # Kafka's buildRecordsAndAssignOffsets: the topic's codec, offsets 0..n-1
         records = MemoryRecords(bytearray(_rebuild(batch, target, log_append, now_ms)))
         batch = next(records.batches())
-        batches, headers = [batch], [batch.header()]
+        header = batch.header()
+        batches, headers = [batch], [header]
     if log_append:
         batch_max = now_ms
         batch.stamp(base_offset=next_offset, partition_leader_epoch=partition_leader_epoch,

@@ -9,11 +9,13 @@ import pytest
 
 from franz.records import (
     CompressionType,
+    ControlRecordType,
     MemoryRecords,
     MemoryRecordsBuilder,
     SimpleRecord,
     TimestampType,
     build_batch,
+    build_control_batch,
 )
 from franz.storage import validator
 from franz.storage.log_config import LogConfig
@@ -259,3 +261,14 @@ def test_a_compressed_batch_with_inner_offsets_out_of_sequence_is_rebuilt_not_re
     assert [r.value for r in batch.records()] == [b"a", b"b", b"c"]
     assert batch.compression_type == CompressionType.GZIP and batch.is_valid()
     assert result.messages_size_maybe_changed and (result.first_offset, result.last_offset) == (100, 102)
+
+
+def test_a_transaction_marker_stays_an_uncompressed_control_batch_on_a_compressed_topic():
+    # LogValidator: "do not compress control records unless they are written compressed".
+    config = LogConfig.from_props({"compression.type": "zstd"})
+    marker = MemoryRecords(bytearray(build_control_batch(ControlRecordType.COMMIT, producer_id=9,
+                                                         producer_epoch=0, timestamp=NOW)))
+    result = validate_messages_and_assign_offsets(marker, 100, NOW, config, 5, is_from_client=False)
+    batch = next(result.validated_records.batches())
+    assert batch.is_control_batch and batch.compression_type == CompressionType.NONE and batch.is_valid()
+    assert not result.messages_size_maybe_changed and (batch.base_offset, batch.producer_id) == (100, 9)
