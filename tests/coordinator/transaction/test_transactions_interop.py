@@ -55,9 +55,11 @@ def _read(bootstrap: str, topic: str, isolation: str, until: int) -> list[bytes]
     return values
 
 
-def test_committed_records_are_read_and_aborted_ones_skipped(broker):
+@pytest.mark.parametrize("topic_codec", [None, "zstd"])
+def test_committed_records_are_read_and_aborted_ones_skipped(broker, topic_codec):
+    # With a topic codec, data batches are recompressed and the markers must stay control batches.
     with RawClient(broker.bootstrap) as client:
-        create_topic(client, "tx")
+        create_topic(client, "tx", configs={"compression.type": topic_codec} if topic_codec else None)
     producer = _producer(broker.bootstrap, "tx-1")
     producer.begin_transaction()
     for i in range(3):
