@@ -83,6 +83,13 @@ def target_compression(config: LogConfig, source: CompressionType) -> Compressio
     return source if config.compression_type == "producer" else _TOPIC_CODECS[config.compression_type]
 
 
+def _timestamp_window(config: LogConfig, now_ms: int) -> tuple[int, int]:
+    """[earliest, latest] a CreateTime timestamp may take, clamped to int64 for the C module
+    (message.timestamp.before.max.ms defaults to Long.MAX_VALUE)."""
+    return (max(now_ms - config.message_timestamp_before_max_ms, _INT64_MIN),
+            min(now_ms + config.message_timestamp_after_max_ms, _INT64_MAX))
+
+
 def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, now_ms: int,
                       log_append: bool) -> tuple[int, bool]:
     """Check every record of a batch as Kafka's validateRecord does. Returns the records'
@@ -99,8 +106,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
     compressed = batch.attributes & _CODEC_MASK
     lat_batch = batch.attributes & _TIMESTAMP_TYPE_BIT
     compact = config.compact
-    earliest = now_ms - config.message_timestamp_before_max_ms
-    latest = now_ms + config.message_timestamp_after_max_ms
+    earliest, latest = (_INT64_MIN, _INT64_MAX) if log_append else _timestamp_window(config, now_ms)
     base_offset = batch.base_offset
     batch_max = -1
     offsets_in_sequence = True
@@ -108,9 +114,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
     try:
         if walk_records is not None and not lat_batch:  # in C unless something is wrong
             data, _position = batch.records_data()
-            walked = walk_records(data, batch.record_count, batch.base_timestamp,
-                                  _INT64_MIN if log_append else max(earliest, _INT64_MIN),
-                                  _INT64_MAX if log_append else min(latest, _INT64_MAX), compact)
+            walked = walk_records(data, batch.record_count, batch.base_timestamp, earliest, latest, compact)
             if walked is not None:
                 records_max, in_sequence = walked
                 return records_max, in_sequence or not compressed  # Kafka checks only compressed ones
@@ -230,10 +234,9 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     log_append = config.message_timestamp_type == "LogAppendTime"
     if (assign_offsets_non_compressed is not None and is_from_client and not log_append
             and config.compression_type in _KEEPS_UNCOMPRESSED):
-        fast = assign_offsets_non_compressed(
-            records.buffer, next_offset, partition_leader_epoch,
-            max(now_ms - config.message_timestamp_before_max_ms, _INT64_MIN),
-            min(now_ms + config.message_timestamp_after_max_ms, _INT64_MAX), config.max_message_bytes, config.compact)
+        earliest, latest = _timestamp_window(config, now_ms)
+        fast = assign_offsets_non_compressed(records.buffer, next_offset, partition_leader_epoch, earliest, latest,
+                                             config.max_message_bytes, config.compact)
         if fast is not None:
             header, last_offset, max_timestamp, shallow_offset_of_max = fast
             return ValidationResult(records, -1, max_timestamp, shallow_offset_of_max, next_offset, last_offset,

@@ -45,17 +45,23 @@ def test_a_bad_value_is_refused_naming_the_key(tmp_path):
     assert "num.partitions" in result.stderr
 
 
-def test_the_broker_process_hands_the_gil_over_every_half_millisecond():
-    """run_from_cli shortens CPython's switch interval before it serves (see GIL_SWITCH_INTERVAL_S:
-    with the default, a cleaning pass made produce latency a hundred times worse)."""
+def _run_cli_probe(before_import: str = "", serve_body: str = "") -> subprocess.CompletedProcess:
+    """run_from_cli in a child process, with `_serve` replaced by a coroutine running `serve_body`."""
     probe = ("import argparse, sys\n"
+             f"{before_import}"
              "from franz.server import kafka_server\n"
              "async def serve(config):\n"
-             "    print(sys.getswitchinterval())\n"
+             f"{serve_body}"
              "    return 0\n"
              "kafka_server._serve = serve\n"
              "sys.exit(kafka_server.run_from_cli(argparse.Namespace(config=None, override=[])))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+
+
+def test_the_broker_process_hands_the_gil_over_every_half_millisecond():
+    """run_from_cli shortens CPython's switch interval before it serves (see GIL_SWITCH_INTERVAL_S:
+    with the default, a cleaning pass made produce latency a hundred times worse)."""
+    done = _run_cli_probe(serve_body="    print(sys.getswitchinterval())\n")
     assert done.returncode == 0, done.stderr
     assert float(done.stdout.split()[-1]) == 0.0005
 
@@ -63,16 +69,8 @@ def test_the_broker_process_hands_the_gil_over_every_half_millisecond():
 def test_a_broker_without_the_c_validator_says_so_once():
     """A source tree run without `pip install` lacks franz/storage/_validator_fast.c's module:
     the broker still serves (the Python path validates), and its log says why it is slower."""
-    probe = ("import argparse, sys\n"
-             "sys.modules['franz.storage._validator_fast'] = None  # as if never built\n"
-             "from franz.server import kafka_server\n"
-             "async def serve(config):\n"
-             "    return 0\n"
-             "kafka_server._serve = serve\n"
-             "sys.exit(kafka_server.run_from_cli(argparse.Namespace(config=None, override=[])))\n")
-    without = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    without = _run_cli_probe(before_import="sys.modules['franz.storage._validator_fast'] = None  # never built\n")
     assert without.returncode == 0, without.stderr
     assert (without.stdout + without.stderr).count("_validator_fast is not built") == 1
-    built = subprocess.run([sys.executable, "-c", probe.replace("sys.modules[", "# sys.modules[")],
-                           capture_output=True, text=True, timeout=60)
+    built = _run_cli_probe()
     assert built.returncode == 0 and "_validator_fast is not built" not in built.stdout + built.stderr
