@@ -25,7 +25,7 @@ import typing
 import uuid
 from pathlib import Path
 
-from franz.records import MemoryRecords, TimestampAndOffset
+from franz.records import MemoryRecords, RecordBatch, TimestampAndOffset
 from franz.storage import files, log_flush_stats
 from franz.storage.checkpoint import (
     LEADER_EPOCH_CHECKPOINT_FILE,
@@ -50,6 +50,7 @@ from franz.storage.txn_index import AbortedTxn
 from franz.storage.validator import (
     RecordValidationError,
     analyze_and_validate,
+    assign_offsets_in_place,
     trim_invalid_bytes,
     validate_messages_and_assign_offsets,
 )
@@ -277,6 +278,21 @@ class UnifiedLog:
         with self.lock:
             local_log = self.local_log
             now = self.time_ms()
+            if origin is AppendOrigin.CLIENT:
+                next_offset = local_log.log_end_offset
+                stamped = assign_offsets_in_place(records, next_offset, now, local_log.config, leader_epoch)
+                if stamped is not None and stamped[0].producer_id < 0:
+                    # No producer state to consult or update: only the write and what follows it.
+                    header, last_offset, max_timestamp, shallow_offset_of_max = stamped
+                    info = LogAppendInfo(next_offset, last_offset, leader_epoch, max_timestamp, shallow_offset_of_max,
+                                         -1, self._log_start_offset, header.record_count, header.batch_length + 12)
+                    return self._append_without_producer(records, info, leader_epoch, now)
+                if stamped is not None:
+                    header = stamped[0]
+                    info = LogAppendInfo(next_offset, stamped[1], leader_epoch, stamped[2], stamped[3], -1,
+                                         self._log_start_offset, header.record_count, header.batch_length + 12)
+                    batch = RecordBatch._trusted(records.buffer, 0, header.batch_length + 12)
+                    return self._append(records, [batch], [header], info, origin, leader_epoch, now)
             result = validate_messages_and_assign_offsets(
                 records, local_log.log_end_offset, now, local_log.config, leader_epoch,
                 is_from_client=origin == AppendOrigin.CLIENT)
@@ -363,6 +379,20 @@ class UnifiedLog:
             self.flush(info.last_offset + 1)
         # No invariant check here: an append moves only the LEO, forward, and a
         # transaction it opens starts at or past the HW, so the LSO stays put.
+        return info
+
+    def _append_without_producer(self, records: MemoryRecords, info: LogAppendInfo, leader_epoch: int,
+                                 now: int) -> LogAppendInfo:
+        """_append for a leader's batch without a producer id: nothing to dedup, no
+        producer or transaction state to move. Runs under the partition lock."""
+        self._maybe_roll(info.valid_bytes, info, now)
+        local_log = self.local_log
+        last_offset = info.last_offset
+        local_log.append(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+        self.leader_epoch_cache.assign_if_newer(leader_epoch, info.first_offset)
+        self.producer_state_manager.update_map_end_offset(last_offset + 1)
+        if last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:
+            self.flush(last_offset + 1)
         return info
 
     def _maybe_roll(self, messages_size: int, info: LogAppendInfo, now: int) -> LogSegment:

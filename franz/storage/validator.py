@@ -224,6 +224,20 @@ def trim_invalid_bytes(records: MemoryRecords, batches: list[RecordBatch]) -> Me
     return MemoryRecords(memoryview(records.buffer)[:valid_bytes])
 
 
+def assign_offsets_in_place(records: MemoryRecords, next_offset: int, now_ms: int, config: LogConfig,
+                            partition_leader_epoch: int) -> tuple[BatchHeader, int, int, int] | None:
+    """The common case of validate_messages_and_assign_offsets for a client's request, in C:
+    (the batch's header as sent, its last offset, max timestamp, shallow offset of the max)
+    with the base offset and leader epoch stamped, or None with nothing written when the
+    request needs the full path (which then refuses it or does what C does not)."""
+    if (assign_offsets_non_compressed is None or config.message_timestamp_type == "LogAppendTime"
+            or config.compression_type not in _KEEPS_UNCOMPRESSED):
+        return None
+    earliest, latest = _timestamp_window(config, now_ms)
+    return assign_offsets_non_compressed(records.buffer, next_offset, partition_leader_epoch, earliest, latest,
+                                         config.max_message_bytes, config.compact)
+
+
 def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: int, now_ms: int,
                                          config: LogConfig, partition_leader_epoch: int,
                                          is_from_client: bool = True) -> ValidationResult:
@@ -231,17 +245,14 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
 
     This runs once per partition of every produce request. Kafka's v2 requests carry
     one batch per partition; more is INVALID_RECORD, as in Kafka."""
-    log_append = config.message_timestamp_type == "LogAppendTime"
-    if (assign_offsets_non_compressed is not None and is_from_client and not log_append
-            and config.compression_type in _KEEPS_UNCOMPRESSED):
-        earliest, latest = _timestamp_window(config, now_ms)
-        fast = assign_offsets_non_compressed(records.buffer, next_offset, partition_leader_epoch, earliest, latest,
-                                             config.max_message_bytes, config.compact)
+    if is_from_client:
+        fast = assign_offsets_in_place(records, next_offset, now_ms, config, partition_leader_epoch)
         if fast is not None:
             header, last_offset, max_timestamp, shallow_offset_of_max = fast
             return ValidationResult(records, -1, max_timestamp, shallow_offset_of_max, next_offset, last_offset,
                                     header.record_count, False, CompressionType.NONE,
                                     [RecordBatch._trusted(records.buffer, 0, header.batch_length + 12)], [header])
+    log_append = config.message_timestamp_type == "LogAppendTime"
     batches, headers = analyze_and_validate(records, config, is_from_client)
     records = trim_invalid_bytes(records, batches)
     if len(batches) > 1:  # LogValidator.getFirstBatchAndMaybeValidateNoMoreBatches, for v2
