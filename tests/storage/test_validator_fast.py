@@ -182,3 +182,40 @@ def test_the_record_walk_in_c_gives_the_python_walk_result(codec, monkeypatch):
                                    config.compact) is not None
     assert walked_in_c > 30  # the C walk took a good share, not only declined
 
+
+
+@pytest.mark.parametrize("walker", ["assign_offsets_non_compressed", "walk_records"])
+def test_a_large_walk_lets_other_threads_run(walker):
+    # The broker's network thread must go on while the append thread walks a big batch.
+    # With a switch interval far longer than the test, another thread gets the GIL back
+    # only if a walk releases it; so the bounded loop below ends with the reader having
+    # run only when the walk lets go of the GIL.
+    import os
+    import sys
+    import threading
+
+    batch = build_batch([SimpleRecord(b"v" * 100, timestamp=1_000)] * 20_000)  # ~2.4 MB of records
+    read_fd, write_fd = os.pipe()
+    woke: list[bytes] = []
+    reader = threading.Thread(target=lambda: woke.append(os.read(read_fd, 1)))
+    reader.start()
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        os.write(write_fd, b"x")
+        for _ in range(200):
+            buffer = bytearray(batch)
+            if walker == "walk_records":
+                result = native_walk(memoryview(buffer)[61:], 20_000, 1_000, 0, 2**62, False)
+            else:
+                result = native(buffer, 0, 0, 0, 2**62, 2**31 - 1, False)
+            assert result is not None
+            if woke:
+                break
+        ran_during_walks = bool(woke)
+    finally:
+        sys.setswitchinterval(old_interval)
+        reader.join(timeout=10)
+        os.close(read_fd)
+        os.close(write_fd)
+    assert ran_during_walks, "the walk held the GIL throughout"
