@@ -83,6 +83,14 @@ def target_compression(config: LogConfig, source: CompressionType) -> Compressio
     return source if config.compression_type == "producer" else _TOPIC_CODECS[config.compression_type]
 
 
+def target_compression_level(config: LogConfig) -> int | None:
+    """The level a rebuilt batch is compressed at (LogConfig.getCompression): the topic's
+    compression.<codec>.level when compression.type names a codec that has levels; the
+    codec's default (None) for `producer`, where the target is the producer's own codec."""
+    return {"gzip": config.compression_gzip_level, "lz4": config.compression_lz4_level,
+            "zstd": config.compression_zstd_level}.get(config.compression_type)
+
+
 def _timestamp_window(config: LogConfig, now_ms: int) -> tuple[int, int]:
     """[earliest, latest] a CreateTime timestamp may take, clamped to int64 for the C module
     (message.timestamp.before.max.ms defaults to Long.MAX_VALUE)."""
@@ -267,7 +275,8 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     kept_as_control = source == CompressionType.NONE and header.attributes & _CONTROL_BIT
     rebuilt = (source != target and not kept_as_control) or not offsets_in_sequence
     if rebuilt:  # Kafka's buildRecordsAndAssignOffsets: the topic's codec, offsets 0..n-1
-        records = MemoryRecords(bytearray(_rebuild(batch, target, log_append, now_ms)))
+        records = MemoryRecords(bytearray(_rebuild(batch, target, target_compression_level(config), log_append,
+                                                   now_ms)))
         batch = next(records.batches())
         header = batch.header()
         batches, headers = [batch], [header]
@@ -287,11 +296,11 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
                             next_offset, last_offset, header.record_count, rebuilt, source, batches, headers)
 
 
-def _rebuild(batch: RecordBatch, target: CompressionType, log_append: bool, now_ms: int) -> bytes:
-    """`batch` written again with the `target` codec and inner offsets 0..n-1, keeping its
-    producer identity, sequence and transactional flag."""
+def _rebuild(batch: RecordBatch, target: CompressionType, level: int | None, log_append: bool, now_ms: int) -> bytes:
+    """`batch` written again with the `target` codec (at `level`, None for its default) and
+    inner offsets 0..n-1, keeping its producer identity, sequence and transactional flag."""
     builder = MemoryRecordsBuilder(
-        compression_type=target,
+        compression_type=target, compression_level=level,
         timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
         log_append_time=now_ms if log_append else -1, base_offset=0,
         partition_leader_epoch=batch.partition_leader_epoch, is_transactional=batch.is_transactional)

@@ -120,6 +120,23 @@ def test_the_topic_codec_recompresses_a_different_producer_codec():
     assert result.messages_size_maybe_changed
 
 
+@pytest.mark.parametrize(("codec", "low", "high"), [("gzip", 1, 9), ("lz4", 1, 17), ("zstd", 1, 19)])
+def test_a_rebuilt_batch_is_compressed_at_the_topics_level(codec, low, high):
+    # Kafka's LogConfig.getCompression: compression.type=<codec> carries compression.<codec>.level
+    # (KIP-390), and the validator compresses what it rebuilds at that level.
+    values = [bytes(range(256)) * 4 + str(i).encode() * 300 for i in range(40)]
+    sections = {}
+    for level in (low, high):
+        config = LogConfig.from_props({"compression.type": codec, f"compression.{codec}.level": level})
+        batch = next(validate(produce(*values), config).validated_records.batches())
+        expected = build_batch([SimpleRecord(v, timestamp=NOW) for v in values],
+                               compression_type=CompressionType[codec.upper()], compression_level=level)
+        sections[level] = bytes(batch.buffer[batch.position + 61:batch.position + batch.size_in_bytes])
+        assert sections[level] == expected[61:]  # the compressed records, byte for byte
+        assert [r.value for r in batch.records()] == values
+    assert sections[low] != sections[high]
+
+
 def _refused(records, config=None) -> RecordValidationError:
     with pytest.raises(RecordValidationError) as info:
         validate(records, config)
