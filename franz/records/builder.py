@@ -186,6 +186,22 @@ class MemoryRecordsBuilder:
             self.max_timestamp = timestamp
             self.offset_of_max_timestamp = offset
 
+    def append_encoded_records(self, records_section, count: int, base_timestamp: int, max_timestamp: int,
+                               index_of_max_timestamp: int) -> None:
+        """Take `count` records already encoded exactly as append_with_offset would write them
+        at offsets base_offset, base_offset + 1, ... from base_timestamp: what the validator's
+        rebuild has when a producer's records are canonical (_validator_fast.canonical_records),
+        saving a decode and an encode per record. `index_of_max_timestamp` is -1 when no
+        timestamp is above NO_TIMESTAMP. REQUIRES: an empty builder without a delete horizon."""
+        if self._built is not None or self.num_records or self.has_delete_horizon:
+            raise RuntimeError("append_encoded_records needs an empty builder without a delete horizon")
+        self._records = bytearray(records_section)
+        self.num_records = count
+        self.last_offset = self.base_offset + count - 1
+        self._base_timestamp = base_timestamp
+        self.max_timestamp = max_timestamp
+        self.offset_of_max_timestamp = self.base_offset + index_of_max_timestamp if index_of_max_timestamp >= 0 else -1
+
     def append(self, record: SimpleRecord) -> None:
         """Append at the next sequential offset; NO_TIMESTAMP becomes now."""
         ts = record.timestamp if record.timestamp != NO_TIMESTAMP else now_ms()

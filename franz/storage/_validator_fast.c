@@ -321,11 +321,105 @@ static PyObject *walk_records(PyObject *module, PyObject *const *args, Py_ssize_
     return Py_BuildValue("(LO)", (long long)records_max, in_sequence ? Py_True : Py_False);
 }
 
+/* A varint of `length` bytes is minimal (as ByteUtils.writeVarint writes it) unless a last
+ * byte of zero follows a continuation. Returns the bytes read, or 0 when it runs past `end`
+ * or is too long; *value is the zig-zag decoded value. */
+static inline int minimal_varlong(const uint8_t *p, const uint8_t *end, int max_bytes, int64_t *value) {
+    uint64_t raw = 0;
+    for (int i = 0; i < max_bytes && p + i < end; i++) {
+        raw |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            if (i > 0 && p[i] == 0) return 0;  /* not minimal */
+            *value = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Reads one minimal varint field into *value and moves *p past it; 0 when it is not one. */
+static inline int take(const uint8_t **p, const uint8_t *end, int max_bytes, int64_t *value) {
+    int used = minimal_varlong(*p, end, max_bytes, value);
+    *p += used;
+    return used;
+}
+
+/* Whether a length-prefixed field of `length` bytes fits (-1: null, if nullable), moving past it. */
+static inline int skip_field(const uint8_t **p, const uint8_t *end, int64_t length, int nullable) {
+    if (length < 0) return nullable && length == -1;
+    if (end - *p < length) return 0;
+    *p += length;
+    return 1;
+}
+
+/* canonical_records(data, count, base_timestamp) -> index of the first record holding the
+ * largest timestamp (-1 when none is above NO_TIMESTAMP), or None
+ *
+ * Whether `data` (a batch's records, decompressed) is byte for byte what Kafka's
+ * MemoryRecordsBuilder writes when it rebuilds these records at offsets 0..count-1
+ * (LogValidator.buildRecordsAndAssignOffsets, DefaultRecord.writeTo): every varint minimal,
+ * record attributes 0, offset deltas 0..count-1, the first record's timestamp the base (a
+ * rebuilt batch's base timestamp is its first record's), and header keys in ASCII (Kafka
+ * decodes a key as UTF-8 and encodes it again; ASCII is the part that surely survives that
+ * unchanged). Then the validator compresses these bytes as they are instead of decoding and
+ * re-encoding every record. Called only on records the walk already accepted. */
+static PyObject *canonical_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "canonical_records takes 3 arguments");
+        return NULL;
+    }
+    long count = PyLong_AsLong(args[1]);
+    long long base_timestamp = PyLong_AsLongLong(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    const uint8_t *p = (const uint8_t *)view.buf, *end = p + view.len;
+    long long max_timestamp = NO_TIMESTAMP;
+    long max_index = -1;
+    int canonical = count > 0;
+    for (long index = 0; canonical && index < count; index++) {
+        int64_t size, timestamp_delta, offset_delta, key_size, value_size, header_count;
+        canonical = take(&p, end, 5, &size) && size >= 1 && end - p >= size;
+        if (!canonical) break;
+        const uint8_t *record_end = p + size;
+        canonical = *p++ == 0  /* attributes */
+                    && take(&p, record_end, 10, &timestamp_delta) && (index > 0 || timestamp_delta == 0)
+                    && take(&p, record_end, 5, &offset_delta) && offset_delta == index
+                    && take(&p, record_end, 5, &key_size) && skip_field(&p, record_end, key_size, 1)
+                    && take(&p, record_end, 5, &value_size) && skip_field(&p, record_end, value_size, 1)
+                    && take(&p, record_end, 5, &header_count) && header_count >= 0;
+        for (int64_t h = 0; canonical && h < header_count; h++) {
+            int64_t header_key_size, header_value_size;
+            canonical = take(&p, record_end, 5, &header_key_size) && header_key_size >= 0
+                        && record_end - p >= header_key_size;
+            for (int64_t i = 0; canonical && i < header_key_size; i++) canonical = p[i] < 0x80;
+            canonical = canonical && skip_field(&p, record_end, header_key_size, 0)
+                        && take(&p, record_end, 5, &header_value_size)
+                        && skip_field(&p, record_end, header_value_size, 1);
+        }
+        canonical = canonical && p == record_end;
+        long long timestamp = base_timestamp + timestamp_delta;  /* the walk ruled out overflow */
+        /* The builder refuses a negative timestamp other than NO_TIMESTAMP: leave that to it. */
+        canonical = canonical && (timestamp >= 0 || timestamp == NO_TIMESTAMP);
+        if (canonical && timestamp > max_timestamp) {
+            max_timestamp = timestamp;
+            max_index = index;
+        }
+    }
+    canonical = canonical && p == end;
+    PyBuffer_Release(&view);
+    if (!canonical) Py_RETURN_NONE;
+    return PyLong_FromLong(max_index);
+}
+
 static PyMethodDef methods[] = {
     {"assign_offsets_non_compressed", (PyCFunction)(void (*)(void))assign_offsets_non_compressed, METH_FASTCALL,
      "Validate and stamp one uncompressed v2 batch in place, or return None for the Python path."},
     {"walk_records", (PyCFunction)(void (*)(void))walk_records, METH_FASTCALL,
      "Walk a batch's (decompressed) records: (max timestamp, offsets in sequence), or None."},
+    {"canonical_records", (PyCFunction)(void (*)(void))canonical_records, METH_FASTCALL,
+     "Whether records are encoded exactly as a rebuild would encode them: the max timestamp's index, or None."},
     {NULL, NULL, 0, NULL},
 };
 

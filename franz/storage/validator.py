@@ -37,9 +37,9 @@ from franz.records.errors import RecordsError
 from franz.storage.log_config import LogConfig
 
 try:
-    from franz.storage._validator_fast import assign_offsets_non_compressed, walk_records
+    from franz.storage._validator_fast import assign_offsets_non_compressed, canonical_records, walk_records
 except ImportError:  # not built (a source tree without `pip install`): the Python path does it all
-    assign_offsets_non_compressed = walk_records = None
+    assign_offsets_non_compressed = canonical_records = walk_records = None
 
 # Kafka protocol error codes (Errors.java) carried by the exceptions below.
 CORRUPT_MESSAGE = 2
@@ -99,12 +99,13 @@ def _timestamp_window(config: LogConfig, now_ms: int) -> tuple[int, int]:
 
 
 def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, now_ms: int,
-                      log_append: bool) -> tuple[int, bool]:
+                      log_append: bool) -> tuple[int, bool, object]:
     """Check every record of a batch as Kafka's validateRecord does. Returns the records'
-    max timestamp (NO_TIMESTAMP when none has one), which becomes the batch's, and
+    max timestamp (NO_TIMESTAMP when none has one), which becomes the batch's;
     whether a compressed batch's inner offsets run 0..n-1 (when not, Kafka rebuilds the
     batch rather than refuse it: "some older clients do not implement the V1 internal
-    offsets correctly"; an uncompressed batch's are not checked, as in Kafka).
+    offsets correctly"; an uncompressed batch's are not checked, as in Kafka); and the
+    records' bytes, decompressed, when the C walk took them (else None), for a rebuild.
 
     A record that does not parse refuses the whole request at once (INVALID_RECORD, or
     CORRUPT_MESSAGE for undecodable compressed data). A missing key on a compacted topic
@@ -125,7 +126,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
             walked = walk_records(data, batch.record_count, batch.base_timestamp, earliest, latest, compact)
             if walked is not None:
                 records_max, in_sequence = walked
-                return records_max, in_sequence or not compressed  # Kafka checks only compressed ones
+                return records_max, in_sequence or not compressed, data  # Kafka checks only compressed ones
         for index, record in enumerate(batch.records()):
             count += 1
             timestamp = record.timestamp
@@ -163,7 +164,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
         raise RecordValidationError(
             INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} record errors in total, "
                             f"and only showing the first three errors at most: [{shown}]", errors)
-    return batch_max, offsets_in_sequence
+    return batch_max, offsets_in_sequence, None
 
 
 _KEEPS_UNCOMPRESSED = ("producer", "uncompressed")
@@ -268,7 +269,7 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     batch, header = batches[0], headers[0]
     source = _CODECS_BY_ID[header.attributes & _CODEC_MASK]
     target = target_compression(config, source)
-    batch_max, offsets_in_sequence = _validate_records(0, batch, config, now_ms, log_append)
+    batch_max, offsets_in_sequence, records_data = _validate_records(0, batch, config, now_ms, log_append)
     # Kafka writes an uncompressed control batch (a transaction marker) as it is, whatever
     # the topic's compression.type ("do not compress control records unless they are
     # written compressed").
@@ -276,7 +277,7 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     rebuilt = (source != target and not kept_as_control) or not offsets_in_sequence
     if rebuilt:  # Kafka's buildRecordsAndAssignOffsets: the topic's codec, offsets 0..n-1
         records = MemoryRecords(bytearray(_rebuild(batch, target, target_compression_level(config), log_append,
-                                                   now_ms)))
+                                                   now_ms, records_data, batch_max)))
         batch = next(records.batches())
         header = batch.header()
         batches, headers = [batch], [header]
@@ -296,9 +297,14 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
                             next_offset, last_offset, header.record_count, rebuilt, source, batches, headers)
 
 
-def _rebuild(batch: RecordBatch, target: CompressionType, level: int | None, log_append: bool, now_ms: int) -> bytes:
+def _rebuild(batch: RecordBatch, target: CompressionType, level: int | None, log_append: bool, now_ms: int,
+             records_data=None, records_max: int = -1) -> bytes:
     """`batch` written again with the `target` codec (at `level`, None for its default) and
-    inner offsets 0..n-1, keeping its producer identity, sequence and transactional flag."""
+    inner offsets 0..n-1, keeping its producer identity, sequence and transactional flag.
+
+    `records_data` (the records' bytes, decompressed) and `records_max` (their largest
+    timestamp), when known, let canonical records go to the new codec as they are: the bytes a
+    record-by-record rebuild would produce, without decoding and encoding each record."""
     builder = MemoryRecordsBuilder(
         compression_type=target, compression_level=level,
         timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
@@ -307,6 +313,13 @@ def _rebuild(batch: RecordBatch, target: CompressionType, level: int | None, log
     if batch.producer_id >= 0:
         builder.set_producer_state(batch.producer_id, batch.producer_epoch, batch.base_sequence,
                                    batch.is_transactional)
-    for index, record in enumerate(batch.records()):
-        builder.append_with_offset(index, record.timestamp, record.key, record.value, record.headers)
+    index_of_max = None
+    if records_data is not None and canonical_records is not None:
+        index_of_max = canonical_records(records_data, batch.record_count, batch.base_timestamp)
+    if index_of_max is not None:
+        builder.append_encoded_records(records_data, batch.record_count, batch.base_timestamp, records_max,
+                                       index_of_max)
+    else:
+        for index, record in enumerate(batch.records()):
+            builder.append_with_offset(index, record.timestamp, record.key, record.value, record.headers)
     return builder.build_bytes()

@@ -157,7 +157,7 @@ def _records_verdict(batch, config: LogConfig, log_append: bool, monkeypatch, wa
     with monkeypatch.context() as patch:
         patch.setattr(validator, "walk_records", walk)
         try:
-            return validator._validate_records(0, batch, config, NOW, log_append)
+            return validator._validate_records(0, batch, config, NOW, log_append)[:2]  # not the records' bytes
         except RecordValidationError as error:
             return error.error_code, str(error), error.record_errors
 
@@ -219,3 +219,113 @@ def test_a_large_walk_lets_other_threads_run(walker):
         os.close(read_fd)
         os.close(write_fd)
     assert ran_during_walks, "the walk held the GIL throughout"
+
+
+def _varint(value: int, padding: int = 0) -> bytes:
+    """A zig-zag varint, with `padding` redundant bytes (0x80 ... 0x00) when asked: a
+    non-minimal encoding that still decodes to `value`."""
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while True:
+        if raw < 0x80 and not padding:
+            out.append(raw)
+            return bytes(out)
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+        if raw == 0 and padding:
+            out += b"\x80" * (padding - 1) + b"\x00"
+            return bytes(out)
+
+
+def _record(index: int, timestamp_delta: int, key, value, headers=(), attributes: int = 0,
+            pad_field: str | None = None) -> bytes:
+    """One record as DefaultRecord.writeTo writes it, except where asked otherwise."""
+    def field(name: str, number: int) -> bytes:
+        return _varint(number, 1 if pad_field == name else 0)
+    body = bytes([attributes]) + field("timestamp", timestamp_delta) + field("offset", index)
+    body += field("key", -1) if key is None else field("key", len(key)) + key
+    body += field("value", -1) if value is None else field("value", len(value)) + value
+    body += field("headers", len(headers))
+    for header_key, header_value in headers:
+        body += field("header_key", len(header_key)) + header_key
+        body += field("header_value", -1) if header_value is None else field("header_value", len(header_value)) + header_value
+    return field("size", len(body)) + body
+
+
+def _handmade_batch(records: list[bytes], base_timestamp: int, codec: CompressionType, producer_id: int = -1):
+    from franz.records import compute_attributes, encode_batch
+    from franz.records.compression import compress
+    from franz.records.constants import TimestampType
+    section = b"".join(records)
+    return MemoryRecords(encode_batch(
+        compress(codec, section), base_offset=0, last_offset_delta=len(records) - 1, record_count=len(records),
+        attributes=compute_attributes(codec, TimestampType.CREATE_TIME, False, False, False),
+        base_timestamp=base_timestamp, max_timestamp=base_timestamp + 10, producer_id=producer_id,
+        producer_epoch=0 if producer_id >= 0 else -1, base_sequence=0 if producer_id >= 0 else -1))
+
+
+def _rebuilt_both_ways(batch, target: CompressionType, log_append: bool) -> tuple[bytes, bytes, bool]:
+    """(_rebuild record by record, _rebuild given the records' bytes, whether the latter took them as they are)."""
+    slow = validator._rebuild(batch, target, None, log_append, NOW)
+    records_max, _in_sequence, data = validator._validate_records(0, batch, LogConfig.from_props({}), NOW, log_append)
+    assert data is not None, "the C walk declined these records"
+    taken = validator.canonical_records(data, batch.record_count, batch.base_timestamp) is not None
+    return slow, validator._rebuild(batch, target, None, log_append, NOW, data, records_max), taken
+
+
+@pytest.mark.parametrize("source", list(CompressionType))
+def test_a_rebuild_from_the_records_bytes_is_the_record_by_record_rebuild(source):
+    # A topic codec other than the producer's: canonical records go to the new codec as
+    # they are; the batch must be byte for byte the one a record-by-record rebuild writes.
+    rng = random.Random(100 + int(source))
+    taken = 0
+    for _ in range(120):
+        records = _random_records(rng)
+        idempotent = rng.random() < 0.5
+        buffer = bytearray(build_batch(records, compression_type=source,
+                                       producer_id=rng.randint(0, 2**40) if idempotent else -1,
+                                       producer_epoch=rng.randint(0, 5) if idempotent else -1,
+                                       base_sequence=rng.randint(0, 2**31 - 1000) if idempotent else -1,
+                                       is_transactional=idempotent and rng.random() < 0.3))
+        batch = next(MemoryRecords(buffer).batches())
+        target = rng.choice([codec for codec in CompressionType if codec != source])
+        slow, fast, took = _rebuilt_both_ways(batch, target, log_append=rng.random() < 0.2)
+        assert fast == slow
+        taken += took
+    assert taken > 100  # build_batch writes canonical records, except where a header key is not ASCII
+
+
+_FIELDS = ("size", "timestamp", "offset", "key", "value", "headers", "header_key", "header_value")
+
+
+@pytest.mark.parametrize(("shape", "field"), [("non-minimal varint", field) for field in _FIELDS] + [
+    (shape, None) for shape in ("record attributes", "base below the first timestamp", "UTF-8 header key",
+                                "invalid UTF-8 header key", "negative timestamp", "offsets out of sequence")])
+def test_records_a_rebuild_would_write_differently_are_rebuilt_record_by_record(shape, field):
+    header_key = {"UTF-8 header key": "clé".encode(), "invalid UTF-8 header key": b"k\xff"}.get(shape, b"trace")
+    base = 10 if shape == "negative timestamp" else NOW - 5
+    deltas = {"base below the first timestamp": [2, 3, 4], "negative timestamp": [0, -60, 2]}.get(shape, [0, 1, 2])
+    offsets = [0, 5, 2] if shape == "offsets out of sequence" else [0, 1, 2]
+    records = [_record(offsets[i], deltas[i], b"k%d" % i, b"v" * (60 + i), headers=[(header_key, b"h")],
+                       attributes=1 if shape == "record attributes" and i == 1 else 0,
+                       pad_field=field if shape == "non-minimal varint" and i == 1 else None)
+               for i in range(3)]
+    batch = next(_handmade_batch(records, base, CompressionType.LZ4).batches())
+    records_max, _in_sequence, data = validator._validate_records(0, batch, LogConfig.from_props({}), NOW, False)
+    assert data is not None
+    assert validator.canonical_records(data, batch.record_count, batch.base_timestamp) is None
+    try:
+        slow = validator._rebuild(batch, CompressionType.ZSTD, None, False, NOW)
+    except ValueError:  # the builder refuses a negative timestamp: the other path must too
+        with pytest.raises(ValueError):
+            validator._rebuild(batch, CompressionType.ZSTD, None, False, NOW, data, records_max)
+        return
+    assert validator._rebuild(batch, CompressionType.ZSTD, None, False, NOW, data, records_max) == slow
+
+
+def test_handmade_canonical_records_are_taken_as_they_are():
+    # The control case of the test above: the same records written canonically are taken.
+    records = [_record(i, i, b"k%d" % i, b"v" * (60 + i), headers=[(b"trace", b"h")]) for i in range(3)]
+    batch = next(_handmade_batch(records, NOW - 5, CompressionType.LZ4).batches())
+    slow, fast, took = _rebuilt_both_ways(batch, CompressionType.ZSTD, log_append=False)
+    assert took and fast == slow
