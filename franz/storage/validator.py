@@ -310,9 +310,9 @@ def _rebuild(batch: RecordBatch, target: CompressionType, level: int | None, log
         timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
         log_append_time=now_ms if log_append else -1, base_offset=0,
         partition_leader_epoch=batch.partition_leader_epoch, is_transactional=batch.is_transactional)
-    if batch.producer_id >= 0:
-        builder.set_producer_state(batch.producer_id, batch.producer_epoch, batch.base_sequence,
-                                   batch.is_transactional)
+    # As Kafka's buildRecordsAndAssignOffsets: the batch's producer fields as they are, even
+    # an epoch or a sequence beside no producer id.
+    builder.set_producer_state(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.is_transactional)
     index_of_max = None
     if records_data is not None and canonical_records is not None:
         index_of_max = canonical_records(records_data, batch.record_count, batch.base_timestamp)

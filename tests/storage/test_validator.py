@@ -137,6 +137,19 @@ def test_a_rebuilt_batch_is_compressed_at_the_topics_level(codec, low, high):
     assert sections[low] != sections[high]
 
 
+def test_a_rebuilt_batch_keeps_the_producer_fields_as_sent():
+    # buildRecordsAndAssignOffsets copies the first batch's producer id, epoch and sequence,
+    # whatever they are; without a producer id Kafka checks neither of the other two.
+    records = produce(b"a", b"b")
+    header = bytearray(records.buffer)
+    header[51:53] = (5).to_bytes(2, "big")  # producer epoch, beside producer id -1
+    header[53:57] = (9).to_bytes(4, "big")  # base sequence
+    records = _resealed(MemoryRecords(header))
+    batch = next(validate(records, LogConfig.from_props({"compression.type": "gzip"})).validated_records.batches())
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (-1, 5, 9)
+    assert batch.compression_type == CompressionType.GZIP and batch.is_valid()
+
+
 def _refused(records, config=None) -> RecordValidationError:
     with pytest.raises(RecordValidationError) as info:
         validate(records, config)
