@@ -72,12 +72,14 @@ Cells are medians of --runs runs; runs interleave the brokers, in an order
 that turns from cell to cell, so that noise from the rest of the machine (and
 from a broker still busy after its turn) falls on all of them alike. Only the
 broker being measured runs: the others are held in SIGSTOP meanwhile, and all
-of them while the loopback limit is measured. Before each cell the page cache is
-written out (os.sync, untimed, every broker held): this VM lets about 1 GB be
-dirty, then throttles a writer to the disk's speed (dd of 1 GB: 2.2 GB/s; of the
-next GB: 260 MB/s), so without it a cell of franz's, the one broker here that
-writes its log to disk as it goes, paid for the writeback of the cells before it
-(1 KiB x 1 produce fell to 140k msgs/s in such runs, from ~550k). ratio = franz / best
+of them while the loopback limit is measured. franz deletes a topic's files as soon
+as the bench deletes the topic (log.segment.delete.delay.ms=0; Kafka's default
+waits a minute): on this VM a writer slows to the disk's speed once its recent
+files hold about 1 GB, sync'd or not, until files are deleted (dd of 1 GB: 2.2
+GB/s, the next GB 260 MB/s, 2.9 GB/s again once the first two were removed), so
+a cell of franz's, the one broker here that writes its log to disk as it goes,
+paid for the topics of the cells before it (1 KiB produce at 78-145k msgs/s in
+such runs, ~550k otherwise). ratio = franz / best
 peer (for p99 the lowest peer latency; below 1 is better there). kcat is not
 a driver: the Debian kcat links librdkafka 2.0.2, whose ApiVersions exchange
 with Tansu 0.6.0 fails ("Read underflow"), and it reports no latencies.
@@ -88,7 +90,6 @@ Not a timed test.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import socket
@@ -188,7 +189,8 @@ def measuring(brokers: list[Broker], measured: Broker | None) -> None:
 # kernel autotunes theirs (up to net.ipv4.tcp_rmem's max); franz, like Kafka, pins 100 KiB unless
 # told -1 ("use the OS default"). With requests of ~0.5 MB, 100 B x 1 partition produce went from
 # 0.57-1.05 M to 1.06-1.44 M msgs/s with -1 (three alternations).
-FRANZ_OVERRIDES = {"socket.receive.buffer.bytes": "-1", "socket.send.buffer.bytes": "-1"}
+FRANZ_OVERRIDES = {"socket.receive.buffer.bytes": "-1", "socket.send.buffer.bytes": "-1",
+                   "log.segment.delete.delay.ms": "0"}  # see the module docstring
 
 
 def start_brokers(names: list[str], externals: dict[str, str], work_dir: Path) -> list[Broker]:
@@ -640,8 +642,6 @@ def main() -> int:
                     # turn (writeback, a peer's background threads) must not always slow the same next one.
                     turn += 1
                     for broker in brokers[turn % len(brokers):] + brokers[:turn % len(brokers)]:
-                        measuring(brokers, None)
-                        os.sync()  # the cells before this one leave no writeback to it (see above)
                         measuring(brokers, broker)
                         bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
                                    records[size], args.producers, warmups[size])
