@@ -321,15 +321,18 @@ static PyObject *walk_records(PyObject *module, PyObject *const *args, Py_ssize_
     return Py_BuildValue("(LO)", (long long)records_max, in_sequence ? Py_True : Py_False);
 }
 
-/* A varint of `length` bytes is minimal (as ByteUtils.writeVarint writes it) unless a last
- * byte of zero follows a continuation. Returns the bytes read, or 0 when it runs past `end`
- * or is too long; *value is the zig-zag decoded value. */
+/* A varint (max_bytes 5) or varlong (10) as ByteUtils.writeVarint/writeVarlong writes it:
+ * not minimal if a last byte of zero follows a continuation, nor if its last possible byte
+ * carries bits past the type's width (Java's reader drops them, so a rewrite would differ).
+ * Returns the bytes read, or 0 for anything else or when it runs past `end`; *value is the
+ * zig-zag decoded value. */
 static inline int minimal_varlong(const uint8_t *p, const uint8_t *end, int max_bytes, int64_t *value) {
     uint64_t raw = 0;
     for (int i = 0; i < max_bytes && p + i < end; i++) {
         raw |= (uint64_t)(p[i] & 0x7f) << (7 * i);
         if (!(p[i] & 0x80)) {
             if (i > 0 && p[i] == 0) return 0;  /* not minimal */
+            if (i == max_bytes - 1 && p[i] > (max_bytes == 5 ? 0x0f : 0x01)) return 0;  /* past 32 or 64 bits */
             *value = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
             return i + 1;
         }

@@ -237,10 +237,21 @@ def _varint(value: int, padding: int = 0) -> bytes:
             return bytes(out)
 
 
+def _wide_varint(value: int, width: int = 32) -> bytes:
+    """`value` as a varint of the longest form (5 bytes, or 10 for a varlong: width 64) whose
+    last byte also sets bit `width`, which Java's readers drop: they read `value`, and write it
+    back in fewer bytes."""
+    raw = (((value << 1) ^ (value >> 63)) & (2**64 - 1)) | (1 << width)
+    length = 5 if width == 32 else 10
+    return bytes([(raw >> (7 * i)) & 0x7F | (0x80 if i < length - 1 else 0) for i in range(length)])
+
+
 def _record(index: int, timestamp_delta: int, key, value, headers=(), attributes: int = 0,
-            pad_field: str | None = None) -> bytes:
+            pad_field: str | None = None, wide_field: str | None = None) -> bytes:
     """One record as DefaultRecord.writeTo writes it, except where asked otherwise."""
     def field(name: str, number: int) -> bytes:
+        if wide_field == name:
+            return _wide_varint(number, 64 if name == "timestamp" else 32)
         return _varint(number, 1 if pad_field == name else 0)
     body = bytes([attributes]) + field("timestamp", timestamp_delta) + field("offset", index)
     body += field("key", -1) if key is None else field("key", len(key)) + key
@@ -299,6 +310,7 @@ _FIELDS = ("size", "timestamp", "offset", "key", "value", "headers", "header_key
 
 
 @pytest.mark.parametrize(("shape", "field"), [("non-minimal varint", field) for field in _FIELDS] + [
+    ("varint bits past their width", field) for field in ("timestamp", "key", "value", "headers")] + [
     (shape, None) for shape in ("record attributes", "base below the first timestamp", "UTF-8 header key",
                                 "invalid UTF-8 header key", "negative timestamp", "offsets out of sequence")])
 def test_records_a_rebuild_would_write_differently_are_rebuilt_record_by_record(shape, field):
@@ -308,7 +320,8 @@ def test_records_a_rebuild_would_write_differently_are_rebuilt_record_by_record(
     offsets = [0, 5, 2] if shape == "offsets out of sequence" else [0, 1, 2]
     records = [_record(offsets[i], deltas[i], b"k%d" % i, b"v" * (60 + i), headers=[(header_key, b"h")],
                        attributes=1 if shape == "record attributes" and i == 1 else 0,
-                       pad_field=field if shape == "non-minimal varint" and i == 1 else None)
+                       pad_field=field if shape == "non-minimal varint" and i == 1 else None,
+                       wide_field=field if shape == "varint bits past their width" and i == 1 else None)
                for i in range(3)]
     batch = next(_handmade_batch(records, base, CompressionType.LZ4).batches())
     records_max, _in_sequence, data = validator._validate_records(0, batch, LogConfig.from_props({}), NOW, False)
