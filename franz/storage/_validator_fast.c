@@ -119,7 +119,7 @@ static inline int read_varlong(const uint8_t **cursor, const uint8_t *end, int64
 }
 
 /* Skips a length-prefixed field of `length` bytes (-1: null, allowed only if nullable). */
-static inline int skip_bytes(const uint8_t **cursor, const uint8_t *end, int32_t length, int nullable) {
+static inline int skip_bytes(const uint8_t **cursor, const uint8_t *end, int64_t length, int nullable) {
     if (length < 0) return nullable && length == -1;
     if (end - *cursor < length) return 0;
     *cursor += length;
@@ -347,14 +347,6 @@ static inline int take(const uint8_t **p, const uint8_t *end, int max_bytes, int
     return used;
 }
 
-/* Whether a length-prefixed field of `length` bytes fits (-1: null, if nullable), moving past it. */
-static inline int skip_field(const uint8_t **p, const uint8_t *end, int64_t length, int nullable) {
-    if (length < 0) return nullable && length == -1;
-    if (end - *p < length) return 0;
-    *p += length;
-    return 1;
-}
-
 /* canonical_records(data, count, base_timestamp) -> index of the first record holding the
  * largest timestamp (-1 when none is above NO_TIMESTAMP), or None
  *
@@ -389,17 +381,17 @@ static PyObject *canonical_records(PyObject *module, PyObject *const *args, Py_s
         canonical = *p++ == 0  /* attributes */
                     && take(&p, record_end, 10, &timestamp_delta) && (index > 0 || timestamp_delta == 0)
                     && take(&p, record_end, 5, &offset_delta) && offset_delta == index
-                    && take(&p, record_end, 5, &key_size) && skip_field(&p, record_end, key_size, 1)
-                    && take(&p, record_end, 5, &value_size) && skip_field(&p, record_end, value_size, 1)
+                    && take(&p, record_end, 5, &key_size) && skip_bytes(&p, record_end, key_size, 1)
+                    && take(&p, record_end, 5, &value_size) && skip_bytes(&p, record_end, value_size, 1)
                     && take(&p, record_end, 5, &header_count) && header_count >= 0;
         for (int64_t h = 0; canonical && h < header_count; h++) {
             int64_t header_key_size, header_value_size;
             canonical = take(&p, record_end, 5, &header_key_size) && header_key_size >= 0
                         && record_end - p >= header_key_size;
             for (int64_t i = 0; canonical && i < header_key_size; i++) canonical = p[i] < 0x80;
-            canonical = canonical && skip_field(&p, record_end, header_key_size, 0)
+            canonical = canonical && skip_bytes(&p, record_end, header_key_size, 0)
                         && take(&p, record_end, 5, &header_value_size)
-                        && skip_field(&p, record_end, header_value_size, 1);
+                        && skip_bytes(&p, record_end, header_value_size, 1);
         }
         canonical = canonical && p == record_end;
         long long timestamp = base_timestamp + timestamp_delta;  /* the walk ruled out overflow */
