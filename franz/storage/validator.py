@@ -249,12 +249,14 @@ def assign_offsets_in_place(records: MemoryRecords, next_offset: int, now_ms: in
 
 def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: int, now_ms: int,
                                          config: LogConfig, partition_leader_epoch: int,
-                                         is_from_client: bool = True) -> ValidationResult:
+                                         is_from_client: bool = True, try_in_place: bool = True) -> ValidationResult:
     """Validate `records` and stamp base offsets from `next_offset` (a writable buffer is required).
 
     This runs once per partition of every produce request. Kafka's v2 requests carry
-    one batch per partition; more is INVALID_RECORD, as in Kafka."""
-    if is_from_client:
+    one batch per partition; more is INVALID_RECORD, as in Kafka. `try_in_place=False`
+    is for a caller that already had assign_offsets_in_place decline these records: a
+    decline can come after the CRC and the whole walk, which need not run twice."""
+    if is_from_client and try_in_place:
         fast = assign_offsets_in_place(records, next_offset, now_ms, config, partition_leader_epoch)
         if fast is not None:
             header, last_offset, max_timestamp, shallow_offset_of_max = fast

@@ -296,3 +296,22 @@ def test_a_partial_batch_after_the_last_whole_one_is_trimmed_on_both_append_path
     info = follower.append_as_follower(MemoryRecords(replicated + tail))
     assert (info.last_offset, follower.log_end_offset, follower.size()) == (1, 2, len(replicated))
     assert read_values(follower, 0) == [b"x", b"y"]
+
+
+def test_a_request_the_c_validator_declines_is_tried_in_c_once(tmp_path, monkeypatch):
+    # A decline can come after the CRC and the whole record walk (here: a header max
+    # timestamp that the records' disagree with, which the Python path rewrites), so the
+    # append must not have the full path try the C one again.
+    from franz.storage import validator
+    native = validator.assign_offsets_non_compressed
+    assert native is not None, "franz.storage._validator_fast is not built"
+    calls = []
+    monkeypatch.setattr(validator, "assign_offsets_non_compressed", lambda *args: calls.append(1) or native(*args))
+    log = make_log(tmp_path)
+    records = produce(b"a", b"b", timestamp=5_000)
+    batch = next(records.batches())
+    batch.stamp(base_offset=0, partition_leader_epoch=-1, max_timestamp=4_000,
+                timestamp_type=batch.timestamp_type)  # CRC recomputed: only the max is off
+    info = log.append_as_leader(records, 0)
+    assert calls == [1]
+    assert info.max_timestamp == 5_001 and read_values(log, 0) == [b"a", b"b"]
