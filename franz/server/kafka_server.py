@@ -46,7 +46,7 @@ from franz.server.replica_manager import ReplicaManager
 from franz.server.sasl_apis import SaslApis
 from franz.server.scram_control_manager import SCRAM_CREDENTIALS_FILE, ScramControlManager
 from franz.server.socket_server import SocketServer, new_event_loop
-from franz.storage import validator
+from franz.storage import local_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
 
@@ -194,18 +194,21 @@ def configure_logging() -> None:
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
-def warn_if_validator_not_built() -> None:
-    """One WARN line when `pip install` did not build franz/storage/_validator_fast.c (a
-    source tree run as is): every produce is then validated record by record in Python."""
-    if validator.assign_offsets_non_compressed is None:
-        logger.warning(
-            "franz.storage._validator_fast is not built (`pip install -e .` builds it): produce requests are "
-            "validated in Python, several times slower")
+def warn_if_native_modules_not_built() -> None:
+    """One WARN line when `pip install` did not build franz's C modules (a source tree run
+    as is): every produce is then validated record by record, and appended, in Python."""
+    missing = [name for name, built in (("franz.storage._validator_fast", validator.assign_offsets_non_compressed),
+                                        ("franz.storage._segment_fast", local_log._append_unless_roll_due))
+               if built is None]
+    if missing:
+        logger.warning("%s not built (`pip install -e .` builds %s): produce requests are validated and appended "
+                       "in Python, several times slower", " and ".join(missing),
+                       "it" if len(missing) == 1 else "them")
 
 
 def run_from_cli(args: argparse.Namespace) -> int:
     configure_logging()
-    warn_if_validator_not_built()
+    warn_if_native_modules_not_built()
     try:
         config = KafkaConfig.from_sources(args.config, args.override)
     except ConfigError as exc:

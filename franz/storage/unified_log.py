@@ -351,9 +351,13 @@ class UnifiedLog:
 
         # The LSO is tracked by offset; the position metadata given to producer
         # state above is informational only, so a roll here does not stale it.
-        segment = self._maybe_roll(info.valid_bytes, info, now)
         local_log = self.local_log
-        local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+        if local_log.append_unless_roll_due(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp,
+                                            records, now):
+            segment = local_log.segments.active_segment
+        else:
+            segment = self._maybe_roll(info.valid_bytes, info, now)
+            local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
 
         epoch_cache = self.leader_epoch_cache
         if leader_epoch is None:
@@ -382,10 +386,12 @@ class UnifiedLog:
                                  now: int) -> LogAppendInfo:
         """_append for a leader's batch without a producer id: nothing to dedup, no
         producer or transaction state to move. Runs under the partition lock."""
-        self._maybe_roll(info.valid_bytes, info, now)
         local_log = self.local_log
         last_offset = info.last_offset
-        local_log.append(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+        if not local_log.append_unless_roll_due(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp,
+                                                records, now):
+            self._maybe_roll(info.valid_bytes, info, now)
+            local_log.append(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
         self.leader_epoch_cache.assign_if_newer(leader_epoch, info.first_offset)
         self.producer_state_manager.update_map_end_offset(last_offset + 1)
         if last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:

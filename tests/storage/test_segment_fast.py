@@ -1,0 +1,249 @@
+"""franz/storage/_segment_fast.c against the Python path it stands in for: UnifiedLog's roll
+check (LogSegment.should_roll) and LogSegment.append.
+
+The C module may only ever append exactly what LogSegment.append would have appended, to
+a segment that would not have rolled, or decline with nothing done. These tests hold it to
+that on seeded random appends, on every reason it declines, and on a write that fails."""
+
+from __future__ import annotations
+
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from franz.records import MemoryRecords, SimpleRecord, build_batch
+from franz.storage import local_log
+from franz.storage.log_config import LogConfig
+from franz.storage.segment import UNKNOWN_TIMESTAMP_OFFSET, LogSegment, RollParams
+from franz.storage.unified_log import UnifiedLog
+
+native = local_log._append_unless_roll_due
+NO_TIMESTAMP = -1
+SEGMENT_MS = 10_000
+SEGMENT_BYTES = 1_000_000
+
+
+def test_the_native_module_is_built():
+    # `pip install` builds it (setup.py); without it every append takes the Python path.
+    assert native is not None, "franz.storage._segment_fast is not built: run `pip install -e .`"
+
+
+def _batch(base_offset: int, count: int, timestamps: list[int], value_bytes: int = 30) -> MemoryRecords:
+    return MemoryRecords(bytearray(build_batch(
+        [SimpleRecord(b"v" * value_bytes, timestamp=timestamps[i]) for i in range(count)], base_offset=base_offset)))
+
+
+def _state(segment: LogSegment) -> dict:
+    """Everything LogSegment.append and the roll check read or move, and the files' bytes."""
+    offset_index, time_index = segment.offset_index, segment.time_index
+    return {
+        "log": Path(segment.log.path).read_bytes(),
+        "index": offset_index.file.read_bytes(),
+        "timeindex": time_index.file.read_bytes(),
+        "size": segment.log._size,
+        "since": segment.bytes_since_last_index_entry,
+        "so_far": segment._max_timestamp_and_offset_so_far,
+        "rolling": segment.rolling_based_timestamp,
+        "offset_entries": (offset_index.entries, offset_index._last_offset if offset_index.entries else None),
+        "time_entries": (time_index.entries, time_index._last_entry),
+    }
+
+
+def _python_append(segment: LogSegment, params: RollParams, records: MemoryRecords, shallow: int) -> bool:
+    """The reference: True when it appended, False when the segment would roll first."""
+    if segment.should_roll(params):
+        return False
+    segment.append(params.max_offset_in_messages, params.max_timestamp_in_messages, shallow, records)
+    return True
+
+
+def _open(directory: Path, rng_config: dict) -> LogSegment:
+    directory.mkdir()
+    return LogSegment.open(directory, 100, LogConfig.from_props(rng_config))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_appends_and_roll_decisions_match_the_python_path(tmp_path, seed):
+    rng = random.Random(seed)
+    config = {"index.interval.bytes": rng.choice((0, 100, 700, 4096, 50_000)),
+              "segment.index.bytes": rng.choice((48, 120, 10_000))}
+    by_c, by_python = _open(tmp_path / "c", config), _open(tmp_path / "python", config)
+    next_offset, now, took = 100, 5_000_000, 0
+    max_segment_bytes = rng.choice((3_000, 20_000, SEGMENT_BYTES))
+    for _ in range(rng.randint(20, 80)):
+        count = rng.randint(1, 6)
+        kind = rng.random()
+        if kind < 0.15:
+            timestamps = [NO_TIMESTAMP] * count
+        elif kind < 0.25:  # the max so far again: it keeps the offset that first carried it
+            timestamps = [by_python._max_timestamp_and_offset_so_far.timestamp] * count
+        elif kind < 0.4:  # an older timestamp than the ones before: the max so far stays
+            timestamps = [now - rng.randint(0, 50_000) for _ in range(count)]
+        else:
+            timestamps = [now + rng.randint(0, 2_000) for _ in range(count)]
+        now += rng.randint(0, 3_000)
+        max_timestamp = max(timestamps)
+        shallow = next_offset + count - 1 if max_timestamp > NO_TIMESTAMP else -1
+        params = RollParams(SEGMENT_MS, max_segment_bytes, max_timestamp, next_offset + count - 1, 0, now)
+        records = _batch(next_offset, count, timestamps, rng.choice((0, 30, 400)))
+        params.messages_size = records.size_in_bytes
+        appended_by_python = _python_append(by_python, params, records, shallow)
+        appended_by_c = native(by_c, records.buffer, params.max_offset_in_messages, max_timestamp, shallow,
+                               max_segment_bytes, SEGMENT_MS, now)
+        if not appended_by_c:  # declined: the caller's Python path runs, as UnifiedLog's does
+            assert _state(by_c) == _state(by_python) if not appended_by_python else True
+            appended_by_c = _python_append(by_c, params, records, shallow)
+        else:
+            took += 1
+        assert appended_by_c == appended_by_python
+        assert _state(by_c) == _state(by_python)
+        if not appended_by_python:
+            break  # a roll is due: a new segment would take the next batch
+        next_offset += count
+    assert took > 0, "the C module declined every append"
+    for segment in (by_c, by_python):
+        segment.close()
+    for name in ("index", "timeindex", "log"):
+        assert (tmp_path / "c" / f"{100:020d}.{name}").read_bytes() == \
+            (tmp_path / "python" / f"{100:020d}.{name}").read_bytes()
+
+
+def _segment_with_one_batch(tmp_path: Path, **config) -> LogSegment:
+    segment = LogSegment.open(tmp_path, 100, LogConfig.from_props(
+        {"index.interval.bytes": 0, "segment.index.bytes": 10_000, **config}))
+    # A new segment's max timestamp so far is read from its time index, by Python: the
+    # first append takes the Python path.
+    _assert_declines(segment, _batch(100, 2, [1_000, 1_001]), 101, 1_001)
+    segment.append(101, 1_001, 101, _batch(100, 2, [1_000, 1_001]))
+    return segment
+
+
+def _assert_declines(segment: LogSegment, records: MemoryRecords, last_offset: int, max_timestamp: int,
+                     max_segment_bytes: int = SEGMENT_BYTES, now: int = 0) -> None:
+    before = _state(segment)
+    assert not native(segment, records.buffer, last_offset, max_timestamp, last_offset, max_segment_bytes,
+                      SEGMENT_MS, now)
+    assert _state(segment) == before, "declined after changing the segment"
+
+
+def test_declines_when_a_roll_is_due_for_each_of_should_roll_reasons(tmp_path):
+    segment = _segment_with_one_batch(tmp_path)
+    records = _batch(102, 1, [1_002])
+    # Size: no room for the batch.
+    _assert_declines(segment, records, 102, 1_002, max_segment_bytes=segment.size() + records.size_in_bytes - 1)
+    # Time: SEGMENT_MS past the first batch's max timestamp, then the same within the roll jitter.
+    _assert_declines(segment, _batch(102, 1, [1_001 + SEGMENT_MS + 1]), 102, 1_001 + SEGMENT_MS + 1)
+    segment.roll_jitter_ms = 5
+    _assert_declines(segment, _batch(102, 1, [1_001 + SEGMENT_MS - 4]), 102, 1_001 + SEGMENT_MS - 4)
+    # An offset that does not fit an int32 relative to the base offset.
+    _assert_declines(segment, records, 100 + 2**31, 1_002)
+    # A full index (the time index keeps its last slot for the roll entry).
+    segment.offset_index.max_entries = segment.offset_index.entries
+    _assert_declines(segment, records, 102, 1_002)
+    segment.offset_index.max_entries = 1_000
+    segment.time_index.max_entries = segment.time_index.entries + 1
+    _assert_declines(segment, records, 102, 1_002)
+    segment.time_index.max_entries = 800
+    assert native(segment, records.buffer, 102, 1_002, 102, SEGMENT_BYTES, SEGMENT_MS, 0)
+    segment.close()
+
+
+def test_a_segment_without_a_timestamp_uses_its_creation_time_to_roll(tmp_path):
+    segment = LogSegment.open(tmp_path, 100, LogConfig.from_props({}), time_ms=lambda: 50_000)
+    segment.append(100, NO_TIMESTAMP, -1, _batch(100, 1, [NO_TIMESTAMP]))
+    records = _batch(101, 1, [NO_TIMESTAMP])
+    _assert_declines(segment, records, 101, NO_TIMESTAMP, now=50_000 + SEGMENT_MS + 1)
+    assert native(segment, records.buffer, 101, NO_TIMESTAMP, -1, SEGMENT_BYTES, SEGMENT_MS, 50_000 + SEGMENT_MS)
+    segment.close()
+
+
+def test_declines_what_only_the_python_path_knows_how_to_load(tmp_path):
+    segment = _segment_with_one_batch(tmp_path)
+    segment.close()
+    reopened = LogSegment.open(tmp_path, 100, LogConfig.from_props({"index.interval.bytes": 0}),
+                               file_already_exists=True)
+    assert reopened.rolling_based_timestamp is None  # read from the first batch, by Python
+    _assert_declines(reopened, _batch(102, 1, [1_002]), 102, 1_002)
+    reopened.rolling_based_timestamp = 1_000
+    assert reopened._max_timestamp_and_offset_so_far is UNKNOWN_TIMESTAMP_OFFSET  # read from the time index
+    _assert_declines(reopened, _batch(102, 1, [1_002]), 102, 1_002)
+    reopened.close()
+
+
+def test_declines_an_index_entry_the_python_would_refuse(tmp_path):
+    segment = _segment_with_one_batch(tmp_path)
+    assert native(segment, _batch(102, 1, [1_002]).buffer, 102, 1_002, 102, SEGMENT_BYTES, SEGMENT_MS, 0)
+    assert segment.offset_index.entries == 1 and segment.bytes_since_last_index_entry > 0  # the next is due
+    # OffsetIndex.append refuses an offset not above its last one ...
+    records = _batch(102, 1, [1_003])
+    _assert_declines(segment, records, 102, 1_003)
+    with pytest.raises(Exception, match="no larger than the last offset"):
+        segment.append(102, 1_003, 102, records)
+    # ... and TimeIndex.maybe_append a timestamp below its last one.
+    segment.time_index._last_entry = type(segment.time_index._last_entry)(5_000, 102)
+    _assert_declines(segment, _batch(103, 1, [1_003]), 103, 1_003)
+    segment.close()
+
+
+def test_declines_while_another_thread_holds_an_index_lock(tmp_path):
+    segment = _segment_with_one_batch(tmp_path)
+    records = _batch(102, 1, [1_002])
+    segment.bytes_since_last_index_entry = 1
+    for index in (segment.offset_index, segment.time_index):
+        held, done = threading.Event(), threading.Event()
+
+        def hold(lock=index.lock):
+            with lock:
+                held.set()
+                done.wait(10)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(10)
+            _assert_declines(segment, records, 102, 1_002)
+        finally:
+            done.set()
+            holder.join(10)
+        assert index.lock.acquire(blocking=False), "the declining call kept the lock"
+        index.lock.release()
+    assert native(segment, records.buffer, 102, 1_002, 102, SEGMENT_BYTES, SEGMENT_MS, 0)
+    segment.close()
+
+
+def test_a_failed_write_raises_and_moves_nothing(tmp_path):
+    segment = _segment_with_one_batch(tmp_path)
+    before = _state(segment)
+    real_fd = segment.log.fd
+    segment.log.fd = 10_000  # not open
+    with pytest.raises(OSError):
+        native(segment, _batch(102, 1, [1_002]).buffer, 102, 1_002, 102, SEGMENT_BYTES, SEGMENT_MS, 0)
+    segment.log.fd = real_fd
+    assert _state(segment) == before
+    segment.close()
+
+
+def test_unified_log_appends_through_it_and_rolls_through_python(tmp_path, monkeypatch):
+    calls = []
+
+    def counting(*args):
+        calls.append(native(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(local_log, "_append_unless_roll_due", counting)
+    partition_log = UnifiedLog.create(tmp_path / "t-0", LogConfig.from_props(
+        {"segment.bytes": 2_000, "message.timestamp.after.max.ms": 2**62}))
+    batches = [bytearray(build_batch([SimpleRecord(b"v" * 300)], producer_id=pid, producer_epoch=0 if pid >= 0 else -1,
+                                     base_sequence=0 if pid >= 0 else -1))
+               for pid in (-1, 7, -1, -1, -1, -1, -1, -1)]
+    for batch in batches:
+        partition_log.append_as_leader(MemoryRecords(batch), 0)
+    # Both append paths (without and with a producer id) ask C first; the segment's size
+    # declines every fifth batch (a roll), which Python then does.
+    assert len(calls) == len(batches) and calls.count(False) >= 1 and calls.count(True) >= 6
+    # Declined: the first batch of each segment (its max timestamp is read by Python), the rolls.
+    assert len(partition_log.local_log.segments) == calls.count(False)
+    assert partition_log.log_end_offset == len(batches)
+    partition_log.close()
