@@ -223,8 +223,8 @@ static int64_t checksum(uint8_t *from, Py_ssize_t length) {
     return (int64_t)value;
 }
 
-/* assign_offsets_non_compressed(buffer, next_offset, partition_leader_epoch, earliest_ms,
- *     latest_ms, max_message_bytes, compacted)
+/* assign_offsets_non_compressed(buffer, next_offset, partition_leader_epoch, now_ms,
+ *     timestamp_before_max_ms, timestamp_after_max_ms, max_message_bytes, compacted)
  *   -> (header, last_offset, max_timestamp, shallow_offset_of_max_timestamp) or None
  *
  * `buffer` must hold exactly one batch, as a v2 produce does per partition (more, or
@@ -232,17 +232,23 @@ static int64_t checksum(uint8_t *from, Py_ssize_t length) {
  * BatchHeader as sent, before the stamps. */
 static PyObject *assign_offsets_non_compressed(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "assign_offsets_non_compressed takes 7 arguments");
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "assign_offsets_non_compressed takes 8 arguments");
         return NULL;
     }
     long long next_offset = PyLong_AsLongLong(args[1]);
     long partition_leader_epoch = PyLong_AsLong(args[2]);
-    long long earliest_ms = PyLong_AsLongLong(args[3]);
-    long long latest_ms = PyLong_AsLongLong(args[4]);
-    long long max_message_bytes = PyLong_AsLongLong(args[5]);
-    int compacted = PyObject_IsTrue(args[6]);
+    long long now_ms = PyLong_AsLongLong(args[3]);
+    long long before_max_ms = PyLong_AsLongLong(args[4]);
+    long long after_max_ms = PyLong_AsLongLong(args[5]);
+    long long max_message_bytes = PyLong_AsLongLong(args[6]);
+    int compacted = PyObject_IsTrue(args[7]);
     if (PyErr_Occurred()) return NULL;
+    /* validator._timestamp_window: the window clamped to int64 (before.max.ms defaults to
+     * Long.MAX_VALUE, and Kafka's subtraction then saturates the same way in effect). */
+    long long earliest_ms, latest_ms;
+    if (__builtin_sub_overflow(now_ms, before_max_ms, &earliest_ms)) earliest_ms = INT64_MIN;
+    if (__builtin_add_overflow(now_ms, after_max_ms, &latest_ms)) latest_ms = INT64_MAX;
 
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;

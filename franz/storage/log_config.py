@@ -141,6 +141,13 @@ class LogConfig:
     message_timestamp_after_max_ms: int
     # The topic keys that were set explicitly (as DescribeConfigs reports them).
     overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    # Derived from cleanup_policy once, not per read: every produce reads `compact`.
+    compact: bool = dataclasses.field(init=False, repr=False, compare=False)
+    delete: bool = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compact", "compact" in self.cleanup_policy)
+        object.__setattr__(self, "delete", "delete" in self.cleanup_policy)
 
     @classmethod
     def from_props(cls, topic_props: Mapping[str, Any] | None = None,
@@ -172,14 +179,6 @@ class LogConfig:
         """Check topic overrides; returns unknown keys, raises ConfigError on a bad value."""
         _values, unknown = TOPIC_CONFIG_DEF.parse(props)
         return unknown
-
-    @property
-    def compact(self) -> bool:
-        return "compact" in self.cleanup_policy
-
-    @property
-    def delete(self) -> bool:
-        return "delete" in self.cleanup_policy
 
     @property
     def max_index_size(self) -> int:

@@ -242,9 +242,10 @@ def assign_offsets_in_place(records: MemoryRecords, next_offset: int, now_ms: in
     if (assign_offsets_non_compressed is None or config.message_timestamp_type == "LogAppendTime"
             or config.compression_type not in _KEEPS_UNCOMPRESSED):
         return None
-    earliest, latest = _timestamp_window(config, now_ms)
-    return assign_offsets_non_compressed(records.buffer, next_offset, partition_leader_epoch, earliest, latest,
-                                         config.max_message_bytes, config.compact)
+    return assign_offsets_non_compressed(records.buffer, next_offset, partition_leader_epoch, now_ms,
+                                         config.message_timestamp_before_max_ms,
+                                         config.message_timestamp_after_max_ms, config.max_message_bytes,
+                                         config.compact)
 
 
 def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: int, now_ms: int,

@@ -57,6 +57,8 @@ def _random_config(rng: random.Random) -> LogConfig:
         props["message.timestamp.before.max.ms"] = str(rng.randint(0, 200_000))
     if rng.random() < 0.3:
         props["message.timestamp.after.max.ms"] = str(rng.randint(0, 200_000))
+    elif rng.random() < 0.2:  # NOW + this overflows int64: the window saturates, in C as in Python
+        props["message.timestamp.after.max.ms"] = str(2**63 - 1)
     if rng.random() < 0.2:
         props["max.message.bytes"] = str(rng.randint(100, 200_000))
     return LogConfig.from_props(props)
@@ -85,9 +87,8 @@ def _python_path(buffer: bytearray, config: LogConfig, monkeypatch):
 
 
 def _native(buffer: bytearray, config: LogConfig):
-    return native(buffer, NEXT_OFFSET, EPOCH, max(NOW - config.message_timestamp_before_max_ms, -(2**63)),
-                  min(NOW + config.message_timestamp_after_max_ms, 2**63 - 1), config.max_message_bytes,
-                  config.compact)
+    return native(buffer, NEXT_OFFSET, EPOCH, NOW, config.message_timestamp_before_max_ms,
+                  config.message_timestamp_after_max_ms, config.max_message_bytes, config.compact)
 
 
 def _check_agreement(request: bytearray, config: LogConfig, monkeypatch) -> bool:
@@ -113,6 +114,14 @@ def test_the_common_shapes_take_the_native_path_with_the_python_result(monkeypat
     for _ in range(300):
         taken += _check_agreement(_random_request(rng), LogConfig.from_props({}), monkeypatch)
     assert taken == 300  # nothing in these is anything but the common case
+
+
+@pytest.mark.parametrize("window", [{"message.timestamp.before.max.ms": str(2**63 - 1)},
+                                    {"message.timestamp.after.max.ms": str(2**63 - 1)}])
+def test_a_window_past_the_int64_range_saturates_and_still_takes_the_common_case(window, monkeypatch):
+    rng = random.Random(7)
+    config = LogConfig.from_props(window)
+    assert all(_check_agreement(_random_request(rng), config, monkeypatch) for _ in range(20))
 
 
 def test_damaged_requests_are_declined_or_handled_as_python_handles_them(monkeypatch):
@@ -208,7 +217,7 @@ def test_a_large_walk_lets_other_threads_run(walker):
             if walker == "walk_records":
                 result = native_walk(memoryview(buffer)[61:], 20_000, 1_000, 0, 2**62, False)
             else:
-                result = native(buffer, 0, 0, 0, 2**62, 2**31 - 1, False)
+                result = native(buffer, 0, 0, 0, 0, 2**62, 2**31 - 1, False)
             assert result is not None
             if woke:
                 break
