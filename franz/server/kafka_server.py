@@ -197,9 +197,10 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 def warn_if_native_modules_not_built() -> None:
     """One WARN line when `pip install` did not build franz's C modules (a source tree run
     as is): every produce is then validated record by record, and appended, in Python."""
-    missing = [name for name, built in (("franz.storage._validator_fast", validator.assign_offsets_non_compressed),
-                                        ("franz.storage._segment_fast", local_log._append_unless_roll_due))
-               if built is None]
+    missing = [name for name, built in (("franz.storage._validator_fast",
+                                         validator.assign_offsets_non_compressed is not None),
+                                        ("franz.storage._segment_fast", local_log.NATIVE_APPEND))
+               if not built]
     if missing:
         logger.warning("%s not built (`pip install -e .` builds %s): produce requests are validated and appended "
                        "in Python, several times slower", " and ".join(missing),

@@ -1,9 +1,11 @@
 /*
- * The active segment's append, in C: UnifiedLog's roll check, then LogSegment.append.
+ * LocalLog.append for the active segment, in C: UnifiedLog's roll check, LogSegment.append,
+ * then LocalLog's log end offset.
  *
- * franz/storage/segment.py is the reference and keeps the only copy of the state: this
- * module reads and writes the attributes of the Python objects themselves (the LogSegment,
- * its FileRecords, OffsetIndex and TimeIndex), exactly where their Python methods do:
+ * franz/storage/segment.py and local_log.py are the reference and keep the only copy of the
+ * state: this module reads and writes the attributes of the Python objects themselves (the
+ * LocalLog, its active LogSegment, that segment's FileRecords, OffsetIndex and TimeIndex),
+ * exactly where their Python methods do:
  *
  *   - LogSegment.should_roll(RollParams(...)) must be False: the segment has room for the
  *     batch, its time to roll has not come, neither index is full, and the batch's last
@@ -12,18 +14,22 @@
  *     resumed), the segment's max timestamp so far, and, once more than
  *     index.interval.bytes went in since the last entry, OffsetIndex.append and
  *     TimeIndex.maybe_append, each entry's bytes written before its count moves (readers
- *     of the index take no lock).
+ *     of the index take no lock);
+ *   - then LocalLog.update_log_end_offset: a new LogOffsetMetadata at the segment's size.
  *
  * Every check runs before anything is written. Whatever is not the common case returns
  * False with nothing done: a roll is due, a first timestamp not yet loaded, an index entry
  * the Python would refuse (a full index, an offset not above the last, an overflow), an
- * index lock another thread holds, a closed index. The caller then rolls if it must and
- * runs the Python append, which raises the error or does the rest. So this module never
- * decides an error or a roll, and tests/storage/test_segment_fast.py checks that both
- * paths leave identical files and objects.
+ * index lock another thread holds, a closed index, a recovery point past the new end. The
+ * caller then rolls if it must and runs the Python append, which raises the error or does
+ * the rest. So this module never decides an error or a roll, and
+ * tests/storage/test_segment_fast.py checks that both paths leave identical files and
+ * objects.
  *
- * Why it exists: the Python methods cost ~8 us per batch in attribute reads, calls and
- * index locking, about half the raw write of a 16 KiB batch (bench/storage_bench.py).
+ * Why it exists: on the produce path those Python methods cost as much as the rest of an
+ * append, validation included: ~17k instructions and six frames per batch, each frame
+ * slower than its instructions because every batch's 16 KiB write evicts the memory they
+ * touch (bench/storage_bench.py; docs/TEAM_NOTES.md, "append instruction budget").
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,11 +42,13 @@
 #define TIME_ENTRY_SIZE 12   /* timestamp int64, relative offset int32 */
 
 static PyTypeObject *timestamp_offset_type;   /* franz.storage.index.TimestampOffset (a tuple subclass) */
+static PyTypeObject *log_offset_metadata_type;  /* franz.storage.segment.LogOffsetMetadata (a tuple subclass) */
 static PyObject *unknown_timestamp_offset;    /* franz.storage.segment.UNKNOWN_TIMESTAMP_OFFSET */
 
 static PyObject *s_log, *s_base_offset, *s_rolling_based_timestamp, *s_created, *s_roll_jitter_ms, *s_offset_index,
     *s_time_index, *s_so_far, *s_bytes_since, *s_index_interval_bytes, *s_is_slice, *s_fd, *s_start, *s_size,
-    *s_entries, *s_max_entries, *s_last_offset, *s_last_entry, *s_mmap, *s_lock, *s_acquire, *s_release;
+    *s_entries, *s_max_entries, *s_last_offset, *s_last_entry, *s_mmap, *s_lock, *s_acquire, *s_release,
+    *s_segments, *s_last, *s_config, *s_segment_bytes, *s_segment_ms, *s_recovery_point, *s_next_offset_metadata;
 
 enum { DECLINE = 0, OK = 1, FAILED = -1 };
 
@@ -52,15 +60,23 @@ static int get_int(PyObject *owner, PyObject *name, int64_t *out) {
     int result = DECLINE;
     if (PyLong_CheckExact(value)) {
         int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-        if (!overflow && !(v == -1 && PyErr_Occurred())) {
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);  /* cannot fail on an exact int */
+        if (!overflow) {
             *out = v;
             result = OK;
         }
-        PyErr_Clear();
     }
     Py_DECREF(value);
     return result;
+}
+
+/* PyLong_AsLongLong without its slow path for values past one 30-bit digit (most offsets
+ * and timestamps), which goes through _PyLong_AsByteArray. */
+static inline long long as_i64(PyObject *value) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow) PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long long");
+    return v;
 }
 
 static int set_int(PyObject *owner, PyObject *name, int64_t v) {
@@ -79,7 +95,6 @@ static int timestamp_offset_fields(PyObject *pair, int64_t *timestamp, int64_t *
     int overflow_t, overflow_o;
     *timestamp = PyLong_AsLongLongAndOverflow(t, &overflow_t);
     *offset = PyLong_AsLongLongAndOverflow(o, &overflow_o);
-    if (PyErr_Occurred()) { PyErr_Clear(); return DECLINE; }
     return overflow_t || overflow_o ? DECLINE : OK;
 }
 
@@ -177,28 +192,14 @@ static int write_fully(int fd, const uint8_t *data, int64_t size, int64_t positi
     return 0;
 }
 
-/* append_unless_roll_due(segment, records, largest_offset, largest_timestamp_ms,
- *     shallow_offset_of_max_timestamp, max_segment_bytes, max_segment_ms, now_ms) -> bool
- *
- * True: `records` (one validated buffer, offsets assigned) went into `segment` as
- * LogSegment.append would have written it. False: nothing was done (see the header). */
-static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "append_unless_roll_due takes 8 arguments");
-        return NULL;
-    }
-    PyObject *segment = args[0];
-    long long largest_offset = PyLong_AsLongLong(args[2]);
-    long long largest_timestamp = PyLong_AsLongLong(args[3]);
-    long long shallow_offset = PyLong_AsLongLong(args[4]);
-    long long max_segment_bytes = PyLong_AsLongLong(args[5]);
-    long long max_segment_ms = PyLong_AsLongLong(args[6]);
-    long long now = PyLong_AsLongLong(args[7]);
-    if (PyErr_Occurred()) return NULL;
-
-    Py_buffer data;
-    if (PyObject_GetBuffer(args[1], &data, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+/* UnifiedLog's roll check and LogSegment.append of `data` (one validated buffer, offsets
+ * assigned) to `segment`: OK when appended as LogSegment.append would have, with the
+ * segment's new size in *new_size; DECLINE with nothing done (see the header); FAILED with
+ * an exception set. */
+static int segment_append(PyObject *segment, Py_buffer *buffer, long long largest_offset, long long largest_timestamp,
+                          long long shallow_offset, long long max_segment_bytes, long long max_segment_ms,
+                          long long now, int64_t *new_size) {
+    Py_buffer data = *buffer;
     PyObject *log_records = NULL, *so_far = NULL, *new_so_far = NULL, *rolling = NULL;
     IndexHold offset_hold = {0}, time_hold = {0};
     int r = DECLINE;
@@ -267,16 +268,15 @@ static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args,
     if (index_due) {
         /* OffsetIndex.append(largest_offset, position) */
         STEP(hold_index(&offset_hold, OFFSET_ENTRY_SIZE));
-        REQUIRE(offset_hold.entries < offset_hold.max_entries);
         if (offset_hold.entries != 0) {
             STEP(get_int(offset_hold.index, s_last_offset, &last_offset));
             REQUIRE(largest_offset > last_offset);
         }
         REQUIRE(largest_offset - offset_hold.base_offset >= 0
                 && largest_offset - offset_hold.base_offset <= INT32_MAX_VALUE);
-        /* TimeIndex.maybe_append(so_far_timestamp, so_far_offset) */
-        STEP(hold_index(&time_hold, TIME_ENTRY_SIZE));
-        REQUIRE(time_hold.entries < time_hold.max_entries - 1);
+        /* TimeIndex.maybe_append(so_far_timestamp, so_far_offset); its lock is taken only
+         * when it writes an entry (its checks read state that only a writer holding the
+         * partition lock, as this caller does, moves). */
         PyObject *last_entry = PyObject_GetAttr(time_hold.index, s_last_entry);
         GOT(last_entry);
         r = timestamp_offset_fields(last_entry, &last_timestamp, &last_time_offset);
@@ -284,9 +284,11 @@ static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args,
         if (r != OK) goto done;
         if (time_hold.entries != 0) REQUIRE(so_far_offset >= last_time_offset && so_far_timestamp >= last_timestamp);
         time_entry_due = so_far_timestamp > last_timestamp;
-        if (time_entry_due)
+        if (time_entry_due) {
+            STEP(hold_index(&time_hold, TIME_ENTRY_SIZE));
             REQUIRE(so_far_offset - time_hold.base_offset >= 0
                     && so_far_offset - time_hold.base_offset <= INT32_MAX_VALUE);
+        }
     }
 
     /* Every check passed: write, then move the state as the Python does. */
@@ -332,14 +334,104 @@ done:
     Py_XDECREF(so_far);
     Py_XDECREF(rolling);
     Py_XDECREF(log_records);
+    if (r == OK) *new_size = position + size;
+    return r;
+}
+
+/* segment_append_unless_roll_due(segment, records, largest_offset, largest_timestamp_ms,
+ *     shallow_offset_of_max_timestamp, max_segment_bytes, max_segment_ms, now_ms) -> bool
+ *
+ * segment_append for one segment: True when appended, False when nothing was done. */
+static PyObject *segment_append_unless_roll_due(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "segment_append_unless_roll_due takes 8 arguments");
+        return NULL;
+    }
+    long long largest_offset = as_i64(args[2]), largest_timestamp = as_i64(args[3]), shallow = as_i64(args[4]);
+    long long max_segment_bytes = as_i64(args[5]), max_segment_ms = as_i64(args[6]), now = as_i64(args[7]);
+    if (PyErr_Occurred()) return NULL;
+    Py_buffer data;
+    if (PyObject_GetBuffer(args[1], &data, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    int64_t new_size;
+    int r = segment_append(args[0], &data, largest_offset, largest_timestamp, shallow, max_segment_bytes,
+                           max_segment_ms, now, &new_size);
     PyBuffer_Release(&data);
     if (r == FAILED) return NULL;
     return PyBool_FromLong(r == OK);
 }
 
+/* append_unless_roll_due(local_log, records, largest_offset, largest_timestamp_ms,
+ *     shallow_offset_of_max_timestamp, now_ms) -> bool
+ *
+ * LocalLog.append when the active segment need not roll first: segment_append to the
+ * active segment with the log's segment.bytes and segment.ms, then LocalLog's
+ * update_log_end_offset (a new LogOffsetMetadata at the segment's new size). False with
+ * nothing done also when the recovery point is past the new log end (update_log_end_offset
+ * would move it: the Python path does). One call instead of the five Python frames of
+ * LocalLog.append, LogSegment.append and the roll check: on the produce path each frame
+ * costs more than its instructions, its memory evicted by every batch's write. */
+static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "append_unless_roll_due takes 6 arguments");
+        return NULL;
+    }
+    PyObject *local_log = args[0];
+    long long largest_offset = as_i64(args[2]), largest_timestamp = as_i64(args[3]), shallow = as_i64(args[4]);
+    long long now = as_i64(args[5]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *segments = NULL, *segment = NULL, *config = NULL, *metadata = NULL, *result = NULL;
+    int64_t max_segment_bytes, max_segment_ms, recovery_point, base_offset, new_size;
+    int r;
+    Py_buffer data;
+    if (PyObject_GetBuffer(args[1], &data, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if ((segments = PyObject_GetAttr(local_log, s_segments)) == NULL
+            || (segment = PyObject_GetAttr(segments, s_last)) == NULL
+            || (config = PyObject_GetAttr(local_log, s_config)) == NULL)
+        goto failed;
+    if ((r = get_int(config, s_segment_bytes, &max_segment_bytes)) != OK
+            || (r = get_int(config, s_segment_ms, &max_segment_ms)) != OK
+            || (r = get_int(local_log, s_recovery_point, &recovery_point)) != OK
+            || (r = get_int(segment, s_base_offset, &base_offset)) != OK)
+        goto declined_or_failed;
+    if (recovery_point > largest_offset + 1) {
+        r = DECLINE;
+        goto declined_or_failed;
+    }
+    r = segment_append(segment, &data, largest_offset, largest_timestamp, shallow, max_segment_bytes,
+                       max_segment_ms, now, &new_size);
+    if (r != OK) goto declined_or_failed;
+    metadata = log_offset_metadata_type->tp_alloc(log_offset_metadata_type, 3);
+    if (metadata == NULL) goto failed;
+    PyObject *fields[3] = {PyLong_FromLongLong(largest_offset + 1), PyLong_FromLongLong(base_offset),
+                           PyLong_FromLongLong(new_size)};
+    for (int i = 0; i < 3; i++) PyTuple_SET_ITEM(metadata, i, fields[i]);  /* steals; NULLs are DECREF-safe */
+    if (fields[0] == NULL || fields[1] == NULL || fields[2] == NULL
+            || PyObject_SetAttr(local_log, s_next_offset_metadata, metadata) < 0)
+        goto failed;
+    result = Py_NewRef(Py_True);
+    goto out;
+
+declined_or_failed:
+    if (r == DECLINE) result = Py_NewRef(Py_False);
+    goto out;
+failed:
+    result = NULL;
+out:
+    Py_XDECREF(metadata);
+    Py_XDECREF(config);
+    Py_XDECREF(segment);
+    Py_XDECREF(segments);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
-    {"append_unless_roll_due", (PyCFunction)(void (*)(void))append_unless_roll_due, METH_FASTCALL,
+    {"segment_append_unless_roll_due", (PyCFunction)(void (*)(void))segment_append_unless_roll_due, METH_FASTCALL,
      "LogSegment.append of one validated buffer when no roll is due: True, or False with nothing done."},
+    {"append_unless_roll_due", (PyCFunction)(void (*)(void))append_unless_roll_due, METH_FASTCALL,
+     "LocalLog.append of one validated buffer when no roll is due: True, or False with nothing done."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -363,7 +455,10 @@ PyMODINIT_FUNC PyInit__segment_fast(void) {
             || intern(&s_entries, "entries") || intern(&s_max_entries, "max_entries")
             || intern(&s_last_offset, "_last_offset") || intern(&s_last_entry, "_last_entry")
             || intern(&s_mmap, "_mmap") || intern(&s_lock, "lock") || intern(&s_acquire, "acquire")
-            || intern(&s_release, "release"))
+            || intern(&s_release, "release") || intern(&s_segments, "segments") || intern(&s_last, "_last")
+            || intern(&s_config, "config") || intern(&s_segment_bytes, "segment_bytes")
+            || intern(&s_segment_ms, "segment_ms") || intern(&s_recovery_point, "recovery_point")
+            || intern(&s_next_offset_metadata, "_next_offset_metadata"))
         return NULL;
     PyObject *index_module = PyImport_ImportModule("franz.storage.index");
     if (index_module == NULL) return NULL;
@@ -377,7 +472,12 @@ PyMODINIT_FUNC PyInit__segment_fast(void) {
     PyObject *segment_module = PyImport_ImportModule("franz.storage.segment");
     if (segment_module == NULL) return NULL;
     unknown_timestamp_offset = PyObject_GetAttrString(segment_module, "UNKNOWN_TIMESTAMP_OFFSET");
+    log_offset_metadata_type = (PyTypeObject *)PyObject_GetAttrString(segment_module, "LogOffsetMetadata");
     Py_DECREF(segment_module);
-    if (unknown_timestamp_offset == NULL) return NULL;
+    if (unknown_timestamp_offset == NULL || log_offset_metadata_type == NULL) return NULL;
+    if (!PyType_Check(log_offset_metadata_type) || !PyType_IsSubtype(log_offset_metadata_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "franz.storage.segment.LogOffsetMetadata must be a tuple subclass");
+        return NULL;
+    }
     return PyModule_Create(&module_def);
 }

@@ -44,6 +44,15 @@
 static PyObject *crc32c_function;  /* crc32c.crc32c */
 static PyTypeObject *batch_header_type;  /* franz.records.BatchHeader (a tuple subclass) */
 
+/* PyLong_AsLongLong without its slow path for values past one 30-bit digit (most offsets
+ * and timestamps), which goes through _PyLong_AsByteArray. */
+static inline long long as_i64(PyObject *value) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow) PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long long");
+    return v;
+}
+
 static inline int64_t read_i64(const uint8_t *p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
@@ -224,25 +233,27 @@ static int64_t checksum(uint8_t *from, Py_ssize_t length) {
 }
 
 /* assign_offsets_non_compressed(buffer, next_offset, partition_leader_epoch, now_ms,
- *     timestamp_before_max_ms, timestamp_after_max_ms, max_message_bytes, compacted)
- *   -> (header, last_offset, max_timestamp, shallow_offset_of_max_timestamp) or None
+ *     timestamp_before_max_ms, timestamp_after_max_ms, max_message_bytes, compacted,
+ *     header_without_producer)
+ *   -> (header, last_offset, max_timestamp, shallow_offset_of_max_timestamp, record_count) or None
  *
  * `buffer` must hold exactly one batch, as a v2 produce does per partition (more, or
  * bytes after it, is for the Python path to refuse or trim). `header` is the batch's
  * BatchHeader as sent, before the stamps. */
 static PyObject *assign_offsets_non_compressed(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "assign_offsets_non_compressed takes 8 arguments");
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "assign_offsets_non_compressed takes 9 arguments");
         return NULL;
     }
-    long long next_offset = PyLong_AsLongLong(args[1]);
+    long long next_offset = as_i64(args[1]);
     long partition_leader_epoch = PyLong_AsLong(args[2]);
-    long long now_ms = PyLong_AsLongLong(args[3]);
-    long long before_max_ms = PyLong_AsLongLong(args[4]);
-    long long after_max_ms = PyLong_AsLongLong(args[5]);
-    long long max_message_bytes = PyLong_AsLongLong(args[6]);
+    long long now_ms = as_i64(args[3]);
+    long long before_max_ms = as_i64(args[4]);
+    long long after_max_ms = as_i64(args[5]);
+    long long max_message_bytes = as_i64(args[6]);
     int compacted = PyObject_IsTrue(args[7]);
+    int header_without_producer = PyObject_IsTrue(args[8]);
     if (PyErr_Occurred()) return NULL;
     /* validator._timestamp_window: the window clamped to int64 (before.max.ms defaults to
      * Long.MAX_VALUE, and Kafka's subtraction then saturates the same way in effect). */
@@ -278,18 +289,25 @@ static PyObject *assign_offsets_non_compressed(PyObject *module, PyObject *const
             || records_max != max_timestamp)
         goto common_case_not_met;
 
-    /* The header as sent, then the stamps (fields the CRC does not cover). */
-    PyObject *header = new_header(h);
-    if (header == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
+    /* The header as sent, then the stamps (fields the CRC does not cover). Without a
+     * producer id the append path reads nothing from the header, and its 13 ints and a
+     * GC-tracked tuple cost more than the rest of this return: None, unless asked. */
+    PyObject *header;
+    if (read_i64(h + 43) >= 0 || header_without_producer) {
+        header = new_header(h);
+        if (header == NULL) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+    } else {
+        header = Py_NewRef(Py_None);
     }
     write_i64(h, next_offset);
     write_i32(h + 12, (int32_t)partition_leader_epoch);
     PyBuffer_Release(&view);
     long long last_offset = next_offset + count - 1;
-    return Py_BuildValue("(NLLL)", header, last_offset, (long long)max_timestamp,
-                         max_timestamp > NO_TIMESTAMP ? last_offset : -1LL);
+    return Py_BuildValue("(NLLLi)", header, last_offset, (long long)max_timestamp,
+                         max_timestamp > NO_TIMESTAMP ? last_offset : -1LL, (int)count);
 
 common_case_not_met:
     PyBuffer_Release(&view);
@@ -309,9 +327,9 @@ static PyObject *walk_records(PyObject *module, PyObject *const *args, Py_ssize_
         return NULL;
     }
     long count = PyLong_AsLong(args[1]);
-    long long base_timestamp = PyLong_AsLongLong(args[2]);
-    long long earliest_ms = PyLong_AsLongLong(args[3]);
-    long long latest_ms = PyLong_AsLongLong(args[4]);
+    long long base_timestamp = as_i64(args[2]);
+    long long earliest_ms = as_i64(args[3]);
+    long long latest_ms = as_i64(args[4]);
     int compacted = PyObject_IsTrue(args[5]);
     if (PyErr_Occurred()) return NULL;
     if (count <= 0 || count > INT32_MAX) Py_RETURN_NONE;
@@ -371,7 +389,7 @@ static PyObject *canonical_records(PyObject *module, PyObject *const *args, Py_s
         return NULL;
     }
     long count = PyLong_AsLong(args[1]);
-    long long base_timestamp = PyLong_AsLongLong(args[2]);
+    long long base_timestamp = as_i64(args[2]);
     if (PyErr_Occurred()) return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;

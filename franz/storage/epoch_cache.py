@@ -126,8 +126,8 @@ class LeaderEpochFileCache:
         new leader record epochs. An older epoch changes nothing here, where `assign` would truncate
         the newer entries."""
         if epoch >= 0:
-            latest = self.latest_epoch()
-            if latest is None or epoch > latest:
+            entries = self._entries  # latest_epoch(), inlined: this runs on every append
+            if not entries or epoch > entries[-1].epoch:
                 self.assign(epoch, start_offset)
 
     def assign_all(self, entries: list[EpochEntry]) -> None:

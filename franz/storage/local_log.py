@@ -33,9 +33,16 @@ from franz.storage.segments import LogSegments
 from franz.storage.txn_index import AbortedTxn
 
 try:  # franz/storage/_segment_fast.c, built by `pip install`; without it every append takes the Python path
-    from franz.storage._segment_fast import append_unless_roll_due as _append_unless_roll_due
+    from franz.storage._segment_fast import append_unless_roll_due
+    NATIVE_APPEND = True
 except ImportError:
-    _append_unless_roll_due = None
+    NATIVE_APPEND = False
+
+    def append_unless_roll_due(local_log: LocalLog, records, largest_offset: int, largest_timestamp: int,
+                               shallow_offset_of_max_timestamp: int, now: int) -> bool:
+        """The C module's LocalLog.append for when no roll is due (see franz/storage/_segment_fast.c);
+        without it, nothing is done here and the caller's roll check and LocalLog.append run."""
+        return False
 
 log = logging.getLogger(__name__)
 
@@ -262,22 +269,6 @@ class LocalLog:
         active = self.segments.active_segment
         active.append(last_offset, largest_timestamp, shallow_offset_of_max_timestamp, records)
         self.update_log_end_offset(last_offset + 1, active)
-
-    def append_unless_roll_due(self, last_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
-                               records, now: int) -> bool:
-        """`append`, when the active segment need not roll first: True. False with nothing
-        done when a roll is due, or anything else is off the common case (see
-        franz/storage/_segment_fast.c), or the module is not built; the caller then runs
-        UnifiedLog's roll check and `append`, the reference for both."""
-        if _append_unless_roll_due is None:
-            return False
-        active = self.segments.active_segment
-        config = self.config
-        if not _append_unless_roll_due(active, records.buffer, last_offset, largest_timestamp,
-                                       shallow_offset_of_max_timestamp, config.segment_bytes, config.segment_ms, now):
-            return False
-        self.update_log_end_offset(last_offset + 1, active)
-        return True
 
     def flush(self, offset: int) -> None:
         """fsync every segment that may hold offsets in [recovery point, offset)."""

@@ -35,7 +35,13 @@ from franz.storage.checkpoint import (
 )
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
-from franz.storage.local_log import LocalLog, OffsetOutOfRangeError, replace_segments, schedule_once
+from franz.storage.local_log import (
+    LocalLog,
+    OffsetOutOfRangeError,
+    append_unless_roll_due,
+    replace_segments,
+    schedule_once,
+)
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import (
     AppendOrigin,
@@ -284,15 +290,25 @@ class UnifiedLog:
             now = self.time_ms()
             if origin is AppendOrigin.CLIENT:
                 next_offset = local_log.log_end_offset
-                stamped = assign_offsets_in_place(records, next_offset, now, local_log.config, leader_epoch)
+                stamped = assign_offsets_in_place(records, next_offset, now, local_log.config, leader_epoch,
+                                                  header_without_producer=False)
                 if stamped is not None:
-                    header, last_offset, max_timestamp, shallow_offset_of_max = stamped
-                    size = header.batch_length + 12
+                    header, last_offset, max_timestamp, shallow_offset_of_max, record_count = stamped
+                    size = records.size_in_bytes  # C took the buffer as exactly one batch
                     info = _new_tuple(LogAppendInfo, (next_offset, last_offset, leader_epoch, max_timestamp,
                                                       shallow_offset_of_max, -1, self._log_start_offset,
-                                                      header.record_count, size, False))
-                    if header.producer_id < 0:  # no producer state to consult or move: ~7k instructions less
-                        return self._append_without_producer(records, info, leader_epoch, now)
+                                                      record_count, size, False))
+                    if header is None:  # no producer id: nothing to dedup, no producer or transaction state
+                        # _append's steps, without its producer loop (the produce path's every batch).
+                        if not append_unless_roll_due(local_log, records.buffer, last_offset, max_timestamp,
+                                                      shallow_offset_of_max, now):
+                            self._maybe_roll(size, info, now)
+                            local_log.append(last_offset, max_timestamp, shallow_offset_of_max, records)
+                        self.leader_epoch_cache.assign_if_newer(leader_epoch, next_offset)
+                        self.producer_state_manager.update_map_end_offset(last_offset + 1)
+                        if last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:
+                            self.flush(last_offset + 1)
+                        return info
                     return self._append(records, [RecordBatch._trusted(records.buffer, 0, size)], [header], info,
                                         origin, leader_epoch, now)
             result = validate_messages_and_assign_offsets(
@@ -355,8 +371,8 @@ class UnifiedLog:
         # The LSO is tracked by offset; the position metadata given to producer
         # state above is informational only, so a roll here does not stale it.
         local_log = self.local_log
-        if local_log.append_unless_roll_due(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp,
-                                            records, now):
+        if append_unless_roll_due(local_log, records.buffer, info.last_offset, info.max_timestamp,
+                                  info.shallow_offset_of_max_timestamp, now):
             segment = local_log.segments.active_segment
         else:
             segment = self._maybe_roll(info.valid_bytes, info, now)
@@ -383,22 +399,6 @@ class UnifiedLog:
             self.flush(info.last_offset + 1)
         # No invariant check here: an append moves only the LEO, forward, and a
         # transaction it opens starts at or past the HW, so the LSO stays put.
-        return info
-
-    def _append_without_producer(self, records: MemoryRecords, info: LogAppendInfo, leader_epoch: int,
-                                 now: int) -> LogAppendInfo:
-        """_append for a leader's batch without a producer id: nothing to dedup, no
-        producer or transaction state to move. Runs under the partition lock."""
-        local_log = self.local_log
-        last_offset = info.last_offset
-        if not local_log.append_unless_roll_due(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp,
-                                                records, now):
-            self._maybe_roll(info.valid_bytes, info, now)
-            local_log.append(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
-        self.leader_epoch_cache.assign_if_newer(leader_epoch, info.first_offset)
-        self.producer_state_manager.update_map_end_offset(last_offset + 1)
-        if last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:
-            self.flush(last_offset + 1)
         return info
 
     def _maybe_roll(self, messages_size: int, info: LogAppendInfo, now: int) -> LogSegment:

@@ -14,12 +14,17 @@ from pathlib import Path
 import pytest
 
 from franz.records import MemoryRecords, SimpleRecord, build_batch
-from franz.storage import local_log
+from franz.storage import local_log, unified_log
 from franz.storage.log_config import LogConfig
 from franz.storage.segment import UNKNOWN_TIMESTAMP_OFFSET, LogSegment, RollParams
+from franz.storage.segment import LogOffsetMetadata
 from franz.storage.unified_log import UnifiedLog
 
-native = local_log._append_unless_roll_due
+try:
+    from franz.storage._segment_fast import segment_append_unless_roll_due as native
+except ImportError:  # test_the_native_module_is_built says so
+    native = None
+
 NO_TIMESTAMP = -1
 SEGMENT_MS = 10_000
 SEGMENT_BYTES = 1_000_000
@@ -27,7 +32,8 @@ SEGMENT_BYTES = 1_000_000
 
 def test_the_native_module_is_built():
     # `pip install` builds it (setup.py); without it every append takes the Python path.
-    assert native is not None, "franz.storage._segment_fast is not built: run `pip install -e .`"
+    assert native is not None and local_log.NATIVE_APPEND, \
+        "franz.storage._segment_fast is not built: run `pip install -e .`"
 
 
 def _batch(base_offset: int, count: int, timestamps: list[int], value_bytes: int = 30) -> MemoryRecords:
@@ -225,14 +231,36 @@ def test_a_failed_write_raises_and_moves_nothing(tmp_path):
     segment.close()
 
 
+def test_the_log_level_call_moves_the_log_end_offset_as_local_log_append_does(tmp_path):
+    by_c, by_python = (UnifiedLog.create(tmp_path / name, LogConfig.from_props({})) for name in ("c-0", "python-0"))
+    for offset in range(3):
+        records = _batch(offset, 1, [1_000 + offset])
+        appended = local_log.append_unless_roll_due(by_c.local_log, bytearray(records.buffer), offset, 1_000 + offset,
+                                                    offset, 0)
+        assert appended == (offset > 0)  # a new segment's first batch: Python reads its max timestamp first
+        if not appended:
+            by_c.local_log.append(offset, 1_000 + offset, offset, records)
+        by_python.local_log.append(offset, 1_000 + offset, offset, _batch(offset, 1, [1_000 + offset]))
+        assert by_c.local_log.log_end_offset_metadata == by_python.local_log.log_end_offset_metadata
+        assert type(by_c.local_log.log_end_offset_metadata) is LogOffsetMetadata
+    assert by_c.local_log.log_end_offset_metadata == LogOffsetMetadata(3, 0, by_c.local_log.segments.active_segment.size())
+    # A recovery point past the new log end is for update_log_end_offset to move: Python's.
+    by_c.local_log.recovery_point = 10
+    before = by_c.local_log.log_end_offset_metadata
+    assert not local_log.append_unless_roll_due(by_c.local_log, _batch(3, 1, [1_003]).buffer, 3, 1_003, 3, 0)
+    assert by_c.local_log.log_end_offset_metadata == before
+    by_c.close()
+    by_python.close()
+
+
 def test_unified_log_appends_through_it_and_rolls_through_python(tmp_path, monkeypatch):
     calls = []
 
     def counting(*args):
-        calls.append(native(*args))
+        calls.append(local_log.append_unless_roll_due(*args))
         return calls[-1]
 
-    monkeypatch.setattr(local_log, "_append_unless_roll_due", counting)
+    monkeypatch.setattr(unified_log, "append_unless_roll_due", counting)
     partition_log = UnifiedLog.create(tmp_path / "t-0", LogConfig.from_props(
         {"segment.bytes": 2_000, "message.timestamp.after.max.ms": 2**62}))
     batches = [bytearray(build_batch([SimpleRecord(b"v" * 300)], producer_id=pid, producer_epoch=0 if pid >= 0 else -1,
@@ -240,9 +268,8 @@ def test_unified_log_appends_through_it_and_rolls_through_python(tmp_path, monke
                for pid in (-1, 7, -1, -1, -1, -1, -1, -1)]
     for batch in batches:
         partition_log.append_as_leader(MemoryRecords(batch), 0)
-    # Both append paths (without and with a producer id) ask C first; the segment's size
-    # declines every fifth batch (a roll), which Python then does.
-    assert len(calls) == len(batches) and calls.count(False) >= 1 and calls.count(True) >= 6
+    # Both append paths (without and with a producer id) ask C first.
+    assert len(calls) == len(batches) and calls.count(False) >= 1 and calls.count(True) >= 5
     # Declined: the first batch of each segment (its max timestamp is read by Python), the rolls.
     assert len(partition_log.local_log.segments) == calls.count(False)
     assert partition_log.log_end_offset == len(batches)

@@ -86,9 +86,10 @@ def _python_path(buffer: bytearray, config: LogConfig, monkeypatch):
             return error
 
 
-def _native(buffer: bytearray, config: LogConfig):
+def _native(buffer: bytearray, config: LogConfig, header_without_producer: bool = True):
     return native(buffer, NEXT_OFFSET, EPOCH, NOW, config.message_timestamp_before_max_ms,
-                  config.message_timestamp_after_max_ms, config.max_message_bytes, config.compact)
+                  config.message_timestamp_after_max_ms, config.max_message_bytes, config.compact,
+                  header_without_producer)
 
 
 def _check_agreement(request: bytearray, config: LogConfig, monkeypatch) -> bool:
@@ -100,11 +101,15 @@ def _check_agreement(request: bytearray, config: LogConfig, monkeypatch) -> bool
         assert by_native == request, "declined after writing to the buffer"
         return False
     assert not isinstance(python, RecordValidationError), f"C accepted what Python refuses: {python}"
-    header, last_offset, max_timestamp, shallow_offset_of_max = fast
+    header, last_offset, max_timestamp, shallow_offset_of_max, record_count = fast
     assert by_native == by_python
-    assert (last_offset, max_timestamp, shallow_offset_of_max) == (
-        python.last_offset, python.max_timestamp_ms, python.shallow_offset_of_max_timestamp)
+    assert (last_offset, max_timestamp, shallow_offset_of_max, record_count) == (
+        python.last_offset, python.max_timestamp_ms, python.shallow_offset_of_max_timestamp, python.num_messages)
     assert [header] == python.headers and type(header) is type(python.headers[0])
+    # The append path's call: the same, with no header for a batch without a producer id.
+    without = _native(bytearray(request), config, header_without_producer=False)
+    expected_header = header if header.producer_id >= 0 else None
+    assert without == (expected_header, last_offset, max_timestamp, shallow_offset_of_max, record_count)
     return True
 
 
@@ -217,7 +222,7 @@ def test_a_large_walk_lets_other_threads_run(walker):
             if walker == "walk_records":
                 result = native_walk(memoryview(buffer)[61:], 20_000, 1_000, 0, 2**62, False)
             else:
-                result = native(buffer, 0, 0, 0, 0, 2**62, 2**31 - 1, False)
+                result = native(buffer, 0, 0, 0, 0, 2**62, 2**31 - 1, False, True)
             assert result is not None
             if woke:
                 break
