@@ -6,8 +6,9 @@ Run:  .venv/bin/python bench/storage_bench.py [--append-mib 512] [--recovery-mib
 Rows (medians of --runs; ratios against the limit measured in the same run):
 - raw write:     os.write of the append row's 16 KiB batches, each in its own
                  buffer as requests arrive, to a fresh file (page cache, no fsync),
-                 the limit for appends. Raw and append slices alternate (8 per run)
-                 and the append ratio is the median of the runs' own ratios.
+                 the limit for appends. Raw and append slices alternate (8 per run),
+                 each row going first in half of the pairs, and the append ratio is
+                 the median of the runs' own ratios.
 - append:        UnifiedLog.append_as_leader of 16 KiB batches of 100-byte
                  records (CRC + every record walked, as Kafka's LogValidator walks
                  them + stamp offsets/epoch + index + write),
@@ -74,7 +75,10 @@ def bench_write_and_append(directory: Path, total_bytes: int, config: LogConfig,
     The raw row and the append row take turns, a slice of total_bytes / slices at a
     time, so that both see the same machine: on a shared VM the disk and CPU drift by
     +-30% over seconds, and rows measured one after the other would carry that drift
-    into their ratio. Both write the same fresh 16 KiB request buffers (built untimed,
+    into their ratio. Within a pair the order alternates: here the second writer of a
+    pair is the slower one (the page cache's dirty data from the first), by up to 30%
+    in a /tmp probe that rotated the order (docs/TEAM_NOTES.md), so a fixed order would
+    favour one row. Both write the same fresh 16 KiB request buffers (built untimed,
     cold in the CPU caches as a broker receives them) into one growing file each."""
     template = template_batch()
     per_slice = total_bytes // len(template) // slices
@@ -84,18 +88,21 @@ def bench_write_and_append(directory: Path, total_bytes: int, config: LogConfig,
     raw_bytes = raw_time = append_time = 0.0
     appended = 0
     try:
-        for _ in range(slices):
-            buffers = [bytearray(template) for _ in range(per_slice)]
-            start = time.perf_counter()
-            for buffer in buffers:
-                raw_bytes += os.write(raw_fd, buffer)
-            raw_time += time.perf_counter() - start
-            requests = [MemoryRecords(bytearray(template)) for _ in range(per_slice)]
-            start = time.perf_counter()
-            for records in requests:
-                partition_log.append_as_leader(records, 0)
-            append_time += time.perf_counter() - start
-            appended += per_slice
+        for index in range(slices):
+            for row in ("raw", "append") if index % 2 == 0 else ("append", "raw"):
+                if row == "raw":
+                    buffers = [bytearray(template) for _ in range(per_slice)]
+                    start = time.perf_counter()
+                    for buffer in buffers:
+                        raw_bytes += os.write(raw_fd, buffer)
+                    raw_time += time.perf_counter() - start
+                else:
+                    requests = [MemoryRecords(bytearray(template)) for _ in range(per_slice)]
+                    start = time.perf_counter()
+                    for records in requests:
+                        partition_log.append_as_leader(records, 0)
+                    append_time += time.perf_counter() - start
+                    appended += per_slice
     finally:
         os.close(raw_fd)
         raw_path.unlink()
