@@ -46,7 +46,7 @@ from franz.server.replica_manager import ReplicaManager
 from franz.server.sasl_apis import SaslApis
 from franz.server.scram_control_manager import SCRAM_CREDENTIALS_FILE, ScramControlManager
 from franz.server.socket_server import SocketServer, new_event_loop
-from franz.storage import local_log, validator
+from franz.storage import local_log, unified_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
 
@@ -199,7 +199,9 @@ def warn_if_native_modules_not_built() -> None:
     as is): every produce is then validated record by record, and appended, in Python."""
     missing = [name for name, built in (("franz.storage._validator_fast",
                                          validator.assign_offsets_non_compressed is not None),
-                                        ("franz.storage._segment_fast", local_log.NATIVE_APPEND))
+                                        ("franz.storage._segment_fast", local_log.NATIVE_APPEND),
+                                        ("franz.storage._unified_log_fast",
+                                         unified_log.append_as_leader_common_case is not None))
                if not built]
     if missing:
         logger.warning("%s not built (`pip install -e .` builds %s): produce requests are validated and appended "

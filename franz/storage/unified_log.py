@@ -42,6 +42,7 @@ from franz.storage.local_log import (
     replace_segments,
     schedule_once,
 )
+from franz.storage.log_append_info import LogAppendInfo
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import (
     AppendOrigin,
@@ -82,21 +83,10 @@ class UnexpectedAppendOffsetError(Exception):
 
 _new_tuple = tuple.__new__
 
-
-class LogAppendInfo(typing.NamedTuple):
-    """What an append did. A NamedTuple, built with tuple.__new__ on the produce path: one
-    is made per append, at a fraction of a dataclass's cost."""
-
-    first_offset: int
-    last_offset: int
-    last_leader_epoch: int
-    max_timestamp: int
-    shallow_offset_of_max_timestamp: int
-    log_append_time_ms: int
-    log_start_offset: int
-    num_messages: int
-    valid_bytes: int
-    duplicate: bool = False
+try:  # franz/storage/_unified_log_fast.c, built by `pip install` with the two modules it calls
+    from franz.storage._unified_log_fast import append_as_leader_common_case
+except ImportError:
+    append_as_leader_common_case = None
 
 
 class ActiveProducer(typing.NamedTuple):
@@ -289,9 +279,17 @@ class UnifiedLog:
             local_log = self.local_log
             now = self.time_ms()
             if origin is AppendOrigin.CLIENT:
+                if append_as_leader_common_case is not None:  # the steps below in one call, when it can
+                    stamped = append_as_leader_common_case(self, records.buffer, leader_epoch, now)
+                    if type(stamped) is LogAppendInfo:  # validated, appended, log end and map end moved
+                        end_offset = stamped.last_offset + 1
+                        if end_offset - local_log.recovery_point >= local_log.config.flush_messages:
+                            self.flush(end_offset)
+                        return stamped
                 next_offset = local_log.log_end_offset
-                stamped = assign_offsets_in_place(records, next_offset, now, local_log.config, leader_epoch,
-                                                  header_without_producer=False)
+                if append_as_leader_common_case is None:
+                    stamped = assign_offsets_in_place(records, next_offset, now, local_log.config, leader_epoch,
+                                                      header_without_producer=False)
                 if stamped is not None:
                     header, last_offset, max_timestamp, shallow_offset_of_max, record_count = stamped
                     size = records.size_in_bytes  # C took the buffer as exactly one batch

@@ -67,10 +67,11 @@ def test_the_broker_process_hands_the_gil_over_every_half_millisecond():
 
 
 def test_a_broker_without_its_c_modules_says_so_once():
-    """A source tree run without `pip install` lacks franz/storage/_validator_fast.c's and
-    _segment_fast.c's modules: the broker still serves (the Python paths validate and
-    append), and its log says why it is slower, naming what is missing."""
-    for missing in (["_validator_fast"], ["_segment_fast"], ["_validator_fast", "_segment_fast"]):
+    """A source tree run without `pip install` lacks the modules of franz/storage's C files:
+    the broker still serves (the Python paths validate and append), and its log says why it
+    is slower, naming what is missing (the one-call append needs the other two)."""
+    for missing in (["_validator_fast"], ["_segment_fast"], ["_unified_log_fast"],
+                    ["_validator_fast", "_segment_fast", "_unified_log_fast"]):
         never_built = "".join(f"sys.modules['franz.storage.{name}'] = None  # never built\n" for name in missing)
         without = _run_cli_probe(before_import=never_built)
         assert without.returncode == 0, without.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from franz.records import MemoryRecords, SimpleRecord, build_batch
-from franz.storage import local_log, unified_log
+from franz.storage import local_log
 from franz.storage.log_config import LogConfig
 from franz.storage.segment import UNKNOWN_TIMESTAMP_OFFSET, LogSegment, RollParams
 from franz.storage.segment import LogOffsetMetadata
@@ -243,7 +243,8 @@ def test_the_log_level_call_moves_the_log_end_offset_as_local_log_append_does(tm
         by_python.local_log.append(offset, 1_000 + offset, offset, _batch(offset, 1, [1_000 + offset]))
         assert by_c.local_log.log_end_offset_metadata == by_python.local_log.log_end_offset_metadata
         assert type(by_c.local_log.log_end_offset_metadata) is LogOffsetMetadata
-    assert by_c.local_log.log_end_offset_metadata == LogOffsetMetadata(3, 0, by_c.local_log.segments.active_segment.size())
+    active_size = by_c.local_log.segments.active_segment.size()
+    assert by_c.local_log.log_end_offset_metadata == LogOffsetMetadata(3, 0, active_size)
     # A recovery point past the new log end is for update_log_end_offset to move: Python's.
     by_c.local_log.recovery_point = 10
     before = by_c.local_log.log_end_offset_metadata
@@ -251,26 +252,3 @@ def test_the_log_level_call_moves_the_log_end_offset_as_local_log_append_does(tm
     assert by_c.local_log.log_end_offset_metadata == before
     by_c.close()
     by_python.close()
-
-
-def test_unified_log_appends_through_it_and_rolls_through_python(tmp_path, monkeypatch):
-    calls = []
-
-    def counting(*args):
-        calls.append(local_log.append_unless_roll_due(*args))
-        return calls[-1]
-
-    monkeypatch.setattr(unified_log, "append_unless_roll_due", counting)
-    partition_log = UnifiedLog.create(tmp_path / "t-0", LogConfig.from_props(
-        {"segment.bytes": 2_000, "message.timestamp.after.max.ms": 2**62}))
-    batches = [bytearray(build_batch([SimpleRecord(b"v" * 300)], producer_id=pid, producer_epoch=0 if pid >= 0 else -1,
-                                     base_sequence=0 if pid >= 0 else -1))
-               for pid in (-1, 7, -1, -1, -1, -1, -1, -1)]
-    for batch in batches:
-        partition_log.append_as_leader(MemoryRecords(batch), 0)
-    # Both append paths (without and with a producer id) ask C first.
-    assert len(calls) == len(batches) and calls.count(False) >= 1 and calls.count(True) >= 5
-    # Declined: the first batch of each segment (its max timestamp is read by Python), the rolls.
-    assert len(partition_log.local_log.segments) == calls.count(False)
-    assert partition_log.log_end_offset == len(batches)
-    partition_log.close()

@@ -301,17 +301,25 @@ def test_a_partial_batch_after_the_last_whole_one_is_trimmed_on_both_append_path
 def test_a_request_the_c_validator_declines_is_tried_in_c_once(tmp_path, monkeypatch):
     # A decline can come after the CRC and the whole record walk (here: a header max
     # timestamp that the records' disagree with, which the Python path rewrites), so the
-    # append must not have the full path try the C one again.
-    from franz.storage import validator
-    native = validator.assign_offsets_non_compressed
-    assert native is not None, "franz.storage._validator_fast is not built"
+    # append must not have the full path try the C one again: neither after the one-call
+    # common case (franz/storage/_unified_log_fast.c) nor after the Python steps' own try.
+    from franz.storage import unified_log, validator
+    native, common_case = validator.assign_offsets_non_compressed, unified_log.append_as_leader_common_case
+    assert native is not None and common_case is not None, "franz's C modules are not built"
     calls = []
-    monkeypatch.setattr(validator, "assign_offsets_non_compressed", lambda *args: calls.append(1) or native(*args))
-    log = make_log(tmp_path)
-    records = produce(b"a", b"b", timestamp=5_000)
-    batch = next(records.batches())
-    batch.stamp(base_offset=0, partition_leader_epoch=-1, max_timestamp=4_000,
-                timestamp_type=batch.timestamp_type)  # CRC recomputed: only the max is off
-    info = log.append_as_leader(records, 0)
-    assert calls == [1]
-    assert info.max_timestamp == 5_001 and read_values(log, 0) == [b"a", b"b"]
+    monkeypatch.setattr(validator, "assign_offsets_non_compressed",
+                        lambda *args: calls.append("validator") or native(*args))
+    monkeypatch.setattr(unified_log, "append_as_leader_common_case",
+                        lambda *args: calls.append("common case") or common_case(*args))
+    for with_common_case in (True, False):
+        if not with_common_case:
+            monkeypatch.setattr(unified_log, "append_as_leader_common_case", None)
+        calls.clear()
+        log = make_log(tmp_path / str(with_common_case))
+        records = produce(b"a", b"b", timestamp=5_000)
+        batch = next(records.batches())
+        batch.stamp(base_offset=0, partition_leader_epoch=-1, max_timestamp=4_000,
+                    timestamp_type=batch.timestamp_type)  # CRC recomputed: only the max is off
+        info = log.append_as_leader(records, 0)
+        assert calls == (["common case"] if with_common_case else ["validator"])
+        assert info.max_timestamp == 5_001 and read_values(log, 0) == [b"a", b"b"]
