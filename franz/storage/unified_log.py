@@ -279,34 +279,26 @@ class UnifiedLog:
             local_log = self.local_log
             now = self.time_ms()
             if origin is AppendOrigin.CLIENT:
-                if append_as_leader_common_case is not None:  # the steps below in one call, when it can
+                if append_as_leader_common_case is not None:
+                    # The steps below in one C call when they run to the end: a LogAppendInfo.
+                    # Otherwise its answer is assign_offsets_in_place's (franz/storage/_unified_log_fast.c).
                     stamped = append_as_leader_common_case(self, records.buffer, leader_epoch, now)
-                    if type(stamped) is LogAppendInfo:  # validated, appended, log end and map end moved
+                    if type(stamped) is LogAppendInfo:
                         end_offset = stamped.last_offset + 1
                         if end_offset - local_log.recovery_point >= local_log.config.flush_messages:
                             self.flush(end_offset)
                         return stamped
-                next_offset = local_log.log_end_offset
-                if append_as_leader_common_case is None:
-                    stamped = assign_offsets_in_place(records, next_offset, now, local_log.config, leader_epoch,
-                                                      header_without_producer=False)
-                if stamped is not None:
+                else:
+                    stamped = assign_offsets_in_place(records, local_log.log_end_offset, now, local_log.config,
+                                                      leader_epoch, header_without_producer=False)
+                if stamped is not None:  # validated and stamped at the log end offset, not appended yet
                     header, last_offset, max_timestamp, shallow_offset_of_max, record_count = stamped
                     size = records.size_in_bytes  # C took the buffer as exactly one batch
-                    info = _new_tuple(LogAppendInfo, (next_offset, last_offset, leader_epoch, max_timestamp,
-                                                      shallow_offset_of_max, -1, self._log_start_offset,
-                                                      record_count, size, False))
-                    if header is None:  # no producer id: nothing to dedup, no producer or transaction state
-                        # _append's steps, without its producer loop (the produce path's every batch).
-                        if not append_unless_roll_due(local_log, records.buffer, last_offset, max_timestamp,
-                                                      shallow_offset_of_max, now):
-                            self._maybe_roll(size, info, now)
-                            local_log.append(last_offset, max_timestamp, shallow_offset_of_max, records)
-                        self.leader_epoch_cache.assign_if_newer(leader_epoch, next_offset)
-                        self.producer_state_manager.update_map_end_offset(last_offset + 1)
-                        if last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:
-                            self.flush(last_offset + 1)
-                        return info
+                    info = _new_tuple(LogAppendInfo, (local_log.log_end_offset, last_offset, leader_epoch,
+                                                      max_timestamp, shallow_offset_of_max, -1,
+                                                      self._log_start_offset, record_count, size, False))
+                    if header is None:  # no producer id
+                        return self._append_without_producer(records, info, leader_epoch, now)
                     return self._append(records, [RecordBatch._trusted(records.buffer, 0, size)], [header], info,
                                         origin, leader_epoch, now)
             result = validate_messages_and_assign_offsets(
@@ -397,6 +389,22 @@ class UnifiedLog:
             self.flush(info.last_offset + 1)
         # No invariant check here: an append moves only the LEO, forward, and a
         # transaction it opens starts at or past the HW, so the LSO stays put.
+        return info
+
+    def _append_without_producer(self, records: MemoryRecords, info: LogAppendInfo, leader_epoch: int,
+                                 now: int) -> LogAppendInfo:
+        """_append for a leader's batch without a producer id: nothing to dedup, no
+        producer or transaction state to move. Runs under the partition lock."""
+        local_log = self.local_log
+        last_offset = info.last_offset
+        if not append_unless_roll_due(local_log, records.buffer, last_offset, info.max_timestamp,
+                                      info.shallow_offset_of_max_timestamp, now):
+            self._maybe_roll(info.valid_bytes, info, now)
+            local_log.append(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+        self.leader_epoch_cache.assign_if_newer(leader_epoch, info.first_offset)
+        self.producer_state_manager.update_map_end_offset(last_offset + 1)
+        if last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:
+            self.flush(last_offset + 1)
         return info
 
     def _maybe_roll(self, messages_size: int, info: LogAppendInfo, now: int) -> LogSegment:
