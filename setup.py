@@ -12,6 +12,6 @@ test_segment_fast.py and test_unified_log_fast.py)."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension(f"franz.storage.{name}", [f"franz/storage/{name}.c"], extra_compile_args=["-Wextra"],
-                             optional=True)
+setup(ext_modules=[Extension(f"franz.storage.{name}", [f"franz/storage/{name}.c"],
+                             depends=["franz/storage/_fast_common.h"], extra_compile_args=["-Wextra"], optional=True)
                    for name in ("_validator_fast", "_segment_fast", "_unified_log_fast")])

@@ -37,6 +37,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "_fast_common.h"
+
 #define INT32_MAX_VALUE 0x7FFFFFFFLL
 #define OFFSET_ENTRY_SIZE 8  /* relative offset int32, position int32 */
 #define TIME_ENTRY_SIZE 12   /* timestamp int64, relative offset int32 */
@@ -70,15 +72,6 @@ static int get_int(PyObject *owner, PyObject *name, int64_t *out) {
     return result;
 }
 
-/* PyLong_AsLongLong without its slow path for values past one 30-bit digit (most offsets
- * and timestamps), which goes through _PyLong_AsByteArray. */
-static inline long long as_i64(PyObject *value) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow) PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long long");
-    return v;
-}
-
 static int set_int(PyObject *owner, PyObject *name, int64_t v) {
     PyObject *value = PyLong_FromLongLong(v);
     if (value == NULL) return -1;
@@ -106,16 +99,6 @@ static PyObject *new_timestamp_offset(int64_t timestamp, int64_t offset) {
     PyTuple_SET_ITEM(pair, 1, o);
     if (t == NULL || o == NULL) { Py_DECREF(pair); return NULL; }
     return pair;
-}
-
-static inline void put_i32(uint8_t *p, int64_t value) {
-    uint32_t v = (uint32_t)value;
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-
-static inline void put_i64(uint8_t *p, int64_t value) {
-    uint64_t v = (uint64_t)value;
-    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
 }
 
 /* One index of the append: the object, its lock once taken, its map exported while held. */
@@ -192,18 +175,17 @@ static int write_fully(int fd, const uint8_t *data, int64_t size, int64_t positi
     return 0;
 }
 
-/* UnifiedLog's roll check and LogSegment.append of `data` (one validated buffer, offsets
- * assigned) to `segment`: OK when appended as LogSegment.append would have, with the
- * segment's new size in *new_size; DECLINE with nothing done (see the header); FAILED with
- * an exception set. */
-static int segment_append(PyObject *segment, Py_buffer *buffer, long long largest_offset, long long largest_timestamp,
-                          long long shallow_offset, long long max_segment_bytes, long long max_segment_ms,
-                          long long now, int64_t *new_size) {
-    Py_buffer data = *buffer;
+/* UnifiedLog's roll check and LogSegment.append of the `size` bytes at `data` (one
+ * validated buffer, offsets assigned) to `segment`: OK when appended as LogSegment.append
+ * would have, with the segment's new size in *new_size; DECLINE with nothing done (see the
+ * header); FAILED with an exception set. */
+static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, long long largest_offset,
+                          long long largest_timestamp, long long shallow_offset, long long max_segment_bytes,
+                          long long max_segment_ms, long long now, int64_t *new_size) {
     PyObject *log_records = NULL, *so_far = NULL, *new_so_far = NULL, *rolling = NULL;
     IndexHold offset_hold = {0}, time_hold = {0};
     int r = DECLINE;
-    int64_t size = data.len, fd, start, position, base_offset, created, jitter, since, interval;
+    int64_t fd, start, position, base_offset, created, jitter, since, interval;
     int64_t so_far_timestamp, so_far_offset, last_offset, last_timestamp, last_time_offset;
 
 #define STEP(call) do { if ((r = (call)) != OK) goto done; } while (0)
@@ -295,7 +277,7 @@ static int segment_append(PyObject *segment, Py_buffer *buffer, long long larges
     r = FAILED;
     if (position == 0 && set_int(segment, s_rolling_based_timestamp, largest_timestamp) < 0) goto done;
     int64_t written;
-    if (write_fully((int)fd, (const uint8_t *)data.buf, size, start + position, &written) < 0) goto done;
+    if (write_fully((int)fd, data, size, start + position, &written) < 0) goto done;
     if (set_int(log_records, s_size, position + written) < 0) goto done;
     if (so_far_moves) {
         new_so_far = new_timestamp_offset(so_far_timestamp, so_far_offset);
@@ -306,15 +288,15 @@ static int segment_append(PyObject *segment, Py_buffer *buffer, long long larges
     }
     if (index_due) {
         uint8_t *entry = (uint8_t *)offset_hold.map.buf + offset_hold.entries * OFFSET_ENTRY_SIZE;
-        put_i32(entry, largest_offset - offset_hold.base_offset);
-        put_i32(entry + 4, position);
+        write_i32(entry, (int32_t)(largest_offset - offset_hold.base_offset));
+        write_i32(entry + 4, (int32_t)position);
         if (set_int(offset_hold.index, s_entries, offset_hold.entries + 1) < 0
                 || set_int(offset_hold.index, s_last_offset, largest_offset) < 0)
             goto done;
         if (time_entry_due) {
             entry = (uint8_t *)time_hold.map.buf + time_hold.entries * TIME_ENTRY_SIZE;
-            put_i64(entry, so_far_timestamp);
-            put_i32(entry + 8, so_far_offset - time_hold.base_offset);
+            write_i64(entry, so_far_timestamp);
+            write_i32(entry + 8, (int32_t)(so_far_offset - time_hold.base_offset));
             if (set_int(time_hold.index, s_entries, time_hold.entries + 1) < 0
                     || PyObject_SetAttr(time_hold.index, s_last_entry, new_so_far) < 0)
                 goto done;
@@ -354,8 +336,8 @@ static PyObject *segment_append_unless_roll_due(PyObject *module, PyObject *cons
     Py_buffer data;
     if (PyObject_GetBuffer(args[1], &data, PyBUF_C_CONTIGUOUS) < 0) return NULL;
     int64_t new_size;
-    int r = segment_append(args[0], &data, largest_offset, largest_timestamp, shallow, max_segment_bytes,
-                           max_segment_ms, now, &new_size);
+    int r = segment_append(args[0], data.buf, data.len, largest_offset, largest_timestamp, shallow,
+                           max_segment_bytes, max_segment_ms, now, &new_size);
     PyBuffer_Release(&data);
     if (r == FAILED) return NULL;
     return PyBool_FromLong(r == OK);
@@ -390,6 +372,10 @@ static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args,
             || (segment = PyObject_GetAttr(segments, s_last)) == NULL
             || (config = PyObject_GetAttr(local_log, s_config)) == NULL)
         goto failed;
+    if (segment == Py_None) {  /* no segment: LogSegments.active_segment's assertion is Python's to raise */
+        r = DECLINE;
+        goto declined_or_failed;
+    }
     if ((r = get_int(config, s_segment_bytes, &max_segment_bytes)) != OK
             || (r = get_int(config, s_segment_ms, &max_segment_ms)) != OK
             || (r = get_int(local_log, s_recovery_point, &recovery_point)) != OK
@@ -399,7 +385,7 @@ static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args,
         r = DECLINE;
         goto declined_or_failed;
     }
-    r = segment_append(segment, &data, largest_offset, largest_timestamp, shallow, max_segment_bytes,
+    r = segment_append(segment, data.buf, data.len, largest_offset, largest_timestamp, shallow, max_segment_bytes,
                        max_segment_ms, now, &new_size);
     if (r != OK) goto declined_or_failed;
     metadata = log_offset_metadata_type->tp_alloc(log_offset_metadata_type, 3);
@@ -439,11 +425,6 @@ static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, .m_name = "_segment_fast", .m_size = -1, .m_methods = methods,
 };
 
-static int intern(PyObject **slot, const char *name) {
-    *slot = PyUnicode_InternFromString(name);
-    return *slot == NULL ? -1 : 0;
-}
-
 PyMODINIT_FUNC PyInit__segment_fast(void) {
     if (intern(&s_log, "log") || intern(&s_base_offset, "base_offset")
             || intern(&s_rolling_based_timestamp, "rolling_based_timestamp") || intern(&s_created, "created")
@@ -460,24 +441,9 @@ PyMODINIT_FUNC PyInit__segment_fast(void) {
             || intern(&s_segment_ms, "segment_ms") || intern(&s_recovery_point, "recovery_point")
             || intern(&s_next_offset_metadata, "_next_offset_metadata"))
         return NULL;
-    PyObject *index_module = PyImport_ImportModule("franz.storage.index");
-    if (index_module == NULL) return NULL;
-    timestamp_offset_type = (PyTypeObject *)PyObject_GetAttrString(index_module, "TimestampOffset");
-    Py_DECREF(index_module);
-    if (timestamp_offset_type == NULL) return NULL;
-    if (!PyType_Check(timestamp_offset_type) || !PyType_IsSubtype(timestamp_offset_type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "franz.storage.index.TimestampOffset must be a tuple subclass");
+    if ((timestamp_offset_type = tuple_type_of("franz.storage.index", "TimestampOffset")) == NULL
+            || (log_offset_metadata_type = tuple_type_of("franz.storage.segment", "LogOffsetMetadata")) == NULL
+            || (unknown_timestamp_offset = attribute_of("franz.storage.segment", "UNKNOWN_TIMESTAMP_OFFSET")) == NULL)
         return NULL;
-    }
-    PyObject *segment_module = PyImport_ImportModule("franz.storage.segment");
-    if (segment_module == NULL) return NULL;
-    unknown_timestamp_offset = PyObject_GetAttrString(segment_module, "UNKNOWN_TIMESTAMP_OFFSET");
-    log_offset_metadata_type = (PyTypeObject *)PyObject_GetAttrString(segment_module, "LogOffsetMetadata");
-    Py_DECREF(segment_module);
-    if (unknown_timestamp_offset == NULL || log_offset_metadata_type == NULL) return NULL;
-    if (!PyType_Check(log_offset_metadata_type) || !PyType_IsSubtype(log_offset_metadata_type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "franz.storage.segment.LogOffsetMetadata must be a tuple subclass");
-        return NULL;
-    }
     return PyModule_Create(&module_def);
 }

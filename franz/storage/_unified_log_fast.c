@@ -33,6 +33,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "_fast_common.h"
+
 static PyObject *assign_offsets_non_compressed;  /* franz.storage._validator_fast */
 static PyObject *append_unless_roll_due;         /* franz.storage._segment_fast */
 static PyTypeObject *log_append_info_type;       /* franz.storage.log_append_info.LogAppendInfo */
@@ -203,19 +205,6 @@ static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, .m_name = "_unified_log_fast", .m_size = -1, .m_methods = methods,
 };
 
-static PyObject *attribute_of(const char *module_name, const char *name) {
-    PyObject *module = PyImport_ImportModule(module_name);
-    if (module == NULL) return NULL;
-    PyObject *value = PyObject_GetAttrString(module, name);
-    Py_DECREF(module);
-    return value;
-}
-
-static int intern(PyObject **slot, const char *name) {
-    *slot = PyUnicode_InternFromString(name);
-    return *slot == NULL ? -1 : 0;
-}
-
 PyMODINIT_FUNC PyInit__unified_log_fast(void) {
     if (intern(&s_local_log, "local_log") || intern(&s_config, "config")
             || intern(&s_next_offset_metadata, "_next_offset_metadata")
@@ -233,12 +222,7 @@ PyMODINIT_FUNC PyInit__unified_log_fast(void) {
     if ((assign_offsets_non_compressed = attribute_of("franz.storage._validator_fast",
                                                       "assign_offsets_non_compressed")) == NULL
             || (append_unless_roll_due = attribute_of("franz.storage._segment_fast", "append_unless_roll_due")) == NULL
-            || (log_append_info_type = (PyTypeObject *)attribute_of("franz.storage.log_append_info",
-                                                                    "LogAppendInfo")) == NULL)
+            || (log_append_info_type = tuple_type_of("franz.storage.log_append_info", "LogAppendInfo")) == NULL)
         return NULL;
-    if (!PyType_Check(log_append_info_type) || !PyType_IsSubtype(log_append_info_type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "franz.storage.log_append_info.LogAppendInfo must be a tuple subclass");
-        return NULL;
-    }
     return PyModule_Create(&module_def);
 }

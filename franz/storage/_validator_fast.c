@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_fast_common.h"
+
 #define BATCH_OVERHEAD 61          /* a v2 batch header, LOG_OVERHEAD included */
 #define LOG_OVERHEAD 12            /* base offset + batch length */
 #define CRC_COVERED_FROM 21        /* the CRC covers attributes to the end */
@@ -43,37 +45,6 @@
 
 static PyObject *crc32c_function;  /* crc32c.crc32c */
 static PyTypeObject *batch_header_type;  /* franz.records.BatchHeader (a tuple subclass) */
-
-/* PyLong_AsLongLong without its slow path for values past one 30-bit digit (most offsets
- * and timestamps), which goes through _PyLong_AsByteArray. */
-static inline long long as_i64(PyObject *value) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow) PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long long");
-    return v;
-}
-
-static inline int64_t read_i64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-    return (int64_t)v;
-}
-
-static inline int32_t read_i32(const uint8_t *p) {
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
-}
-
-static inline int16_t read_i16(const uint8_t *p) { return (int16_t)(((uint16_t)p[0] << 8) | p[1]); }
-
-static inline void write_i64(uint8_t *p, int64_t value) {
-    uint64_t v = (uint64_t)value;
-    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
-}
-
-static inline void write_i32(uint8_t *p, int32_t value) {
-    uint32_t v = (uint32_t)value;
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
 
 /* Zig-zag varints (ByteUtils.readVarint/readVarlong): at most 5 and 10 bytes. Each
  * returns 0 when the varint runs past `end` or is too long, which the caller treats as
@@ -447,19 +418,8 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__validator_fast(void) {
-    PyObject *crc_module = PyImport_ImportModule("crc32c");
-    if (crc_module == NULL) return NULL;
-    crc32c_function = PyObject_GetAttrString(crc_module, "crc32c");
-    Py_DECREF(crc_module);
-    if (crc32c_function == NULL) return NULL;
-    PyObject *records_module = PyImport_ImportModule("franz.records.record_batch");
-    if (records_module == NULL) return NULL;
-    batch_header_type = (PyTypeObject *)PyObject_GetAttrString(records_module, "BatchHeader");
-    Py_DECREF(records_module);
-    if (batch_header_type == NULL) return NULL;
-    if (!PyType_Check(batch_header_type) || !PyType_IsSubtype(batch_header_type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "franz.records.record_batch.BatchHeader must be a tuple subclass");
+    if ((crc32c_function = attribute_of("crc32c", "crc32c")) == NULL
+            || (batch_header_type = tuple_type_of("franz.records.record_batch", "BatchHeader")) == NULL)
         return NULL;
-    }
     return PyModule_Create(&module_def);
 }

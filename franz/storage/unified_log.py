@@ -360,13 +360,8 @@ class UnifiedLog:
 
         # The LSO is tracked by offset; the position metadata given to producer
         # state above is informational only, so a roll here does not stale it.
+        segment = self._roll_if_due_and_write(records, info, now)
         local_log = self.local_log
-        if append_unless_roll_due(local_log, records.buffer, info.last_offset, info.max_timestamp,
-                                  info.shallow_offset_of_max_timestamp, now):
-            segment = local_log.segments.active_segment
-        else:
-            segment = self._maybe_roll(info.valid_bytes, info, now)
-            local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
 
         epoch_cache = self.leader_epoch_cache
         if leader_epoch is None:
@@ -395,17 +390,25 @@ class UnifiedLog:
                                  now: int) -> LogAppendInfo:
         """_append for a leader's batch without a producer id: nothing to dedup, no
         producer or transaction state to move. Runs under the partition lock."""
+        self._roll_if_due_and_write(records, info, now)
         local_log = self.local_log
         last_offset = info.last_offset
-        if not append_unless_roll_due(local_log, records.buffer, last_offset, info.max_timestamp,
-                                      info.shallow_offset_of_max_timestamp, now):
-            self._maybe_roll(info.valid_bytes, info, now)
-            local_log.append(last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
         self.leader_epoch_cache.assign_if_newer(leader_epoch, info.first_offset)
         self.producer_state_manager.update_map_end_offset(last_offset + 1)
         if last_offset + 1 - local_log.recovery_point >= local_log.config.flush_messages:
             self.flush(last_offset + 1)
         return info
+
+    def _roll_if_due_and_write(self, records: MemoryRecords, info: LogAppendInfo, now: int) -> LogSegment:
+        """Roll first if the active segment must, then LocalLog.append: in one C call when no
+        roll is due (franz/storage/_segment_fast.c). Returns the segment written to."""
+        local_log = self.local_log
+        if append_unless_roll_due(local_log, records.buffer, info.last_offset, info.max_timestamp,
+                                  info.shallow_offset_of_max_timestamp, now):
+            return local_log.segments.active_segment
+        segment = self._maybe_roll(info.valid_bytes, info, now)
+        local_log.append(info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records)
+        return segment
 
     def _maybe_roll(self, messages_size: int, info: LogAppendInfo, now: int) -> LogSegment:
         segment = self.local_log.segments.active_segment
