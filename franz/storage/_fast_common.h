@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "structmember.h"  /* T_OBJECT_EX, READONLY: how __slots__ members are described */
+
 static inline int64_t read_i64(const uint8_t *p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
@@ -65,6 +67,89 @@ static inline PyTypeObject *tuple_type_of(const char *module_name, const char *n
         return NULL;
     }
     return (PyTypeObject *)type;
+}
+
+/* An attribute the C append path reads or writes, at its __slots__ offset.
+ *
+ * The classes on that path (UnifiedLog, LocalLog, LogSegments, LogSegment, FileRecords,
+ * the indexes, the epoch cache, the producer state, LogConfig) keep the attributes these
+ * modules touch in __slots__. A slot sits at a fixed offset in the object, so reading one
+ * is a load, where PyObject_GetAttr costs a type-cache probe and a dict lookup: ~40 of
+ * those were ~10k of an append's ~76k instructions and a larger share of its time, each
+ * slower in place than in a warm loop because the append's 16 KiB write evicts the memory
+ * it touches (docs/TEAM_NOTES.md).
+ *
+ * A SlotAttr binds to the type of the object it last met. Objects of that exact type are
+ * read and written at the slot; an unset slot, or a type that keeps the name anywhere but
+ * in a slot of its own layout (a __dict__, a property), goes through
+ * PyObject_GetAttr/SetAttr, so the result is the same either way. One SlotAttr per
+ * (class, attribute) keeps each bound to one type; `class_name` names that class, for
+ * tests/storage/test_fast_common.py, which checks the slot is there. Classes are not
+ * patched at run time: a descriptor put over a slot after binding would be bypassed. */
+typedef struct {
+    const char *class_name;
+    const char *name;
+    PyObject *interned;
+    PyTypeObject *type;  /* the bound type (a strong reference), NULL until the first object */
+    Py_ssize_t offset;   /* the slot's offset in objects of `type`; 0: the generic path */
+    int settable;        /* `type` sets attributes generically (no __setattr__ of its own) */
+} SlotAttr;
+
+#define SLOT_ATTR(class_name, attribute_name) {(class_name), (attribute_name), NULL, NULL, 0, 0}
+
+/* Interns every attribute name of a NULL-terminated list: 0, or -1 with an exception set. */
+static inline int slot_attrs_init(SlotAttr *const *attrs) {
+    for (; *attrs != NULL; attrs++)
+        if (((*attrs)->interned = PyUnicode_InternFromString((*attrs)->name)) == NULL) return -1;
+    return 0;
+}
+
+/* [(class_name, attribute_name), ...] of a NULL-terminated list: a new list, or NULL. */
+static inline PyObject *slot_attrs_list(SlotAttr *const *attrs) {
+    PyObject *list = PyList_New(0);
+    for (; list != NULL && *attrs != NULL; attrs++) {
+        PyObject *pair = Py_BuildValue("(ss)", (*attrs)->class_name, (*attrs)->name);
+        if (pair == NULL || PyList_Append(list, pair) < 0) Py_CLEAR(list);
+        Py_XDECREF(pair);
+    }
+    return list;
+}
+
+static inline void slot_attr_bind(SlotAttr *attr, PyTypeObject *type) {
+    Py_XSETREF(attr->type, (PyTypeObject *)Py_NewRef((PyObject *)type));
+    attr->offset = 0;
+    attr->settable = type->tp_setattro == PyObject_GenericSetAttr;
+    if (type->tp_getattro != PyObject_GenericGetAttr) return;  /* a __getattribute__ of its own decides */
+    PyObject *descriptor = _PyType_Lookup(type, attr->interned);  /* borrowed; what GetAttr would find first */
+    if (descriptor != NULL && Py_TYPE(descriptor) == &PyMemberDescr_Type) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) attr->offset = member->offset;
+    }
+}
+
+/* The slot of `attr` in `object`, or NULL when the generic path must be taken. */
+static inline PyObject **slot_in(PyObject *object, SlotAttr *attr) {
+    PyTypeObject *type = Py_TYPE(object);
+    if (type != attr->type) slot_attr_bind(attr, type);
+    if (attr->offset == 0) return NULL;
+    return (PyObject **)((char *)object + attr->offset);
+}
+
+/* object.<attr>: a new reference, or NULL with an exception set (AttributeError when unset). */
+static inline PyObject *get_attr(PyObject *object, SlotAttr *attr) {
+    PyObject **slot = slot_in(object, attr);
+    if (slot != NULL && *slot != NULL) return Py_NewRef(*slot);
+    return PyObject_GetAttr(object, attr->interned);
+}
+
+/* object.<attr> = value: 0, or -1 with an exception set. */
+static inline int set_attr(PyObject *object, SlotAttr *attr, PyObject *value) {
+    PyObject **slot = slot_in(object, attr);
+    if (slot == NULL || !attr->settable) return PyObject_SetAttr(object, attr->interned, value);
+    PyObject *old = *slot;
+    *slot = Py_NewRef(value);
+    Py_XDECREF(old);
+    return 0;
 }
 
 #endif

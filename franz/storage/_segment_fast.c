@@ -47,17 +47,63 @@ static PyTypeObject *timestamp_offset_type;   /* franz.storage.index.TimestampOf
 static PyTypeObject *log_offset_metadata_type;  /* franz.storage.segment.LogOffsetMetadata (a tuple subclass) */
 static PyObject *unknown_timestamp_offset;    /* franz.storage.segment.UNKNOWN_TIMESTAMP_OFFSET */
 
-static PyObject *s_log, *s_base_offset, *s_rolling_based_timestamp, *s_created, *s_roll_jitter_ms, *s_offset_index,
-    *s_time_index, *s_so_far, *s_bytes_since, *s_index_interval_bytes, *s_is_slice, *s_fd, *s_start, *s_size,
-    *s_entries, *s_max_entries, *s_last_offset, *s_last_entry, *s_mmap, *s_lock, *s_acquire, *s_release,
-    *s_segments, *s_last, *s_config, *s_segment_bytes, *s_segment_ms, *s_recovery_point, *s_next_offset_metadata;
+/* What each function below reads and writes, by class (see SlotAttr in _fast_common.h). */
+static SlotAttr segment_log = SLOT_ATTR("LogSegment", "log");
+static SlotAttr segment_base_offset = SLOT_ATTR("LogSegment", "base_offset");
+static SlotAttr segment_rolling_based_timestamp = SLOT_ATTR("LogSegment", "rolling_based_timestamp");
+static SlotAttr segment_created = SLOT_ATTR("LogSegment", "created");
+static SlotAttr segment_roll_jitter_ms = SLOT_ATTR("LogSegment", "roll_jitter_ms");
+static SlotAttr segment_offset_index = SLOT_ATTR("LogSegment", "_offset_index");
+static SlotAttr segment_time_index = SLOT_ATTR("LogSegment", "_time_index");
+static SlotAttr segment_so_far = SLOT_ATTR("LogSegment", "_max_timestamp_and_offset_so_far");
+static SlotAttr segment_bytes_since = SLOT_ATTR("LogSegment", "bytes_since_last_index_entry");
+static SlotAttr segment_index_interval_bytes = SLOT_ATTR("LogSegment", "index_interval_bytes");
+static SlotAttr records_is_slice = SLOT_ATTR("FileRecords", "_is_slice");
+static SlotAttr records_fd = SLOT_ATTR("FileRecords", "fd");
+static SlotAttr records_start = SLOT_ATTR("FileRecords", "_start");
+static SlotAttr records_size = SLOT_ATTR("FileRecords", "_size");
+static SlotAttr offset_index_last_offset = SLOT_ATTR("OffsetIndex", "_last_offset");
+static SlotAttr time_index_last_entry = SLOT_ATTR("TimeIndex", "_last_entry");
+static SlotAttr local_log_segments = SLOT_ATTR("LocalLog", "segments");
+static SlotAttr local_log_config = SLOT_ATTR("LocalLog", "config");
+static SlotAttr local_log_recovery_point = SLOT_ATTR("LocalLog", "recovery_point");
+static SlotAttr local_log_next_offset_metadata = SLOT_ATTR("LocalLog", "_next_offset_metadata");
+static SlotAttr segments_last = SLOT_ATTR("LogSegments", "_last");
+static SlotAttr config_segment_bytes = SLOT_ATTR("LogConfig", "segment_bytes");
+static SlotAttr config_segment_ms = SLOT_ATTR("LogConfig", "segment_ms");
+
+/* An index's attributes, one set per index class. */
+typedef struct {
+    SlotAttr base_offset, entries, max_entries, lock, mmap;
+} IndexAttrs;
+static IndexAttrs offset_index_attrs = {
+    SLOT_ATTR("OffsetIndex", "base_offset"), SLOT_ATTR("OffsetIndex", "entries"),
+    SLOT_ATTR("OffsetIndex", "max_entries"), SLOT_ATTR("OffsetIndex", "lock"), SLOT_ATTR("OffsetIndex", "_mmap")};
+static IndexAttrs time_index_attrs = {
+    SLOT_ATTR("TimeIndex", "base_offset"), SLOT_ATTR("TimeIndex", "entries"),
+    SLOT_ATTR("TimeIndex", "max_entries"), SLOT_ATTR("TimeIndex", "lock"), SLOT_ATTR("TimeIndex", "_mmap")};
+
+static SlotAttr *const all_attrs[] = {
+    &segment_log, &segment_base_offset, &segment_rolling_based_timestamp, &segment_created, &segment_roll_jitter_ms,
+    &segment_offset_index, &segment_time_index, &segment_so_far, &segment_bytes_since, &segment_index_interval_bytes,
+    &records_is_slice, &records_fd, &records_start, &records_size, &offset_index_last_offset, &time_index_last_entry,
+    &local_log_segments, &local_log_config, &local_log_recovery_point, &local_log_next_offset_metadata,
+    &segments_last, &config_segment_bytes, &config_segment_ms,
+    &offset_index_attrs.base_offset, &offset_index_attrs.entries, &offset_index_attrs.max_entries,
+    &offset_index_attrs.lock, &offset_index_attrs.mmap,
+    &time_index_attrs.base_offset, &time_index_attrs.entries, &time_index_attrs.max_entries,
+    &time_index_attrs.lock, &time_index_attrs.mmap,
+    NULL,
+};
+
+static PyObject *s_acquire, *s_release;
 
 enum { DECLINE = 0, OK = 1, FAILED = -1 };
 
 /* An int attribute as int64: OK, DECLINE when it is not an int that fits, FAILED with an
  * exception set when the attribute is missing. */
-static int get_int(PyObject *owner, PyObject *name, int64_t *out) {
-    PyObject *value = PyObject_GetAttr(owner, name);
+static int get_int(PyObject *owner, SlotAttr *attr, int64_t *out) {
+    PyObject *value = get_attr(owner, attr);
     if (value == NULL) return FAILED;
     int result = DECLINE;
     if (PyLong_CheckExact(value)) {
@@ -72,10 +118,10 @@ static int get_int(PyObject *owner, PyObject *name, int64_t *out) {
     return result;
 }
 
-static int set_int(PyObject *owner, PyObject *name, int64_t v) {
+static int set_int(PyObject *owner, SlotAttr *attr, int64_t v) {
     PyObject *value = PyLong_FromLongLong(v);
     if (value == NULL) return -1;
-    int failed = PyObject_SetAttr(owner, name, value);
+    int failed = set_attr(owner, attr, value);
     Py_DECREF(value);
     return failed;
 }
@@ -103,6 +149,7 @@ static PyObject *new_timestamp_offset(int64_t timestamp, int64_t offset) {
 
 /* One index of the append: the object, its lock once taken, its map exported while held. */
 typedef struct {
+    IndexAttrs *attrs;
     PyObject *index, *lock;
     Py_buffer map;
     int locked, mapped;
@@ -114,15 +161,15 @@ typedef struct {
  * one more entry), FAILED. */
 static int hold_index(IndexHold *hold, int64_t entry_size) {
     int r;
-    if ((r = get_int(hold->index, s_base_offset, &hold->base_offset)) != OK) return r;
-    hold->lock = PyObject_GetAttr(hold->index, s_lock);
+    if ((r = get_int(hold->index, &hold->attrs->base_offset, &hold->base_offset)) != OK) return r;
+    hold->lock = get_attr(hold->index, &hold->attrs->lock);
     if (hold->lock == NULL) return FAILED;
     PyObject *taken = PyObject_CallMethodOneArg(hold->lock, s_acquire, Py_False);
     if (taken == NULL) return FAILED;
     hold->locked = taken == Py_True;
     Py_DECREF(taken);
     if (!hold->locked) return DECLINE;
-    PyObject *map = PyObject_GetAttr(hold->index, s_mmap);
+    PyObject *map = get_attr(hold->index, &hold->attrs->mmap);
     if (map == NULL) return FAILED;
     if (map == Py_None) { Py_DECREF(map); return DECLINE; }  /* closed */
     r = PyObject_GetBuffer(map, &hold->map, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS);
@@ -183,7 +230,7 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
                           long long largest_timestamp, long long shallow_offset, long long max_segment_bytes,
                           long long max_segment_ms, long long now, int64_t *new_size) {
     PyObject *log_records = NULL, *so_far = NULL, *new_so_far = NULL, *rolling = NULL;
-    IndexHold offset_hold = {0}, time_hold = {0};
+    IndexHold offset_hold = {.attrs = &offset_index_attrs}, time_hold = {.attrs = &time_index_attrs};
     int r = DECLINE;
     int64_t fd, start, position, base_offset, created, jitter, since, interval;
     int64_t so_far_timestamp, so_far_offset, last_offset, last_timestamp, last_time_offset;
@@ -192,50 +239,51 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
 #define REQUIRE(condition) do { if (!(condition)) { r = DECLINE; goto done; } } while (0)
 #define GOT(object) do { if ((object) == NULL) { r = FAILED; goto done; } } while (0)
     REQUIRE(size > 0);
-    log_records = PyObject_GetAttr(segment, s_log);
+    log_records = get_attr(segment, &segment_log);
     GOT(log_records);
-    PyObject *is_slice = PyObject_GetAttr(log_records, s_is_slice);
+    PyObject *is_slice = get_attr(log_records, &records_is_slice);
     GOT(is_slice);
     Py_DECREF(is_slice);  /* a bool: the identity test below stays valid */
     REQUIRE(is_slice == Py_False);
-    STEP(get_int(log_records, s_fd, &fd));
-    STEP(get_int(log_records, s_start, &start));
-    STEP(get_int(log_records, s_size, &position));
-    STEP(get_int(segment, s_base_offset, &base_offset));
+    STEP(get_int(log_records, &records_fd, &fd));
+    STEP(get_int(log_records, &records_start, &start));
+    STEP(get_int(log_records, &records_size, &position));
+    STEP(get_int(segment, &segment_base_offset, &base_offset));
 
     /* LogSegment.should_roll, each test in its order there. */
     REQUIRE(position <= max_segment_bytes - size);
     if (position > 0) {
-        rolling = PyObject_GetAttr(segment, s_rolling_based_timestamp);
+        rolling = get_attr(segment, &segment_rolling_based_timestamp);
         GOT(rolling);
         REQUIRE(rolling != Py_None && PyLong_CheckExact(rolling));  /* None: Python loads it from the file */
         int overflow;
         int64_t rolling_based = PyLong_AsLongLongAndOverflow(rolling, &overflow);
         REQUIRE(!overflow);
-        STEP(get_int(segment, s_roll_jitter_ms, &jitter));
+        STEP(get_int(segment, &segment_roll_jitter_ms, &jitter));
         int64_t waited;
         if (rolling_based >= 0) {
             waited = largest_timestamp - rolling_based;
         } else {
-            STEP(get_int(segment, s_created, &created));
+            STEP(get_int(segment, &segment_created, &created));
             waited = now - created;
         }
         REQUIRE(waited <= max_segment_ms - jitter);
     }
-    offset_hold.index = PyObject_GetAttr(segment, s_offset_index);
+    offset_hold.index = get_attr(segment, &segment_offset_index);
     GOT(offset_hold.index);
-    time_hold.index = PyObject_GetAttr(segment, s_time_index);
+    time_hold.index = get_attr(segment, &segment_time_index);
     GOT(time_hold.index);
-    STEP(get_int(offset_hold.index, s_entries, &offset_hold.entries));
-    STEP(get_int(offset_hold.index, s_max_entries, &offset_hold.max_entries));
-    STEP(get_int(time_hold.index, s_entries, &time_hold.entries));
-    STEP(get_int(time_hold.index, s_max_entries, &time_hold.max_entries));
+    REQUIRE(offset_hold.index != Py_None && time_hold.index != Py_None);  /* not mapped yet: Python maps them */
+    STEP(get_int(offset_hold.index, &offset_index_attrs.entries, &offset_hold.entries));
+    STEP(get_int(offset_hold.index, &offset_index_attrs.max_entries, &offset_hold.max_entries));
+    STEP(get_int(time_hold.index, &time_index_attrs.entries, &time_hold.entries));
+    STEP(get_int(time_hold.index, &time_index_attrs.max_entries, &time_hold.max_entries));
     REQUIRE(offset_hold.entries < offset_hold.max_entries && time_hold.entries < time_hold.max_entries - 1);
     REQUIRE(largest_offset - base_offset >= 0 && largest_offset - base_offset <= INT32_MAX_VALUE);
 
     /* LogSegment.append's own checks. */
     REQUIRE(size <= INT32_MAX_VALUE - position);
-    so_far = PyObject_GetAttr(segment, s_so_far);
+    so_far = get_attr(segment, &segment_so_far);
     GOT(so_far);
     REQUIRE(so_far != unknown_timestamp_offset);  /* read from the time index first, in Python */
     STEP(timestamp_offset_fields(so_far, &so_far_timestamp, &so_far_offset));
@@ -244,14 +292,14 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
         so_far_timestamp = largest_timestamp;
         so_far_offset = shallow_offset;
     }
-    STEP(get_int(segment, s_bytes_since, &since));
-    STEP(get_int(segment, s_index_interval_bytes, &interval));
+    STEP(get_int(segment, &segment_bytes_since, &since));
+    STEP(get_int(segment, &segment_index_interval_bytes, &interval));
     int index_due = since > interval, time_entry_due = 0;
     if (index_due) {
         /* OffsetIndex.append(largest_offset, position) */
         STEP(hold_index(&offset_hold, OFFSET_ENTRY_SIZE));
         if (offset_hold.entries != 0) {
-            STEP(get_int(offset_hold.index, s_last_offset, &last_offset));
+            STEP(get_int(offset_hold.index, &offset_index_last_offset, &last_offset));
             REQUIRE(largest_offset > last_offset);
         }
         REQUIRE(largest_offset - offset_hold.base_offset >= 0
@@ -259,7 +307,7 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
         /* TimeIndex.maybe_append(so_far_timestamp, so_far_offset); its lock is taken only
          * when it writes an entry (its checks read state that only a writer holding the
          * partition lock, as this caller does, moves). */
-        PyObject *last_entry = PyObject_GetAttr(time_hold.index, s_last_entry);
+        PyObject *last_entry = get_attr(time_hold.index, &time_index_last_entry);
         GOT(last_entry);
         r = timestamp_offset_fields(last_entry, &last_timestamp, &last_time_offset);
         Py_DECREF(last_entry);
@@ -275,13 +323,13 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
 
     /* Every check passed: write, then move the state as the Python does. */
     r = FAILED;
-    if (position == 0 && set_int(segment, s_rolling_based_timestamp, largest_timestamp) < 0) goto done;
+    if (position == 0 && set_int(segment, &segment_rolling_based_timestamp, largest_timestamp) < 0) goto done;
     int64_t written;
     if (write_fully((int)fd, data, size, start + position, &written) < 0) goto done;
-    if (set_int(log_records, s_size, position + written) < 0) goto done;
+    if (set_int(log_records, &records_size, position + written) < 0) goto done;
     if (so_far_moves) {
         new_so_far = new_timestamp_offset(so_far_timestamp, so_far_offset);
-        if (new_so_far == NULL || PyObject_SetAttr(segment, s_so_far, new_so_far) < 0) goto done;
+        if (new_so_far == NULL || set_attr(segment, &segment_so_far, new_so_far) < 0) goto done;
     } else {
         new_so_far = so_far;
         Py_INCREF(new_so_far);
@@ -290,20 +338,20 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
         uint8_t *entry = (uint8_t *)offset_hold.map.buf + offset_hold.entries * OFFSET_ENTRY_SIZE;
         write_i32(entry, (int32_t)(largest_offset - offset_hold.base_offset));
         write_i32(entry + 4, (int32_t)position);
-        if (set_int(offset_hold.index, s_entries, offset_hold.entries + 1) < 0
-                || set_int(offset_hold.index, s_last_offset, largest_offset) < 0)
+        if (set_int(offset_hold.index, &offset_index_attrs.entries, offset_hold.entries + 1) < 0
+                || set_int(offset_hold.index, &offset_index_last_offset, largest_offset) < 0)
             goto done;
         if (time_entry_due) {
             entry = (uint8_t *)time_hold.map.buf + time_hold.entries * TIME_ENTRY_SIZE;
             write_i64(entry, so_far_timestamp);
             write_i32(entry + 8, (int32_t)(so_far_offset - time_hold.base_offset));
-            if (set_int(time_hold.index, s_entries, time_hold.entries + 1) < 0
-                    || PyObject_SetAttr(time_hold.index, s_last_entry, new_so_far) < 0)
+            if (set_int(time_hold.index, &time_index_attrs.entries, time_hold.entries + 1) < 0
+                    || set_attr(time_hold.index, &time_index_last_entry, new_so_far) < 0)
                 goto done;
         }
         since = 0;
     }
-    if (set_int(segment, s_bytes_since, since + size) < 0) goto done;
+    if (set_int(segment, &segment_bytes_since, since + size) < 0) goto done;
     r = OK;
 #undef STEP
 #undef REQUIRE
@@ -368,18 +416,18 @@ static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args,
     int r;
     Py_buffer data;
     if (PyObject_GetBuffer(args[1], &data, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if ((segments = PyObject_GetAttr(local_log, s_segments)) == NULL
-            || (segment = PyObject_GetAttr(segments, s_last)) == NULL
-            || (config = PyObject_GetAttr(local_log, s_config)) == NULL)
+    if ((segments = get_attr(local_log, &local_log_segments)) == NULL
+            || (segment = get_attr(segments, &segments_last)) == NULL
+            || (config = get_attr(local_log, &local_log_config)) == NULL)
         goto failed;
     if (segment == Py_None) {  /* no segment: LogSegments.active_segment's assertion is Python's to raise */
         r = DECLINE;
         goto declined_or_failed;
     }
-    if ((r = get_int(config, s_segment_bytes, &max_segment_bytes)) != OK
-            || (r = get_int(config, s_segment_ms, &max_segment_ms)) != OK
-            || (r = get_int(local_log, s_recovery_point, &recovery_point)) != OK
-            || (r = get_int(segment, s_base_offset, &base_offset)) != OK)
+    if ((r = get_int(config, &config_segment_bytes, &max_segment_bytes)) != OK
+            || (r = get_int(config, &config_segment_ms, &max_segment_ms)) != OK
+            || (r = get_int(local_log, &local_log_recovery_point, &recovery_point)) != OK
+            || (r = get_int(segment, &segment_base_offset, &base_offset)) != OK)
         goto declined_or_failed;
     if (recovery_point > largest_offset + 1) {
         r = DECLINE;
@@ -394,7 +442,7 @@ static PyObject *append_unless_roll_due(PyObject *module, PyObject *const *args,
                            PyLong_FromLongLong(new_size)};
     for (int i = 0; i < 3; i++) PyTuple_SET_ITEM(metadata, i, fields[i]);  /* steals; NULLs are DECREF-safe */
     if (fields[0] == NULL || fields[1] == NULL || fields[2] == NULL
-            || PyObject_SetAttr(local_log, s_next_offset_metadata, metadata) < 0)
+            || set_attr(local_log, &local_log_next_offset_metadata, metadata) < 0)
         goto failed;
     result = Py_NewRef(Py_True);
     goto out;
@@ -413,7 +461,14 @@ out:
     return result;
 }
 
+static PyObject *slot_attributes(PyObject *module, PyObject *unused) {
+    (void)module, (void)unused;
+    return slot_attrs_list(all_attrs);
+}
+
 static PyMethodDef methods[] = {
+    {"slot_attributes", slot_attributes, METH_NOARGS,
+     "[(class name, attribute name)] of every attribute this module reads or writes at its slot."},
     {"segment_append_unless_roll_due", (PyCFunction)(void (*)(void))segment_append_unless_roll_due, METH_FASTCALL,
      "LogSegment.append of one validated buffer when no roll is due: True, or False with nothing done."},
     {"append_unless_roll_due", (PyCFunction)(void (*)(void))append_unless_roll_due, METH_FASTCALL,
@@ -426,20 +481,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__segment_fast(void) {
-    if (intern(&s_log, "log") || intern(&s_base_offset, "base_offset")
-            || intern(&s_rolling_based_timestamp, "rolling_based_timestamp") || intern(&s_created, "created")
-            || intern(&s_roll_jitter_ms, "roll_jitter_ms") || intern(&s_offset_index, "offset_index")
-            || intern(&s_time_index, "time_index") || intern(&s_so_far, "_max_timestamp_and_offset_so_far")
-            || intern(&s_bytes_since, "bytes_since_last_index_entry")
-            || intern(&s_index_interval_bytes, "index_interval_bytes") || intern(&s_is_slice, "_is_slice")
-            || intern(&s_fd, "fd") || intern(&s_start, "_start") || intern(&s_size, "_size")
-            || intern(&s_entries, "entries") || intern(&s_max_entries, "max_entries")
-            || intern(&s_last_offset, "_last_offset") || intern(&s_last_entry, "_last_entry")
-            || intern(&s_mmap, "_mmap") || intern(&s_lock, "lock") || intern(&s_acquire, "acquire")
-            || intern(&s_release, "release") || intern(&s_segments, "segments") || intern(&s_last, "_last")
-            || intern(&s_config, "config") || intern(&s_segment_bytes, "segment_bytes")
-            || intern(&s_segment_ms, "segment_ms") || intern(&s_recovery_point, "recovery_point")
-            || intern(&s_next_offset_metadata, "_next_offset_metadata"))
+    if (slot_attrs_init(all_attrs) || intern(&s_acquire, "acquire") || intern(&s_release, "release"))
         return NULL;
     if ((timestamp_offset_type = tuple_type_of("franz.storage.index", "TimestampOffset")) == NULL
             || (log_offset_metadata_type = tuple_type_of("franz.storage.segment", "LogOffsetMetadata")) == NULL

@@ -39,22 +39,41 @@ static PyObject *assign_offsets_non_compressed;  /* franz.storage._validator_fas
 static PyObject *append_unless_roll_due;         /* franz.storage._segment_fast */
 static PyTypeObject *log_append_info_type;       /* franz.storage.log_append_info.LogAppendInfo */
 static PyObject *one;
-static PyObject *s_local_log, *s_config, *s_next_offset_metadata, *s_log_start_offset, *s_message_timestamp_type,
-    *s_compression_type, *s_before_max_ms, *s_after_max_ms, *s_max_message_bytes, *s_compact, *s_epoch_cache,
-    *s_entries, *s_producer_state, *s_last_map_offset;
+
+/* What append_as_leader_common_case reads and writes, by class (SlotAttr: _fast_common.h). */
+static SlotAttr log_local_log = SLOT_ATTR("UnifiedLog", "local_log");
+static SlotAttr log_epoch_cache = SLOT_ATTR("UnifiedLog", "leader_epoch_cache");
+static SlotAttr log_producer_state = SLOT_ATTR("UnifiedLog", "producer_state_manager");
+static SlotAttr log_log_start_offset = SLOT_ATTR("UnifiedLog", "_log_start_offset");
+static SlotAttr local_log_config = SLOT_ATTR("LocalLog", "config");
+static SlotAttr local_log_next_offset_metadata = SLOT_ATTR("LocalLog", "_next_offset_metadata");
+static SlotAttr config_message_timestamp_type = SLOT_ATTR("LogConfig", "message_timestamp_type");
+static SlotAttr config_compression_type = SLOT_ATTR("LogConfig", "compression_type");
+static SlotAttr config_before_max_ms = SLOT_ATTR("LogConfig", "message_timestamp_before_max_ms");
+static SlotAttr config_after_max_ms = SLOT_ATTR("LogConfig", "message_timestamp_after_max_ms");
+static SlotAttr config_max_message_bytes = SLOT_ATTR("LogConfig", "max_message_bytes");
+static SlotAttr config_compact = SLOT_ATTR("LogConfig", "compact");
+static SlotAttr epoch_cache_entries = SLOT_ATTR("LeaderEpochFileCache", "_entries");
+static SlotAttr producer_state_last_map_offset = SLOT_ATTR("ProducerStateManager", "_last_map_offset");
+static SlotAttr *const all_attrs[] = {
+    &log_local_log, &log_epoch_cache, &log_producer_state, &log_log_start_offset, &local_log_config,
+    &local_log_next_offset_metadata, &config_message_timestamp_type, &config_compression_type,
+    &config_before_max_ms, &config_after_max_ms, &config_max_message_bytes, &config_compact,
+    &epoch_cache_entries, &producer_state_last_map_offset, NULL,
+};
 
 #define LOG_APPEND_INFO_FIELDS 10
 
 /* validator.assign_offsets_in_place's test of the topic: 1 when client batches are kept as
  * sent, 0 when not, -1 with an exception set. */
 static int keeps_client_batches(PyObject *config) {
-    PyObject *timestamp_type = PyObject_GetAttr(config, s_message_timestamp_type);
+    PyObject *timestamp_type = get_attr(config, &config_message_timestamp_type);
     if (timestamp_type == NULL) return -1;
     int log_append_time = PyUnicode_Check(timestamp_type)
                           && PyUnicode_CompareWithASCIIString(timestamp_type, "LogAppendTime") == 0;
     Py_DECREF(timestamp_type);
     if (log_append_time) return 0;
-    PyObject *compression = PyObject_GetAttr(config, s_compression_type);
+    PyObject *compression = get_attr(config, &config_compression_type);
     if (compression == NULL) return -1;
     int kept = PyUnicode_Check(compression) && (PyUnicode_CompareWithASCIIString(compression, "producer") == 0
                                                 || PyUnicode_CompareWithASCIIString(compression, "uncompressed") == 0);
@@ -68,9 +87,9 @@ static int epoch_already_cached(PyObject *unified_log, PyObject *leader_epoch) {
     long epoch = PyLong_AsLong(leader_epoch);
     if (epoch == -1 && PyErr_Occurred()) return -1;
     if (epoch < 0) return 1;
-    PyObject *cache = PyObject_GetAttr(unified_log, s_epoch_cache);
+    PyObject *cache = get_attr(unified_log, &log_epoch_cache);
     if (cache == NULL) return -1;
-    PyObject *entries = PyObject_GetAttr(cache, s_entries);
+    PyObject *entries = get_attr(cache, &epoch_cache_entries);
     Py_DECREF(cache);
     if (entries == NULL) return -1;
     int cached = 0;
@@ -102,15 +121,15 @@ static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const 
     PyObject *validator_args[9] = {NULL};
     int kept;
 
-    if ((local_log = PyObject_GetAttr(unified_log, s_local_log)) == NULL
-            || (config = PyObject_GetAttr(local_log, s_config)) == NULL
+    if ((local_log = get_attr(unified_log, &log_local_log)) == NULL
+            || (config = get_attr(local_log, &local_log_config)) == NULL
             || (kept = keeps_client_batches(config)) < 0)
         goto out;
     if (!kept) {
         result = Py_NewRef(Py_None);
         goto out;
     }
-    if ((metadata = PyObject_GetAttr(local_log, s_next_offset_metadata)) == NULL) goto out;
+    if ((metadata = get_attr(local_log, &local_log_next_offset_metadata)) == NULL) goto out;
     if (!PyTuple_Check(metadata) || PyTuple_GET_SIZE(metadata) < 1) {
         PyErr_SetString(PyExc_TypeError, "LocalLog._next_offset_metadata must be a LogOffsetMetadata");
         goto out;
@@ -122,10 +141,10 @@ static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const 
     validator_args[1] = Py_NewRef(next_offset);
     validator_args[2] = Py_NewRef(leader_epoch);
     validator_args[3] = Py_NewRef(now);
-    if ((validator_args[4] = PyObject_GetAttr(config, s_before_max_ms)) == NULL
-            || (validator_args[5] = PyObject_GetAttr(config, s_after_max_ms)) == NULL
-            || (validator_args[6] = PyObject_GetAttr(config, s_max_message_bytes)) == NULL
-            || (validator_args[7] = PyObject_GetAttr(config, s_compact)) == NULL)
+    if ((validator_args[4] = get_attr(config, &config_before_max_ms)) == NULL
+            || (validator_args[5] = get_attr(config, &config_after_max_ms)) == NULL
+            || (validator_args[6] = get_attr(config, &config_max_message_bytes)) == NULL
+            || (validator_args[7] = get_attr(config, &config_compact)) == NULL)
         goto out;
     validator_args[8] = Py_NewRef(Py_False);  /* no header for a batch without a producer id */
     stamped = PyObject_Vectorcall(assign_offsets_non_compressed, validator_args, 9, NULL);
@@ -159,10 +178,10 @@ static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const 
      *    last_leader_epoch, max_timestamp,
      *    shallow_offset_of_max_timestamp, log_append_time_ms, log_start_offset, num_messages,
      *    valid_bytes, duplicate). */
-    PyObject *producer_state = PyObject_GetAttr(unified_log, s_producer_state);
+    PyObject *producer_state = get_attr(unified_log, &log_producer_state);
     if (producer_state == NULL) goto out;
     PyObject *map_end = PyNumber_Add(last_offset, one);
-    int set_failed = map_end == NULL || PyObject_SetAttr(producer_state, s_last_map_offset, map_end) < 0;
+    int set_failed = map_end == NULL || set_attr(producer_state, &producer_state_last_map_offset, map_end) < 0;
     Py_XDECREF(map_end);
     Py_DECREF(producer_state);
     if (set_failed) goto out;
@@ -172,7 +191,7 @@ static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const 
     if (info == NULL) goto out;
     PyObject *fields[LOG_APPEND_INFO_FIELDS] = {
         Py_NewRef(next_offset), Py_NewRef(last_offset), Py_NewRef(leader_epoch), Py_NewRef(max_timestamp),
-        Py_NewRef(shallow_offset), PyLong_FromLong(-1), PyObject_GetAttr(unified_log, s_log_start_offset),
+        Py_NewRef(shallow_offset), PyLong_FromLong(-1), get_attr(unified_log, &log_log_start_offset),
         Py_NewRef(record_count), PyLong_FromSsize_t(size), Py_NewRef(Py_False),
     };
     int failed = 0;
@@ -195,7 +214,14 @@ out:
     return result;
 }
 
+static PyObject *slot_attributes(PyObject *module, PyObject *unused) {
+    (void)module, (void)unused;
+    return slot_attrs_list(all_attrs);
+}
+
 static PyMethodDef methods[] = {
+    {"slot_attributes", slot_attributes, METH_NOARGS,
+     "[(class name, attribute name)] of every attribute this module reads or writes at its slot."},
     {"append_as_leader_common_case", (PyCFunction)(void (*)(void))append_as_leader_common_case, METH_FASTCALL,
      "UnifiedLog.append_as_leader's common case: a LogAppendInfo, the validator's tuple, or None."},
     {NULL, NULL, 0, NULL},
@@ -206,17 +232,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__unified_log_fast(void) {
-    if (intern(&s_local_log, "local_log") || intern(&s_config, "config")
-            || intern(&s_next_offset_metadata, "_next_offset_metadata")
-            || intern(&s_log_start_offset, "_log_start_offset")
-            || intern(&s_message_timestamp_type, "message_timestamp_type")
-            || intern(&s_compression_type, "compression_type")
-            || intern(&s_before_max_ms, "message_timestamp_before_max_ms")
-            || intern(&s_after_max_ms, "message_timestamp_after_max_ms")
-            || intern(&s_max_message_bytes, "max_message_bytes") || intern(&s_compact, "compact")
-            || intern(&s_epoch_cache, "leader_epoch_cache") || intern(&s_entries, "_entries")
-            || intern(&s_producer_state, "producer_state_manager") || intern(&s_last_map_offset, "_last_map_offset"))
-        return NULL;
+    if (slot_attrs_init(all_attrs)) return NULL;
     if ((one = PyLong_FromLong(1)) == NULL) return NULL;
     /* Either C module missing makes this one fail to import: the Python steps then run. */
     if ((assign_offsets_non_compressed = attribute_of("franz.storage._validator_fast",

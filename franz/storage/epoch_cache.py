@@ -66,6 +66,9 @@ def _truncated_from_end(entries: list[EpochEntry], end_offset: int) -> tuple[lis
 
 
 class LeaderEpochFileCache:
+    # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
+    __slots__ = ("_entries", "__dict__")
+
     def __init__(self, topic_partition: str, checkpoint: LeaderEpochCheckpointFile | None,
                  entries: list[EpochEntry] | None = None) -> None:
         """Load from `checkpoint`, or, given `entries` (Kafka's withCheckpoint), take them as they are."""

@@ -109,6 +109,9 @@ class AbstractIndex:
     orders exactly as Kafka's comparison of `base_offset + relative` does).
     """
 
+    # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
+    __slots__ = ("base_offset", "entries", "max_entries", "lock", "_mmap", "__dict__")
+
     entry_size: int = 0
     _fields: tuple[tuple[struct.Struct, int, bool], tuple[struct.Struct, int, bool]]
 
@@ -360,6 +363,8 @@ class OffsetIndex(AbstractIndex):
     scans forward in the log; `fetch_upper_bound_offset` bounds a fetch.
     """
 
+    __slots__ = ("_last_offset",)
+
     entry_size = _OFFSET_ENTRY.size
     _fields = ((_INT32, 0, True), (_INT32, 4, False))
 
@@ -457,6 +462,8 @@ class TimeIndex(AbstractIndex):
     `lookup(t)` gives the entry with the largest timestamp <= t, from which a
     ListOffsets search scans forward.
     """
+
+    __slots__ = ("_last_entry",)
 
     entry_size = _TIME_ENTRY.size
     _fields = ((_INT64, 0, False), (_INT32, 8, True))

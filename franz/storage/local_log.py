@@ -198,6 +198,9 @@ def split_overflowed_segment(segment: LogSegment, existing_segments: LogSegments
 
 
 class LocalLog:
+    # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
+    __slots__ = ("config", "segments", "recovery_point", "_next_offset_metadata", "__dict__")
+
     def __init__(self, directory: Path | str, config: LogConfig, segments: LogSegments, recovery_point: int,
                  next_offset_metadata: LogOffsetMetadata, topic_partition: str, scheduler=None,
                  time_ms: Callable[[], int] = now_ms) -> None:

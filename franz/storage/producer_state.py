@@ -118,6 +118,9 @@ class ProducerStateManager:
 
     REQUIRES: one writer at a time (UnifiedLog's lock); the snapshot files in
     log_dir belong to this manager alone."""
+    # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
+    __slots__ = ("_last_map_offset", "__dict__")
+
 
     def __init__(self, topic_partition: str, log_dir: Path | str, max_transaction_timeout_ms: int,
                  config: ProducerStateManagerConfig | None = None,

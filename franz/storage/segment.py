@@ -20,7 +20,6 @@ Invariants:
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import random
@@ -117,6 +116,11 @@ class RollParams:
 
 
 class LogSegment:
+    # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
+    __slots__ = ("log", "base_offset", "index_interval_bytes", "roll_jitter_ms", "created",
+                 "bytes_since_last_index_entry", "rolling_based_timestamp", "_max_timestamp_and_offset_so_far",
+                 "_offset_index", "_time_index", "__dict__")
+
     def __init__(self, log_records: FileRecords, lazy_offset_index: LazyIndex, lazy_time_index: LazyIndex,
                  txn_index: TransactionIndex, base_offset: int, index_interval_bytes: int,
                  roll_jitter_ms: int, time_ms=now_ms) -> None:
@@ -132,6 +136,8 @@ class LogSegment:
         self.bytes_since_last_index_entry = 0
         self.rolling_based_timestamp: int | None = None
         self._max_timestamp_and_offset_so_far = UNKNOWN_TIMESTAMP_OFFSET
+        self._offset_index: OffsetIndex | None = None  # mapped on first use
+        self._time_index: TimeIndex | None = None
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -163,13 +169,19 @@ class LogSegment:
     # -- accessors -----------------------------------------------------------------------
     # Mapped on first use, then kept: a LazyIndex never swaps its index object (renames
     # and closes act on it in place), and the append path reads both on every batch.
-    @functools.cached_property
+    @property
     def offset_index(self) -> OffsetIndex:
-        return self.lazy_offset_index.get()
+        index = self._offset_index
+        if index is None:
+            index = self._offset_index = self.lazy_offset_index.get()
+        return index
 
-    @functools.cached_property
+    @property
     def time_index(self) -> TimeIndex:
-        return self.lazy_time_index.get()
+        index = self._time_index
+        if index is None:
+            index = self._time_index = self.lazy_time_index.get()
+        return index
 
     @property
     def offset_index_file(self) -> Path:

@@ -16,6 +16,9 @@ from franz.storage.segment import LogSegment
 
 
 class LogSegments:
+    # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
+    __slots__ = ("_last", "__dict__")
+
     def __init__(self, topic_partition: str = "") -> None:
         self.topic_partition = topic_partition
         self._by_base: dict[int, LogSegment] = {}

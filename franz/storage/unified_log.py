@@ -100,6 +100,9 @@ class ActiveProducer(typing.NamedTuple):
 
 
 class UnifiedLog:
+    # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
+    __slots__ = ("local_log", "leader_epoch_cache", "producer_state_manager", "_log_start_offset", "__dict__")
+
     def __init__(self, log_start_offset: int, local_log: LocalLog, leader_epoch_cache: LeaderEpochFileCache,
                  producer_state_manager: ProducerStateManager, topic_id: uuid.UUID | None = None,
                  time_ms=now_ms) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from franz.records import MemoryRecords, SimpleRecord, build_batch
+from franz.records.file_records import FileRecords
 from franz.storage import local_log
 from franz.storage.log_config import LogConfig
 from franz.storage.segment import UNKNOWN_TIMESTAMP_OFFSET, LogSegment, RollParams
@@ -177,6 +178,16 @@ def test_declines_what_only_the_python_path_knows_how_to_load(tmp_path):
     assert reopened._max_timestamp_and_offset_so_far is UNKNOWN_TIMESTAMP_OFFSET  # read from the time index
     _assert_declines(reopened, _batch(102, 1, [1_002]), 102, 1_002)
     reopened.close()
+    # Indexes are mapped on first use, by Python (LogSegment.offset_index).
+    unmapped = LogSegment.open(tmp_path, 100, LogConfig.from_props({"index.interval.bytes": 0}),
+                               file_already_exists=True)
+    unmapped.rolling_based_timestamp = 1_000
+    unmapped._max_timestamp_and_offset_so_far = type(UNKNOWN_TIMESTAMP_OFFSET)(1_001, 101)
+    size = unmapped.log._size
+    assert unmapped._offset_index is None and unmapped._time_index is None
+    assert not native(unmapped, _batch(102, 1, [1_002]).buffer, 102, 1_002, 102, SEGMENT_BYTES, SEGMENT_MS, 0)
+    assert unmapped._offset_index is None and unmapped._time_index is None and unmapped.log._size == size
+    unmapped.close()
 
 
 def test_declines_an_index_entry_the_python_would_refuse(tmp_path):
@@ -218,6 +229,43 @@ def test_declines_while_another_thread_holds_an_index_lock(tmp_path):
         index.lock.release()
     assert native(segment, records.buffer, 102, 1_002, 102, SEGMENT_BYTES, SEGMENT_MS, 0)
     segment.close()
+
+
+class _CountingFileRecords(FileRecords):
+    """FileRecords whose size goes through a property: the C module must not read or write
+    the slot beneath it (SlotAttr in _fast_common.h reads a slot only where it is what
+    attribute access finds)."""
+    __slots__ = ()
+    touched: list[str] = []
+
+    @property
+    def _size(self) -> int:
+        self.touched.append("read")
+        return FileRecords._size.__get__(self)
+
+    @_size.setter
+    def _size(self, value: int) -> None:
+        self.touched.append("write")
+        FileRecords._size.__set__(self, value)
+
+
+def test_an_attribute_behind_a_property_goes_through_the_property(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "counting").mkdir()
+    plain, counting = _segment_with_one_batch(tmp_path / "plain"), _segment_with_one_batch(tmp_path / "counting")
+    for offset in range(102, 106):  # plain first, so the module has bound FileRecords' slot
+        for segment in (plain, counting):
+            if segment is counting:
+                segment.log.__class__ = _CountingFileRecords
+                _CountingFileRecords.touched.clear()
+            assert native(segment, _batch(offset, 1, [offset * 10]).buffer, offset, offset * 10, offset,
+                          SEGMENT_BYTES, SEGMENT_MS, 0)
+            if segment is counting:
+                assert _CountingFileRecords.touched == ["read", "write"]
+                segment.log.__class__ = FileRecords
+        assert _state(plain) == _state(counting)
+    plain.close()
+    counting.close()
 
 
 def test_a_failed_write_raises_and_moves_nothing(tmp_path):
