@@ -18,8 +18,8 @@
  *      is off its common case), the validator's tuple comes back too, and Python rolls and
  *      appends the stamped batch.
  *   4. Otherwise ProducerStateManager.update_map_end_offset(last offset + 1) (its one
- *      attribute), and the LogAppendInfo of the append comes back; Python then checks
- *      flush.messages, as after any append.
+ *      attribute), then UnifiedLog.flush(last offset + 1) if flush.messages is reached, as
+ *      after any append, and the LogAppendInfo of the append comes back.
  *
  * The two C modules are called through their Python-visible functions (a vectorcall of a
  * builtin: no Python frame), so each keeps its single definition and its own tests.
@@ -38,7 +38,7 @@
 static PyObject *assign_offsets_non_compressed;  /* franz.storage._validator_fast */
 static PyObject *append_unless_roll_due;         /* franz.storage._segment_fast */
 static PyTypeObject *log_append_info_type;       /* franz.storage.log_append_info.LogAppendInfo */
-static PyObject *one;
+static PyObject *one, *s_flush;
 
 /* What append_as_leader_common_case reads and writes, by class (SlotAttr: _fast_common.h). */
 static SlotAttr log_local_log = SLOT_ATTR("UnifiedLog", "local_log");
@@ -46,6 +46,7 @@ static SlotAttr log_epoch_cache = SLOT_ATTR("UnifiedLog", "leader_epoch_cache");
 static SlotAttr log_producer_state = SLOT_ATTR("UnifiedLog", "producer_state_manager");
 static SlotAttr log_log_start_offset = SLOT_ATTR("UnifiedLog", "_log_start_offset");
 static SlotAttr local_log_config = SLOT_ATTR("LocalLog", "config");
+static SlotAttr local_log_recovery_point = SLOT_ATTR("LocalLog", "recovery_point");
 static SlotAttr local_log_next_offset_metadata = SLOT_ATTR("LocalLog", "_next_offset_metadata");
 static SlotAttr config_message_timestamp_type = SLOT_ATTR("LogConfig", "message_timestamp_type");
 static SlotAttr config_compression_type = SLOT_ATTR("LogConfig", "compression_type");
@@ -53,13 +54,16 @@ static SlotAttr config_before_max_ms = SLOT_ATTR("LogConfig", "message_timestamp
 static SlotAttr config_after_max_ms = SLOT_ATTR("LogConfig", "message_timestamp_after_max_ms");
 static SlotAttr config_max_message_bytes = SLOT_ATTR("LogConfig", "max_message_bytes");
 static SlotAttr config_compact = SLOT_ATTR("LogConfig", "compact");
+static SlotAttr config_flush_messages = SLOT_ATTR("LogConfig", "flush_messages");
+static SlotAttr records_buffer = SLOT_ATTR("MemoryRecords", "_buf");
 static SlotAttr epoch_cache_entries = SLOT_ATTR("LeaderEpochFileCache", "_entries");
 static SlotAttr producer_state_last_map_offset = SLOT_ATTR("ProducerStateManager", "_last_map_offset");
 static SlotAttr *const all_attrs[] = {
     &log_local_log, &log_epoch_cache, &log_producer_state, &log_log_start_offset, &local_log_config,
-    &local_log_next_offset_metadata, &config_message_timestamp_type, &config_compression_type,
-    &config_before_max_ms, &config_after_max_ms, &config_max_message_bytes, &config_compact,
-    &epoch_cache_entries, &producer_state_last_map_offset, NULL,
+    &local_log_recovery_point, &local_log_next_offset_metadata, &config_message_timestamp_type,
+    &config_compression_type, &config_before_max_ms, &config_after_max_ms, &config_max_message_bytes,
+    &config_compact, &config_flush_messages, &epoch_cache_entries, &producer_state_last_map_offset,
+    &records_buffer, NULL,
 };
 
 #define LOG_APPEND_INFO_FIELDS 10
@@ -105,23 +109,42 @@ static int epoch_already_cached(PyObject *unified_log, PyObject *leader_epoch) {
     return cached;
 }
 
-/* append_as_leader_common_case(unified_log, buffer, leader_epoch, now_ms)
+/* UnifiedLog's test after an append: 1 when end_offset - LocalLog.recovery_point reaches
+ * flush.messages, 0 when not, -1 with an exception set. */
+static int flush_is_due(PyObject *local_log, PyObject *config, PyObject *end_offset) {
+    PyObject *recovery_point = get_attr(local_log, &local_log_recovery_point);
+    if (recovery_point == NULL) return -1;
+    PyObject *flush_messages = get_attr(config, &config_flush_messages);
+    if (flush_messages == NULL) {
+        Py_DECREF(recovery_point);
+        return -1;
+    }
+    long long end = as_i64(end_offset), point = as_i64(recovery_point), messages = as_i64(flush_messages);
+    Py_DECREF(recovery_point);
+    Py_DECREF(flush_messages);
+    if (PyErr_Occurred()) return -1;
+    return end - point >= messages;
+}
+
+/* append_as_leader_common_case(unified_log, records, leader_epoch, now_ms)
  *   -> LogAppendInfo (appended), the validator's tuple (stamped, not appended), or None
  *
- * See the header for each answer. `buffer` is the request's records, one batch as a v2
- * produce sends it. The caller holds the partition lock. */
+ * See the header for each answer. `records` is the request's MemoryRecords, one batch as a
+ * v2 produce sends it. The caller holds the partition lock. */
 static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
     if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError, "append_as_leader_common_case takes 4 arguments");
         return NULL;
     }
-    PyObject *unified_log = args[0], *buffer = args[1], *leader_epoch = args[2], *now = args[3];
-    PyObject *local_log = NULL, *config = NULL, *metadata = NULL, *stamped = NULL, *result = NULL;
+    PyObject *unified_log = args[0], *leader_epoch = args[2], *now = args[3];
+    PyObject *buffer = NULL, *local_log = NULL, *config = NULL, *metadata = NULL, *stamped = NULL, *end_offset = NULL;
+    PyObject *result = NULL;
     PyObject *validator_args[9] = {NULL};
     int kept;
 
-    if ((local_log = get_attr(unified_log, &log_local_log)) == NULL
+    if ((buffer = get_attr(args[1], &records_buffer)) == NULL
+            || (local_log = get_attr(unified_log, &log_local_log)) == NULL
             || (config = get_attr(local_log, &local_log_config)) == NULL
             || (kept = keeps_client_batches(config)) < 0)
         goto out;
@@ -174,17 +197,22 @@ static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const 
         goto out;
     }
 
-    /* 4. The producer state's map end offset, then LogAppendInfo(first_offset, last_offset,
-     *    last_leader_epoch, max_timestamp,
-     *    shallow_offset_of_max_timestamp, log_append_time_ms, log_start_offset, num_messages,
-     *    valid_bytes, duplicate). */
+    /* 4. The producer state's map end offset, flush.messages, then LogAppendInfo(first_offset,
+     *    last_offset, last_leader_epoch, max_timestamp, shallow_offset_of_max_timestamp,
+     *    log_append_time_ms, log_start_offset, num_messages, valid_bytes, duplicate). */
     PyObject *producer_state = get_attr(unified_log, &log_producer_state);
     if (producer_state == NULL) goto out;
-    PyObject *map_end = PyNumber_Add(last_offset, one);
-    int set_failed = map_end == NULL || set_attr(producer_state, &producer_state_last_map_offset, map_end) < 0;
-    Py_XDECREF(map_end);
+    end_offset = PyNumber_Add(last_offset, one);
+    int set_failed = end_offset == NULL || set_attr(producer_state, &producer_state_last_map_offset, end_offset) < 0;
     Py_DECREF(producer_state);
     if (set_failed) goto out;
+    int flush_due = flush_is_due(local_log, config, end_offset);
+    if (flush_due < 0) goto out;
+    if (flush_due) {
+        PyObject *flushed = PyObject_CallMethodOneArg(unified_log, s_flush, end_offset);
+        if (flushed == NULL) goto out;
+        Py_DECREF(flushed);
+    }
     Py_ssize_t size = PyObject_Length(buffer);
     if (size < 0) goto out;
     PyObject *info = log_append_info_type->tp_alloc(log_append_info_type, LOG_APPEND_INFO_FIELDS);
@@ -211,6 +239,8 @@ out:
     Py_XDECREF(metadata);
     Py_XDECREF(config);
     Py_XDECREF(local_log);
+    Py_XDECREF(buffer);
+    Py_XDECREF(end_offset);
     return result;
 }
 
@@ -233,7 +263,7 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__unified_log_fast(void) {
     if (slot_attrs_init(all_attrs)) return NULL;
-    if ((one = PyLong_FromLong(1)) == NULL) return NULL;
+    if ((one = PyLong_FromLong(1)) == NULL || intern(&s_flush, "flush")) return NULL;
     /* Either C module missing makes this one fail to import: the Python steps then run. */
     if ((assign_offsets_non_compressed = attribute_of("franz.storage._validator_fast",
                                                       "assign_offsets_non_compressed")) == NULL

@@ -283,13 +283,11 @@ class UnifiedLog:
             now = self.time_ms()
             if origin is AppendOrigin.CLIENT:
                 if append_as_leader_common_case is not None:
-                    # The steps below in one C call when they run to the end: a LogAppendInfo.
-                    # Otherwise its answer is assign_offsets_in_place's (franz/storage/_unified_log_fast.c).
-                    stamped = append_as_leader_common_case(self, records.buffer, leader_epoch, now)
+                    # The steps below in one C call when they run to the end (the flush.messages
+                    # check included): a LogAppendInfo. Otherwise its answer is
+                    # assign_offsets_in_place's (franz/storage/_unified_log_fast.c).
+                    stamped = append_as_leader_common_case(self, records, leader_epoch, now)
                     if type(stamped) is LogAppendInfo:
-                        end_offset = stamped.last_offset + 1
-                        if end_offset - local_log.recovery_point >= local_log.config.flush_messages:
-                            self.flush(end_offset)
                         return stamped
                 else:
                     stamped = assign_offsets_in_place(records, local_log.log_end_offset, now, local_log.config,

@@ -12,6 +12,7 @@ import types
 
 import pytest
 
+from franz.records import MemoryRecords
 from franz.records.file_records import FileRecords
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.index import OffsetIndex, TimeIndex
@@ -23,7 +24,8 @@ from franz.storage.segments import LogSegments
 from franz.storage.unified_log import UnifiedLog
 
 CLASSES = {cls.__name__: cls for cls in (FileRecords, LeaderEpochFileCache, OffsetIndex, TimeIndex, LocalLog,
-                                          LogConfig, ProducerStateManager, LogSegment, LogSegments, UnifiedLog)}
+                                          LogConfig, MemoryRecords, ProducerStateManager, LogSegment, LogSegments,
+                                          UnifiedLog)}
 
 
 def _modules():

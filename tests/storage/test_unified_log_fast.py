@@ -61,7 +61,8 @@ def _files(directory: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("props", [{}, {"segment.bytes": 20_000}, {"message.timestamp.type": "LogAppendTime"},
-                                   {"compression.type": "lz4"}, {"index.interval.bytes": 100_000}])
+                                   {"compression.type": "lz4"}, {"index.interval.bytes": 100_000},
+                                   {"flush.messages": 25}])
 def test_every_answer_and_every_file_match_the_python_steps(tmp_path, props, monkeypatch):
     config = LogConfig.from_props({"message.timestamp.after.max.ms": 10**9, **props})
     clock = [NOW]
@@ -87,6 +88,7 @@ def test_every_answer_and_every_file_match_the_python_steps(tmp_path, props, mon
         done_by_python = _append(by_python, bytearray(request), leader_epoch)
         assert done_by_c == done_by_python
         assert by_c.local_log.log_end_offset_metadata == by_python.local_log.log_end_offset_metadata
+        assert by_c.recovery_point == by_python.recovery_point  # flush.messages
         assert by_c.producer_state_manager.map_end_offset == by_python.producer_state_manager.map_end_offset
         assert by_c.leader_epoch_cache.epoch_entries() == by_python.leader_epoch_cache.epoch_entries()
     assert leader_epoch > 3
