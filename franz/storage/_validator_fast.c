@@ -46,36 +46,50 @@
 static PyObject *crc32c_function;  /* crc32c.crc32c */
 static PyTypeObject *batch_header_type;  /* franz.records.BatchHeader (a tuple subclass) */
 
-/* Zig-zag varints (ByteUtils.readVarint/readVarlong): at most 5 and 10 bytes. Each
- * returns 0 when the varint runs past `end` or is too long, which the caller treats as
- * "not the common case". Most varints of a record are one or two bytes. */
-static inline int read_varint(const uint8_t **cursor, const uint8_t *end, int32_t *out) {
+/* Zig-zag varints (ByteUtils.readVarint/readVarlong): at most 5 and 10 bytes. Most varints
+ * of a record are one or two bytes.
+ *
+ * raw_varint returns a varint's raw value (still zig-zag encoded) and moves *cursor past
+ * it, or returns -1 when it runs past `end` or past 5 bytes ("not the common case" to
+ * every caller). With `unbounded` (a constant at each call site) the caller guarantees 5
+ * readable bytes at *cursor and `end` is not looked at. */
+static inline __attribute__((always_inline)) int64_t raw_varint(const uint8_t **cursor, const uint8_t *end,
+                                                               int unbounded) {
     const uint8_t *p = *cursor;
     uint32_t raw;
-    if (end - p >= 5) {  /* no bound check per byte */
-        raw = p[0] & 0x7f;
-        if (!(p[0] & 0x80)) { p += 1; goto done; }
-        raw |= (uint32_t)(p[1] & 0x7f) << 7;
-        if (!(p[1] & 0x80)) { p += 2; goto done; }
-        raw |= (uint32_t)(p[2] & 0x7f) << 14;
-        if (!(p[2] & 0x80)) { p += 3; goto done; }
-        raw |= (uint32_t)(p[3] & 0x7f) << 21;
-        if (!(p[3] & 0x80)) { p += 4; goto done; }
-        if (p[4] & 0x80) return 0;
-        raw |= (uint32_t)p[4] << 28;
-        p += 5;
-        goto done;
+    if (unbounded || end - p >= 5) {  /* no bound check per byte */
+        uint32_t b = p[0];
+        if (!(b & 0x80)) { *cursor = p + 1; return b; }
+        raw = b & 0x7f;
+        b = p[1]; raw |= (b & 0x7f) << 7;
+        if (!(b & 0x80)) { *cursor = p + 2; return raw; }
+        b = p[2]; raw |= (b & 0x7f) << 14;
+        if (!(b & 0x80)) { *cursor = p + 3; return raw; }
+        b = p[3]; raw |= (b & 0x7f) << 21;
+        if (!(b & 0x80)) { *cursor = p + 4; return raw; }
+        b = p[4];
+        if (b & 0x80) return -1;
+        *cursor = p + 5;
+        return raw | (b << 28);
     }
     raw = 0;
     for (int shift = 0;; shift += 7) {
-        if (p >= end || shift > 28) return 0;
+        if (p >= end || shift > 28) return -1;
         uint8_t b = *p++;
         raw |= (uint32_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) break;
     }
-done:
     *cursor = p;
-    *out = (int32_t)(raw >> 1) ^ -(int32_t)(raw & 1);
+    return raw;
+}
+
+static inline int32_t zigzag32(uint32_t raw) { return (int32_t)(raw >> 1) ^ -(int32_t)(raw & 1); }
+
+/* A varint bounded by `end`, decoded into *out: 1, or 0 as raw_varint's -1. */
+static inline int read_varint(const uint8_t **cursor, const uint8_t *end, int32_t *out) {
+    int64_t raw = raw_varint(cursor, end, 0);
+    if (raw < 0) return 0;
+    *out = zigzag32((uint32_t)raw);
     return 1;
 }
 
@@ -113,31 +127,44 @@ static inline int skip_bytes(const uint8_t **cursor, const uint8_t *end, int64_t
  * under the walk. The crc32c package releases the GIL on its own for large buffers. */
 #define WALK_WITHOUT_GIL_FROM_BYTES (64 * 1024)
 
-/* Walks `count` records in [p, end) as DefaultRecord.readFrom reads each (the records of
- * an uncompressed batch, or a compressed one's after decompression). Returns 1 when all
- * are well formed, fill the bytes exactly, have keys where required and timestamps
- * within [earliest_ms, latest_ms] unless NO_TIMESTAMP; then *records_max is their max
- * timestamp (NO_TIMESTAMP when none has one) and *in_sequence whether their offset
- * deltas run 0..count-1. Fields are read bounded by `end`, not by the record's size
- * (memory-safe either way, and the varint reader's fast path then applies to almost
- * every field); a record whose fields do not end exactly at its size is declined. */
-static int records_are_common_case(const uint8_t *p, const uint8_t *end, int32_t count, int64_t base_timestamp,
-                                   int64_t earliest_ms, int64_t latest_ms, int compacted, int64_t *records_max,
-                                   int *in_sequence) {
-    int64_t batch_max = NO_TIMESTAMP;
-    int sequential = 1;
-    for (int32_t index = 0; index < count; index++) {
-        int32_t size, offset_delta, key_size, value_size, header_count;
-        int64_t timestamp_delta, timestamp;
-        if (!read_varint(&p, end, &size) || size < 1 || end - p < size) return 0;
-        const uint8_t *record_end = p + size;
-        p++;  /* attributes: unused in v2 */
-        if (!read_varlong(&p, end, &timestamp_delta) || !read_varint(&p, end, &offset_delta)
-                || !read_varint(&p, end, &key_size) || (compacted && key_size < 0)
-                || !skip_bytes(&p, end, key_size, 1)
-                || !read_varint(&p, end, &value_size) || !skip_bytes(&p, end, value_size, 1)
-                || !read_varint(&p, end, &header_count) || header_count < 0)
-            return 0;
+/* Bytes that must follow a record for record_fields to read it unbounded: its varints
+ * start at most 5 bytes past the record's end (each skip is checked against the end first)
+ * and read at most 5 bytes. */
+#define UNBOUNDED_READS_MARGIN 16
+
+/* One record's fields after its size varint, in [p, record_end), as DefaultRecord.readFrom
+ * reads them: 1 when they are well formed, end exactly at record_end and have a key where
+ * `compacted` requires one; then *timestamp_delta is the record's and *raw_offset_delta
+ * its offset delta's raw varint. 0 otherwise. `unbounded` (a constant at each call site):
+ * at least UNBOUNDED_READS_MARGIN bytes follow record_end, so the varints of the record
+ * are read without looking at `end`. Headers, rare, are read bounded. */
+static inline __attribute__((always_inline)) int record_fields(const uint8_t *p, const uint8_t *record_end,
+                                                              const uint8_t *end, int compacted, int unbounded,
+                                                              int64_t *timestamp_delta, int64_t *raw_offset_delta) {
+    p++;  /* attributes: unused in v2 */
+    if (!read_varlong(&p, end, timestamp_delta) || p > record_end) return 0;
+    int64_t raw_offset = raw_varint(&p, end, unbounded), raw_key = raw_varint(&p, end, unbounded);
+    if (raw_offset < 0 || raw_key < 0) return 0;
+    int32_t key_size = zigzag32((uint32_t)raw_key);
+    if (key_size >= 0) {
+        if (key_size > record_end - p) return 0;
+        p += key_size;
+    } else if (key_size != -1 || compacted || p > record_end) {
+        return 0;
+    }
+    int64_t raw_value = raw_varint(&p, end, unbounded);
+    if (raw_value < 0) return 0;
+    int32_t value_size = zigzag32((uint32_t)raw_value);
+    if (value_size >= 0) {
+        if (value_size > record_end - p) return 0;
+        p += value_size;
+    } else if (value_size != -1 || p > record_end) {
+        return 0;
+    }
+    int64_t raw_headers = raw_varint(&p, end, unbounded);
+    if (raw_headers != 0) {
+        int32_t header_count = zigzag32((uint32_t)raw_headers);
+        if (raw_headers < 0 || header_count < 0) return 0;
         for (int32_t h = 0; h < header_count; h++) {
             int32_t header_key_size, header_value_size;
             if (p >= record_end) return 0;  /* more headers declared than the record holds */
@@ -145,11 +172,38 @@ static int records_are_common_case(const uint8_t *p, const uint8_t *end, int32_t
                     || !read_varint(&p, end, &header_value_size) || !skip_bytes(&p, end, header_value_size, 1))
                 return 0;
         }
-        if (p != record_end) return 0;
+    }
+    *raw_offset_delta = raw_offset;
+    return p == record_end;
+}
+
+/* Walks `count` records in [p, end) as DefaultRecord.readFrom reads each (the records of
+ * an uncompressed batch, or a compressed one's after decompression). Returns 1 when all
+ * are well formed, fill the bytes exactly, have keys where required and timestamps
+ * within [earliest_ms, latest_ms] unless NO_TIMESTAMP; then *records_max is their max
+ * timestamp (NO_TIMESTAMP when none has one) and *in_sequence whether their offset
+ * deltas run 0..count-1. A record whose fields do not end exactly at its size is
+ * declined. */
+static int records_are_common_case(const uint8_t *p, const uint8_t *end, int32_t count, int64_t base_timestamp,
+                                   int64_t earliest_ms, int64_t latest_ms, int compacted, int64_t *records_max,
+                                   int *in_sequence) {
+    int64_t batch_max = NO_TIMESTAMP;
+    int sequential = 1;
+    for (int32_t index = 0; index < count; index++) {
+        int32_t size;
+        int64_t timestamp_delta, raw_offset_delta, timestamp;
+        if (!read_varint(&p, end, &size) || size < 1 || end - p < size) return 0;
+        const uint8_t *record_end = p + size;
+        /* Two copies of record_fields: unbounded for all but the last record or so. */
+        if (!(end - record_end >= UNBOUNDED_READS_MARGIN
+                  ? record_fields(p, record_end, end, compacted, 1, &timestamp_delta, &raw_offset_delta)
+                  : record_fields(p, record_end, end, compacted, 0, &timestamp_delta, &raw_offset_delta)))
+            return 0;
+        p = record_end;
         if (__builtin_add_overflow(base_timestamp, timestamp_delta, &timestamp)) return 0;  /* Java wraps */
         if (timestamp != NO_TIMESTAMP && (timestamp < earliest_ms || timestamp > latest_ms)) return 0;
         if (timestamp > batch_max) batch_max = timestamp;
-        sequential &= offset_delta == index;
+        sequential &= raw_offset_delta == 2 * (int64_t)index;  /* the zig-zag encoding of index */
     }
     if (p != end) return 0;
     *records_max = batch_max;
