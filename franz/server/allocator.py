@@ -11,6 +11,13 @@ request buffers reuse heap pages already mapped. Fixing either value also turns
 off glibc's adjustment, which otherwise moves with the last block freed.
 
 Not glibc (musl, macOS): nothing is changed.
+
+new_request_buffer: bytearray(size) zero-fills the buffer before the socket's bytes
+overwrite all of it; for a producer's 1 MiB frame that memset was ~5% of the broker's
+CPU at 100 B records. PyByteArray_FromStringAndSize(NULL, size) leaves the memory as
+the allocator gives it, which is safe only because a frame is parsed once every byte of
+it came from the socket (KafkaChannel dispatches a frame when it is full, drops it
+otherwise).
 """
 
 from __future__ import annotations
@@ -24,6 +31,25 @@ M_TRIM_THRESHOLD = -1  # mallopt parameters, glibc's malloc.h
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 32 * 1024 * 1024  # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 TRIM_THRESHOLD_BYTES = 256 * 1024 * 1024
+
+
+try:  # CPython's C API through ctypes: the call holds the GIL, and ctypes takes over the new reference
+    _bytearray_from_string_and_size = ctypes.pythonapi.PyByteArray_FromStringAndSize
+    _bytearray_from_string_and_size.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t)
+    _bytearray_from_string_and_size.restype = ctypes.py_object
+except AttributeError:  # not CPython
+    _bytearray_from_string_and_size = None
+
+# Below this a frame is cheaper to zero than to allocate through ctypes (~1 us a call).
+UNINITIALIZED_FROM_BYTES = 64 * 1024
+
+
+def new_request_buffer(size: int) -> bytearray:
+    """A bytearray of `size` bytes for a frame the caller fills completely before reading it;
+    its contents until then are unspecified (not zeroed) when it is large."""
+    if size < UNINITIALIZED_FROM_BYTES or _bytearray_from_string_and_size is None:
+        return bytearray(size)
+    return _bytearray_from_string_and_size(None, size)
 
 
 def keep_request_buffers_in_heap() -> bool:

@@ -43,6 +43,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from franz.server.allocator import new_request_buffer
 from franz.server.kafka_config import Endpoint
 from franz.server.request_channel import FileRegion, InvalidRequestError, Request, Response
 
@@ -232,7 +233,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # The size prefix is complete and was checked by _consume: read the rest
         # of this frame straight into a buffer of its exact size.
         size = _SIZE.unpack_from(rest, 0)[0]
-        frame = bytearray(size)
+        frame = new_request_buffer(size)  # not zeroed: dispatched only once every byte is read in
         filled = len(rest) - 4
         frame[:filled] = rest[4:]
         self._frame, self._frame_view, self._frame_filled = frame, memoryview(frame), filled

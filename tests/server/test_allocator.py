@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from franz.records import MemoryRecords, SimpleRecord
+from franz.server.allocator import UNINITIALIZED_FROM_BYTES, new_request_buffer
 from tests.support.raw_client import RawClient, create_topic, produce
 
 # Buffers of growing size, as produce requests arrive: each one is larger than the
@@ -60,3 +61,14 @@ def test_the_broker_receives_large_produce_requests_without_faulting_their_pages
     # Each request is over 1 MiB and larger than the one before; read into fresh
     # mmapped memory, every one of its pages would fault.
     assert faults < pages / 4, (faults, pages)
+
+
+def test_a_request_buffer_is_a_writable_bytearray_of_its_size_owned_by_its_caller():
+    for size in (0, 1, UNINITIALIZED_FROM_BYTES - 1, UNINITIALIZED_FROM_BYTES, 1 << 20):
+        buffer = new_request_buffer(size)
+        assert type(buffer) is bytearray and len(buffer) == size
+        buffer[:] = b"\x07" * size
+        assert buffer.count(7) == size
+        # The caller's reference is the only one (ctypes took over the C API's new
+        # reference): a leaked one would keep every request's frame alive.
+        assert sys.getrefcount(buffer) == 2
