@@ -115,6 +115,17 @@ static inline PyObject *slot_attrs_list(SlotAttr *const *attrs) {
     return list;
 }
 
+/* A module's slot_attributes() over its NULL-terminated `table`, and that function's entry
+ * for the module's method table. */
+#define SLOT_ATTRIBUTES_FUNCTION(table)                                    \
+    static PyObject *slot_attributes(PyObject *module, PyObject *unused) { \
+        (void)module, (void)unused;                                        \
+        return slot_attrs_list(table);                                     \
+    }
+#define SLOT_ATTRIBUTES_METHOD                              \
+    {"slot_attributes", slot_attributes, METH_NOARGS,       \
+     "[(class name, attribute name)] of every attribute this module reads or writes at its slot."}
+
 static inline void slot_attr_bind(SlotAttr *attr, PyTypeObject *type) {
     Py_XSETREF(attr->type, (PyTypeObject *)Py_NewRef((PyObject *)type));
     attr->offset = 0;

@@ -461,14 +461,10 @@ out:
     return result;
 }
 
-static PyObject *slot_attributes(PyObject *module, PyObject *unused) {
-    (void)module, (void)unused;
-    return slot_attrs_list(all_attrs);
-}
+SLOT_ATTRIBUTES_FUNCTION(all_attrs)
 
 static PyMethodDef methods[] = {
-    {"slot_attributes", slot_attributes, METH_NOARGS,
-     "[(class name, attribute name)] of every attribute this module reads or writes at its slot."},
+    SLOT_ATTRIBUTES_METHOD,
     {"segment_append_unless_roll_due", (PyCFunction)(void (*)(void))segment_append_unless_roll_due, METH_FASTCALL,
      "LogSegment.append of one validated buffer when no roll is due: True, or False with nothing done."},
     {"append_unless_roll_due", (PyCFunction)(void (*)(void))append_unless_roll_due, METH_FASTCALL,

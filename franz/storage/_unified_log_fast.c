@@ -244,14 +244,10 @@ out:
     return result;
 }
 
-static PyObject *slot_attributes(PyObject *module, PyObject *unused) {
-    (void)module, (void)unused;
-    return slot_attrs_list(all_attrs);
-}
+SLOT_ATTRIBUTES_FUNCTION(all_attrs)
 
 static PyMethodDef methods[] = {
-    {"slot_attributes", slot_attributes, METH_NOARGS,
-     "[(class name, attribute name)] of every attribute this module reads or writes at its slot."},
+    SLOT_ATTRIBUTES_METHOD,
     {"append_as_leader_common_case", (PyCFunction)(void (*)(void))append_as_leader_common_case, METH_FASTCALL,
      "UnifiedLog.append_as_leader's common case: a LogAppendInfo, the validator's tuple, or None."},
     {NULL, NULL, 0, NULL},
