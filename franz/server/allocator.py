@@ -40,7 +40,8 @@ try:  # CPython's C API through ctypes: the call holds the GIL, and ctypes takes
 except AttributeError:  # not CPython
     _bytearray_from_string_and_size = None
 
-# Below this a frame is cheaper to zero than to allocate through ctypes (~1 us a call).
+# Below this a frame is cheaper to zero than to allocate through ctypes: the call takes ~0.7 us,
+# about what zeroing 64 KiB does (bytearray(65536): 0.9 us; python -m timeit, warm).
 UNINITIALIZED_FROM_BYTES = 64 * 1024
 
 
