@@ -56,8 +56,14 @@ perf-test in detail:
 Two latencies per cell. "produce p99" comes from the full-speed run, as
 kafka-producer-perf-test --throughput -1 prints it: there the client makes
 records faster than any broker here takes them, so records queue in its own
-accumulator and the p99 is mostly that queue (it grew over each run, for every
-broker, and moved 24-387 ms between runs of one broker). "paced p99" sends
+accumulator, bounded as that tool's is by the Java producer's default
+buffer.memory (32 MiB; the C driver's queue.buffering.max.kbytes), and the
+p99 is mostly that queue: about the bound over the rate the broker drains it.
+With an unbounded queue (the C driver's 1 GiB and the Java driver's 256 MiB
+until 2026-11-26) it was the run's length times how far the producing thread
+got ahead, which grew with the CPU a broker left it (franz, 1 KiB x 1: p99
+107-267 ms over 150,000 records and 184-256 ms over 450,000; bounded, 100
+and 133-139 ms). "paced p99" sends
 the same topic PACED_RATES records/s for PACED_SECONDS with the same client,
 paced like --throughput N at a rate every broker here sustains, so that it
 measures the time a broker takes to answer; a run that falls behind the pace

@@ -74,7 +74,13 @@ static int produce(const char *bootstrap, const char *topic, long records, int s
     set(conf, "batch.size", "1048576");
     set(conf, "acks", "1");
     set(conf, "compression.type", compression);
-    set(conf, "queue.buffering.max.kbytes", "1048576");
+    /* The queue bound of kafka-producer-perf-test: the Java producer's default buffer.memory,
+     * 32 MiB, counted in bytes only. Unpaced, the client makes records faster than any broker
+     * here takes them and the queue fills; bounded, a record's wait is about the bound over
+     * the broker's drain rate. Unbounded (1 GiB), it grew with the run's length instead (franz,
+     * 1 KiB x 1: p99 107-267 ms over 150,000 records, 184-256 ms over 450,000; bounded, 100 and
+     * 133-139 ms), and with the CPU a broker left the producing thread. */
+    set(conf, "queue.buffering.max.kbytes", "32768");
     set(conf, "queue.buffering.max.messages", "10000000");
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);

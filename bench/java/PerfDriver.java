@@ -9,8 +9,9 @@
 // RATE (records/s over all producers, 0 = as fast as the client goes) paces the
 // timed records as kafka-producer-perf-test --throughput does: a producer that
 // is ahead of its share of the rate sleeps until it is due. Unpaced, the p99 is
-// mostly the client's own queue (records wait in its 256 MiB accumulator for
-// the sender thread); paced below every broker's capacity, it is the broker's.
+// mostly the client's own queue (records wait in its accumulator, of the default
+// 32 MiB as in kafka-producer-perf-test, for the sender thread); paced below
+// every broker's capacity, it is the broker's.
 //
 //   produce BOOTSTRAP TOPIC RECORDS SIZE PRODUCERS [WARMUP [RATE]]
 //   consume BOOTSTRAP TOPIC RECORDS [WARMUP]   (reads WARMUP + RECORDS, times what is left after WARMUP)
@@ -44,7 +45,6 @@ public class PerfDriver {
         p.put("acks", "1");
         p.put("linger.ms", "5");
         p.put("batch.size", "1048576");
-        p.put("buffer.memory", "268435456");
         p.put("max.request.size", "4194304");
         p.put("compression.type", "none");
         byte[] payload = new byte[size];
