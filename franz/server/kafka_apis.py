@@ -299,7 +299,7 @@ class KafkaApis:
         if entries:
             replica_manager = self.replica_manager
             if replica_manager.can_append_on_loop(entries):
-                appended = replica_manager.append_records(acks, entries)
+                appended = replica_manager.append_records_on_loop(acks, entries)
             else:
                 appended = await replica_manager.run_on_append_thread(replica_manager.append_records, acks, entries)
             results.update(appended)

@@ -10,7 +10,8 @@ import uuid
 from franz.protocol.codec import decode_response, encode_request
 from franz.records import CompressionType, MemoryRecords, SimpleRecord, build_batch
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
-from franz.server.replica_manager import INLINE_APPEND_BYTES_MAX, ReplicaManager
+from franz.server.replica_manager import (INLINE_APPEND_BYTES_MAX, LOOP_APPEND_BYTES_MAX, LoopAppendBudget,
+                                          ReplicaManager)
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
 from tests.support.raw_client import RawClient, batch, create_topic, produce
@@ -130,7 +131,8 @@ def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
     replica_manager = ReplicaManager(1, log_manager, metadata)
     plain = batch(b"v")
     gzipped = build_batch([SimpleRecord(b"v")], compression_type=CompressionType.GZIP)
-    too_big = build_batch([SimpleRecord(b"v" * 1024)] * (INLINE_APPEND_BYTES_MAX // 1024 + 1))
+    bulk = build_batch([SimpleRecord(b"v" * 1024)] * (INLINE_APPEND_BYTES_MAX // 1024 + 1))
+    too_big = build_batch([SimpleRecord(b"v" * 1024)] * (LOOP_APPEND_BYTES_MAX // 1024 + 1))
     try:
         assert replica_manager.can_append_on_loop({("plain", 0): plain})
         assert replica_manager.can_append_on_loop({("plain", 0): plain, ("missing", 0): plain})
@@ -139,6 +141,11 @@ def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
         assert not replica_manager.can_append_on_loop({("converted", 0): plain})
         assert not replica_manager.can_append_on_loop({("plain", 0): gzipped})
         assert not replica_manager.can_append_on_loop({("plain", 0): too_big})
+        # Over INLINE_APPEND_BYTES_MAX: on the loop only while its append budget has room.
+        assert replica_manager.can_append_on_loop({("plain", 0): bulk})
+        replica_manager.loop_append_budget.spend(10**12)
+        assert not replica_manager.can_append_on_loop({("plain", 0): bulk})
+        assert replica_manager.can_append_on_loop({("plain", 0): plain})
 
         async def while_the_append_thread_is_busy() -> None:
             started, release = threading.Event(), threading.Event()
@@ -155,6 +162,42 @@ def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
             assert replica_manager.can_append_on_loop({("plain", 0): plain})
 
         asyncio.run(while_the_append_thread_is_busy())
+    finally:
+        replica_manager.append_thread.shutdown(wait=True)
+        log_manager.shutdown()
+
+
+def test_the_loop_append_budget_drains_at_its_share_of_the_time_that_passes():
+    now = [0]
+    budget = LoopAppendBudget(share=0.1, burst_ns=1_000, clock_ns=lambda: now[0])
+    assert budget.has_room()
+    budget.spend(999)
+    assert budget.has_room()
+    budget.spend(2_001)  # 3,000 spent: full until 2,001 of it drained, 20,010 ns at a tenth
+    assert not budget.has_room()
+    now[0] = 20_000
+    assert not budget.has_room()
+    now[0] = 20_010
+    assert budget.has_room()
+    now[0] = 10**9  # drained to nothing, never below
+    budget.spend(999)
+    assert budget.has_room()
+
+
+def test_an_append_on_the_loop_is_charged_to_its_budget(tmp_path):
+    log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
+    log_manager.startup(start_background_tasks=False)
+    metadata = MetadataCache(1, "cluster", [])
+    metadata.put(TopicMetadata("plain", uuid.uuid4(), 1))
+    log_manager.get_or_create_log("plain", 0, config=LogConfig.from_props({}))
+    replica_manager = ReplicaManager(1, log_manager, metadata)
+    # A stopped clock: nothing drains, so any time charged leaves no room under a 1 ns burst.
+    replica_manager.loop_append_budget = LoopAppendBudget(share=0.1, burst_ns=1, clock_ns=lambda: 0)
+    try:
+        assert replica_manager.loop_append_budget.has_room()
+        results = replica_manager.append_records_on_loop(1, {("plain", 0): batch(b"v")})
+        assert results[("plain", 0)]["error_code"] == 0
+        assert not replica_manager.loop_append_budget.has_room()
     finally:
         replica_manager.append_thread.shutdown(wait=True)
         log_manager.shutdown()
