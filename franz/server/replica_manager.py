@@ -220,7 +220,8 @@ class ReplicaManager:
         self._appends_pending -= 1
 
     def can_append_on_loop(self, entries: dict[TopicPartition, Any]) -> bool:
-        """True when appending `entries` on the event loop keeps arrival order and cannot block it."""
+        """True when appending `entries` on the event loop keeps arrival order and holds the loop
+        briefly: no fsync or record-by-record work, and small, or within the loop's append budget."""
         if self._appends_pending:
             return False
         total_bytes = 0
