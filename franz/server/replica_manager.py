@@ -71,9 +71,10 @@ INLINE_APPEND_BYTES_MAX: Final = 64 * 1024
 # C producers pacing 200,000 x 100 B records/s on 8 partitions, traced in the broker: the
 # requests over 64 KiB, handed to the thread, took 2.1 ms (median) and 17 ms (p99) from
 # their last byte read to their answer written; those appended on the loop 0.5 and 3.5 ms.
-# broker_bench's paced 50,000 x 1 KiB cells (~128 KiB requests), four alternated pairs: the
-# broker's mean Produce time went from 0.79 (1 partition) and 0.87 ms (8) to 0.38 and 0.43
-# ms, the clients' p99 from 13.5 and 15 ms to 7 and 10 ms (medians). At full speed the
+# The load of broker_bench's paced 1 KiB cells (50,000 records/s, ~128 KiB requests), four
+# alternated pairs of three runs: the broker's mean Produce time went from 0.79 (1 partition)
+# and 0.87 ms (8) to 0.38 and 0.43 ms, the clients' p99 from 13.5 and 15 ms to 7 and 10 ms
+# (medians). At full speed the
 # loop takes at most that share of the appending and the thread the bulk, where it pays (the
 # loop reads the next request while the thread writes): six alternated pairs of 300,000 x
 # 1 KiB records from two producers gave 561,479 and 580,096 msgs/s (1 and 8 partitions)
