@@ -38,7 +38,6 @@ import argparse
 import os
 import shutil
 import statistics
-import struct
 import sys
 import tempfile
 import time
@@ -47,7 +46,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from franz.records import MemoryRecords, SimpleRecord, build_batch  # noqa: E402
-from franz.records.constants import LAST_OFFSET_DELTA_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD  # noqa: E402
 from franz.storage.cleaner import Cleaner  # noqa: E402
 from franz.storage.cleaner_manager import LogToClean  # noqa: E402
 from franz.storage.log_config import LogConfig  # noqa: E402
@@ -57,7 +55,6 @@ from franz.storage.throttler import Throttler  # noqa: E402
 from franz.storage.unified_log import FetchIsolation, UnifiedLog  # noqa: E402
 
 MIB = 1024 * 1024
-_INT32, _INT64 = struct.Struct(">i"), struct.Struct(">q")
 BATCH_BYTES = 16 * 1024
 RECORD_BYTES = 100
 
@@ -154,15 +151,13 @@ def bench_read(partition_log: UnifiedLog) -> float:
 
 def next_offset_after(data: bytes) -> int:
     """The offset after the last whole batch in a fetch's bytes, found as a client finds it:
-    from the batch lengths in what it received. (Iterating the FileRecords slice instead
-    would pread each batch header again, ~190 us per MiB here: more than the read itself.)"""
-    position = last = 0
-    while position + LOG_OVERHEAD <= len(data):
-        end = position + LOG_OVERHEAD + _INT32.unpack_from(data, position + LENGTH_OFFSET)[0]
-        if end > len(data):
-            break
-        last, position = position, end
-    return _INT64.unpack_from(data, last)[0] + _INT32.unpack_from(data, last + LAST_OFFSET_DELTA_OFFSET)[0] + 1
+    from the batch lengths in what it received (~26 us per MiB of 16 KiB batches). Iterating
+    the FileRecords slice instead would pread each batch header again, ~190 us per MiB here:
+    more than the read itself."""
+    last = None
+    for last in MemoryRecords(data).batches(stop_at_partial_batch=True):
+        pass
+    return last.next_offset
 
 
 def bench_recovery(directory: Path, total_bytes: int) -> float:

@@ -154,7 +154,6 @@ class FileRecords:
     # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
     __slots__ = ("fd", "_start", "_size", "_is_slice", "__dict__")
 
-
     def __init__(self, path: str, fd: int, start: int, end: int, is_slice: bool,
                  owns_fd: bool = False) -> None:
         self.path = os.fspath(path)
