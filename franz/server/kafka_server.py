@@ -30,7 +30,7 @@ from franz.coordinator.group.group_coordinator_service import GroupCoordinatorSe
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
 from franz.server.acl_apis import AclApis
-from franz.server.allocator import keep_request_buffers_in_heap
+from franz.server.allocator import keep_request_buffers_in_heap, reserve_request_heap
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_control_manager import CLIENT_QUOTAS_FILE, ClientQuotaControlManager
 from franz.server.controller import Controller
@@ -220,7 +220,8 @@ def run_from_cli(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"franz: cannot read configuration: {exc}", file=sys.stderr)
         return 2
-    keep_request_buffers_in_heap()
+    if keep_request_buffers_in_heap():
+        reserve_request_heap()
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     loop = new_event_loop()
     try:
