@@ -12,6 +12,7 @@ import socket
 import struct
 import threading
 import time
+import tracemalloc
 
 import pytest
 
@@ -218,6 +219,40 @@ def test_large_frame_arriving_in_pieces_is_reassembled(start_server, raw):
         assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"small"
         assert raw.recv_frame(sock) == struct.pack(">i", 2) + payload
         assert raw.recv_frame(sock) == struct.pack(">i", 3) + b"tail"
+
+
+def test_a_frame_begun_in_a_shared_read_is_copied_into_its_buffer_once(start_server, raw):
+    """The head of a large frame, read together with the frame before it, goes straight into
+    the large frame's buffer: a temporary copy of it would double the copying of every such
+    frame (bytearray slice assignment from a memoryview makes one)."""
+    async def body_size(request):
+        return Response([struct.pack(">ii", request.correlation_id, len(request.body))])
+
+    server = start_server(body_size)
+    big = raw.request_frame(2, bytes(2 * 1024 * 1024))
+    head_size = 48 * 1024  # well inside a fresh connection's receive window
+    first_read, rest = raw.request_frame(1, b"small") + big[:head_size], big[head_size:]
+    loop_held, release = threading.Event(), threading.Event()
+
+    def hold_the_loop() -> None:
+        loop_held.set()
+        release.wait(raw.WAIT_S)
+
+    with server.connect() as sock:
+        server.call_soon(hold_the_loop)
+        assert loop_held.wait(raw.WAIT_S)
+        tracemalloc.start()
+        try:
+            sock.sendall(first_read)  # all of it waits in the socket for the server's next read
+            release.set()
+            assert raw.recv_frame(sock)[:4] == struct.pack(">i", 1)
+            sock.sendall(rest)
+            assert raw.recv_frame(sock)[:4] == struct.pack(">i", 2)
+            peak_bytes = tracemalloc.get_traced_memory()[1]
+        finally:
+            release.set()
+            tracemalloc.stop()
+    assert len(big) < peak_bytes < len(big) + head_size // 3, peak_bytes
 
 
 def test_size_prefix_split_across_reads(start_server, raw):
