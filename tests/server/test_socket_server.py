@@ -16,7 +16,9 @@ import tracemalloc
 
 import pytest
 
+from franz.server.kafka_channel import LARGE_FRAME_BYTES
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, FileSlice, Response
+from franz.server.socket_server import READ_BUFFER_SIZE_BYTES
 
 LOGGER = "franz.server.socket_server"
 
@@ -253,6 +255,40 @@ def test_a_frame_begun_in_a_shared_read_is_copied_into_its_buffer_once(start_ser
             release.set()
             tracemalloc.stop()
     assert len(big) < peak_bytes < len(big) + head_size // 3, peak_bytes
+
+
+def test_after_a_large_frame_the_next_size_prefix_is_read_alone(start_server, raw):
+    """Producers send large frames back to back: after one, the next frame's size is read
+    alone so that its body goes straight into its own buffer, not partly into the shared
+    one to be copied; after a small frame, reads take whatever the shared buffer holds."""
+    async def body_size(request):
+        return Response([struct.pack(">ii", request.correlation_id, len(request.body))])
+
+    server = start_server(body_size)
+
+    def next_read_size() -> int:
+        [channel] = server.server._connections
+        return len(channel.get_buffer(-1))
+
+    large = raw.request_frame(2, bytes(LARGE_FRAME_BYTES))
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1, b"small"))
+        assert raw.recv_frame(sock)[:4] == struct.pack(">i", 1)
+        assert server.read(next_read_size) == READ_BUFFER_SIZE_BYTES
+        sock.sendall(large)
+        assert raw.recv_frame(sock)[:4] == struct.pack(">i", 2)
+        assert server.read(next_read_size) == 4
+        # Frames still arrive whole whatever the reads: a large one, two bytes of the next
+        # prefix, the rest of it with two small frames behind.
+        stream = large + raw.request_frame(3, bytes(LARGE_FRAME_BYTES * 3)) + raw.request_frame(
+            4, b"x") + raw.request_frame(5, b"y")
+        cut = len(large) + 2
+        sock.sendall(stream[:cut])
+        assert raw.recv_frame(sock)[:4] == struct.pack(">i", 2)
+        sock.sendall(stream[cut:])
+        for correlation_id in (3, 4, 5):
+            assert raw.recv_frame(sock)[:4] == struct.pack(">i", correlation_id)
+        assert server.read(next_read_size) == READ_BUFFER_SIZE_BYTES
 
 
 def test_size_prefix_split_across_reads(start_server, raw):
