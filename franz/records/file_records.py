@@ -9,6 +9,14 @@ Iterating batches reads only each 61-byte header (one pread per batch); the
 body is read when asked (records(), is_valid(), to_bytes()). Positions are
 byte offsets in the FILE, like Kafka's: a slice's first batch is at its start.
 
+Disk blocks past the end: the C append path (franz/storage/_segment_fast.c) reserves
+blocks ahead of a file's end for large appends to come (fallocate with
+FALLOC_FL_KEEP_SIZE: the file's size and bytes stay what they are, only its allocation
+grows), so that the filesystem maps each block once per reservation instead of once per
+write; `_reserved_end` is where that reservation ends (0: none known, -1: this
+filesystem refused one). trim() frees whatever lies past the data, reserved or left by
+an earlier process that crashed.
+
 Invariants:
 - 0 <= size_in_bytes; a slice's size never changes, a whole file's grows by
   append and shrinks by truncate_to only.
@@ -152,7 +160,7 @@ for _name in _HEADER_PROPERTIES:
 class FileRecords:
     """A file of batches, or a slice of one. See module docstring."""
     # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
-    __slots__ = ("fd", "_start", "_size", "_is_slice", "__dict__")
+    __slots__ = ("fd", "_start", "_size", "_is_slice", "_reserved_end", "__dict__")
 
     def __init__(self, path: str, fd: int, start: int, end: int, is_slice: bool,
                  owns_fd: bool = False) -> None:
@@ -161,6 +169,7 @@ class FileRecords:
         self._start = start
         self._end = end
         self._is_slice = is_slice
+        self._reserved_end = 0
         self._owns_fd = owns_fd
         self._closed = False
         if is_slice:
@@ -272,20 +281,23 @@ class FileRecords:
             raise RecordsError(f"Attempt to truncate log segment {self.path} to {target_size} "
                                f"bytes failed, size of this log segment is {original} bytes.")
         if target_size < os.fstat(self.fd).st_size:
-            os.ftruncate(self.fd, target_size)
+            os.ftruncate(self.fd, target_size)  # frees any blocks reserved past the end too
             self._size = target_size
+            self._reserved_end = 0
         return original - target_size
 
     def trim(self) -> None:
-        """Cut preallocated space past the data."""
-        self.truncate_to(self._size)
+        """Cut preallocated space past the data and free the disk blocks reserved past it
+        (an ftruncate to the file's own size frees those on Linux filesystems)."""
+        os.ftruncate(self.fd, self._start + self._size)
+        self._reserved_end = 0
 
     def close(self) -> None:
         """Flush, trim and close the file (slices: nothing to do)."""
         if self._closed or not self._owns_fd:
             return
         self.flush()
-        if not self._is_slice and os.fstat(self.fd).st_size > self._size:
+        if not self._is_slice and (self._reserved_end > self._size or os.fstat(self.fd).st_size > self._size):
             self.trim()
         self.close_handlers()
 

@@ -11,7 +11,8 @@
  *     batch, its time to roll has not come, neither index is full, and the batch's last
  *     offset fits an int32 relative to the base offset;
  *   - then LogSegment.append: FileRecords.append (pwrite, the GIL released, a short write
- *     resumed), the segment's max timestamp so far, and, once more than
+ *     resumed; see reserve_ahead_length for the one thing it adds), the segment's max
+ *     timestamp so far, and, once more than
  *     index.interval.bytes went in since the last entry, OffsetIndex.append and
  *     TimeIndex.maybe_append, each entry's bytes written before its count moves (readers
  *     of the index take no lock);
@@ -31,9 +32,11 @@
  * slower than its instructions because every batch's 16 KiB write evicts the memory they
  * touch (bench/storage_bench.py; docs/TEAM_NOTES.md, "append instruction budget").
  */
+#define _GNU_SOURCE  /* fallocate */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -62,6 +65,7 @@ static SlotAttr records_is_slice = SLOT_ATTR("FileRecords", "_is_slice");
 static SlotAttr records_fd = SLOT_ATTR("FileRecords", "fd");
 static SlotAttr records_start = SLOT_ATTR("FileRecords", "_start");
 static SlotAttr records_size = SLOT_ATTR("FileRecords", "_size");
+static SlotAttr records_reserved_end = SLOT_ATTR("FileRecords", "_reserved_end");
 static SlotAttr offset_index_last_offset = SLOT_ATTR("OffsetIndex", "_last_offset");
 static SlotAttr time_index_last_entry = SLOT_ATTR("TimeIndex", "_last_entry");
 static SlotAttr local_log_segments = SLOT_ATTR("LocalLog", "segments");
@@ -86,7 +90,7 @@ static IndexAttrs time_index_attrs = {
 static SlotAttr *const all_attrs[] = {
     &segment_log, &segment_base_offset, &segment_rolling_based_timestamp, &segment_created, &segment_roll_jitter_ms,
     &segment_offset_index, &segment_time_index, &segment_so_far, &segment_bytes_since, &segment_index_interval_bytes,
-    &records_is_slice, &records_fd, &records_start, &records_size, &offset_index_last_offset, &time_index_last_entry,
+    &records_is_slice, &records_fd, &records_start, &records_size, &records_reserved_end, &offset_index_last_offset, &time_index_last_entry,
     &local_log_segments, &local_log_config, &local_log_recovery_point, &local_log_next_offset_metadata,
     &segments_last, &config_segment_bytes, &config_segment_ms,
     &offset_index_attrs.base_offset, &offset_index_attrs.entries, &offset_index_attrs.max_entries,
@@ -197,14 +201,50 @@ static void release_index(IndexHold *hold) {
     Py_XDECREF(hold->index);
 }
 
+/* Disk blocks reserved ahead of a large append (FileRecords' module docstring). ext4 maps
+ * each new block of a buffered write past the end through its delayed-allocation path
+ * (a reservation, a buffer head, an extent status entry per 4 KiB); blocks already
+ * allocated skip most of it. Writing 300 MiB in 1 MiB pwrites to a new file took 0.092-
+ * 0.095 s of system time, 0.068-0.071 s with RESERVE_AHEAD_BYTES reserved at a time
+ * (three runs each, alternated); in a broker fed 1 KiB records by two producers at full
+ * speed, 15 runs each way alternated, the broker's CPU went from 0.30 to 0.26 s per 300,000
+ * records (medians) and msgs/s from 658k to 680k. Small appends reserve nothing: a partition fed
+ * them would hold RESERVE_AHEAD_BYTES of disk for a trickle. At most that much (or one
+ * append, if larger) is held past the end of an active segment; trim() frees it. */
+#define RESERVE_FROM_APPEND_BYTES (64 * 1024)
+#define RESERVE_AHEAD_BYTES (4 * 1024 * 1024)
+
+/* How many bytes to reserve from the append at `position` (0: none): a large append past
+ * the current reservation, where reservations work (reserved_end -1: refused before). */
+static int64_t reserve_ahead_length(int64_t size, int64_t position, int64_t reserved_end) {
+#ifdef FALLOC_FL_KEEP_SIZE
+    if (size >= RESERVE_FROM_APPEND_BYTES && reserved_end >= 0 && position + size > reserved_end)
+        return size > RESERVE_AHEAD_BYTES ? size : RESERVE_AHEAD_BYTES;
+#else
+    (void)size; (void)position; (void)reserved_end;
+#endif
+    return 0;
+}
+
 /* pwrite of all `size` bytes at `position`, the GIL released, resuming a short write and
- * retrying EINTR after running signal handlers (as os.pwrite does). Returns 0, or -1 with
- * OSError set; *written is what reached the file either way. */
-static int write_fully(int fd, const uint8_t *data, int64_t size, int64_t position, int64_t *written) {
+ * retrying EINTR after running signal handlers (as os.pwrite does); first, when
+ * `reserve_length` > 0, fallocate of that many bytes from `position`, keeping the file's
+ * size, in the same release of the GIL (*reserved: whether it took; a refusal changes
+ * nothing else, and a full disk then fails the pwrite as it would have). Returns 0, or -1
+ * with OSError set; *written is what reached the file either way. */
+static int write_fully(int fd, const uint8_t *data, int64_t size, int64_t position, int64_t reserve_length,
+                       int *reserved, int64_t *written) {
     *written = 0;
+    *reserved = 0;
     while (*written < size) {
         ssize_t n;
         Py_BEGIN_ALLOW_THREADS
+#ifdef FALLOC_FL_KEEP_SIZE
+        if (reserve_length > 0) {
+            *reserved = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)position, (off_t)reserve_length) == 0;
+            reserve_length = 0;
+        }
+#endif
         n = pwrite(fd, data + *written, (size_t)(size - *written), (off_t)(position + *written));
         Py_END_ALLOW_THREADS
         if (n < 0) {
@@ -232,7 +272,7 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
     PyObject *log_records = NULL, *so_far = NULL, *new_so_far = NULL, *rolling = NULL;
     IndexHold offset_hold = {.attrs = &offset_index_attrs}, time_hold = {.attrs = &time_index_attrs};
     int r = DECLINE;
-    int64_t fd, start, position, base_offset, created, jitter, since, interval;
+    int64_t fd, start, position, reserved_end, base_offset, created, jitter, since, interval;
     int64_t so_far_timestamp, so_far_offset, last_offset, last_timestamp, last_time_offset;
 
 #define STEP(call) do { if ((r = (call)) != OK) goto done; } while (0)
@@ -248,6 +288,7 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
     STEP(get_int(log_records, &records_fd, &fd));
     STEP(get_int(log_records, &records_start, &start));
     STEP(get_int(log_records, &records_size, &position));
+    STEP(get_int(log_records, &records_reserved_end, &reserved_end));
     STEP(get_int(segment, &segment_base_offset, &base_offset));
 
     /* LogSegment.should_roll, each test in its order there. */
@@ -324,8 +365,12 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
     /* Every check passed: write, then move the state as the Python does. */
     r = FAILED;
     if (position == 0 && set_int(segment, &segment_rolling_based_timestamp, largest_timestamp) < 0) goto done;
-    int64_t written;
-    if (write_fully((int)fd, data, size, start + position, &written) < 0) goto done;
+    int64_t written, reserve_length = reserve_ahead_length(size, start + position, reserved_end);
+    int reserved;
+    if (write_fully((int)fd, data, size, start + position, reserve_length, &reserved, &written) < 0) goto done;
+    if (reserve_length > 0
+            && set_int(log_records, &records_reserved_end, reserved ? start + position + reserve_length : -1) < 0)
+        goto done;
     if (set_int(log_records, &records_size, position + written) < 0) goto done;
     if (so_far_moves) {
         new_so_far = new_timestamp_offset(so_far_timestamp, so_far_offset);

@@ -7,6 +7,7 @@ that on seeded random appends, on every reason it declines, and on a write that 
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 from pathlib import Path
@@ -27,6 +28,9 @@ except ImportError:  # test_the_native_module_is_built says so
     native = None
 
 NO_TIMESTAMP = -1
+# _segment_fast.c's RESERVE_FROM_APPEND_BYTES and RESERVE_AHEAD_BYTES
+RESERVE_FROM_APPEND_BYTES = 64 * 1024
+RESERVE_AHEAD_BYTES = 4 * 1024 * 1024
 SEGMENT_MS = 10_000
 SEGMENT_BYTES = 1_000_000
 
@@ -301,3 +305,52 @@ def test_the_log_level_call_moves_the_log_end_offset_as_local_log_append_does(tm
     assert by_c.local_log.log_end_offset_metadata == before
     by_c.close()
     by_python.close()
+
+
+def _allocated_bytes(path: str) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+def test_a_large_append_reserves_disk_blocks_ahead_without_changing_the_file(tmp_path):
+    """FileRecords' module docstring: a large append reserves blocks past the end (the file's
+    size and bytes unchanged); a small one reserves nothing; trim() frees the reservation,
+    and so does it for one a crashed process left (the next trim of that file)."""
+    segment = _segment_with_one_batch(tmp_path)
+    path, small_end = segment.log.path, segment.log._size
+    assert _allocated_bytes(path) < RESERVE_AHEAD_BYTES and segment.log._reserved_end == 0
+    large = _batch(102, 200, [1_002] * 200, value_bytes=400)
+    assert len(large.buffer) >= RESERVE_FROM_APPEND_BYTES
+    assert native(segment, large.buffer, 301, 1_002, 301, 100_000_000, SEGMENT_MS, 0)
+    if segment.log._reserved_end == -1:
+        pytest.skip("this filesystem refuses fallocate(FALLOC_FL_KEEP_SIZE)")
+    end = small_end + len(large.buffer)
+    assert segment.log._reserved_end == small_end + RESERVE_AHEAD_BYTES
+    assert os.stat(path).st_size == end == segment.log._size
+    assert Path(path).read_bytes()[small_end:] == bytes(large.buffer)
+    assert _allocated_bytes(path) >= small_end + RESERVE_AHEAD_BYTES
+    # Appends within the reservation reserve nothing more.
+    assert native(segment, _batch(302, 200, [1_003] * 200, value_bytes=400).buffer, 501, 1_003, 501, 100_000_000,
+                  SEGMENT_MS, 0)
+    assert segment.log._reserved_end == small_end + RESERVE_AHEAD_BYTES
+    # A process that dies leaves the reservation: the next FileRecords of the file frees it on trim.
+    segment.log.close_handlers()
+    reopened = FileRecords.open(path)
+    assert reopened.size_in_bytes == os.stat(path).st_size and _allocated_bytes(path) >= RESERVE_AHEAD_BYTES
+    reopened.trim()
+    assert os.stat(path).st_size == reopened.size_in_bytes
+    assert _allocated_bytes(path) < reopened.size_in_bytes + 64 * 1024
+    reopened.close()
+
+
+def test_a_small_append_reserves_nothing_and_trim_frees_a_reservation(tmp_path):
+    segment = _segment_with_one_batch(tmp_path)
+    assert native(segment, _batch(102, 1, [1_002]).buffer, 102, 1_002, 102, SEGMENT_BYTES, SEGMENT_MS, 0)
+    assert segment.log._reserved_end == 0
+    assert native(segment, _batch(103, 200, [1_003] * 200, value_bytes=400).buffer, 302, 1_003, 302,
+                  100_000_000, SEGMENT_MS, 0)
+    if segment.log._reserved_end == -1:
+        pytest.skip("this filesystem refuses fallocate(FALLOC_FL_KEEP_SIZE)")
+    segment.on_become_inactive_segment()  # a roll trims the segment it leaves
+    assert segment.log._reserved_end == 0
+    assert _allocated_bytes(segment.log.path) < segment.log.size_in_bytes + 64 * 1024
+    segment.close()
