@@ -28,9 +28,10 @@ except ImportError:  # test_the_native_module_is_built says so
     native = None
 
 NO_TIMESTAMP = -1
-# _segment_fast.c's RESERVE_FROM_APPEND_BYTES and RESERVE_AHEAD_BYTES
+# _segment_fast.c's RESERVE_FROM_APPEND_BYTES, RESERVE_AHEAD_APPENDS and RESERVE_AHEAD_BYTES_MAX
 RESERVE_FROM_APPEND_BYTES = 64 * 1024
-RESERVE_AHEAD_BYTES = 4 * 1024 * 1024
+RESERVE_AHEAD_APPENDS = 4
+RESERVE_AHEAD_BYTES_MAX = 4 * 1024 * 1024
 SEGMENT_MS = 10_000
 SEGMENT_BYTES = 1_000_000
 
@@ -317,25 +318,26 @@ def test_a_large_append_reserves_disk_blocks_ahead_without_changing_the_file(tmp
     and so does it for one a crashed process left (the next trim of that file)."""
     segment = _segment_with_one_batch(tmp_path)
     path, small_end = segment.log.path, segment.log._size
-    assert _allocated_bytes(path) < RESERVE_AHEAD_BYTES and segment.log._reserved_end == 0
     large = _batch(102, 200, [1_002] * 200, value_bytes=400)
-    assert len(large.buffer) >= RESERVE_FROM_APPEND_BYTES
+    ahead = RESERVE_AHEAD_APPENDS * len(large.buffer)
+    assert RESERVE_FROM_APPEND_BYTES <= len(large.buffer) and ahead < RESERVE_AHEAD_BYTES_MAX
+    assert _allocated_bytes(path) < ahead and segment.log._reserved_end == 0
     assert native(segment, large.buffer, 301, 1_002, 301, 100_000_000, SEGMENT_MS, 0)
     if segment.log._reserved_end == -1:
         pytest.skip("this filesystem refuses fallocate(FALLOC_FL_KEEP_SIZE)")
     end = small_end + len(large.buffer)
-    assert segment.log._reserved_end == small_end + RESERVE_AHEAD_BYTES
+    assert segment.log._reserved_end == small_end + ahead
     assert os.stat(path).st_size == end == segment.log._size
     assert Path(path).read_bytes()[small_end:] == bytes(large.buffer)
-    assert _allocated_bytes(path) >= small_end + RESERVE_AHEAD_BYTES
+    assert _allocated_bytes(path) >= small_end + ahead
     # Appends within the reservation reserve nothing more.
     assert native(segment, _batch(302, 200, [1_003] * 200, value_bytes=400).buffer, 501, 1_003, 501, 100_000_000,
                   SEGMENT_MS, 0)
-    assert segment.log._reserved_end == small_end + RESERVE_AHEAD_BYTES
+    assert segment.log._reserved_end == small_end + ahead
     # A process that dies leaves the reservation: the next FileRecords of the file frees it on trim.
     segment.log.close_handlers()
     reopened = FileRecords.open(path)
-    assert reopened.size_in_bytes == os.stat(path).st_size and _allocated_bytes(path) >= RESERVE_AHEAD_BYTES
+    assert reopened.size_in_bytes == os.stat(path).st_size and _allocated_bytes(path) >= small_end + ahead
     reopened.trim()
     assert os.stat(path).st_size == reopened.size_in_bytes
     assert _allocated_bytes(path) < reopened.size_in_bytes + 64 * 1024
