@@ -208,7 +208,7 @@ static void release_index(IndexHold *hold) {
  * 0.095 s of system time, 0.068-0.071 s with 4 MiB reserved at a time
  * (three runs each, alternated); in a broker fed 1 KiB records by two producers at full
  * speed, 15 runs each way alternated, the broker's CPU went from 0.30 to 0.26 s per 300,000
- * records (medians) and msgs/s from 658k to 680k. A reservation covers RESERVE_AHEAD_APPENDS
+ * records (medians) and msgs/s from 659k to 680k. A reservation covers RESERVE_AHEAD_APPENDS
  * appends of the size that made it, up to RESERVE_AHEAD_BYTES_MAX (one fallocate per four
  * appends; a broker of many partitions fed large batches holds at most that much past the
  * end of each active segment, until trim() frees it). Small appends reserve nothing: what
