@@ -19,8 +19,13 @@ exporter find familiar names:
   kafka_server_Request_{request_time,throttle_time}{user,client_id}: clients under a quota
   (Kafka's quota sensors: bytes/s or percent of a thread over the quota window, mean throttle ms)
 
-Per-request counters are updated on the event loop; gauges are read at scrape
-time from the live objects, so they cost nothing between scrapes.
+Per-request counters are updated on the event loop, through labeled children
+looked up once per label value (`request`, `topic_in`, `topic_out`):
+prometheus_client's labels() checks the values and takes a lock on every call,
+1.8-2.7 us here against 0.6-1.2 us for the update itself, and a produce of eight
+partitions made eighteen such calls. Topic series are never removed, so a cached
+child stays the one the registry exports. Gauges are read at scrape time from
+the live objects, so they cost nothing between scrapes.
 """
 
 from __future__ import annotations
@@ -144,6 +149,31 @@ class BrokerMetrics:
         self.total_time = Histogram("kafka_network_RequestMetrics_TotalTimeMs", "Request time in the broker, ms",
                                     ["request"], buckets=LATENCY_BUCKETS_MS, registry=self.registry)
         self._server = None
+        self._request_children: dict[tuple[str, int], tuple] = {}
+        self._topic_in_children: dict[str, tuple] = {}
+        self._topic_out_children: dict[str, object] = {}
+
+    def request(self, name: str, version: int) -> tuple:
+        """(RequestsPerSec, TotalTimeMs) children of one API at one version."""
+        children = self._request_children.get((name, version))
+        if children is None:
+            children = self._request_children[(name, version)] = (self.requests.labels(name, str(version)),
+                                                                  self.total_time.labels(name))
+        return children
+
+    def topic_in(self, topic: str) -> tuple:
+        """(BytesInPerSec, MessagesInPerSec) children of one topic."""
+        children = self._topic_in_children.get(topic)
+        if children is None:
+            children = self._topic_in_children[topic] = (self.bytes_in.labels(topic), self.messages_in.labels(topic))
+        return children
+
+    def topic_out(self, topic: str):
+        """The BytesOutPerSec child of one topic."""
+        child = self._topic_out_children.get(topic)
+        if child is None:
+            child = self._topic_out_children[topic] = self.bytes_out.labels(topic)
+        return child
 
     def watch(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict | None = None) -> None:
         self.registry.register(_LiveCollector(log_manager, queue_size, quotas or {}))

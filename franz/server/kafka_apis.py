@@ -186,8 +186,9 @@ class KafkaApis:
             response.throttle_ms = result.get("throttle_time_ms", 0)
             return response
         finally:
-            self.metrics.requests.labels(schema.name, str(version)).inc()
-            self.metrics.total_time.labels(schema.name).observe((time.perf_counter() - start) * 1000)
+            requests, total_time = self.metrics.request(schema.name, version)
+            requests.inc()
+            total_time.observe((time.perf_counter() - start) * 1000)
 
     def _unsupported_version(self, request: Request, schema) -> Response:
         logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,
@@ -305,8 +306,9 @@ class KafkaApis:
             results.update(appended)
             for (topic_name, _), result in appended.items():
                 if result["error_code"] == 0:
-                    self.metrics.bytes_in.labels(topic_name).inc(result["valid_bytes"])
-                    self.metrics.messages_in.labels(topic_name).inc(result["num_messages"])
+                    bytes_in, messages_in = self.metrics.topic_in(topic_name)
+                    bytes_in.inc(result["valid_bytes"])
+                    messages_in.inc(result["num_messages"])
             self.replica_manager.on_appended(entries)
             if acks == -1:
                 await self.replica_manager.wait_for_acks(body["timeout_ms"], appended)
@@ -375,7 +377,7 @@ class KafkaApis:
                 return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": session_id, "responses": []}
         for fetch in fetches:
             if fetch.size_bytes:
-                self.metrics.bytes_out.labels(fetch.topic).inc(fetch.size_bytes)
+                self.metrics.topic_out(fetch.topic).inc(fetch.size_bytes)
         session_id = 0
         if context.new_session_wanted:
             session_id = self.fetch_sessions.create_session(context.partitions)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 import urllib.request
 
+from prometheus_client import generate_latest
+
 from franz.records import SimpleRecord, build_batch
+from franz.server.broker_metrics import BrokerMetrics
 from tests.support.broker import free_port
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
@@ -105,3 +108,19 @@ def test_the_log_cleaners_metrics_follow_its_passes(broker_factory):
     assert _value(text, "kafka_log_LogCleanerManager_time_since_last_run_ms") >= 0
     assert 0 <= _value(text, "kafka_log_LogCleanerManager_max_dirty_percent") <= 100
     assert _value(text, r'kafka_log_LogCleanerManager_uncleanable_partitions_count\{logDirectory="[^"]+"\}') == 0
+
+
+def test_the_children_looked_up_once_are_the_ones_the_registry_exports():
+    metrics = BrokerMetrics()
+    bytes_in, messages_in = metrics.topic_in("orders")
+    assert metrics.topic_in("orders") == (bytes_in, messages_in)
+    assert bytes_in is metrics.bytes_in.labels("orders") and messages_in is metrics.messages_in.labels("orders")
+    assert metrics.topic_out("orders") is metrics.bytes_out.labels("orders")
+    requests, total_time = metrics.request("Produce", 11)
+    assert requests is metrics.requests.labels("Produce", "11") and total_time is metrics.total_time.labels("Produce")
+    bytes_in.inc(100)
+    metrics.topic_in("orders")[0].inc(20)
+    requests.inc()
+    exported = generate_latest(metrics.registry).decode()
+    assert _value(exported, r'kafka_server_BrokerTopicMetrics_BytesInPerSec_total\{topic="orders"\}') == 120
+    assert _value(exported, r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="11"\}') == 1
