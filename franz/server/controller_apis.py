@@ -34,8 +34,10 @@ class ControllerApis:
         self.fetch_sessions = fetch_sessions
         self.mutation_quota = mutation_quota
         self.group_configs = group_configs
+        self.broker_metrics = None  # KafkaApis' BrokerMetrics, known once registered there
 
     def register(self, apis) -> None:
+        self.broker_metrics = apis.metrics
         for name, handler in (("CreateTopics", self.handle_create_topics),
                               ("DeleteTopics", self.handle_delete_topics),
                               ("CreatePartitions", self.handle_create_partitions),
@@ -100,6 +102,7 @@ class ControllerApis:
                     quota.record(topic.num_partitions)
                 await self.controller.delete_topic(name)
                 self.fetch_sessions.remove_topic(name)
+                self.broker_metrics.remove_topic(name)
                 for key in [(name, index) for index in range(topic.num_partitions)]:
                     self.replica_manager.on_appended([key])  # parked fetches answer at once
             except ApiError as exc:

@@ -110,6 +110,27 @@ def test_the_log_cleaners_metrics_follow_its_passes(broker_factory):
     assert _value(text, r'kafka_log_LogCleanerManager_uncleanable_partitions_count\{logDirectory="[^"]+"\}') == 0
 
 
+def test_a_deleted_topics_broker_topic_metrics_go_with_it(broker_factory):
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    in_series = r'kafka_server_BrokerTopicMetrics_BytesInPerSec_total\{topic="%s"\}'
+    with RawClient(broker.bootstrap) as client:
+        for name in ("gone", "kept"):
+            create_topic(client, name)
+            assert produce(client, name, batch(b"x" * 10))["error_code"] == 0
+        assert all(re.search(in_series % name, _scrape(port)) for name in ("gone", "kept"))
+        deleted = client.request(20, 4, {"topic_names": ["gone"], "timeout_ms": 10_000})
+        assert deleted["responses"][0]["error_code"] == 0
+        text = _scrape(port)
+        assert not re.search(r'^kafka_server_BrokerTopicMetrics_\w+\{topic="gone"\}', text, re.MULTILINE)
+        assert _value(text, in_series % "kept") > 0
+        # The name made again starts from zero, counted into a new series.
+        create_topic(client, "gone")
+        records = batch(b"y" * 10)
+        assert produce(client, "gone", records)["error_code"] == 0
+        assert _value(_scrape(port), in_series % "gone") == len(records)
+
+
 def test_the_children_looked_up_once_are_the_ones_the_registry_exports():
     metrics = BrokerMetrics()
     bytes_in, messages_in = metrics.topic_in("orders")
