@@ -289,7 +289,7 @@ class FileRecords:
     def trim(self) -> None:
         """Cut preallocated space past the data and free the disk blocks reserved past it
         (an ftruncate to the file's own size frees those on Linux filesystems)."""
-        os.ftruncate(self.fd, self._start + self._size)
+        os.ftruncate(self.fd, self._size)
         self._reserved_end = 0
 
     def close(self) -> None:

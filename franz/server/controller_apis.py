@@ -17,6 +17,7 @@ from typing import Any
 
 from franz.protocol.errors import Errors
 from franz.server import config_helper
+from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER
 from franz.server.controller import ApiError, Controller
 from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
@@ -26,7 +27,8 @@ from franz.server.request_channel import Request
 
 class ControllerApis:
     def __init__(self, config, controller: Controller, metadata: MetadataCache, replica_manager,
-                 fetch_sessions, mutation_quota: ControllerMutationQuotaManager, group_configs=None) -> None:
+                 fetch_sessions, mutation_quota: ControllerMutationQuotaManager, broker_metrics: BrokerMetrics,
+                 group_configs=None) -> None:
         self.config = config
         self.controller = controller
         self.metadata = metadata
@@ -34,10 +36,9 @@ class ControllerApis:
         self.fetch_sessions = fetch_sessions
         self.mutation_quota = mutation_quota
         self.group_configs = group_configs
-        self.broker_metrics = None  # KafkaApis' BrokerMetrics, known once registered there
+        self.broker_metrics = broker_metrics
 
     def register(self, apis) -> None:
-        self.broker_metrics = apis.metrics
         for name, handler in (("CreateTopics", self.handle_create_topics),
                               ("DeleteTopics", self.handle_delete_topics),
                               ("CreatePartitions", self.handle_create_partitions),

@@ -186,7 +186,7 @@ class KafkaApis:
             response.throttle_ms = result.get("throttle_time_ms", 0)
             return response
         finally:
-            requests, total_time = self.metrics.request(schema.name, version)
+            requests, total_time = self.metrics.request[schema.name, version]
             requests.inc()
             total_time.observe((time.perf_counter() - start) * 1000)
 
@@ -306,7 +306,7 @@ class KafkaApis:
             results.update(appended)
             for (topic_name, _), result in appended.items():
                 if result["error_code"] == 0:
-                    bytes_in, messages_in = self.metrics.topic_in(topic_name)
+                    bytes_in, messages_in = self.metrics.topic_in[topic_name]
                     bytes_in.inc(result["valid_bytes"])
                     messages_in.inc(result["num_messages"])
             self.replica_manager.on_appended(entries)
@@ -377,7 +377,7 @@ class KafkaApis:
                 return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": session_id, "responses": []}
         for fetch in fetches:
             if fetch.size_bytes:
-                self.metrics.topic_out(fetch.topic).inc(fetch.size_bytes)
+                self.metrics.topic_out[fetch.topic].inc(fetch.size_bytes)
         session_id = 0
         if context.new_session_wanted:
             session_id = self.fetch_sessions.create_session(context.partitions)

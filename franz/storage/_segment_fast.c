@@ -90,7 +90,8 @@ static IndexAttrs time_index_attrs = {
 static SlotAttr *const all_attrs[] = {
     &segment_log, &segment_base_offset, &segment_rolling_based_timestamp, &segment_created, &segment_roll_jitter_ms,
     &segment_offset_index, &segment_time_index, &segment_so_far, &segment_bytes_since, &segment_index_interval_bytes,
-    &records_is_slice, &records_fd, &records_start, &records_size, &records_reserved_end, &offset_index_last_offset, &time_index_last_entry,
+    &records_is_slice, &records_fd, &records_start, &records_size, &records_reserved_end,
+    &offset_index_last_offset, &time_index_last_entry,
     &local_log_segments, &local_log_config, &local_log_recovery_point, &local_log_next_offset_metadata,
     &segments_last, &config_segment_bytes, &config_segment_ms,
     &offset_index_attrs.base_offset, &offset_index_attrs.entries, &offset_index_attrs.max_entries,

@@ -133,14 +133,14 @@ def test_a_deleted_topics_broker_topic_metrics_go_with_it(broker_factory):
 
 def test_the_children_looked_up_once_are_the_ones_the_registry_exports():
     metrics = BrokerMetrics()
-    bytes_in, messages_in = metrics.topic_in("orders")
-    assert metrics.topic_in("orders") == (bytes_in, messages_in)
+    bytes_in, messages_in = metrics.topic_in["orders"]
+    assert metrics.topic_in["orders"] == (bytes_in, messages_in)
     assert bytes_in is metrics.bytes_in.labels("orders") and messages_in is metrics.messages_in.labels("orders")
-    assert metrics.topic_out("orders") is metrics.bytes_out.labels("orders")
-    requests, total_time = metrics.request("Produce", 11)
+    assert metrics.topic_out["orders"] is metrics.bytes_out.labels("orders")
+    requests, total_time = metrics.request["Produce", 11]
     assert requests is metrics.requests.labels("Produce", "11") and total_time is metrics.total_time.labels("Produce")
     bytes_in.inc(100)
-    metrics.topic_in("orders")[0].inc(20)
+    metrics.topic_in["orders"][0].inc(20)
     requests.inc()
     exported = generate_latest(metrics.registry).decode()
     assert _value(exported, r'kafka_server_BrokerTopicMetrics_BytesInPerSec_total\{topic="orders"\}') == 120
