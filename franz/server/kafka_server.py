@@ -38,6 +38,7 @@ from franz.server.controller_apis import ControllerApis
 from franz.server.controller_mutation_quota import ControllerMutationQuotaManager
 from franz.server.delegation_token_apis import DelegationTokenApis
 from franz.server.describe_topic_partitions import DescribeTopicPartitionsApi
+from franz.server.garbage_collector import configure_collector, freeze_startup_objects
 from franz.server.kafka_apis import KafkaApis
 from franz.server.kafka_config import Endpoint, KafkaConfig
 from franz.server.metadata_cache import MetadataCache
@@ -176,6 +177,8 @@ async def _serve(config: KafkaConfig) -> int:
         logger.exception("%s Fatal error during startup. Prepare to shutdown", server._prefix)
         await server.shutdown()
         return 1
+    frozen = freeze_startup_objects()  # what startup loaded lives until shutdown (see garbage_collector)
+    logger.info("%s Exempted %d objects loaded at startup from garbage collection", server._prefix, frozen)
     await stop.wait()
     await server.shutdown()
     return 0
@@ -223,6 +226,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
     if keep_request_buffers_in_heap():
         reserve_request_heap()
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    configure_collector()
     loop = new_event_loop()
     try:
         return loop.run_until_complete(_serve(config))

@@ -66,6 +66,13 @@ def test_the_broker_process_hands_the_gil_over_every_half_millisecond():
     assert float(done.stdout.split()[-1]) == 0.0005
 
 
+def test_the_broker_process_collects_its_young_generation_less_often():
+    """run_from_cli sets the collector before it serves (see franz.server.garbage_collector)."""
+    done = _run_cli_probe(serve_body="    import gc\n    print(*gc.get_threshold())\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-3:] == ["10000", "10", "10"]
+
+
 def test_a_broker_without_its_c_modules_says_so_once():
     """A source tree run without `pip install` lacks the modules of franz/storage's C files:
     the broker still serves (the Python paths validate and append), and its log says why it
