@@ -560,8 +560,8 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
             for label, attr, digits, lower_is_better, limit in (
                     ("produce msgs/s", "produce_msgs_s", 0, False, loopback * MIB / size),
                     ("produce MB/s", "produce_mb_s", 1, False, loopback),
-                    ("produce p99 ms", "produce_p99_ms", 0, True, None),
-                    ("paced p99 ms", "paced_p99_ms", 0, True, None),
+                    ("produce p99 ms", "produce_p99_ms", 1, True, None),
+                    ("paced p99 ms", "paced_p99_ms", 1, True, None),
                     ("consume msgs/s", "consume_msgs_s", 0, False, loopback * MIB / size),
                     ("consume MB/s", "consume_mb_s", 1, False, loopback),
                     ("raw fetch MB/s", "raw_fetch_mb_s", 1, False, loopback)):
@@ -688,8 +688,8 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
         else:
             cell.paced_p99_ms.append(paced_p99_ms)
         print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "
-              f"p99 {p99_ms:.0f} ms; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s; "
-              f"paced {paced_msgs_s:,.0f} msgs/s p99 {paced_p99_ms:.0f} ms", flush=True)
+              f"p99 {p99_ms:.1f} ms; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s; "
+              f"paced {paced_msgs_s:,.0f} msgs/s p99 {paced_p99_ms:.1f} ms", flush=True)
     except Exception as exc:  # noqa: BLE001 - one broker failing a cell must not lose the others' figures
         cell.failures.append(f"run {run + 1}: {str(exc).splitlines()[0][:300]}")
         print(f"  {broker.name:6} {size:5} B {partitions} parts: FAILED {str(exc)[:300]}", flush=True)

@@ -49,7 +49,7 @@ public class PerfDriver {
         p.put("compression.type", "none");
         byte[] payload = new byte[size];
         new Random(1).nextBytes(payload);
-        int[] latencies = new int[records];
+        int[] latencies = new int[records];  // microseconds
         List<Thread> threads = new ArrayList<>();
         List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
         long[] start = new long[1];
@@ -74,7 +74,7 @@ public class PerfDriver {
                         final long sent = System.nanoTime();
                         producer.send(new ProducerRecord<>(topic, payload), (metadata, error) -> {
                             if (error != null) failures.add(error);
-                            latencies[index] = (int) ((System.nanoTime() - sent) / 1_000_000);
+                            latencies[index] = (int) ((System.nanoTime() - sent) / 1_000);
                         });
                     }
                     producer.flush();
@@ -90,8 +90,8 @@ public class PerfDriver {
         if (!failures.isEmpty()) throw new RuntimeException(failures.get(0));
         double seconds = (System.nanoTime() - start[0]) / 1e9;
         Arrays.sort(latencies);
-        int p99 = latencies[Math.min(records - 1, (int) (records * 0.99))];
-        System.out.printf(Locale.ROOT, "RESULT %.1f %.2f %d%n", records / seconds, records * (double) size / (1 << 20) / seconds, p99);
+        double p99Ms = latencies[Math.min(records - 1, (int) (records * 0.99))] / 1000.0;
+        System.out.printf(Locale.ROOT, "RESULT %.1f %.2f %.3f%n", records / seconds, records * (double) size / (1 << 20) / seconds, p99Ms);
     }
 
     static void consume(String bootstrap, String topic, int records, int warmup) throws Exception {
