@@ -28,7 +28,14 @@ from franz.storage import files
 from franz.storage.checkpoint import flush_dir
 from franz.storage.index import OffsetPosition
 from franz.storage.log_config import LogConfig
-from franz.storage.segment import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata, LogSegment, now_ms
+from franz.storage.segment import (
+    EMPTY_RECORDS,
+    FetchDataInfo,
+    LogOffsetMetadata,
+    LogSegment,
+    empty_fetch_data_info,
+    now_ms,
+)
 from franz.storage.segments import LogSegments
 from franz.storage.txn_index import AbortedTxn
 
@@ -377,9 +384,9 @@ class LocalLog:
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, "
                 f"but we only have log segments upto {end_offset}.")
         if start_offset == max_offset_metadata.message_offset:
-            return self._empty_fetch_data_info(max_offset_metadata, include_aborted_txns)
+            return empty_fetch_data_info(max_offset_metadata, include_aborted_txns)
         if start_offset > max_offset_metadata.message_offset:
-            return self._empty_fetch_data_info(self.convert_to_offset_metadata_or_throw(start_offset),
+            return empty_fetch_data_info(self.convert_to_offset_metadata_or_throw(start_offset),
                                                include_aborted_txns)
         while segment is not None:
             if segment.base_offset < max_offset_metadata.segment_base_offset:
@@ -399,10 +406,6 @@ class LocalLog:
 
     def convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
         return self.read(offset, 1, False, self._next_offset_metadata, False).fetch_offset_metadata
-
-    @staticmethod
-    def _empty_fetch_data_info(metadata: LogOffsetMetadata, include_aborted_txns: bool) -> FetchDataInfo:
-        return FetchDataInfo(metadata, EMPTY_RECORDS, False, [] if include_aborted_txns else None)
 
     def _add_aborted_transactions(self, start_offset: int, segment: LogSegment,
                                   fetch: FetchDataInfo) -> FetchDataInfo:

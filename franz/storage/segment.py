@@ -105,6 +105,11 @@ class FetchDataInfo:
 EMPTY_RECORDS = MemoryRecords(b"")
 
 
+def empty_fetch_data_info(metadata: LogOffsetMetadata, include_aborted_txns: bool) -> FetchDataInfo:
+    """A read at `metadata` that found nothing (Kafka's FetchDataInfo.empty)."""
+    return FetchDataInfo(metadata, EMPTY_RECORDS, False, [] if include_aborted_txns else None)
+
+
 @dataclass(slots=True)
 class RollParams:
     max_segment_ms: int

@@ -50,7 +50,14 @@ from franz.storage.producer_state import (
     ProducerStateManagerConfig,
     update_producers,
 )
-from franz.storage.segment import FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams, now_ms
+from franz.storage.segment import (
+    FetchDataInfo,
+    LogOffsetMetadata,
+    LogSegment,
+    RollParams,
+    empty_fetch_data_info,
+    now_ms,
+)
 from franz.storage.segments import LogSegments
 from franz.storage.txn_index import AbortedTxn
 from franz.storage.validator import (
@@ -486,6 +493,10 @@ class UnifiedLog:
             bound = self._offset_metadata(self._high_watermark)
         else:
             bound = self._offset_metadata(self.last_stable_offset)
+        if start_offset == bound.message_offset:
+            # A consumer caught up: LocalLog.read's answer, without looking up the segment. Above
+            # the log start offset and at most the log end, so it is in range.
+            return empty_fetch_data_info(bound, isolation == FetchIsolation.TXN_COMMITTED)
         return self.local_log.read(start_offset, max_length, min_one_message, bound,
                                    isolation == FetchIsolation.TXN_COMMITTED)
 

@@ -61,6 +61,25 @@ def test_reads_under_the_high_watermark_see_only_committed_data(tmp_path):
     log.close()
 
 
+def test_a_read_at_its_isolation_bound_finds_nothing_and_stays_positioned_there(tmp_path):
+    """A consumer that caught up: no records, and the bound's full position (segment and
+    byte), which a DelayedFetch counts new bytes from."""
+    log = make_log(tmp_path, **{"segment.bytes": 200})
+    for i in range(12):
+        log.append_as_leader(produce(b"value-%02d" % i), 0)
+    log.maybe_increment_high_watermark(9)
+    for isolation, bound, aborted in ((FetchIsolation.LOG_END, log.log_end_offset, None),
+                                      (FetchIsolation.HIGH_WATERMARK, 9, None),
+                                      (FetchIsolation.TXN_COMMITTED, 9, [])):
+        fetch = log.read(bound, 1 << 20, isolation, True)
+        assert fetch.records.size_in_bytes == 0
+        assert fetch.aborted_transactions == aborted
+        position = fetch.fetch_offset_metadata
+        assert not position.message_offset_only
+        assert position == log.local_log.convert_to_offset_metadata_or_throw(bound)
+    log.close()
+
+
 def test_segments_roll_at_segment_bytes_and_reads_cross_them(tmp_path):
     log = make_log(tmp_path, **{"segment.bytes": 200})
     for i in range(20):
