@@ -385,11 +385,16 @@ class KafkaApis:
             session_id = context.session.session_id
             context.session.served_last([(fetch.topic, fetch.partition) for fetch in fetches if fetch.size_bytes])
         by_topic: dict[str, tuple[bytes, list]] = {}
+        incremental = context.incremental
+        # Only a session keeps what each partition last answered; a sessionless fetch (every
+        # librdkafka consumer's: it names all its partitions each time) answers them all.
+        in_session = incremental or context.new_session_wanted
         for cached, fetch in zip(context.partitions, fetches):
-            changed = cached.needs_response(fetch.error, fetch.size_bytes, fetch.high_watermark,
-                                            fetch.last_stable_offset, fetch.log_start_offset)
-            if context.incremental and not changed:
-                continue
+            if in_session:
+                changed = cached.needs_response(fetch.error, fetch.size_bytes, fetch.high_watermark,
+                                                fetch.last_stable_offset, fetch.log_start_offset)
+                if incremental and not changed:
+                    continue
             by_topic.setdefault(fetch.topic, (cached.topic_id, []))[1].append({
                 "partition_index": fetch.partition, "error_code": fetch.error,
                 "high_watermark": fetch.high_watermark, "last_stable_offset": fetch.last_stable_offset,
