@@ -387,7 +387,7 @@ class LocalLog:
             return empty_fetch_data_info(max_offset_metadata, include_aborted_txns)
         if start_offset > max_offset_metadata.message_offset:
             return empty_fetch_data_info(self.convert_to_offset_metadata_or_throw(start_offset),
-                                               include_aborted_txns)
+                                         include_aborted_txns)
         while segment is not None:
             if segment.base_offset < max_offset_metadata.segment_base_offset:
                 max_position = segment.size()

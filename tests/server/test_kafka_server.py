@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 
+from franz.server.garbage_collector import YOUNG_COLLECTION_THRESHOLD
 from tests.support.broker import BrokerProcess, free_port
 
 
@@ -70,7 +71,7 @@ def test_the_broker_process_collects_its_young_generation_less_often():
     """run_from_cli sets the collector before it serves (see franz.server.garbage_collector)."""
     done = _run_cli_probe(serve_body="    import gc\n    print(*gc.get_threshold())\n")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[-3:] == ["10000", "10", "10"]
+    assert done.stdout.split()[-3:] == [str(YOUNG_COLLECTION_THRESHOLD), "10", "10"]
 
 
 def test_a_broker_without_its_c_modules_says_so_once():
