@@ -16,7 +16,7 @@ alternated pairs of broker processes before and after this module, gc.callbacks 
 each collection in the broker:
 - before: 5,067-6,035 young, 461-549 middle and 27-36 full collections (44-47 ms each,
   at most 57-62 ms), 1.7-2.1 s in all; the producer's p99 62, 64 and 64 ms;
-- after: ~73 young, 6 middle and one full collection (13-22 ms), 41-53 ms in all; p99
+- after: ~73 young, 6 middle and one full collection (13-22 ms), 41-54 ms in all; p99
   28, 28 and 29 ms.
 With the topic already there when the broker started (a restart), p99 61-65 ms before and
 28-36 ms after.
