@@ -20,7 +20,10 @@ load clients (--driver), the same for every column:
   newer librdkafka of the confluent-kafka wheel). --producers processes with
   linger.ms=5, batch.size=1 MiB, acks=1, --compression (none by default), each sending its
   share; msgs/s over the slowest one's time, p99 (produce() to delivery
-  report) the worst one's; one consumer assigned to every partition from
+  report) the worst one's, each producer's clock starting once one untimed
+  record is delivered (until then librdkafka queues records unassigned, and
+  at 100 B those first milliseconds set the p99: see rdkafka_perf.c); one
+  consumer assigned to every partition from
   offset 0, with librdkafka's default fetch sizes (and fetch.queue.backoff.ms
   10 ms instead of 1 s, see rdkafka_perf.c), taking records from its queue
   10,000 at a time (one poll per record made the consumer the bottleneck: it
@@ -505,13 +508,13 @@ class CDriver:
 
     def produce(self, bootstrap: str, topic: str, records: int, size: int, producers: int,
                 warmup: int, rate: float = 0) -> tuple[float, float, float]:
-        assert warmup == 0, "the C driver runs without a warm-up"
+        assert warmup == 0, "the C driver sends no --warmup records"
         return producer_processes(records, size, producers, rate, "rdkafka_perf", lambda share, share_rate: [
             self.binary, "produce", bootstrap, topic, str(share), str(size), str(share_rate), self.compression],
             C_PRODUCE_RESULT)
 
     def consume(self, bootstrap: str, topic: str, records: int, warmup: int) -> tuple[float, float]:
-        assert warmup == 0, "the C driver runs without a warm-up"
+        assert warmup == 0, "the C driver sends no --warmup records"
         done = subprocess.run([self.binary, "consume", bootstrap, topic, str(records)], capture_output=True,
                               text=True, timeout=RUN_TIMEOUT_S)
         found = C_CONSUME_RESULT.search(done.stdout)
