@@ -583,7 +583,8 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
     for (name, size, partitions), failures in failed:
         print(f"failed: {name} {size} B {partitions} parts: {len(failures)} run(s); {failures[0]}")
     print(f"\nrecords per run: {records[100]:,} x 100 B, {records[1024]:,} x 1 KiB, each after an untimed "
-          f"warm-up of {warmups[100]:,} / {warmups[1024]:,}; loopback {loopback:,.0f} MB/s "
+          f"warm-up of {warmups[100]:,} / {warmups[1024]:,} (--warmup; C producers also deliver one untimed "
+          f"record each before their clock starts); loopback {loopback:,.0f} MB/s "
           f"(msgs/s rows: loopback bytes / record size). Medians of the runs. raw fetch: a client that reads "
           f"batch headers only (what the broker serves when the client is not the bottleneck); "
           f"target >= 70% of loopback. paced p99: {PACED_RATES[100]:,} x 100 B or {PACED_RATES[1024]:,} x 1 KiB "
