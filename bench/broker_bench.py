@@ -78,8 +78,10 @@ rows the loopback column is that speed divided by the record size: payload
 bytes alone, no framing, so no broker can reach it.
 
 Cells are medians of --runs runs; runs interleave the brokers, in an order
-that turns from cell to cell, so that noise from the rest of the machine (and
-from a broker still busy after its turn) falls on all of them alike. Only the
+that turns from cell to cell and from run to run, so that noise from the rest
+of the machine (and from a broker still busy after its turn) falls on all of
+them alike: give --runs a multiple of the broker count (3, 6) and every broker
+goes first in every cell equally often. Only the
 broker being measured runs: the others are held in SIGSTOP meanwhile, and all
 of them while the loopback limit is measured. franz deletes a topic's files as soon
 as the bench deletes the topic (log.segment.delete.delay.ms=0; Kafka's default
@@ -641,20 +643,25 @@ def main() -> int:
         print("brokers: " + ", ".join(f"{b.name} {b.bootstrap}" for b in brokers), flush=True)
         cells = {(name, size, parts): Cell() for name in names for size in RECORD_SIZES for parts in PARTITION_COUNTS}
         loopbacks = []
-        turn = 0
+        if len(brokers) > 1 and args.runs % len(brokers):
+            print(f"note: --runs {args.runs} is not a multiple of the {len(brokers)} brokers, so some of them "
+                  f"take a cell's first turn more often than others", flush=True)
         for run in range(args.runs):
             measuring(brokers, None)
             loopbacks.append(loopback_mb_s(args.loopback_seconds))
             print(f"run {run + 1}/{args.runs}: loopback {loopbacks[-1]:,.0f} MB/s", flush=True)
-            for size in RECORD_SIZES:
-                for partitions in PARTITION_COUNTS:
-                    # The order turns from cell to cell: a broker that leaves work behind after its
-                    # turn (writeback, a peer's background threads) must not always slow the same next one.
-                    turn += 1
-                    for broker in brokers[turn % len(brokers):] + brokers[:turn % len(brokers)]:
-                        measuring(brokers, broker)
-                        bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
-                                   records[size], args.producers, warmups[size])
+            for cell_index, (size, partitions) in enumerate(
+                    (size, partitions) for size in RECORD_SIZES for partitions in PARTITION_COUNTS):
+                # The order turns from cell to cell, and from run to run for each cell (over a
+                # multiple of len(brokers) runs every broker goes first equally often): a broker that
+                # leaves work behind after its turn (writeback, a peer's background threads) must not
+                # always slow the same next one. A turn counted over all cells did not move with the
+                # run when the cell count is a multiple of the broker count (two brokers, four cells).
+                turn = (run + cell_index + 1) % max(1, len(brokers))
+                for broker in brokers[turn:] + brokers[:turn]:
+                    measuring(brokers, broker)
+                    bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
+                               records[size], args.producers, warmups[size])
         print_table(names, cells, statistics.median(loopbacks), records, warmups)
         print(f"total {time.monotonic() - started_s:.0f} s")
     finally:
