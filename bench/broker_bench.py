@@ -101,6 +101,7 @@ Not a timed test.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import socket
@@ -202,6 +203,33 @@ def measuring(brokers: list[Broker], measured: Broker | None) -> None:
 # 0.57-1.05 M to 1.06-1.44 M msgs/s with -1 (three alternations).
 FRANZ_OVERRIDES = {"socket.receive.buffer.bytes": "-1", "socket.send.buffer.bytes": "-1",
                    "log.segment.delete.delay.ms": "0"}  # see the module docstring
+
+
+CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+def broker_cpu_s(broker: Broker) -> tuple[float, float] | None:
+    """(user, system) CPU seconds the broker's processes have used so far, from /proc; None for an
+    external broker. A peer is its whole process group (each is started in a session of its own);
+    franz is its one process, threads included. Printed per cell: on this VM a franz cell that
+    collapses shows it as system time (page-cache writes into memory the host took back)."""
+    if broker.process is None or broker.process.process is None:
+        return None
+    leader = broker.process.process.pid
+    whole_group = isinstance(broker.process, PeerProcess)
+    user = system = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or (not whole_group and int(entry) != leader):
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(entry) == leader or (whole_group and int(fields[2]) == leader):  # fields[2]: process group
+            user += int(fields[11])
+            system += int(fields[12])
+    return user / CLOCK_TICKS_PER_S, system / CLOCK_TICKS_PER_S
 
 
 def start_brokers(names: list[str], externals: dict[str, str], work_dir: Path) -> list[Broker]:
@@ -677,7 +705,11 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
     topic = f"bench-{size}b-{partitions}p-run{run}"
     try:
         create_topic(broker.bootstrap, topic, partitions)
+        cpu_before = broker_cpu_s(broker)
         msgs_s, mb_s, p99_ms = driver.produce(broker.bootstrap, topic, records, size, producers, warmup)
+        cpu_after = broker_cpu_s(broker)
+        cpu = ("" if cpu_before is None or cpu_after is None else
+               f" (broker cpu user {cpu_after[0] - cpu_before[0]:.2f} s, sys {cpu_after[1] - cpu_before[1]:.2f} s)")
         cell.produce_msgs_s.append(msgs_s)
         cell.produce_mb_s.append(mb_s)
         cell.produce_p99_ms.append(p99_ms)
@@ -699,7 +731,7 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
         else:
             cell.paced_p99_ms.append(paced_p99_ms)
         print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "
-              f"p99 {p99_ms:.1f} ms; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s; "
+              f"p99 {p99_ms:.1f} ms{cpu}; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s; "
               f"paced {paced_msgs_s:,.0f} msgs/s p99 {paced_p99_ms:.1f} ms", flush=True)
     except Exception as exc:  # noqa: BLE001 - one broker failing a cell must not lose the others' figures
         cell.failures.append(f"run {run + 1}: {str(exc).splitlines()[0][:300]}")
