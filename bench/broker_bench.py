@@ -217,16 +217,15 @@ def broker_cpu_s(broker: Broker) -> tuple[float, float] | None:
         return None
     leader = broker.process.process.pid
     whole_group = isinstance(broker.process, PeerProcess)
+    pids = [int(entry) for entry in os.listdir("/proc") if entry.isdigit()] if whole_group else [leader]
     user = system = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or (not whole_group and int(entry) != leader):
-            continue
+    for pid in pids:
         try:
-            with open(f"/proc/{entry}/stat") as stat:
+            with open(f"/proc/{pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:  # gone meanwhile
             continue
-        if int(entry) == leader or (whole_group and int(fields[2]) == leader):  # fields[2]: process group
+        if pid == leader or int(fields[2]) == leader:  # fields[2]: the process group
             user += int(fields[11])
             system += int(fields[12])
     return user / CLOCK_TICKS_PER_S, system / CLOCK_TICKS_PER_S

@@ -106,9 +106,14 @@ static int produce(const char *bootstrap, const char *topic, long records, int s
      * blocks on the first metadata fetch instead, so there only the first record waits for it.
      * One record delivered first makes the C driver measure what that tool measures. */
     if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, payload, size, NULL, 0,
-                         (void *)(intptr_t)WARMUP_INDEX) == -1
-        || rd_kafka_flush(rk, 30000) != RD_KAFKA_RESP_ERR_NO_ERROR || failed) {
-        fprintf(stderr, "warm-up record not delivered: %s\n", rd_kafka_err2str(rd_kafka_last_error()));
+                         (void *)(intptr_t)WARMUP_INDEX) == -1) {
+        fprintf(stderr, "warm-up record: %s\n", rd_kafka_err2str(rd_kafka_last_error()));
+        return 1;
+    }
+    rd_kafka_resp_err_t flushed = rd_kafka_flush(rk, 30000);
+    if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR || failed) {  /* a failed delivery printed its own error */
+        if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR)
+            fprintf(stderr, "warm-up record not delivered: %s\n", rd_kafka_err2str(flushed));
         return 1;
     }
     sent_ns = calloc(records, sizeof *sent_ns);

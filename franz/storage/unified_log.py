@@ -494,8 +494,8 @@ class UnifiedLog:
         else:
             bound = self._offset_metadata(self.last_stable_offset)
         if start_offset == bound.message_offset:
-            # A consumer caught up: LocalLog.read's answer, without looking up the segment. Above
-            # the log start offset and at most the log end, so it is in range.
+            # A consumer caught up: LocalLog.read's answer, without looking up the segment. Not
+            # below the log start offset (checked above) and at most the log end, so in range.
             return empty_fetch_data_info(bound, isolation == FetchIsolation.TXN_COMMITTED)
         return self.local_log.read(start_offset, max_length, min_one_message, bound,
                                    isolation == FetchIsolation.TXN_COMMITTED)
