@@ -10,8 +10,8 @@ Invariants:
 - A frame's size is checked against `socket.request.max.bytes` before any of
   its body is read; a negative or oversized size closes the connection with one
   log line (Kafka's InvalidReceiveException text).
-- Handlers start in arrival order (asyncio runs new tasks FIFO, so the first
-  step of handler n runs before that of handler n+1); responses are written in
+- Handlers start in arrival order: a handler's first step runs when its frame
+  is dispatched, before the next frame is looked at; responses are written in
   arrival order whatever order the handlers finish in.
 - Each dispatched request holds one of the broker's `queued.max.requests`
   slots from dispatch until its response is handed to the transport (or
@@ -26,9 +26,11 @@ of exactly its size and the socket reads the rest straight into it. After a
 frame of LARGE_FRAME_BYTES or more, the next read takes the next size prefix
 alone: producers send large frames back to back, and a full shared read would
 take up to socket_server.READ_BUFFER_SIZE_BYTES of the next one's body, only
-to copy it into that frame's buffer (a quarter of a 1 MiB produce). Responses
-that become ready in one loop iteration are corked and written together in the
-next (one syscall for many pipelined answers). A file region goes out with
+to copy it into that frame's buffer (a quarter of a 1 MiB produce). The answers
+of handlers that finish in their first step go out together at the end of the
+read that brought their frames; answers of handlers that waited, when they
+finish in one loop iteration, are corked and written together in the next (one
+syscall for many pipelined answers either way). A file region goes out with
 os.sendfile on the socket once the transport's buffer is empty; when the kernel
 buffer is full the channel waits for writability on a dup of the socket's
 descriptor (loops refuse add_writer on a transport's own), closed as soon as
@@ -39,12 +41,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import errno
 import logging
 import os
 import socket
 import struct
 import time
+from collections.abc import Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Final
 
 from franz.server.allocator import new_request_buffer
@@ -77,6 +81,37 @@ _SIZE_MAX: Final = 2**31 - 1
 _SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP}
 # Transports whose socket carries plain TCP bytes, so sendfile may write to it.
 _PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
+
+
+async def _resume(handling: Coroutine[Any, Any, Response], yielded: Any) -> Response:
+    """Go on with a handler whose first step ran outside a task and yielded `yielded`."""
+    return await _Resumed(handling, yielded)
+
+
+class _Resumed:
+    """Hands what the handler yields to the task running it and the task's answers
+    (results, exceptions, cancellation) back to the handler, as `await` would."""
+
+    __slots__ = ("_handling", "_yielded")
+
+    def __init__(self, handling: Coroutine[Any, Any, Response], yielded: Any) -> None:
+        self._handling, self._yielded = handling, yielded
+
+    def __await__(self) -> Generator[Any, Any, Response]:
+        handling, yielded = self._handling, self._yielded
+        while True:
+            try:
+                sent = yield yielded
+            except BaseException as exc:  # noqa: BLE001 - handed to the handler (cancellation included)
+                try:
+                    yielded = handling.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    yielded = handling.send(sent)
+                except StopIteration as stop:
+                    return stop.value
 
 
 class KafkaChannel(asyncio.BufferedProtocol):
@@ -116,6 +151,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._out_size_bytes = 0
         self._out_responses = 0
         self._out_scheduled = False
+        # A handler finished in its first step during this callback: its answer goes out
+        # at the callback's end, with the others of the same read.
+        self._answered_now = False
         self._write_paused = False
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._sendfile_fd: int | None = None
@@ -202,6 +240,12 @@ class KafkaChannel(asyncio.BufferedProtocol):
         return self._server._read_view
 
     def buffer_updated(self, nbytes: int) -> None:
+        self._receive(nbytes)
+        if self._answered_now:
+            self._answered_now = False
+            self._flush(now=True)
+
+    def _receive(self, nbytes: int) -> None:
         server = self._server
         server._touch(self)
         if self._closing:
@@ -307,7 +351,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._update_reading()
         if self._eof and not self._parked:
             self._pending.clear()  # a partial frame after EOF never completes
-            self._flush()
+        if self._answered_now or (self._eof and not self._parked):
+            self._answered_now = False
+            self._flush(now=True)
 
     def _throttle(self, throttle_ms: int) -> None:
         """Read nothing from this client for `throttle_ms` (a quota violation: the answer that
@@ -340,7 +386,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._transport.pause_reading()
 
     def _dispatch(self, frame: bytes | bytearray) -> None:
-        """Start the handler of one frame; its queue slot is already held."""
+        """Start the handler of one frame; its queue slot is already held.
+
+        The handler's first step runs here, as Python 3.12's eager tasks run it: most
+        requests (a produce appended on the loop, a metadata or a fetch with data) never
+        wait, and are answered without a task and the two loop iterations its step and
+        done-callback would take. A handler that does wait goes on in a task, in the
+        context its first step ran in."""
         server = self._server
         try:
             request = Request(self.connection_id, self._endpoint.listener_name, self.client_address,
@@ -351,13 +403,39 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._close()
             return
         try:
-            task = self._loop.create_task(server._handle(request))
+            handling = server._handle(request)
+            if not asyncio.iscoroutine(handling):
+                task = self._loop.create_task(handling)
+            else:
+                task = self._start_eagerly(handling)
         except Exception as exc:  # a handler that is not a coroutine function raised at once
             server._release_slot()
             self._handler_failed(request, exc)
             return
-        task.add_done_callback(self._on_handler_done)
+        if task.done():
+            self._answered_now = True
+        else:
+            task.add_done_callback(self._on_handler_done)
         self._inflight.append((task, request))
+
+    def _start_eagerly(self, handling: Coroutine[Any, Any, Response]) -> asyncio.Future[Response]:
+        """Run the handler's first step now: a finished future when it ends there, else its task."""
+        context = contextvars.copy_context()
+        try:
+            yielded = context.run(handling.send, None)
+        except StopIteration as stop:
+            finished = self._loop.create_future()
+            finished.set_result(stop.value)
+            return finished
+        except asyncio.CancelledError:
+            finished = self._loop.create_future()
+            finished.cancel()
+            return finished
+        except Exception as exc:  # noqa: BLE001 - the handler failed: answered as a failed task is
+            finished = self._loop.create_future()
+            finished.set_exception(exc)
+            return finished
+        return self._loop.create_task(_resume(handling, yielded), context=context)
 
     # -- sending -----------------------------------------------------------
 
@@ -386,8 +464,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 keep.append(entry)
         self._inflight = keep
 
-    def _flush(self) -> None:
-        """Send the answers at the head of the queue that are ready, in order."""
+    def _flush(self, now: bool = False) -> None:
+        """Send the answers at the head of the queue that are ready, in order: `now`, or
+        corked until the next loop iteration so that answers finishing in this one go
+        out in the same write."""
         inflight = self._inflight
         server = self._server
         while inflight and inflight[0][0].done():
@@ -417,9 +497,12 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._out_responses += 1
                 if self._out_size_bytes >= OUT_SIZE_BYTES_MAX:
                     self._write_out()
-        if self._out and not self._out_scheduled:
-            self._out_scheduled = True
-            self._loop.call_soon(self._write_out)
+        if self._out:
+            if now:
+                self._write_out()
+            elif not self._out_scheduled:
+                self._out_scheduled = True
+                self._loop.call_soon(self._write_out)
         if self._eof and not inflight and not self._sending and not self._parked and not self._out:
             self._close()
 

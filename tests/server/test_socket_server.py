@@ -5,6 +5,7 @@ Every test runs on asyncio's loop and on uvloop (the `loop_kind` fixture)."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import resource
@@ -184,6 +185,64 @@ def test_pipelined_requests_answered_in_order_when_completed_out_of_order(start_
             server.read(lambda i=i: gates[i].set())
         for i in range(count):
             assert raw.recv_frame(sock) == struct.pack(">i", i) + b"r%d" % i
+
+
+def test_handler_that_never_waits_runs_without_a_task_and_is_answered(start_server, raw):
+    tasks = []
+
+    async def handle(request):
+        tasks.append(asyncio.current_task())
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(b"".join(raw.request_frame(i, b"e%d" % i) for i in range(3)))
+        for i in range(3):
+            assert raw.recv_frame(sock) == struct.pack(">i", i) + b"e%d" % i
+    assert server.read(lambda: list(tasks)) == [None, None, None]
+
+
+def test_answers_of_handlers_done_at_once_wait_behind_one_that_waits(start_server, raw):
+    gate_holder: list[asyncio.Event] = []
+
+    async def handle(request):
+        if request.correlation_id == 0:
+            gate = asyncio.Event()
+            gate_holder.append(gate)
+            await gate.wait()
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(b"".join(raw.request_frame(i, b"m%d" % i) for i in range(4)))
+        wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == 4, "all four dispatched")
+        sock.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            sock.recv(1)  # 1-3 are done but must not overtake 0
+        sock.settimeout(raw.WAIT_S)
+        server.read(lambda: gate_holder[0].set())
+        for i in range(4):
+            assert raw.recv_frame(sock) == struct.pack(">i", i) + b"m%d" % i
+
+
+def test_handler_that_waits_goes_on_in_a_task_in_the_context_its_first_step_set(start_server, raw):
+    variable: contextvars.ContextVar[str] = contextvars.ContextVar("variable", default="unset")
+    seen = []
+
+    async def handle(request):
+        token = variable.set(f"request {request.correlation_id}")
+        seen.append(("first step", asyncio.current_task()))
+        await asyncio.sleep(0.01)
+        seen.append((variable.get(), asyncio.current_task() is not None))
+        variable.reset(token)  # a ValueError if the task ran in another context
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(5, b"ctx"))
+        assert raw.recv_frame(sock) == struct.pack(">i", 5) + b"ctx"
+    assert server.read(lambda: list(seen)) == [("first step", None), ("request 5", True)]
+    assert server.read(variable.get) == "unset"  # the loop's own context is untouched
 
 
 def test_no_response_and_close_connection_markers(start_server, raw):
@@ -492,8 +551,14 @@ def test_graceful_shutdown_stops_accepting_and_finishes_in_flight_requests(start
 def test_shutdown_closes_connections_whose_requests_outlast_the_drain_bound(start_server, raw, caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
 
+    outcome = []
+
     async def handle(request):
-        await asyncio.Event().wait()  # never answers
+        try:
+            await asyncio.Event().wait()  # never answers
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
 
     server = start_server(handle)
     with server.connect() as sock:
@@ -502,6 +567,7 @@ def test_shutdown_closes_connections_whose_requests_outlast_the_drain_bound(star
         server.stop(drain_timeout_ms=100)
         raw.assert_closed_by_server(sock)
     assert any("still outstanding" in line for line in log_lines(caplog))
+    assert outcome == ["cancelled"]  # the cancellation reaches a handler started outside its task
 
 
 def test_shutdown_during_a_stalled_file_region_closes_the_socket_and_leaks_no_descriptor(
