@@ -91,7 +91,9 @@ GB/s, the next GB 260 MB/s, 2.9 GB/s again once the first two were removed), so
 a cell of franz's, the one broker here that writes its log to disk as it goes,
 paid for the topics of the cells before it (1 KiB produce at 78-145k msgs/s in
 such runs, ~550k otherwise). ratio = franz / best
-peer (for p99 the lowest peer latency; below 1 is better there). kcat is not
+peer (for p99 the lowest peer latency; below 1 is better there), to three
+places: paced p99s of different brokers are often within 0.1 ms of each other
+(they sit just above linger.ms), so those are printed to 0.01 ms. kcat is not
 a driver: the Debian kcat links librdkafka 2.0.2, whose ApiVersions exchange
 with Tansu 0.6.0 fails ("Read underflow"), and it reports no latencies.
 
@@ -593,7 +595,7 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
                     ("produce msgs/s", "produce_msgs_s", 0, False, loopback * MIB / size),
                     ("produce MB/s", "produce_mb_s", 1, False, loopback),
                     ("produce p99 ms", "produce_p99_ms", 1, True, None),
-                    ("paced p99 ms", "paced_p99_ms", 1, True, None),
+                    ("paced p99 ms", "paced_p99_ms", 2, True, None),
                     ("consume msgs/s", "consume_msgs_s", 0, False, loopback * MIB / size),
                     ("consume MB/s", "consume_mb_s", 1, False, loopback),
                     ("raw fetch MB/s", "raw_fetch_mb_s", 1, False, loopback)):
@@ -602,7 +604,7 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
                 best = (min if lower_is_better else max)(peer_values) if peer_values else None
                 ratio = values["franz"] / best if values.get("franz") is not None and best else None
                 rows.append([f"{size} B", str(partitions), label] + [_fmt(values[n], digits) for n in names]
-                            + [_fmt(limit, digits), _fmt(ratio, 2)])
+                            + [_fmt(limit, digits), _fmt(ratio, 3)])
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
     print()
     print("  ".join(h.rjust(w) if i > 2 else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
@@ -731,7 +733,7 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
             cell.paced_p99_ms.append(paced_p99_ms)
         print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "
               f"p99 {p99_ms:.1f} ms{cpu}; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s; "
-              f"paced {paced_msgs_s:,.0f} msgs/s p99 {paced_p99_ms:.1f} ms", flush=True)
+              f"paced {paced_msgs_s:,.0f} msgs/s p99 {paced_p99_ms:.2f} ms", flush=True)
     except Exception as exc:  # noqa: BLE001 - one broker failing a cell must not lose the others' figures
         cell.failures.append(f"run {run + 1}: {str(exc).splitlines()[0][:300]}")
         print(f"  {broker.name:6} {size:5} B {partitions} parts: FAILED {str(exc)[:300]}", flush=True)
