@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import collections.abc
 import contextvars
 import errno
 import logging
@@ -83,35 +84,33 @@ _SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errn
 _PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
 
 
-async def _resume(handling: Coroutine[Any, Any, Response], yielded: Any) -> Response:
-    """Go on with a handler whose first step ran outside a task and yielded `yielded`."""
-    return await _Resumed(handling, yielded)
+class _Resumed(collections.abc.Coroutine):
+    """The rest of a handler whose first step ran outside a task, for a task to run: the
+    task's first send gets what that step yielded (as if the handler yielded it now);
+    after that, sends and throws (a cancellation included, even one that comes before
+    the task's first step) go to the handler."""
 
+    __slots__ = ("_handling", "_first_yield", "_started")
 
-class _Resumed:
-    """Hands what the handler yields to the task running it and the task's answers
-    (results, exceptions, cancellation) back to the handler, as `await` would."""
+    def __init__(self, handling: Coroutine[Any, Any, Response], first_yield: Any) -> None:
+        self._handling, self._first_yield, self._started = handling, first_yield, False
 
-    __slots__ = ("_handling", "_yielded")
+    def send(self, value: Any) -> Any:
+        if not self._started:
+            self._started = True
+            first_yield, self._first_yield = self._first_yield, None
+            return first_yield
+        return self._handling.send(value)
 
-    def __init__(self, handling: Coroutine[Any, Any, Response], yielded: Any) -> None:
-        self._handling, self._yielded = handling, yielded
+    def throw(self, *exc_info: Any) -> Any:
+        self._started, self._first_yield = True, None
+        return self._handling.throw(*exc_info)
+
+    def close(self) -> None:
+        self._handling.close()
 
     def __await__(self) -> Generator[Any, Any, Response]:
-        handling, yielded = self._handling, self._yielded
-        while True:
-            try:
-                sent = yield yielded
-            except BaseException as exc:  # noqa: BLE001 - handed to the handler (cancellation included)
-                try:
-                    yielded = handling.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
-            else:
-                try:
-                    yielded = handling.send(sent)
-                except StopIteration as stop:
-                    return stop.value
+        raise TypeError("a resumed handler is run by its task, not awaited")
 
 
 class KafkaChannel(asyncio.BufferedProtocol):
@@ -435,7 +434,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             finished = self._loop.create_future()
             finished.set_exception(exc)
             return finished
-        return self._loop.create_task(_resume(handling, yielded), context=context)
+        return self._loop.create_task(_Resumed(handling, yielded), context=context)
 
     # -- sending -----------------------------------------------------------
 

@@ -48,6 +48,15 @@ def log_lines(caplog, level=logging.INFO) -> list[str]:
             if r.name == LOGGER and r.levelno >= level and not r.getMessage().startswith("Listening on")]
 
 
+async def noting_cancellation(awaitable, outcome: list[str]) -> None:
+    """Await `awaitable`, noting in `outcome` a cancellation that reaches it."""
+    try:
+        await awaitable
+    except asyncio.CancelledError:
+        outcome.append("cancelled")
+        raise
+
+
 def test_port_zero_binds_a_free_port_and_exposes_it(start_server, raw):
     server = start_server(raw.echo_handler)
     assert server.port > 0
@@ -243,6 +252,26 @@ def test_handler_that_waits_goes_on_in_a_task_in_the_context_its_first_step_set(
         assert raw.recv_frame(sock) == struct.pack(">i", 5) + b"ctx"
     assert server.read(lambda: list(seen)) == [("first step", None), ("request 5", True)]
     assert server.read(variable.get) == "unset"  # the loop's own context is untouched
+
+
+def test_handler_task_cancelled_before_its_first_step_gets_the_cancellation(start_server, raw):
+    outcome = []
+
+    def cancel_every_handler_task(server):
+        for conn in server.server._connections:
+            for task, _request in conn._inflight:
+                task.cancel()
+
+    async def handle(request):
+        # Queued before the task that goes on with this handler takes its first step.
+        asyncio.get_running_loop().call_soon(cancel_every_handler_task, server)
+        await noting_cancellation(asyncio.sleep(30), outcome)
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1))
+        wait_until(lambda: server.read(lambda: list(outcome)) == ["cancelled"], "the handler to be cancelled")
+        raw.assert_closed_by_server(sock)  # a cancelled handler closes its connection
 
 
 def test_no_response_and_close_connection_markers(start_server, raw):
@@ -554,11 +583,7 @@ def test_shutdown_closes_connections_whose_requests_outlast_the_drain_bound(star
     outcome = []
 
     async def handle(request):
-        try:
-            await asyncio.Event().wait()  # never answers
-        except asyncio.CancelledError:
-            outcome.append("cancelled")
-            raise
+        await noting_cancellation(asyncio.Event().wait(), outcome)  # never answers
 
     server = start_server(handle)
     with server.connect() as sock:
