@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import collections.abc
 import contextvars
 import errno
 import logging
@@ -84,7 +83,7 @@ _SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errn
 _PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
 
 
-class _Resumed(collections.abc.Coroutine):
+class _Resumed(Coroutine):
     """The rest of a handler whose first step ran outside a task, for a task to run: the
     task's first send gets what that step yielded (as if the handler yielded it now);
     after that, sends and throws (a cancellation included, even one that comes before
@@ -420,21 +419,18 @@ class KafkaChannel(asyncio.BufferedProtocol):
     def _start_eagerly(self, handling: Coroutine[Any, Any, Response]) -> asyncio.Future[Response]:
         """Run the handler's first step now: a finished future when it ends there, else its task."""
         context = contextvars.copy_context()
+        finished = self._loop.create_future()
         try:
             yielded = context.run(handling.send, None)
         except StopIteration as stop:
-            finished = self._loop.create_future()
             finished.set_result(stop.value)
-            return finished
         except asyncio.CancelledError:
-            finished = self._loop.create_future()
             finished.cancel()
-            return finished
         except Exception as exc:  # noqa: BLE001 - the handler failed: answered as a failed task is
-            finished = self._loop.create_future()
             finished.set_exception(exc)
-            return finished
-        return self._loop.create_task(_Resumed(handling, yielded), context=context)
+        else:
+            return self._loop.create_task(_Resumed(handling, yielded), context=context)
+        return finished
 
     # -- sending -----------------------------------------------------------
 
