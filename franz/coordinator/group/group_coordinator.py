@@ -226,27 +226,75 @@ class GroupCoordinator:
 
     async def _update_static_member(self, version: int, group: ClassicGroup, old_member_id: str,
                                     new_member_id: str, request: _JoinRequest) -> dict:
+        """A known static member rejoined without its member id (GroupMetadataManager.
+        updateStaticMemberThenRebalanceOrCompleteJoin): it takes the new id, and a Stable group
+        whose selected protocol stays the same keeps its generation and assignment, whether the
+        member led it or not (KIP-345); otherwise the group rebalances."""
         old = group.members[old_member_id]
-        protocols_changed = not old.matches(request.protocols)
         # The old incarnation is fenced: its parked answers end now.
         if old.is_awaiting_join:
             group.complete_join_future(old, join_error(version, Errors.FENCED_INSTANCE_ID, old_member_id))
         group.complete_sync_future(old, _sync_answer(Errors.FENCED_INSTANCE_ID))
         self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, old_member_id))
+        current_leader = group.leader_id
         member = group.replace_static_member(request.instance_id, old_member_id, new_member_id)
         member.client_id, member.client_host = request.client_id, request.client_host
-        if group.is_in_state(GroupState.STABLE) and not protocols_changed and not group.is_leader(new_member_id):
-            member.rebalance_timeout_ms = request.rebalance_timeout_ms
-            member.session_timeout_ms = request.session_timeout_ms
-            self._schedule_heartbeat(group, new_member_id, member.session_timeout_ms)
-            await self._write_metadata(group, group.metadata_value())
-            return self._join_answer(version, group, member, with_members=False)
+        previous = (member.supported_protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
         future = asyncio.get_running_loop().create_future()
         group.update_member(member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms,
                             future)
         self._schedule_heartbeat(group, new_member_id, member.session_timeout_ms)
-        self._maybe_prepare_rebalance_or_complete_join(group, f"Static member {request.instance_id} rejoined")
+        if group.is_in_state(GroupState.STABLE):
+            if group.protocol_name == group.select_protocol():
+                logger.info("Static member which joins during Stable stage and doesn't affect the selected "
+                            "protocol will not trigger a rebalance.")
+                await self._keep_generation_for_static_member(version, group, member, old_member_id,
+                                                              current_leader, previous)
+            else:
+                self._maybe_prepare_rebalance_or_complete_join(
+                    group, f"Group's selectedProtocol will change because static member {new_member_id} with "
+                           f"instance id {request.instance_id} joined with change of protocol")
+        elif group.is_in_state(GroupState.COMPLETING_REBALANCE):
+            # The old member id may already be in the leader's assignment: only a new
+            # generation gives the new id its share.
+            self.prepare_rebalance(group, f"Updating metadata for static member {new_member_id} with instance id "
+                                          f"{request.instance_id}")
+        else:
+            self._maybe_prepare_rebalance_or_complete_join(group, f"Static member {request.instance_id} rejoined")
         return await future
+
+    async def _keep_generation_for_static_member(self, version: int, group: ClassicGroup,
+                                                 member: ClassicGroupMember, old_member_id: str,
+                                                 current_leader: str | None, previous: tuple) -> None:
+        """Persist the static member's new id, then answer its join for the current generation:
+        from JoinGroup v9 a returning leader is told so with skip_assignment (it keeps the
+        assignment it made); before v9 it is named as the old leader id, so it syncs as a
+        follower. A failed write puts the old member id back and answers with the error."""
+        new_member_id = member.member_id
+        try:
+            await self._write_metadata(group, group.metadata_value())
+        except GroupError as exc:
+            future = member.join_future
+            if future is None or future.done():
+                return  # a rebalance meanwhile answered the join: the new id is the member's now
+            logger.warning("Failed to persist metadata for group %s static member %s with group instance id %s "
+                           "due to %s. Reverting to old member id %s.", group.group_id, new_member_id,
+                           member.group_instance_id, Errors(exc.code).name, old_member_id)
+            protocols, rebalance_timeout_ms, session_timeout_ms = previous
+            group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, None)
+            group.replace_static_member(member.group_instance_id, new_member_id, old_member_id)
+            self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, new_member_id))
+            self._schedule_heartbeat(group, old_member_id, member.session_timeout_ms)
+            future.set_result(join_error(version, exc.code))
+            return
+        if version >= 9:
+            is_leader = group.is_leader(new_member_id)
+            answer = self._join_answer(version, group, member, with_members=is_leader)
+            answer["skip_assignment"] = is_leader
+        else:
+            answer = self._join_answer(version, group, member, with_members=False)
+            answer["leader"] = current_leader or ""
+        group.complete_join_future(member, answer)
 
     # -- rebalance -----------------------------------------------------------------
 

@@ -60,6 +60,46 @@ def test_three_confluent_consumers_split_eight_partitions_and_rebalance_when_one
     split_and_take_over(group_broker.bootstrap, "split", [_consumer(group_broker.bootstrap, "three") for _ in range(3)])
 
 
+def test_a_static_leader_back_within_its_session_timeout_gets_its_partitions_without_a_rebalance(group_broker):
+    """KIP-345: a member with group.instance.id sends no LeaveGroup when it closes, and when it
+    returns under a new member id it takes its old assignment. That holds for the group's
+    leader too: the other member is never revoked."""
+    bootstrap = group_broker.bootstrap
+    _create(bootstrap, "static", 4)
+    _produce(bootstrap, "static", [b"s%d" % i for i in range(40)], 4)
+    revoked: list = []
+
+    def static_member(name: str, **callbacks) -> Consumer:
+        member = _consumer(bootstrap, "static", **{"group.instance.id": name, "partition.assignment.strategy": "range"})
+        member.subscribe(["static"], **callbacks)
+        return member
+
+    def owned(member: Consumer) -> list[int]:
+        return sorted(tp.partition for tp in member.assignment())
+
+    leader = static_member("leader")
+    members = [leader]
+    try:
+        _poll_until(members, lambda: owned(leader) == [0, 1, 2, 3], [])  # alone: it leads the group
+        follower = static_member("follower", on_revoke=lambda _consumer, partitions: revoked.append(partitions))
+        members.append(follower)
+        received: list = []
+        _poll_until(members, lambda: len(owned(leader)) == 2 and len(owned(follower)) == 2 and len(received) >= 40,
+                    received)
+        before = owned(leader), owned(follower)
+        assert revoked == []
+        leader.close()
+        members.remove(leader)
+        leader = static_member("leader")
+        members.append(leader)
+        _poll_until(members, lambda: owned(leader) == before[0], [])
+        assert owned(follower) == before[1]
+        assert revoked == []
+    finally:
+        for member in members:
+            member.close()
+
+
 def split_and_take_over(bootstrap: str, topic: str, consumers: list[Consumer]) -> None:
     """Three consumers of one group split eight partitions, one each; when the first closes,
     the other two take all eight, four each. Closes the consumers."""

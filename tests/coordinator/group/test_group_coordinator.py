@@ -15,7 +15,7 @@ import pytest
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
-from franz.coordinator.group.group_metadata import GroupState
+from franz.coordinator.group.group_metadata import GroupError, GroupState
 from franz.protocol.errors import Errors
 from franz.server.kafka_config import KafkaConfig
 from franz.server.kafka_server import KafkaServer
@@ -181,6 +181,72 @@ def test_a_static_member_rejoining_fences_its_old_member_id(tmp_path):
         assert heartbeat(server, "g", again["generation_id"], static["member_id"], "instance-1") \
             == Errors.FENCED_INSTANCE_ID
         assert heartbeat(server, "g", again["generation_id"], again["member_id"], "instance-1") == Errors.NONE
+    run(tmp_path, scenario)
+
+
+async def stable_static_pair(server, group_id: str) -> tuple[str, str, int]:
+    """A Stable group of two static members, "instance-0" leading: (leader id, follower id, generation)."""
+    coordinator = server.group_coordinator.coordinator
+    leader_id, _ = await stable_single_member_group_of(server, group_id, "instance-0")
+    second = asyncio.ensure_future(join(server, group_id, instance_id="instance-1"))
+    await wait_until(lambda: coordinator.group(group_id).state == GroupState.PREPARING_REBALANCE, "rebalance")
+    await join(server, group_id, member_id=leader_id, instance_id="instance-0")
+    follower = await second
+    generation = follower["generation_id"]
+    assignments = [(leader_id, b"leader's"), (follower["member_id"], b"follower's")]
+    await sync(server, group_id, generation, leader_id, assignments)
+    assert (await sync(server, group_id, generation, follower["member_id"]))["assignment"] == b"follower's"
+    return leader_id, follower["member_id"], generation
+
+
+async def stable_single_member_group_of(server, group_id: str, instance_id: str) -> tuple[str, int]:
+    joined = await join(server, group_id, instance_id=instance_id)
+    assert joined["error_code"] == Errors.NONE
+    await sync(server, group_id, joined["generation_id"], joined["member_id"], [(joined["member_id"], b"alone")])
+    return joined["member_id"], joined["generation_id"]
+
+
+@pytest.mark.parametrize("version", [5, 9])
+def test_a_static_leader_rejoining_keeps_the_generation_and_its_assignment(tmp_path, version):
+    """From JoinGroup v9 the returning leader is told it leads, with the members, and to skip
+    the assignment (KIP-814); before v9 the answer names its old id as the leader, so it syncs
+    as a follower. Either way it gets the assignment it made, and the follower stays."""
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        leader_id, follower_id, generation = await stable_static_pair(server, "g")
+        # restarted: no member id
+        again = await coordinator.join_group(version, "client", "/127.0.0.1", join_body("g", instance_id="instance-0"))
+        assert again["error_code"] == Errors.NONE and again["member_id"] != leader_id
+        assert again["generation_id"] == generation and coordinator.group("g").state == GroupState.STABLE
+        if version >= 9:
+            assert again["leader"] == again["member_id"] and again["skip_assignment"] is True
+            assert sorted(m["member_id"] for m in again["members"]) == sorted([again["member_id"], follower_id])
+        else:
+            assert again["leader"] == leader_id and again["members"] == [] and again["skip_assignment"] is False
+        assert (await sync(server, "g", generation, again["member_id"]))["assignment"] == b"leader's"
+        assert heartbeat(server, "g", generation, follower_id, "instance-1") == Errors.NONE
+        assert heartbeat(server, "g", generation, leader_id, "instance-0") == Errors.FENCED_INSTANCE_ID
+    run(tmp_path, scenario)
+
+
+def test_a_static_member_whose_new_id_cannot_be_written_keeps_its_old_one(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        leader_id, follower_id, generation = await stable_static_pair(server, "g")
+        write = coordinator._write_metadata
+
+        async def failing_once(group, value):  # the __consumer_offsets append fails, once
+            coordinator._write_metadata = write
+            raise GroupError(Errors.NOT_COORDINATOR, "the append failed")
+        coordinator._write_metadata = failing_once
+        again = await join(server, "g", instance_id="instance-1")
+        assert again["error_code"] == Errors.NOT_COORDINATOR and again["member_id"] == ""
+        group = coordinator.group("g")
+        assert group.static_member_id("instance-1") == follower_id and set(group.members) == {leader_id, follower_id}
+        assert group.state == GroupState.STABLE and group.num_members_awaiting_join == 0
+        assert heartbeat(server, "g", generation, follower_id, "instance-1") == Errors.NONE
+        retried = await join(server, "g", instance_id="instance-1")
+        assert retried["error_code"] == Errors.NONE and retried["generation_id"] == generation
     run(tmp_path, scenario)
 
 
