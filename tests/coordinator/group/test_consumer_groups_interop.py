@@ -56,8 +56,13 @@ def _poll_until(consumers: list[Consumer], done, received: list) -> None:
                 received.append(message.value())
 
 
-def test_three_confluent_consumers_split_eight_partitions_and_rebalance_when_one_leaves(group_broker):
-    split_and_take_over(group_broker.bootstrap, "split", [_consumer(group_broker.bootstrap, "three") for _ in range(3)])
+# librdkafka's default (range, then roundrobin), each eager assignor alone, and cooperative-sticky,
+# whose incremental rebalances (KIP-429) revoke only what moves and rejoin at once.
+@pytest.mark.parametrize("strategy", ["range,roundrobin", "roundrobin", "cooperative-sticky"])
+def test_three_confluent_consumers_split_eight_partitions_and_rebalance_when_one_leaves(group_broker, strategy):
+    bootstrap = group_broker.bootstrap
+    consumers = [_consumer(bootstrap, "three", **{"partition.assignment.strategy": strategy}) for _ in range(3)]
+    split_and_take_over(bootstrap, "split", consumers)
 
 
 def test_a_static_leader_back_within_its_session_timeout_gets_its_partitions_without_a_rebalance(group_broker):
