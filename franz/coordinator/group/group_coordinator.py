@@ -76,7 +76,7 @@ def join_error(version: int, code: int, member_id: str = UNKNOWN_MEMBER_ID) -> d
             "member_id": member_id, "members": []}
 
 
-def _sync_answer(code: int, assignment: bytes = b"", protocol_type: str | None = None,
+def sync_answer(code: int, assignment: bytes = b"", protocol_type: str | None = None,
                  protocol_name: str | None = None) -> dict:
     return {"error_code": code, "protocol_type": protocol_type, "protocol_name": protocol_name,
             "assignment": assignment}
@@ -134,9 +134,10 @@ class GroupCoordinator:
                 return join_error(version, Errors.UNKNOWN_MEMBER_ID, member_id)
             group = self.get_or_create_group(group_id)
         if not self._accept_joining_member(group, member_id):
-            if group.has_member(member_id):
-                self._remove_member_and_update_group(group, group.members[member_id], "group max size")
-            return join_error(version, Errors.GROUP_MAX_SIZE_REACHED, member_id)
+            # Kafka only drops the id (a member, or a pending one): a member turned away is
+            # never one awaiting its join, and the rebalance goes on at its own pace.
+            group.remove(member_id)
+            return join_error(version, Errors.GROUP_MAX_SIZE_REACHED)
         if group.is_in_state(GroupState.DEAD):
             return join_error(version, Errors.COORDINATOR_NOT_AVAILABLE, member_id)
         protocol_type = body["protocol_type"]
@@ -234,7 +235,7 @@ class GroupCoordinator:
         # The old incarnation is fenced: its parked answers end now.
         if old.is_awaiting_join:
             group.complete_join_future(old, join_error(version, Errors.FENCED_INSTANCE_ID, old_member_id))
-        group.complete_sync_future(old, _sync_answer(Errors.FENCED_INSTANCE_ID))
+        group.complete_sync_future(old, sync_answer(Errors.FENCED_INSTANCE_ID))
         self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, old_member_id))
         current_leader = group.leader_id
         member = group.replace_static_member(request.instance_id, old_member_id, new_member_id)
@@ -377,9 +378,12 @@ class GroupCoordinator:
         self.prepare_rebalance(group, "Removing members who did not sync in time")
 
     def _reset_and_propagate_assignment_error(self, group: ClassicGroup, error: Errors) -> None:
-        for member in group.members.values():
+        for member in list(group.members.values()):
             member.assignment = b""
-            group.complete_sync_future(member, _sync_answer(error))
+            if member.is_awaiting_sync:
+                group.complete_sync_future(member, sync_answer(error))
+                # Its heartbeats were satisfied by the wait: the session counts again from now.
+                self._schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
 
     # -- sessions ------------------------------------------------------------------
 
@@ -412,18 +416,17 @@ class GroupCoordinator:
         if is_pending:
             logger.info("Pending member %s in group %s has been removed after session timeout expiration.",
                         member_id, group.group_id)
-            group.pending_members.discard(member_id)
-            if group.is_in_state(GroupState.PREPARING_REBALANCE):
-                self.join_purgatory.check_and_complete(("join", group.group_id))
+            group.remove(member_id)
+            self._complete_join_if_all_joined(group)
             return
         member = group.members[member_id]
         logger.info("Member %s in group %s has failed, removing it from the group", member_id, group.group_id)
         self._remove_member_and_update_group(group, member, "session timeout")
 
     def _remove_member(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
-        if member.is_awaiting_join:
-            group.complete_join_future(member, join_error(9, Errors.UNKNOWN_MEMBER_ID, member.member_id))
-        group.complete_sync_future(member, _sync_answer(Errors.UNKNOWN_MEMBER_ID))
+        if member.is_awaiting_join:  # retried by a live consumer
+            group.complete_join_future(member, join_error(9, Errors.UNKNOWN_MEMBER_ID))
+        group.complete_sync_future(member, sync_answer(Errors.UNKNOWN_MEMBER_ID))
         self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, member.member_id))
         group.remove(member.member_id)
 
@@ -431,8 +434,15 @@ class GroupCoordinator:
         self._remove_member(group, member)
         if group.is_in_state(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             self.prepare_rebalance(group, f"removing member {member.member_id} on {reason}")
-        elif group.is_in_state(GroupState.PREPARING_REBALANCE):
-            self.join_purgatory.check_and_complete(("join", group.group_id))
+        else:
+            self._complete_join_if_all_joined(group)
+
+    def _complete_join_if_all_joined(self, group: ClassicGroup) -> None:
+        """After a failed member left: a join phase whose remaining members have all joined ends
+        now, the initial one included (unlike a join or a LeaveGroup, which wait it out)."""
+        if group.is_in_state(GroupState.PREPARING_REBALANCE) and group.has_all_members_joined():
+            self.join_purgatory.cancel_for_key(("join", group.group_id))
+            self.on_complete_join(group)
 
     # -- SyncGroup -----------------------------------------------------------------
 
@@ -440,27 +450,27 @@ class GroupCoordinator:
         group = self.groups.get(body["group_id"])
         member_id = body["member_id"]
         if group is None:
-            return _sync_answer(Errors.UNKNOWN_MEMBER_ID)
+            return sync_answer(Errors.UNKNOWN_MEMBER_ID)
         if group.is_in_state(GroupState.DEAD):
-            return _sync_answer(Errors.COORDINATOR_NOT_AVAILABLE)
+            return sync_answer(Errors.COORDINATOR_NOT_AVAILABLE)
         error = self._validate_existing_member(group, member_id, body["group_instance_id"])
         if error != Errors.NONE:
-            return _sync_answer(error)
+            return sync_answer(error)
         if body["generation_id"] != group.generation_id:
-            return _sync_answer(Errors.ILLEGAL_GENERATION)
+            return sync_answer(Errors.ILLEGAL_GENERATION)
         if _inconsistent(body["protocol_type"], group.protocol_type) \
                 or _inconsistent(body["protocol_name"], group.protocol_name):
-            return _sync_answer(Errors.INCONSISTENT_GROUP_PROTOCOL)
+            return sync_answer(Errors.INCONSISTENT_GROUP_PROTOCOL)
         member = group.members[member_id]
         if group.is_in_state(GroupState.PREPARING_REBALANCE):
-            return _sync_answer(Errors.REBALANCE_IN_PROGRESS)
+            return sync_answer(Errors.REBALANCE_IN_PROGRESS)
         group.pending_sync_members.discard(member_id)
         self.heartbeat_purgatory.check_and_complete(("sync", group.group_id))
         if group.is_in_state(GroupState.STABLE):
-            return _sync_answer(Errors.NONE, member.assignment, group.protocol_type, group.protocol_name)
+            return sync_answer(Errors.NONE, member.assignment, group.protocol_type, group.protocol_name)
         assert group.is_in_state(GroupState.COMPLETING_REBALANCE)
         future = asyncio.get_running_loop().create_future()
-        group.complete_sync_future(member, _sync_answer(Errors.REBALANCE_IN_PROGRESS))
+        group.complete_sync_future(member, sync_answer(Errors.REBALANCE_IN_PROGRESS))
         member.sync_future = future
         if group.is_leader(member_id):
             assignment = {entry["member_id"]: bytes(entry["assignment"]) for entry in body["assignments"]}
@@ -487,7 +497,7 @@ class GroupCoordinator:
                     group.leader_id, group.group_id, group.generation_id, group.size)
         for member in list(group.members.values()):
             if member.is_awaiting_sync:
-                group.complete_sync_future(member, _sync_answer(Errors.NONE, member.assignment, group.protocol_type,
+                group.complete_sync_future(member, sync_answer(Errors.NONE, member.assignment, group.protocol_type,
                                                                 group.protocol_name))
                 self._schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
 
@@ -518,11 +528,13 @@ class GroupCoordinator:
     def leave_group(self, group_id: str, identities: list[dict]) -> tuple[Errors, list[dict]]:
         """(top-level error, one answer per member identity)."""
         group = self.groups.get(group_id)
-        if group is None:
-            return Errors.UNKNOWN_MEMBER_ID, []
+        if group is None:  # Kafka answers each member, not the request
+            return Errors.NONE, [{"member_id": identity["member_id"], "group_instance_id": identity.get(
+                "group_instance_id"), "error_code": Errors.UNKNOWN_MEMBER_ID} for identity in identities]
         if group.is_in_state(GroupState.DEAD):
             return Errors.COORDINATOR_NOT_AVAILABLE, []
         answers = []
+        left = []
         for identity in identities:
             member_id, instance_id = identity["member_id"], identity.get("group_instance_id")
             answer = {"member_id": member_id, "group_instance_id": instance_id, "error_code": Errors.NONE}
@@ -533,9 +545,10 @@ class GroupCoordinator:
                     answer["error_code"] = Errors.UNKNOWN_MEMBER_ID
                     continue
             elif member_id in group.pending_members:
-                group.pending_members.discard(member_id)
+                group.remove(member_id)
                 self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, member_id))
-                self._maybe_prepare_rebalance_or_complete_join(group, f"pending member {member_id} left")
+                logger.info("Pending member %s has left group %s through explicit LeaveGroup", member_id, group_id)
+                left.append(member_id)
                 continue
             else:
                 error = self._validate_existing_member(group, member_id, instance_id)
@@ -545,7 +558,13 @@ class GroupCoordinator:
             reason = identity.get("reason") or "the consumer is being closed"
             logger.info("Member %s has left group %s through explicit LeaveGroup; client reason: %s", member_id,
                         group_id, reason)
-            self._remove_member_and_update_group(group, group.members[member_id], "LeaveGroup")
+            self._remove_member(group, group.members[member_id])
+            left.append(member_id)
+        # Every member of the batch is gone before the group moves on, once.
+        if left and group.is_in_state(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            self.prepare_rebalance(group, f"explicit LeaveGroup request for ({', '.join(left)}) members")
+        elif left and group.is_in_state(GroupState.PREPARING_REBALANCE):
+            self.join_purgatory.check_and_complete(("join", group.group_id))
         return Errors.NONE, answers
 
     # -- group lifecycle -------------------------------------------------------------
@@ -564,7 +583,7 @@ class GroupCoordinator:
         for member in list(group.members.values()):
             self.heartbeat_purgatory.cancel_for_key(("heartbeat", group.group_id, member.member_id))
             group.complete_join_future(member, join_error(9, Errors.COORDINATOR_NOT_AVAILABLE, member.member_id))
-            group.complete_sync_future(member, _sync_answer(Errors.COORDINATOR_NOT_AVAILABLE))
+            group.complete_sync_future(member, sync_answer(Errors.COORDINATOR_NOT_AVAILABLE))
         self.join_purgatory.cancel_for_key(("join", group.group_id))
         self.heartbeat_purgatory.cancel_for_key(("sync", group.group_id))
         if not group.is_in_state(GroupState.DEAD):

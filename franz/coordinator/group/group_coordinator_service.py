@@ -36,7 +36,9 @@ from franz.coordinator.group.coordinator_loader import (
 )
 from franz.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupState
 from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator
-from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator, join_error
+from franz.coordinator.group.group_coordinator import (
+    UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator, join_error, sync_answer,
+)
 from franz.coordinator.group.group_coordinator_shard import read_partitions, replay
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
@@ -192,14 +194,26 @@ class GroupCoordinatorService:
                 return {**join_error(request.api_version, exc.code, body["member_id"]), "throttle_time_ms": 0}
         answer = await self.coordinator.join_group(request.api_version, request.client_id or "", client_host, body)
         answer["throttle_time_ms"] = 0
+        # A parked join may be answered by code that does not know its version
+        # (JoinGroupResponse's constructor): before v7 the protocol name is not nullable.
+        if request.api_version < 7 and answer["protocol_name"] is None:
+            answer["protocol_name"] = ""
+        elif request.api_version >= 7 and answer["protocol_name"] == "":
+            answer["protocol_name"] = None
         return answer
 
     async def handle_sync_group(self, request, body: dict) -> dict:
+        if not body["group_id"]:
+            return {"throttle_time_ms": 0, **sync_answer(Errors.INVALID_GROUP_ID)}
+        if request.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
+            return {"throttle_time_ms": 0, **sync_answer(Errors.INCONSISTENT_GROUP_PROTOCOL)}  # mandatory from v5
         answer = await self.coordinator.sync_group(body)
         answer["throttle_time_ms"] = 0
         return answer
 
     async def handle_heartbeat(self, request, body: dict) -> dict:
+        if not body["group_id"]:
+            return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID}
         return {"throttle_time_ms": 0, "error_code": self.coordinator.heartbeat(body)}
 
     async def handle_leave_group(self, request, body: dict) -> dict:
@@ -208,6 +222,8 @@ class GroupCoordinatorService:
             identities = body["members"]
         else:
             identities = [{"member_id": body["member_id"], "group_instance_id": None}]
+        if not body["group_id"]:
+            return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID, "members": []}
         error, answers = self.coordinator.leave_group(body["group_id"], identities)
         if version < 3 and error == Errors.NONE and answers:
             error = Errors(answers[0]["error_code"])

@@ -169,6 +169,8 @@ class ClassicGroup:
         self.pending_members.discard(member.member_id)
 
     def remove(self, member_id: str) -> ClassicGroupMember | None:
+        """Drop a member, or a pending member (KIP-394) that has not joined yet."""
+        self.pending_members.discard(member_id)
         member = self.members.pop(member_id, None)
         if member is None:
             return None

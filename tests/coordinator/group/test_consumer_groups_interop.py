@@ -12,6 +12,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors
 from tests.support.raw_client import RawClient
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.interop
 DEADLINE_S = 30.0
 GROUP_OVERRIDES = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
                    "offsets.topic.num.partitions": "5"}
-JOIN_GROUP, HEARTBEAT = 11, 12
+JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
 
 
 @pytest.fixture
@@ -244,6 +245,61 @@ def test_wire_errors_for_session_timeout_unknown_member_and_illegal_generation(g
         assert beat(7, joined["member_id"]) == Errors.ILLEGAL_GENERATION
         assert beat(1, joined["member_id"]) == Errors.NONE
         assert client.request(JOIN_GROUP, 3, _join_body("made-up"))["error_code"] == Errors.UNKNOWN_MEMBER_ID
+
+
+def test_a_parked_join_before_v7_cut_short_by_an_admin_removal_gets_unknown_member_id(group_broker):
+    """The answer to a join parked at v5 is made where its version is not known; before v7 its
+    protocol name must still go out as "" (it cannot be null there), not close the connection."""
+    with RawClient(group_broker.bootstrap) as leader, RawClient(group_broker.bootstrap) as parked, \
+            RawClient(group_broker.bootstrap) as admin:
+        first = leader.request(JOIN_GROUP, 5, _join_body())
+        joined = leader.request(JOIN_GROUP, 5, _join_body(first["member_id"]))
+        generation, leader_id = joined["generation_id"], joined["member_id"]
+        assert leader.request(SYNC_GROUP, 3, {"group_id": "raw", "generation_id": generation, "member_id": leader_id,
+                                              "group_instance_id": None, "assignments": []})["error_code"] == Errors.NONE
+        parked.correlation_id += 1  # a static member: no member-id round trip; it waits for the leader
+        parked.send_frame(encode_request(JOIN_GROUP, 5, parked.correlation_id, "raw-client",
+                                         {**_join_body(), "group_instance_id": "parked"}))
+        deadline = time.monotonic() + DEADLINE_S
+        while client_beat(leader, generation, leader_id) != Errors.REBALANCE_IN_PROGRESS:
+            assert time.monotonic() < deadline, "the static member's join never started a rebalance"
+            time.sleep(0.02)
+        removed = admin.request(LEAVE_GROUP, 3, {"group_id": "raw", "members": [
+            {"member_id": "", "group_instance_id": "parked", "reason": None}]})
+        assert removed["error_code"] == Errors.NONE and removed["members"][0]["error_code"] == Errors.NONE
+        frame = parked.receive_frame()
+        assert frame is not None, "the broker closed the parked member's connection"
+        answer = decode_response(JOIN_GROUP, 5, frame)[1]
+        assert answer["error_code"] == Errors.UNKNOWN_MEMBER_ID and answer["member_id"] == ""
+        assert answer["protocol_name"] == ""
+
+
+def client_beat(client: RawClient, generation: int, member_id: str) -> int:
+    return client.request(HEARTBEAT, 4, {"group_id": "raw", "generation_id": generation, "member_id": member_id,
+                                         "group_instance_id": None})["error_code"]
+
+
+def test_group_requests_are_refused_as_kafka_refuses_them(group_broker):
+    with RawClient(group_broker.bootstrap) as client:
+        # SyncGroup from v5 must name its protocol type and name.
+        sync = {"group_id": "raw", "generation_id": 1, "member_id": "m", "group_instance_id": None,
+                "protocol_type": None, "protocol_name": "range", "assignments": []}
+        assert client.request(SYNC_GROUP, 5, sync)["error_code"] == Errors.INCONSISTENT_GROUP_PROTOCOL
+        # An empty group id is invalid, not an unknown member.
+        assert client.request(SYNC_GROUP, 5, {**sync, "group_id": "", "protocol_type": "consumer"})["error_code"] \
+            == Errors.INVALID_GROUP_ID
+        assert client.request(HEARTBEAT, 4, {"group_id": "", "generation_id": 1, "member_id": "m",
+                                             "group_instance_id": None})["error_code"] == Errors.INVALID_GROUP_ID
+        assert client.request(LEAVE_GROUP, 5, {"group_id": "", "members": []})["error_code"] == Errors.INVALID_GROUP_ID
+        # Leaving a group that does not exist: each member is unknown, the request is fine (v3+).
+        gone = client.request(LEAVE_GROUP, 5, {"group_id": "no-such-group", "members": [
+            {"member_id": "a", "group_instance_id": None, "reason": None},
+            {"member_id": "", "group_instance_id": "b", "reason": None}]})
+        assert gone["error_code"] == Errors.NONE
+        assert [(m["member_id"], m["group_instance_id"], m["error_code"]) for m in gone["members"]] == [
+            ("a", None, Errors.UNKNOWN_MEMBER_ID), ("", "b", Errors.UNKNOWN_MEMBER_ID)]
+        assert client.request(LEAVE_GROUP, 2, {"group_id": "no-such-group", "member_id": "a"})["error_code"] \
+            == Errors.UNKNOWN_MEMBER_ID
 
 
 def test_a_mixed_group_shares_partitions_and_a_member_that_stops_heartbeating_is_replaced(group_broker):

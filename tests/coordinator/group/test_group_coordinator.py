@@ -382,3 +382,80 @@ def test_the_initial_rebalance_delay_gathers_members_into_one_first_generation(t
         second = await join(server, "g")
         assert (await first)["generation_id"] == second["generation_id"] == 1
     run(tmp_path, scenario, group_initial_rebalance_delay_ms="300")
+
+
+def test_a_member_turned_away_by_the_group_size_is_no_longer_pending(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        first = await coordinator.join_group(9, "client", "/h", join_body("g"))
+        second = await coordinator.join_group(9, "client", "/h", join_body("g"))  # both pending, the group Empty
+        joined = await coordinator.join_group(9, "client", "/h", join_body("g", member_id=first["member_id"]))
+        await sync(server, "g", joined["generation_id"], joined["member_id"])
+        refused = await coordinator.join_group(9, "client", "/h", join_body("g", member_id=second["member_id"]))
+        assert refused["error_code"] == Errors.GROUP_MAX_SIZE_REACHED and refused["member_id"] == ""
+        group = coordinator.group("g")
+        assert second["member_id"] not in group.pending_members and list(group.members) == [joined["member_id"]]
+        assert group.state == GroupState.STABLE
+    run(tmp_path, scenario, group_max_size="1")
+
+
+def test_a_batch_leave_removes_every_member_before_the_group_moves_on(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        leader_id, follower_id, generation = await stable_static_pair(server, "g")
+        # The leader rejoins (a rebalance) and waits for the follower, which never comes.
+        rejoin = asyncio.ensure_future(join(server, "g", member_id=leader_id, instance_id="instance-0"))
+        await wait_until(lambda: coordinator.group("g").state == GroupState.PREPARING_REBALANCE, "rebalance")
+        error, answers = coordinator.leave_group("g", [{"member_id": follower_id, "group_instance_id": None},
+                                                       {"member_id": leader_id, "group_instance_id": None}])
+        assert error == Errors.NONE and [a["error_code"] for a in answers] == [Errors.NONE, Errors.NONE]
+        assert (await rejoin)["error_code"] == Errors.UNKNOWN_MEMBER_ID  # not a generation of its own first
+        group = coordinator.group("g")
+        assert group.state == GroupState.EMPTY and group.generation_id == generation + 1
+    run(tmp_path, scenario)
+
+
+def test_a_pending_member_timing_out_ends_the_initial_rebalance_delay(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        first = await coordinator.join_group(9, "client", "/h", join_body("g", rebalance_timeout_ms=60_000))
+        parked = asyncio.ensure_future(coordinator.join_group(
+            9, "client", "/h", join_body("g", member_id=first["member_id"], rebalance_timeout_ms=60_000)))
+        await wait_until(lambda: coordinator.group("g").state == GroupState.PREPARING_REBALANCE, "rebalance")
+        silent = await coordinator.join_group(9, "client", "/h", join_body("g", session_timeout_ms=200))
+        assert silent["error_code"] == Errors.MEMBER_ID_REQUIRED  # pending, and never back
+        # Kafka answers the joined member once the pending one's session ends, not after the delay.
+        joined = await asyncio.wait_for(parked, DEADLINE_S)
+        assert joined["error_code"] == Errors.NONE and joined["generation_id"] == 1
+        assert silent["member_id"] not in coordinator.group("g").pending_members
+    run(tmp_path, scenario, group_initial_rebalance_delay_ms="40000")
+
+
+def test_a_sync_ended_by_a_failed_write_restarts_the_followers_session(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        leader_id, _ = await stable_single_member_group(server, "g")
+        second = asyncio.ensure_future(join(server, "g", session_timeout_ms=300, rebalance_timeout_ms=60_000))
+        await wait_until(lambda: coordinator.group("g").state == GroupState.PREPARING_REBALANCE, "rebalance")
+        await join(server, "g", member_id=leader_id, rebalance_timeout_ms=60_000)
+        follower = await second
+        generation = follower["generation_id"]
+        follower_sync = asyncio.ensure_future(sync(server, "g", generation, follower["member_id"]))
+        await wait_until(lambda: coordinator.group("g").members[follower["member_id"]].is_awaiting_sync, "sync")
+        # It heartbeats while it waits (the Java client does): the wait satisfies that session.
+        assert heartbeat(server, "g", generation, follower["member_id"]) == Errors.NONE
+        write = coordinator._write_metadata
+
+        async def failing_once(group, value):  # the assignment's append fails, once
+            coordinator._write_metadata = write
+            raise GroupError(Errors.NOT_COORDINATOR, "the append failed")
+        coordinator._write_metadata = failing_once
+        assert (await sync(server, "g", generation, leader_id, [(leader_id, b"a")]))["error_code"] \
+            == Errors.NOT_COORDINATOR
+        assert (await follower_sync)["error_code"] == Errors.NOT_COORDINATOR
+        # The follower goes silent: its session (300 ms), not the 60 s rebalance timeout,
+        # removes it, and the leader's rejoin makes a generation of one.
+        rejoined = await asyncio.wait_for(join(server, "g", member_id=leader_id, rebalance_timeout_ms=60_000),
+                                          DEADLINE_S)
+        assert rejoined["error_code"] == Errors.NONE and list(coordinator.group("g").members) == [leader_id]
+    run(tmp_path, scenario)
