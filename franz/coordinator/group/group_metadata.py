@@ -259,7 +259,7 @@ class ClassicGroup:
                 self._protocol_votes.pop(name, None)
 
     def supports_protocols(self, protocol_type: str, protocols: list[tuple[str, Any]]) -> bool:
-        if self.is_in_state(GroupState.EMPTY) or not self.members:
+        if self.is_in_state(GroupState.EMPTY):  # not merely memberless: a rebalance keeps its protocol type
             return bool(protocol_type) and bool(protocols)
         return protocol_type == self.protocol_type and any(
             self._protocol_votes.get(name, 0) == len(self.members) for name, _ in protocols)

@@ -459,3 +459,19 @@ def test_a_sync_ended_by_a_failed_write_restarts_the_followers_session(tmp_path)
                                           DEADLINE_S)
         assert rejoined["error_code"] == Errors.NONE and list(coordinator.group("g").members) == [leader_id]
     run(tmp_path, scenario)
+
+
+def test_a_group_left_empty_during_its_initial_rebalance_keeps_its_protocol_type(tmp_path):
+    async def scenario(server):
+        coordinator = server.group_coordinator.coordinator
+        first = await coordinator.join_group(9, "client", "/h", join_body("g"))
+        parked = asyncio.ensure_future(coordinator.join_group(9, "client", "/h",
+                                                              join_body("g", member_id=first["member_id"])))
+        await wait_until(lambda: coordinator.group("g").state == GroupState.PREPARING_REBALANCE, "rebalance")
+        coordinator.leave_group("g", [{"member_id": first["member_id"], "group_instance_id": None}])
+        assert (await parked)["error_code"] == Errors.UNKNOWN_MEMBER_ID
+        group = coordinator.group("g")
+        assert group.state == GroupState.PREPARING_REBALANCE and not group.members
+        other = await coordinator.join_group(9, "client", "/h", join_body("g", protocol_type="connect"))
+        assert other["error_code"] == Errors.INCONSISTENT_GROUP_PROTOCOL
+    run(tmp_path, scenario, group_initial_rebalance_delay_ms="40000")
