@@ -28,6 +28,8 @@ _ATTRIBUTES_OFFSET: Final = 21
 _RECORD_OVERHEAD_V0: Final = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size any magic allows
 _CURRENT_MAGIC: Final = 2
 _CODEC_MASK: Final = 0x07
+_TRANSACTIONAL_BIT: Final = 0x10
+_RECORD_BATCH_OVERHEAD: Final = 61  # a whole v2 batch header
 _ZSTD: Final = 4
 _ZSTD_MIN_VERSION: Final = 7
 _SIZE: Final = struct.Struct(">i")
@@ -66,6 +68,20 @@ def validate_records(version: int, records) -> None:
             Errors.INVALID_RECORD,
             f"Produce requests with version {version} are only allowed to contain exactly one record "
             f"batch per partition")
+
+
+def is_transactional(records) -> bool:
+    """Whether a partition's first batch is a transactional v2 batch (the test of
+    RequestUtils.hasTransactionalRecords; a request carrying one needs a transactional id)."""
+    if records is None:
+        return False
+    view = memoryview(records).cast("B")
+    try:
+        size = _next_batch_size(view, 0)
+    except InvalidProduceRecordsError:
+        return False  # refused as corrupt on its own
+    return (size is not None and size >= _RECORD_BATCH_OVERHEAD and view[_MAGIC_OFFSET] == _CURRENT_MAGIC
+            and view[_ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT != 0)
 
 
 def _next_batch_size(view: memoryview, position: int) -> int | None:

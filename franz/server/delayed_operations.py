@@ -27,7 +27,7 @@ from typing import Any
 from franz.protocol.errors import Errors
 from franz.server.purgatory import DelayedOperation
 from franz.storage.segment import LogOffsetMetadata
-from franz.storage.unified_log import UnifiedLog
+from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -89,15 +89,19 @@ class DelayedProduce(_FutureOperation):
 
 
 class DelayedFetch(_FutureOperation):
-    """Waits for fetch.min.bytes beyond the positions the first read found."""
+    """Waits for fetch.min.bytes beyond the positions the first read found, counted up to
+    where a fetch of its isolation may read (a read_committed one stops at the LSO: records
+    of an open transaction are not data for it yet)."""
 
     def __init__(self, delay_ms: int, loop: asyncio.AbstractEventLoop, min_bytes: int,
                  positions: dict[tuple[str, int], tuple[LogOffsetMetadata, int]],
-                 log_of: Callable[[tuple[str, int]], UnifiedLog | None]) -> None:
+                 log_of: Callable[[tuple[str, int]], UnifiedLog | None],
+                 isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK) -> None:
         super().__init__(delay_ms, loop)
         self.min_bytes = min_bytes
         self.positions = positions
         self._log_of = log_of
+        self.isolation = isolation
 
     def try_complete(self) -> bool:
         accumulated = 0
@@ -105,7 +109,7 @@ class DelayedFetch(_FutureOperation):
             partition_log = self._log_of(key)
             if partition_log is None:
                 return self.force_complete()  # the answer is now an error
-            end = partition_log.log_end_offset_metadata
+            end = partition_log.fetch_upper_bound(self.isolation)
             if fetch_position.message_offset > end.message_offset:
                 return self.force_complete()  # truncated below the fetch offset
             if end.message_offset == fetch_position.message_offset:

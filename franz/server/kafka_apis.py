@@ -38,7 +38,7 @@ from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
-from franz.protocol.produce_request import InvalidProduceRecordsError, validate_records
+from franz.protocol.produce_request import InvalidProduceRecordsError, is_transactional, validate_records
 from franz.server import config_helper
 from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
@@ -46,7 +46,7 @@ from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
 from franz.server.error_responses import error_response
 from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
-from franz.server.metadata_cache import LEADER_EPOCH, MetadataCache, TopicMetadata
+from franz.server.metadata_cache import INTERNAL_TOPICS, LEADER_EPOCH, MetadataCache, TopicMetadata
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
 from franz.server.request_thread_time import Timed, take_current_ns
@@ -54,8 +54,11 @@ from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request,
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.unified_log import (
     EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP,
     EARLIEST_TIMESTAMP,
+    LATEST_TIERED_TIMESTAMP,
     LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
     FetchIsolation,
 )
 
@@ -77,6 +80,16 @@ def _throttled_no_response(throttle_ms: int) -> Response:
     response = Response((), Response.NO_RESPONSE_KIND)
     response.throttle_ms = throttle_ms
     return response
+
+
+# ListOffsets: the first version that may ask each special timestamp (ReplicaManager's
+# timestampMinSupportedVersion); any other negative timestamp is unsupported at every version.
+_LIST_OFFSETS_MIN_VERSION: Final = {EARLIEST_TIMESTAMP: 1, LATEST_TIMESTAMP: 1, MAX_TIMESTAMP: 7,
+                                    EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9,
+                                    EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11}
+
+# AdminUtils.ADMIN_CLIENT_ID: the client id whose produces may write internal topics.
+ADMIN_CLIENT_ID: Final = "__admin_client"
 
 
 def _key(name: str) -> int:
@@ -283,18 +296,27 @@ class KafkaApis:
         acks = body["acks"]
         entries: dict[tuple[str, int], Any] = {}
         results: dict[tuple[str, int], dict] = {}
+        # Transactional batches need a transactional id (and a coordinator to own it): without
+        # one every partition is refused, as KafkaApis refuses the whole request.
         transactional = body["transactional_id"] is not None and self.transaction_coordinator is None
+        if body["transactional_id"] is None and any(
+                is_transactional(p["records"]) for t in body["topic_data"] for p in t["partition_data"]):
+            transactional = True
+        # Only Kafka's own admin client may write to __consumer_offsets or __transaction_state.
+        internal_allowed = request.client_id == ADMIN_CLIENT_ID
         for topic in body["topic_data"]:
             for partition in topic["partition_data"]:
                 key = (topic["name"], partition["index"])
-                if acks not in (-1, 0, 1):
-                    results[key] = {"error_code": Errors.INVALID_REQUIRED_ACKS}
-                elif transactional:
+                if transactional:
                     results[key] = {"error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
                 elif not self.metadata.has_partition(*key):
                     results[key] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
                 elif (invalid := _invalid_produce_records(request.api_version, partition["records"])) is not None:
                     results[key] = invalid
+                elif acks not in (-1, 0, 1):  # checked by the append, after the request's own checks
+                    results[key] = {"error_code": Errors.INVALID_REQUIRED_ACKS}
+                elif key[0] in INTERNAL_TOPICS and not internal_allowed:
+                    results[key] = {"error_code": Errors.INVALID_TOPIC_EXCEPTION}
                 else:
                     entries[key] = partition["records"]
         if entries:
@@ -368,7 +390,7 @@ class KafkaApis:
             window_bytes = self.fetch_quota.max_value_in_quota_window(ANONYMOUS_USER, request.client_id or "")
             if window_bytes is not None:
                 max_bytes = min(max_bytes, int(window_bytes))
-                min_bytes = min(min_bytes, max_bytes)
+        min_bytes = min(min_bytes, max_bytes)  # a response can never hold more than max_bytes
         await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, min_bytes, body["max_wait_ms"])
         if self.fetch_quota.quotas_enabled or self.request_quota.quotas_enabled:
             throttle_ms = self._fetch_throttle(request, sum(fetch.size_bytes for fetch in fetches))
@@ -445,24 +467,26 @@ class KafkaApis:
         for topic in body["topics"]:
             partitions = []
             for entry in topic["partitions"]:
-                partitions.append(self._list_offset(topic["name"], entry, read_committed))
+                partitions.append(self._list_offset(topic["name"], entry, read_committed, request.api_version))
             topics.append({"name": topic["name"], "partitions": partitions})
         return {"throttle_time_ms": 0, "topics": topics}
 
-    def _list_offset(self, name: str, entry: dict, read_committed: bool) -> dict:
+    def _list_offset(self, name: str, entry: dict, read_committed: bool, version: int) -> dict:
         index = entry["partition_index"]
         answer = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1, "leader_epoch": -1}
+        timestamp = entry["timestamp"]
+        if timestamp < 0 and version < _LIST_OFFSETS_MIN_VERSION.get(timestamp, 1 << 15):
+            answer["error_code"] = Errors.UNSUPPORTED_VERSION  # a special timestamp this version predates
+            return answer
         partition = self.replica_manager.get_partition(name, index)
         if partition is None:
             answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
             return answer
         log = partition.log
-        timestamp = entry["timestamp"]
         fetchable = log.last_stable_offset if read_committed else log.high_watermark
-        if timestamp == LATEST_TIMESTAMP:
+        if timestamp == LATEST_TIMESTAMP:  # with the partition's leader epoch (Partition.fetchOffsetForTimestamp)
             answer["offset"] = fetchable
-            epoch = log.leader_epoch_cache.epoch_for_offset(max(fetchable - 1, 0))
-            answer["leader_epoch"] = epoch if epoch is not None else -1
+            answer["leader_epoch"] = partition.leader_epoch
             return answer
         found = log.fetch_offset_by_timestamp(timestamp)
         if found is not None and (timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP)
@@ -521,6 +545,8 @@ class KafkaApis:
                 partition = self.replica_manager.get_partition(topic["name"], index)
                 if partition is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif topic["name"] in INTERNAL_TOPICS:  # ReplicaManager.deleteRecordsOnLocalLog
+                    answer["error_code"] = Errors.INVALID_TOPIC_EXCEPTION
                 elif not partition.log.config.delete:
                     # Partition.deleteRecordsOnLeader: only a policy with delete lets clients delete records.
                     answer["error_code"] = Errors.POLICY_VIOLATION
@@ -542,6 +568,10 @@ class KafkaApis:
     # -- producers ---------------------------------------------------------------
 
     async def handle_init_producer_id(self, request: Request, body: dict) -> dict:
+        # A producer id without an epoch, or an epoch without an id, is no producer (KafkaApis).
+        if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
+            return {"throttle_time_ms": 0, "error_code": Errors.INVALID_REQUEST, "producer_id": -1,
+                    "producer_epoch": -1}
         if body["transactional_id"] is not None:
             coordinator = self.transaction_coordinator
             if coordinator is None:
@@ -549,6 +579,8 @@ class KafkaApis:
             producer_id, epoch, error = await coordinator.init_producer_id(
                 body["transactional_id"], body["transaction_timeout_ms"], body["producer_id"],
                 body["producer_epoch"])
+            if request.api_version < 4 and error == Errors.PRODUCER_FENCED:
+                error = Errors.INVALID_PRODUCER_EPOCH  # older clients do not know PRODUCER_FENCED
             return {"throttle_time_ms": 0, "error_code": error, "producer_id": producer_id, "producer_epoch": epoch}
         loop = asyncio.get_running_loop()
         producer_id, epoch = await loop.run_in_executor(

@@ -7,6 +7,8 @@ leader append the high watermark moves to the log end offset, through the same
 followers. acks=-1 produces wait (DelayedProduce) until the high watermark
 passes their last offset; `min.insync.replicas` is checked before appending, as
 Kafka does, so a produce that cannot be replicated enough is refused unwritten.
+As in Kafka 4.x (KAFKA-15583) the minimum is never more than the replication
+factor: a topic of one replica with min.insync.replicas=2 takes acks=-1.
 """
 
 from __future__ import annotations
@@ -23,21 +25,26 @@ class NotEnoughReplicasError(Exception):
 
 
 class Partition:
-    __slots__ = ("topic", "partition", "log", "leader_epoch", "isr")
+    __slots__ = ("topic", "partition", "log", "leader_epoch", "replicas", "isr")
 
     def __init__(self, topic: str, partition: int, log: UnifiedLog, node_id: int) -> None:
         self.topic = topic
         self.partition = partition
         self.log = log
         self.leader_epoch = LEADER_EPOCH
+        self.replicas = (node_id,)  # the assignment: replication factor 1 on one node
         self.isr = (node_id,)
+
+    def effective_min_isr(self) -> int:
+        """min.insync.replicas, capped at the replication factor (Partition.effectiveMinIsr)."""
+        return min(self.log.config.min_insync_replicas, len(self.replicas))
 
     def append_records_to_leader(self, records: MemoryRecords, required_acks: int,
                                  origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Partition.appendRecordsToLeader: the coordinators append with their own origin
         (producer epochs checked, no client-only checks such as sequences)."""
         with self.log.lock:
-            min_isr = self.log.config.min_insync_replicas
+            min_isr = self.effective_min_isr()
             if required_acks == -1 and len(self.isr) < min_isr:
                 raise NotEnoughReplicasError(
                     f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the min.isr "
@@ -53,7 +60,7 @@ class Partition:
     def check_enough_replicas_reach_offset(self, required_offset: int) -> tuple[bool, Errors]:
         """For DelayedProduce: has the HW passed `required_offset` with enough ISR members?"""
         if self.log.high_watermark >= required_offset:
-            if len(self.isr) < self.log.config.min_insync_replicas:
+            if len(self.isr) < self.effective_min_isr():
                 return True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
             return True, Errors.NONE
         return False, Errors.NONE

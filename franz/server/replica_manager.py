@@ -370,7 +370,8 @@ class ReplicaManager:
             return
         positions = {(fetch.topic, fetch.partition): (fetch.position, fetch.partition_max_bytes)
                      for fetch in fetches if fetch.position is not None}
-        operation = DelayedFetch(max_wait_ms, asyncio.get_running_loop(), min_bytes, positions, self.log_of)
+        operation = DelayedFetch(max_wait_ms, asyncio.get_running_loop(), min_bytes, positions, self.log_of,
+                                 isolation)
         self.fetch_purgatory.try_complete_else_watch(operation, list(positions))
         await operation.future
         self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)

@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 
 from franz.records import MemoryRecords, RecordBatch, TimestampAndOffset
+from franz.records.errors import RecordBatchTooLargeError
 from franz.storage import files, log_flush_stats
 from franz.storage.checkpoint import (
     LEADER_EPOCH_CHECKPOINT_FILE,
@@ -61,6 +62,7 @@ from franz.storage.segment import (
 from franz.storage.segments import LogSegments
 from franz.storage.txn_index import AbortedTxn
 from franz.storage.validator import (
+    MESSAGE_TOO_LARGE,
     RecordValidationError,
     analyze_and_validate,
     assign_offsets_in_place,
@@ -313,6 +315,14 @@ class UnifiedLog:
                 records, local_log.log_end_offset, now, local_log.config, leader_epoch,
                 is_from_client=origin == AppendOrigin.CLIENT, try_in_place=False)  # tried above
             validated = result.validated_records
+            if result.messages_size_maybe_changed:  # recompressed to the topic's codec: it may have grown
+                for header in result.headers:
+                    size = header.batch_length + 12
+                    if size > local_log.config.max_message_bytes:
+                        raise RecordValidationError(
+                            MESSAGE_TOO_LARGE, f"Message batch size is {size} bytes in append to partition "
+                                               f"{self.topic_partition} which exceeds the maximum configured size "
+                                               f"of {local_log.config.max_message_bytes}.")
             info = LogAppendInfo(result.first_offset, result.last_offset, leader_epoch, result.max_timestamp_ms,
                                  result.shallow_offset_of_max_timestamp, result.log_append_time_ms,
                                  self._log_start_offset, result.num_messages, validated.size_in_bytes)
@@ -345,6 +355,7 @@ class UnifiedLog:
 
         `leader_epoch` is the epoch the leader stamped on every batch; None for a
         follower's batches, which carry their own. Runs under the partition lock."""
+        self._check_fits_a_segment(records)
         # Producer state: a retry of a batch already written is answered with its offsets.
         producers: dict = {}
         completed_txns = []
@@ -355,9 +366,11 @@ class UnifiedLog:
                     entry = self.producer_state_manager.last_entry(header.producer_id)
                     duplicate = entry.find_duplicate_batch(batch) if entry is not None else None
                     if duplicate is not None:
+                        # Kafka answers the retry with the cached batch's timestamp as its
+                        # log append time, whatever the topic's timestamp type.
                         return info._replace(first_offset=duplicate.last_offset - duplicate.offset_delta,
                                              last_offset=duplicate.last_offset, max_timestamp=duplicate.timestamp,
-                                             duplicate=True)
+                                             log_append_time_ms=duplicate.timestamp, duplicate=True)
                 if segment_position is None:
                     active = self.local_log.segments.active_segment
                     segment_position = LogOffsetMetadata(info.first_offset, active.base_offset, active.size())
@@ -394,10 +407,19 @@ class UnifiedLog:
         # transaction it opens starts at or past the HW, so the LSO stays put.
         return info
 
+    def _check_fits_a_segment(self, records: MemoryRecords) -> None:
+        """What one append writes goes into one segment: never more than segment.bytes."""
+        segment_bytes = self.local_log.config.segment_bytes
+        if records.size_in_bytes > segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {records.size_in_bytes} bytes in append to partition {self.topic_partition}, "
+                f"which exceeds the maximum configured segment size of {segment_bytes}.")
+
     def _append_without_producer(self, records: MemoryRecords, info: LogAppendInfo, leader_epoch: int,
                                  now: int) -> LogAppendInfo:
         """_append for a leader's batch without a producer id: nothing to dedup, no
         producer or transaction state to move. Runs under the partition lock."""
+        self._check_fits_a_segment(records)
         self._roll_if_due_and_write(records, info, now)
         local_log = self.local_log
         last_offset = info.last_offset
@@ -481,18 +503,21 @@ class UnifiedLog:
             return leo
         return self.local_log.convert_to_offset_metadata_or_throw(offset)
 
+    def fetch_upper_bound(self, isolation: FetchIsolation) -> LogOffsetMetadata:
+        """Where a fetch of this isolation stops: the log end, the HW, or the LSO."""
+        if isolation == FetchIsolation.LOG_END:
+            return self.local_log.log_end_offset_metadata
+        if isolation == FetchIsolation.HIGH_WATERMARK:
+            return self._offset_metadata(self._high_watermark)
+        return self._offset_metadata(self.last_stable_offset)
+
     def read(self, start_offset: int, max_length: int, isolation: FetchIsolation,
              min_one_message: bool) -> FetchDataInfo:
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
                 f"have log segments starting from offset: {self._log_start_offset}.")
-        if isolation == FetchIsolation.LOG_END:
-            bound = self.local_log.log_end_offset_metadata
-        elif isolation == FetchIsolation.HIGH_WATERMARK:
-            bound = self._offset_metadata(self._high_watermark)
-        else:
-            bound = self._offset_metadata(self.last_stable_offset)
+        bound = self.fetch_upper_bound(isolation)
         if start_offset == bound.message_offset:
             # A consumer caught up: LocalLog.read's answer, without looking up the segment. Not
             # below the log start offset (checked above) and at most the log end, so in range.
@@ -506,8 +531,8 @@ class UnifiedLog:
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest
-        tiered (-5), earliest pending upload (-6), or by time (any other value, as Kafka: a
-        negative one finds the first record)."""
+        tiered (-5), earliest pending upload (-6), or by time (any other value, as Kafka's log:
+        a negative one finds the first record; the broker refuses those before asking)."""
         if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             return TimestampAndOffset(-1, self._log_start_offset,
                                       self.leader_epoch_cache.epoch_for_offset(self._log_start_offset))

@@ -213,7 +213,7 @@ def test_java_consumer_reads_a_compacted_topic_with_its_gaps(broker_factory, jav
         "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.01"})])[
         "java-compacted"].result(TIMEOUT_S)
     assert _run(java_driver, "produce-keys", broker.bootstrap, "java-compacted", "20", "10") == ["produced", "201"]
-    filler = Producer({"bootstrap.servers": broker.bootstrap})
+    filler = Producer({"bootstrap.servers": broker.bootstrap, "batch.size": 1024})  # batches fit a segment
     for i in range(40):  # moves the records above out of the active segment, which is never cleaned
         filler.produce("java-compacted", key=b"filler-%d" % i, value=b"x" * 100, partition=0)
     assert filler.flush(TIMEOUT_S) == 0

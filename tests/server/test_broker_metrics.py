@@ -92,9 +92,9 @@ def test_the_log_cleaners_metrics_follow_its_passes(broker_factory):
         create_topic(client, "keys", configs={"cleanup.policy": "compact", "segment.bytes": "1024",
                                               "min.cleanable.dirty.ratio": "1.0"})
         for round_ in range(3):
-            for first in range(0, 500, 50):
+            for first in range(0, 500, 20):  # batches under segment.bytes: a larger one is refused
                 records = build_batch([SimpleRecord(b"round-%d" % round_, key=b"key-%d" % k)
-                                       for k in range(first, first + 50)])
+                                       for k in range(first, first + 20)])
                 assert produce(client, "keys", records)["error_code"] == 0
         answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
             {"resource_type": TOPIC_RESOURCE, "resource_name": "keys", "configs": [

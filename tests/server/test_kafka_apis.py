@@ -3,12 +3,16 @@ deletion, leader epochs, config descriptions, log dirs, cluster, offsets."""
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors
-from franz.records import SimpleRecord, build_batch
+from franz.records import MemoryRecords, SimpleRecord, build_batch
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_LOG_DIRS, DESCRIBE_CONFIGS = 22, 23, 35, 32
@@ -120,9 +124,10 @@ def test_list_offsets_earliest_latest_max_timestamp_and_by_time(broker):
 
 
 def test_list_offsets_of_tiered_storage_and_unknown_negative_timestamps_answer_as_kafka(broker):
-    """ListOffsets v9+ may ask for latest tiered (-5) and v11 for earliest pending upload (-6):
-    with no remote storage Kafka answers offset -1 and leader epoch -1, no error. Another
-    negative timestamp is a search by time, which finds the first record."""
+    """ListOffsets v9+ may ask for latest tiered (-5): with no remote storage Kafka answers offset
+    -1 and leader epoch -1, no error. Earliest pending upload (-6) needs v11, which franz does not
+    serve, and any other negative timestamp is no search: both are UNSUPPORTED_VERSION
+    (ReplicaManager.isListOffsetsTimestampUnsupported)."""
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "tiered")
         produce(client, "tiered", build_batch([SimpleRecord(value=b"v", timestamp=1_700_000_000_000)]))
@@ -133,10 +138,144 @@ def test_list_offsets_of_tiered_storage_and_unknown_negative_timestamps_answer_a
             return answer["topics"][0]["partitions"][0]
 
         for version in (9, 10):  # v10 adds the request's timeout_ms (KIP-1075: for remote reads)
-            for timestamp in (-5, -6):
-                partition = answer_of(timestamp, version)
-                assert (partition["error_code"], partition["offset"], partition["timestamp"],
-                        partition["leader_epoch"]) == (Errors.NONE, -1, -1, -1)
-            partition = answer_of(-7, version)
-            assert (partition["error_code"], partition["offset"], partition["timestamp"]) == \
-                   (Errors.NONE, 0, 1_700_000_000_000)
+            partition = answer_of(-5, version)
+            assert (partition["error_code"], partition["offset"], partition["timestamp"],
+                    partition["leader_epoch"]) == (Errors.NONE, -1, -1, -1)
+            for timestamp in (-6, -7):
+                assert answer_of(timestamp, version)["error_code"] == Errors.UNSUPPORTED_VERSION
+
+
+def _init_producer_id(client: RawClient, version: int = 4, transactional_id=None, producer_id: int = -1,
+                      producer_epoch: int = -1) -> dict:
+    return client.request(INIT_PRODUCER_ID, version, {"transactional_id": transactional_id,
+                                                      "transaction_timeout_ms": 60_000, "producer_id": producer_id,
+                                                      "producer_epoch": producer_epoch})
+
+
+def _find_coordinator(client: RawClient, key: str, key_type: int) -> None:
+    """FindCoordinator until it answers: the first ask creates the coordinator's topic."""
+    for _ in range(100):
+        if client.request(10, 3, {"key": key, "key_type": key_type})["error_code"] == Errors.NONE:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no coordinator for {key}")
+
+
+def test_produce_is_answered_as_kafka_answers_it(broker):
+    with RawClient(broker.bootstrap) as client:
+        # min.insync.replicas above the replication factor counts as the factor (KAFKA-15583).
+        create_topic(client, "strict", configs={"min.insync.replicas": "2"})
+        assert produce(client, "strict", batch(b"all"), acks=-1)["error_code"] == Errors.NONE
+        # The acks check comes after the partition's own: an unknown one is unknown first.
+        assert produce(client, "nowhere", batch(b"x"), acks=2)["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert produce(client, "strict", batch(b"x"), acks=2)["error_code"] == Errors.INVALID_REQUIRED_ACKS
+        # One append must fit in one segment.
+        create_topic(client, "small", configs={"segment.bytes": "1024"})
+        assert produce(client, "small", batch(b"x" * 2000))["error_code"] == Errors.RECORD_LIST_TOO_LARGE
+        # A batch that the topic's codec makes larger than max.message.bytes is refused after recompression.
+        incompressible = bytes(build_batch([SimpleRecord(value=os.urandom(4000))]))
+        create_topic(client, "gzipped", configs={"compression.type": "gzip",
+                                                 "max.message.bytes": str(len(incompressible))})
+        assert produce(client, "gzipped", incompressible)["error_code"] == Errors.MESSAGE_TOO_LARGE
+        # Transactional batches without a transactional id: every partition refused.
+        transactional = build_batch([SimpleRecord(value=b"t")], producer_id=7, producer_epoch=0, base_sequence=0,
+                                    is_transactional=True)
+        assert produce(client, "strict", transactional)["error_code"] == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_internal_topics_take_produces_only_from_kafkas_admin_client(broker):
+    with RawClient(broker.bootstrap) as client:
+        _find_coordinator(client, "g", 0)  # makes __consumer_offsets
+        answer = client.request(3, 12, {"topics": [{"name": "__consumer_offsets", "topic_id": b"\0" * 16}],
+                                        "allow_auto_topic_creation": False,
+                                        "include_topic_authorized_operations": False})
+        assert answer["topics"][0]["error_code"] == Errors.NONE
+        assert produce(client, "__consumer_offsets", batch(b"x"))["error_code"] == Errors.INVALID_TOPIC_EXCEPTION
+        keyed = build_batch([SimpleRecord(key=b"admin", value=b"x")])  # the topic is compacted: keys only
+        client.correlation_id += 1
+        client.send_frame(encode_request(0, 9, client.correlation_id, "__admin_client", {
+            "transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+                {"name": "__consumer_offsets", "partition_data": [{"index": 0, "records": keyed}]}]}))
+        answer = decode_response(0, 9, client.receive_frame())[1]
+        assert answer["responses"][0]["partition_responses"][0]["error_code"] == Errors.NONE
+
+
+def test_a_duplicate_is_answered_with_its_batchs_timestamp_as_the_log_append_time(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "dup")
+        pid = _init_producer_id(client)["producer_id"]
+        first = produce(client, "dup", _idempotent(pid, 0, b"a"))
+        assert (first["error_code"], first["log_append_time_ms"]) == (Errors.NONE, -1)  # CreateTime topic
+        retry = produce(client, "dup", _idempotent(pid, 0, b"a"))
+        stored = MemoryRecords(bytearray(_idempotent(pid, 0, b"a")))
+        assert retry["error_code"] == Errors.NONE and retry["base_offset"] == 0
+        assert retry["log_append_time_ms"] > 0 and abs(retry["log_append_time_ms"] - next(
+            stored.batches()).max_timestamp) < 60_000
+
+
+def test_init_producer_id_refuses_half_an_identity_and_speaks_each_versions_fencing_error(broker):
+    with RawClient(broker.bootstrap) as client:
+        assert _init_producer_id(client, producer_id=5)["error_code"] == Errors.INVALID_REQUEST
+        assert _init_producer_id(client, producer_epoch=3)["error_code"] == Errors.INVALID_REQUEST
+        _find_coordinator(client, "fenced", 1)  # makes __transaction_state
+        first = _init_producer_id(client, transactional_id="fenced")
+        for _ in range(2):  # two newer incarnations: epoch 0 is neither the current nor the last one
+            latest = _init_producer_id(client, transactional_id="fenced")
+        assert latest["producer_epoch"] == 2
+        stale = dict(transactional_id="fenced", producer_id=first["producer_id"], producer_epoch=0)
+        assert _init_producer_id(client, version=4, **stale)["error_code"] == Errors.PRODUCER_FENCED
+        assert _init_producer_id(client, version=3, **stale)["error_code"] == Errors.INVALID_PRODUCER_EPOCH
+
+
+def test_a_read_committed_fetch_at_the_lso_waits_for_the_commit_not_for_open_records(broker):
+    """Records of an open transaction lie past the LSO: they do not complete a parked
+    read_committed fetch (DelayedFetch counts up to the LSO); the commit does."""
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "open"})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "txn")
+        producer.init_transactions(TIMEOUT_S)
+        producer.begin_transaction()
+        producer.produce("txn", value=b"pending", partition=0)
+        assert producer.flush(TIMEOUT_S) == 0  # written, not committed: the LSO stays at 0
+        client.correlation_id += 1
+        client.send_frame(encode_request(1, 11, client.correlation_id, "raw-client", {
+            "replica_id": -1, "max_wait_ms": 20_000, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 1,
+            "session_id": 0, "session_epoch": -1, "topics": [{"topic": "txn", "partitions": [
+                {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "log_start_offset": -1,
+                 "partition_max_bytes": 1 << 20}]}], "forgotten_topics_data": [], "rack_id": ""}))
+        time.sleep(0.5)  # the fetch is parked by now; an answer before the commit would carry nothing
+        producer.commit_transaction(TIMEOUT_S)
+        answer = decode_response(1, 11, client.receive_frame())[1]
+        partition = answer["responses"][0]["partitions"][0]
+        assert partition["error_code"] == Errors.NONE and partition["last_stable_offset"] > 0
+        values = [r.value for b in MemoryRecords(bytearray(partition["records"])).batches() if not b.is_control_batch
+                  for r in b.records()]
+        assert values == [b"pending"]
+
+
+def test_list_offsets_and_delete_records_are_refused_as_kafka_refuses_them(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "lo")
+        produce(client, "lo", batch(b"1", b"2"))
+
+        def list_offset(version: int, timestamp: int) -> dict:
+            body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 0, "topics": [
+                {"name": "lo", "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                                               "timestamp": timestamp, "max_num_offsets": 1}]}]}
+            return client.request(2, version, body)["topics"][0]["partitions"][0]
+        # A special timestamp is answered only from the version that brought it (-3 v7, -4 v8, -5 v9).
+        assert list_offset(6, -3)["error_code"] == Errors.UNSUPPORTED_VERSION
+        assert list_offset(7, -3)["error_code"] == Errors.NONE
+        assert list_offset(7, -4)["error_code"] == Errors.UNSUPPORTED_VERSION
+        assert list_offset(9, -6)["error_code"] == Errors.UNSUPPORTED_VERSION
+        # Latest carries the partition's leader epoch, even once the log is empty.
+        client.request(21, 2, {"topics": [{"name": "lo", "partitions": [{"partition_index": 0, "offset": -1}]}],
+                               "timeout_ms": 5000})
+        latest = list_offset(9, -1)
+        assert (latest["error_code"], latest["offset"], latest["leader_epoch"]) == (Errors.NONE, 2, 0)
+        # Records of internal topics are not the clients' to delete.
+        _find_coordinator(client, "g", 0)
+        deleted = client.request(21, 2, {"topics": [{"name": "__consumer_offsets", "partitions": [
+            {"partition_index": 0, "offset": -1}]}], "timeout_ms": 5000})
+        assert deleted["topics"][0]["partitions"][0]["error_code"] == Errors.INVALID_TOPIC_EXCEPTION

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from franz.protocol.errors import Errors
 from franz.records import SimpleRecord, build_batch
-from tests.support.raw_client import RawClient, create_topic, produce
+from tests.support.raw_client import RawClient, create_topic
 
 INIT_PRODUCER_ID, LIST_OFFSETS, WRITE_TXN_MARKERS = 22, 2, 27
 READ_COMMITTED, LATEST = 1, -1
@@ -36,7 +36,9 @@ def test_an_abort_marker_ends_an_open_transaction_and_stale_epochs_are_refused(b
                                                    "producer_id": -1, "producer_epoch": -1})["producer_id"]
         open_batch = build_batch([SimpleRecord(b"a"), SimpleRecord(b"b")], producer_id=pid, producer_epoch=3,
                                  base_sequence=0, is_transactional=True)
-        assert produce(client, "hanging", open_batch)["error_code"] == Errors.NONE
+        answer = client.request(0, 9, {"transactional_id": "hanging", "acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": "hanging", "partition_data": [{"index": 0, "records": open_batch}]}]})  # a transactional id:
+        assert answer["responses"][0]["partition_responses"][0]["error_code"] == Errors.NONE  # Kafka needs one
         assert _last_stable_offset(client, "hanging") == 0  # held back by the open transaction
 
         for version in (0, 1):

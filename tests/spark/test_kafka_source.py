@@ -261,7 +261,8 @@ def test_a_compacted_topic_reads_with_its_gaps_through_both_sources(spark, tmp_p
         admin.create_topics([NewTopic("compacted", 1, 1, config={
             "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.01"})])[
             "compacted"].result(TIMEOUT_S)
-        producer = Producer({"bootstrap.servers": compacting.bootstrap, "linger.ms": 0})
+        # Batches under the 2,048-byte segments: a larger one is refused (RECORD_LIST_TOO_LARGE).
+        producer = Producer({"bootstrap.servers": compacting.bootstrap, "linger.ms": 0, "batch.size": 1024})
         for round_ in range(20):
             for key in range(5):
                 producer.produce("compacted", key=b"key-%d" % key, value=b"round-%d" % round_, partition=0,

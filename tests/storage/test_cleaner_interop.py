@@ -23,7 +23,8 @@ CLEANER_OVERRIDES = {"log.cleaner.backoff.ms": "100", "offsets.topic.num.partiti
 
 
 def _produce_rounds(bootstrap: str, topic: str) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    # Batches under the topic's 2,048-byte segments: a larger one is refused (RECORD_LIST_TOO_LARGE).
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.size": 1024})
     for round_ in range(ROUNDS):
         for key in range(KEYS):
             producer.produce(topic, key=b"key-%d" % key, value=b"round-%d" % round_)
@@ -157,7 +158,7 @@ def test_compaction_drops_aborted_transactions_and_keeps_committed_ones(broker_f
             producer.abort_transaction(DEADLINE_S)
         else:
             producer.commit_transaction(DEADLINE_S)
-    filler = Producer({"bootstrap.servers": broker.bootstrap})
+    filler = Producer({"bootstrap.servers": broker.bootstrap, "batch.size": 1024})  # batches fit a segment
     for i in range(40):  # moves the transactions out of the active segment
         filler.produce("tx-compacted", key=b"filler-%d" % i, value=b"x" * 100, partition=0)
     assert filler.flush(DEADLINE_S) == 0
