@@ -365,8 +365,11 @@ class ReplicaManager:
     async def fetch_messages(self, fetches: list[PartitionFetch], isolation: FetchIsolation, max_bytes: int,
                              min_bytes: int, max_wait_ms: int, hard_max_bytes_limit: bool = False) -> None:
         total = self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)
-        errors = any(fetch.error != Errors.NONE for fetch in fetches)
-        if max_wait_ms <= 0 or not fetches or total >= min_bytes or errors:
+        # A partition this node does not have is answered with its error but does not end the
+        # wait: KafkaApis sets such partitions aside before the read (only errors reading a log do).
+        errors = any(fetch.error not in (Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION) for fetch in fetches)
+        readable = any(fetch.error == Errors.NONE for fetch in fetches)
+        if max_wait_ms <= 0 or not readable or total >= min_bytes or errors:
             return
         positions = {(fetch.topic, fetch.partition): (fetch.position, fetch.partition_max_bytes)
                      for fetch in fetches if fetch.position is not None}

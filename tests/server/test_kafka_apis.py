@@ -279,3 +279,29 @@ def test_list_offsets_and_delete_records_are_refused_as_kafka_refuses_them(broke
         deleted = client.request(21, 2, {"topics": [{"name": "__consumer_offsets", "partitions": [
             {"partition_index": 0, "offset": -1}]}], "timeout_ms": 5000})
         assert deleted["topics"][0]["partitions"][0]["error_code"] == Errors.INVALID_TOPIC_EXCEPTION
+
+
+def test_a_fetch_naming_a_missing_partition_still_waits_for_data(broker):
+    """A partition the broker does not have is answered UNKNOWN_TOPIC_OR_PARTITION, but the
+    fetch still waits for min_bytes on the others (KafkaApis sets it aside before the read);
+    only naming nothing readable answers at once."""
+    def fetch_body(*partitions: tuple[str, int]) -> dict:
+        return {"replica_id": -1, "max_wait_ms": 20_000, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+                "session_id": 0, "session_epoch": -1, "topics": [{"topic": name, "partitions": [
+                    {"partition": index, "current_leader_epoch": -1, "fetch_offset": 0, "log_start_offset": -1,
+                     "partition_max_bytes": 1 << 20}]} for name, index in partitions],
+                "forgotten_topics_data": [], "rack_id": ""}
+    with RawClient(broker.bootstrap) as client, RawClient(broker.bootstrap) as producer:
+        create_topic(client, "waiting")
+        nothing = client.request(1, 11, fetch_body(("absent", 0)))  # nothing readable: answered at once
+        assert nothing["responses"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        client.correlation_id += 1
+        client.send_frame(encode_request(1, 11, client.correlation_id, "raw-client",
+                                         fetch_body(("absent", 0), ("waiting", 0))))
+        time.sleep(0.5)  # parked by now; an answer before the produce would carry no records
+        assert produce(producer, "waiting", batch(b"arrived"))["error_code"] == Errors.NONE
+        answer = decode_response(1, 11, client.receive_frame())[1]
+        by_topic = {t["topic"]: t["partitions"][0] for t in answer["responses"]}
+        assert by_topic["absent"]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        records = MemoryRecords(bytearray(by_topic["waiting"]["records"]))
+        assert [r.value for b in records.batches() for r in b.records()] == [b"arrived"]
