@@ -115,6 +115,9 @@ class FetchSessionCache:
             else:
                 cached.fetch_offset = partition.fetch_offset
                 cached.partition_max_bytes = partition.partition_max_bytes
+        if not session.partitions:  # all forgotten: the session ends, the fetch is sessionless (id 0)
+            del self._sessions[session_id]
+            return FetchContext(partitions=requested)
         session.epoch += 1
         self._sessions.move_to_end(session_id)
         return FetchContext(session=session, partitions=list(session.partitions.values()))

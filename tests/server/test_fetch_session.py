@@ -36,6 +36,17 @@ def test_final_epoch_closes_the_session():
     assert len(cache) == 0
 
 
+def test_forgetting_every_partition_ends_the_session():
+    """FetchManager.newContext: an incremental fetch that leaves its session empty closes
+    it and is answered sessionless (session id 0)."""
+    cache = FetchSessionCache(10)
+    session_id = cache.create_session([_partition(0), _partition(1)])
+    context = cache.new_context(session_id, 1, [], [("t", 0), ("t", 1)])
+    assert context.error == Errors.NONE and not context.incremental and not context.new_session_wanted
+    assert context.partitions == [] and len(cache) == 0
+    assert cache.new_context(session_id, 2, [], []).error == Errors.FETCH_SESSION_ID_NOT_FOUND
+
+
 def test_the_least_recently_used_session_is_evicted_when_slots_run_out():
     cache = FetchSessionCache(2)
     first = cache.create_session([_partition(0)])
