@@ -103,8 +103,9 @@ def _invalid_produce_records(version: int, records) -> dict | None:
         return None
     try:
         validate_records(version, records)
-    except InvalidProduceRecordsError as exc:
-        return {"error_code": exc.error_code, "error_message": str(exc)}
+    except InvalidProduceRecordsError as exc:  # a PartitionResponse of the error alone, as in KafkaApis
+        logger.debug("Produce records refused: %s", exc)
+        return {"error_code": exc.error_code}
     return None
 
 

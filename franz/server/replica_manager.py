@@ -110,6 +110,27 @@ class FileRegion:
             os.close(fd)
 
 
+# Append errors answered as ReplicaManager.appendToLocalLog's first case: no log start offset
+# (UNKNOWN_LOG_APPEND_INFO), no message.
+_APPEND_ERRORS_WITHOUT_INFO: Final = frozenset((
+    Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.MESSAGE_TOO_LARGE,
+    Errors.RECORD_LIST_TOO_LARGE, Errors.CORRUPT_MESSAGE, Errors.KAFKA_STORAGE_ERROR))
+
+
+def _append_error(code: int, exc: Exception, log_start_offset: int) -> dict:
+    """A partition's answer to a failed append, as Kafka's LogAppendResult makes it: only a
+    record-level validation failure carries its message (with the record errors)."""
+    if code in _APPEND_ERRORS_WITHOUT_INFO:
+        return {"error_code": code}
+    result: dict = {"error_code": code, "log_start_offset": log_start_offset}
+    record_errors = getattr(exc, "record_errors", None)
+    if record_errors:
+        result["error_message"] = str(exc)
+        result["record_errors"] = [{"batch_index": record_index, "batch_index_error_message": message}
+                                   for _batch, record_index, message in record_errors]
+    return result
+
+
 def response_records(records: Any) -> Any:
     """Records of a read as a response chunk: bytes-like or a FileRegion."""
     if isinstance(records, FileRecords):
@@ -276,14 +297,7 @@ class ReplicaManager:
                 if code is None or code == Errors.UNKNOWN_SERVER_ERROR:
                     logger.error("Error processing append operation on partition %s-%d", *key, exc_info=exc)
                     code = Errors.UNKNOWN_SERVER_ERROR
-                result = {"error_code": int(code), "error_message": str(exc),
-                          "log_start_offset": partition.log.log_start_offset}
-                record_errors = getattr(exc, "record_errors", None)
-                if record_errors:
-                    result["record_errors"] = [{"batch_index": record_index,
-                                                "batch_index_error_message": message}
-                                               for _batch, record_index, message in record_errors]
-                results[key] = result
+                results[key] = _append_error(int(code), exc, partition.log.log_start_offset)
                 continue
             results[key] = {"error_code": 0, "base_offset": info.first_offset,
                             "log_append_time_ms": info.log_append_time_ms,

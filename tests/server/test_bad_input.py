@@ -113,7 +113,7 @@ def test_two_batches_for_one_partition_are_refused_and_the_other_partitions_appe
                                                  {"index": 1, "records": batch(b"c")}]}]})
         by_partition = {p["index"]: p for p in answer["responses"][0]["partition_responses"]}
         assert by_partition[0]["error_code"] == Errors.INVALID_RECORD
-        assert "exactly one record batch per partition" in by_partition[0]["error_message"]
+        assert by_partition[0]["error_message"] is None  # KafkaApis answers the error code alone
         assert by_partition[1]["error_code"] == 0
         assert (_end_offset(client, "twice", 0), _end_offset(client, "twice", 1)) == (0, 1)
     _still_serving(broker)

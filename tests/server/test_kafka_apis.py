@@ -305,3 +305,20 @@ def test_a_fetch_naming_a_missing_partition_still_waits_for_data(broker):
         assert by_topic["absent"]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
         records = MemoryRecords(bytearray(by_topic["waiting"]["records"]))
         assert [r.value for b in records.batches() for r in b.records()] == [b"arrived"]
+
+
+def test_produce_errors_carry_a_message_and_log_start_offset_only_where_kafka_gives_them(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "errs", configs={"max.message.bytes": "1000"})
+        create_topic(client, "keyed", configs={"cleanup.policy": "compact"})
+        too_large = produce(client, "errs", batch(b"x" * 2000))
+        assert (too_large["error_code"], too_large["log_start_offset"], too_large["error_message"]) == \
+            (Errors.MESSAGE_TOO_LARGE, -1, None)  # UNKNOWN_LOG_APPEND_INFO, no message
+        pid = _init_producer_id(client)["producer_id"]
+        assert produce(client, "errs", _idempotent(pid, 0, b"first"))["error_code"] == Errors.NONE
+        gap = produce(client, "errs", _idempotent(pid, 5, b"late"))
+        assert (gap["error_code"], gap["log_start_offset"], gap["error_message"]) == \
+            (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, 0, None)
+        keyless = produce(client, "keyed", batch(b"no key"))  # a record-level failure: its message and index
+        assert keyless["error_code"] == Errors.INVALID_RECORD and keyless["log_start_offset"] == 0
+        assert keyless["error_message"] and [e["batch_index"] for e in keyless["record_errors"]] == [0]
