@@ -322,3 +322,27 @@ def test_produce_errors_carry_a_message_and_log_start_offset_only_where_kafka_gi
         keyless = produce(client, "keyed", batch(b"no key"))  # a record-level failure: its message and index
         assert keyless["error_code"] == Errors.INVALID_RECORD and keyless["log_start_offset"] == 0
         assert keyless["error_message"] and [e["batch_index"] for e in keyless["record_errors"]] == [0]
+
+
+def test_init_producer_id_answers_a_lost_bumps_retry_and_fences_another_producer_id(broker):
+    """TransactionCoordinator.prepareInitProducerIdTransit: a retry with the epoch before the
+    last bump gets the current identity unchanged; a producer id that is not this
+    transactional id's is PRODUCER_FENCED, checked before an open transaction is aborted."""
+    with RawClient(broker.bootstrap) as client:
+        _find_coordinator(client, "retrying", 1)
+        first = _init_producer_id(client, transactional_id="retrying")
+        pid = first["producer_id"]
+        bumped = _init_producer_id(client, transactional_id="retrying", producer_id=pid, producer_epoch=0)
+        assert (bumped["error_code"], bumped["producer_id"], bumped["producer_epoch"]) == (Errors.NONE, pid, 1)
+        retry = _init_producer_id(client, transactional_id="retrying", producer_id=pid, producer_epoch=0)
+        assert (retry["error_code"], retry["producer_id"], retry["producer_epoch"]) == (Errors.NONE, pid, 1)
+        create_topic(client, "retrying-topic")
+        added = client.request(24, 3, {"v3_and_below_transactional_id": "retrying", "v3_and_below_producer_id": pid,
+                                       "v3_and_below_producer_epoch": 1,
+                                       "v3_and_below_topics": [{"name": "retrying-topic", "partitions": [0]}]})
+        assert added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] \
+            == Errors.NONE  # now Ongoing
+        other = _init_producer_id(client, transactional_id="retrying", producer_id=pid + 1000, producer_epoch=1)
+        assert other["error_code"] == Errors.PRODUCER_FENCED
+        again = _init_producer_id(client, transactional_id="retrying", producer_id=pid, producer_epoch=1)
+        assert again["error_code"] == Errors.CONCURRENT_TRANSACTIONS  # its own producer: the open one is aborted

@@ -63,6 +63,16 @@ class TxnError(Exception):
         self.code = code
 
 
+
+def _is_valid_producer_id(metadata: TransactionMetadata, producer_id: int, producer_epoch: int) -> bool:
+    """Whether an InitProducerId naming (producer_id, producer_epoch) is this transactional id's
+    producer (TransactionCoordinator's isValidProducerId): the metadata was just made, the id
+    is the current one (the epoch is checked by the bump), or it is the previous id with an
+    exhausted epoch (a retry of a bump that moved to a new producer id)."""
+    return (metadata.producer_epoch == -1 or producer_id == metadata.producer_id
+            or (producer_id == metadata.last_producer_id and producer_epoch >= EPOCH_MAX))
+
+
 class TransactionCoordinator:
     def __init__(self, config, controller, replica_manager, metadata, producer_ids, group_coordinator=None) -> None:
         self.config = config
@@ -212,25 +222,33 @@ class TransactionCoordinator:
         async with self._lock(transactional_id):
             metadata = self.transactions.get(transactional_id)
             try:
+                # TransactionCoordinator.prepareInitProducerIdTransit, in its order.
+                expected = producer_id >= 0
                 if metadata is None:
                     metadata = TransactionMetadata(transactional_id, self.producer_ids.generate_producer_id(), -1,
                                                    timeout_ms)
                 elif metadata.pending_markers:
                     return -1, -1, Errors.CONCURRENT_TRANSACTIONS
+                elif expected and not _is_valid_producer_id(metadata, producer_id, producer_epoch):
+                    return -1, -1, Errors.PRODUCER_FENCED
                 elif metadata.state == TransactionState.ONGOING:
                     await self._fence_and_abort(metadata)
                     return -1, -1, Errors.CONCURRENT_TRANSACTIONS
-                elif producer_id >= 0 and producer_id != metadata.producer_id:
-                    return -1, -1, Errors.INVALID_PRODUCER_ID_MAPPING
-                elif producer_id >= 0 and producer_epoch != metadata.producer_epoch:
-                    return -1, -1, Errors.PRODUCER_FENCED
-                if metadata.producer_epoch + 1 > EPOCH_MAX:
+                last_id, last_epoch = metadata.producer_id, metadata.producer_epoch
+                if metadata.producer_epoch >= EPOCH_MAX and (not expected or producer_epoch == metadata.producer_epoch):
                     new_id, new_epoch = self.producer_ids.generate_producer_id(), 0
-                else:
+                    last_epoch = -1  # prepareProducerIdRotation: a new id has no last epoch
+                elif not expected or metadata.producer_epoch == -1 or producer_epoch == metadata.producer_epoch:
                     new_id, new_epoch = metadata.producer_id, metadata.producer_epoch + 1
+                elif producer_epoch == metadata.last_producer_epoch:
+                    # A retry of the bump it did not hear back from: the current identity, no new bump.
+                    return metadata.producer_id, metadata.producer_epoch, Errors.NONE
+                else:
+                    return -1, -1, Errors.PRODUCER_FENCED
                 ready = dataclasses.replace(metadata.transition_to(TransactionState.EMPTY, now_ms()),
                                             producer_id=new_id, producer_epoch=new_epoch, txn_timeout_ms=timeout_ms,
-                                            txn_start_timestamp_ms=-1)
+                                            txn_start_timestamp_ms=-1, last_producer_id=last_id,
+                                            last_producer_epoch=last_epoch)
                 await self._persist(ready)
             except TxnError as exc:
                 return -1, -1, exc.code

@@ -63,6 +63,11 @@ class TransactionMetadata:
     partitions: set[tuple[str, int]] = dataclasses.field(default_factory=set)
     txn_start_timestamp_ms: int = -1
     txn_last_update_timestamp_ms: int = -1
+    # The identity before the last InitProducerId bump, in memory only (as Kafka's
+    # lastProducerId/lastProducerEpoch without transaction version 2): a producer that
+    # never got the bump's answer retries with it and is answered, not fenced.
+    last_producer_id: int = -1
+    last_producer_epoch: int = -1
 
     def transition_to(self, state: TransactionState, now_ms: int) -> TransactionMetadata:
         """A copy in `state`; the caller persists it before adopting it."""
