@@ -299,10 +299,10 @@ class KafkaApis:
         results: dict[tuple[str, int], dict] = {}
         # Transactional batches need a transactional id (and a coordinator to own it): without
         # one every partition is refused, as KafkaApis refuses the whole request.
-        transactional = body["transactional_id"] is not None and self.transaction_coordinator is None
-        if body["transactional_id"] is None and any(
-                is_transactional(p["records"]) for t in body["topic_data"] for p in t["partition_data"]):
-            transactional = True
+        if body["transactional_id"] is not None:
+            transactional = self.transaction_coordinator is None
+        else:
+            transactional = any(is_transactional(p["records"]) for t in body["topic_data"] for p in t["partition_data"])
         # Only Kafka's own admin client may write to __consumer_offsets or __transaction_state.
         internal_allowed = request.client_id == ADMIN_CLIENT_ID
         for topic in body["topic_data"]:

@@ -560,11 +560,10 @@ class GroupCoordinator:
                         group_id, reason)
             self._remove_member(group, group.members[member_id])
             left.append(member_id)
-        # Every member of the batch is gone before the group moves on, once.
-        if left and group.is_in_state(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            self.prepare_rebalance(group, f"explicit LeaveGroup request for ({', '.join(left)}) members")
-        elif left and group.is_in_state(GroupState.PREPARING_REBALANCE):
-            self.join_purgatory.check_and_complete(("join", group.group_id))
+        # Every member of the batch is gone before the group moves on, once (an Empty group stays).
+        if left and not group.is_in_state(GroupState.EMPTY):
+            self._maybe_prepare_rebalance_or_complete_join(
+                group, f"explicit LeaveGroup request for ({', '.join(left)}) members")
         return Errors.NONE, answers
 
     # -- group lifecycle -------------------------------------------------------------

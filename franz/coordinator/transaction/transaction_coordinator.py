@@ -63,7 +63,6 @@ class TxnError(Exception):
         self.code = code
 
 
-
 def _is_valid_producer_id(metadata: TransactionMetadata, producer_id: int, producer_epoch: int) -> bool:
     """Whether an InitProducerId naming (producer_id, producer_epoch) is this transactional id's
     producer (TransactionCoordinator's isValidProducerId): the metadata was just made, the id
