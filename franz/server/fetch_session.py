@@ -43,17 +43,28 @@ class CachedPartition:
     topic_id: bytes
     fetch_offset: int
     partition_max_bytes: int
+    current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
 
+    def update_request_params(self, requested: CachedPartition) -> None:
+        """What a later request says of this partition replaces what the session had."""
+        self.fetch_offset = requested.fetch_offset
+        self.partition_max_bytes = requested.partition_max_bytes
+        self.current_leader_epoch = requested.current_leader_epoch
+        self.last_fetched_epoch = requested.last_fetched_epoch
+
     def needs_response(self, error: Errors, size_bytes: int, high_watermark: int, last_stable_offset: int,
-                       log_start_offset: int) -> bool:
-        """Whether the answer tells the client something new; updates the cached values."""
-        changed = (error != Errors.NONE or size_bytes > 0 or high_watermark != self.high_watermark
+                       log_start_offset: int, diverging: bool = False) -> bool:
+        """Whether the answer tells the client something new; updates the cached values
+        (CachedPartition.maybeUpdateResponseData). An error always answers, and forgets the
+        high watermark so that the partition answers again once the error has gone."""
+        changed = (error != Errors.NONE or size_bytes > 0 or diverging or high_watermark != self.high_watermark
                    or last_stable_offset != self.last_stable_offset or log_start_offset != self.log_start_offset)
-        self.high_watermark, self.last_stable_offset = high_watermark, last_stable_offset
-        self.log_start_offset = log_start_offset
+        self.high_watermark = -1 if error != Errors.NONE else high_watermark
+        self.last_stable_offset, self.log_start_offset = last_stable_offset, log_start_offset
         return changed
 
 
@@ -113,8 +124,7 @@ class FetchSessionCache:
             if cached is None:
                 session.partitions[(partition.topic, partition.partition)] = partition
             else:
-                cached.fetch_offset = partition.fetch_offset
-                cached.partition_max_bytes = partition.partition_max_bytes
+                cached.update_request_params(partition)
         if not session.partitions:  # all forgotten: the session ends, the fetch is sessionless (id 0)
             del self._sessions[session_id]
             return FetchContext(partitions=requested)

@@ -88,6 +88,12 @@ _LIST_OFFSETS_MIN_VERSION: Final = {EARLIEST_TIMESTAMP: 1, LATEST_TIMESTAMP: 1, 
                                     EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9,
                                     EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11}
 
+
+def _list_offsets_error(index: int, error: Errors) -> dict:
+    """A ListOffsets partition answered with no offset (KafkaApis' buildErrorResponse)."""
+    return {"partition_index": index, "error_code": error, "timestamp": -1, "offset": -1, "leader_epoch": -1}
+
+
 # AdminUtils.ADMIN_CLIENT_ID: the client id whose produces may write internal topics.
 ADMIN_CLIENT_ID: Final = "__admin_client"
 
@@ -371,7 +377,8 @@ class KafkaApis:
                     unknown_ids.append((topic_id, partition["partition"]))
                     continue
                 requested.append(CachedPartition(name, partition["partition"], topic_id, partition["fetch_offset"],
-                                                 partition["partition_max_bytes"]))
+                                                 partition["partition_max_bytes"], partition["current_leader_epoch"],
+                                                 partition["last_fetched_epoch"]))
         forgotten = []
         for topic in body["forgotten_topics_data"]:
             name, _ = self._fetch_topic(version, topic)
@@ -383,8 +390,8 @@ class KafkaApis:
             context = FetchContext(partitions=requested)
         if context.error != Errors.NONE:
             return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
-        fetches = [PartitionFetch(c.topic, c.partition, c.fetch_offset, c.partition_max_bytes)
-                   for c in context.partitions]
+        fetches = [PartitionFetch(c.topic, c.partition, c.fetch_offset, c.partition_max_bytes, c.current_leader_epoch,
+                                  c.last_fetched_epoch) for c in context.partitions]
         max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
         min_bytes = body["min_bytes"]
         if self.fetch_quota.quotas_enabled:  # no bigger than the client's quota could ever let through
@@ -393,6 +400,8 @@ class KafkaApis:
                 max_bytes = min(max_bytes, int(window_bytes))
         min_bytes = min(min_bytes, max_bytes)  # a response can never hold more than max_bytes
         await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, min_bytes, body["max_wait_ms"])
+        if version < 10:
+            self._refuse_zstd_to_old_fetchers(fetches)
         if self.fetch_quota.quotas_enabled or self.request_quota.quotas_enabled:
             throttle_ms = self._fetch_throttle(request, sum(fetch.size_bytes for fetch in fetches))
             if throttle_ms:  # answered empty (FetchContext.getThrottledResponse): the records wait
@@ -415,14 +424,17 @@ class KafkaApis:
         for cached, fetch in zip(context.partitions, fetches):
             if in_session:
                 changed = cached.needs_response(fetch.error, fetch.size_bytes, fetch.high_watermark,
-                                                fetch.last_stable_offset, fetch.log_start_offset)
+                                                fetch.last_stable_offset, fetch.log_start_offset,
+                                                fetch.diverging_epoch is not None)
                 if incremental and not changed:
                     continue
-            by_topic.setdefault(fetch.topic, (cached.topic_id, []))[1].append({
-                "partition_index": fetch.partition, "error_code": fetch.error,
-                "high_watermark": fetch.high_watermark, "last_stable_offset": fetch.last_stable_offset,
-                "log_start_offset": fetch.log_start_offset, "aborted_transactions": fetch.aborted,
-                "preferred_read_replica": -1, "records": fetch.records})
+            answer = {"partition_index": fetch.partition, "error_code": fetch.error,
+                      "high_watermark": fetch.high_watermark, "last_stable_offset": fetch.last_stable_offset,
+                      "log_start_offset": fetch.log_start_offset, "aborted_transactions": fetch.aborted,
+                      "preferred_read_replica": -1, "records": fetch.records}
+            if fetch.diverging_epoch is not None:
+                answer["diverging_epoch"] = {"epoch": fetch.diverging_epoch[0], "end_offset": fetch.diverging_epoch[1]}
+            by_topic.setdefault(fetch.topic, (cached.topic_id, []))[1].append(answer)
         responses = [{"topic": name, "topic_id": topic_id, "partitions": partitions}
                      for name, (topic_id, partitions) in by_topic.items()]
         for topic_id, index in unknown_ids:
@@ -430,6 +442,16 @@ class KafkaApis:
                 {"partition_index": index, "error_code": Errors.UNKNOWN_TOPIC_ID, "high_watermark": -1,
                  "records": b""}]})
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
+
+    def _refuse_zstd_to_old_fetchers(self, fetches: list[PartitionFetch]) -> None:
+        """Fetch v4-9 predates zstd (KIP-110): a partition whose topic compresses with zstd is
+        answered UNSUPPORTED_COMPRESSION_TYPE and no records (KafkaApis.maybeConvertFetchedData)."""
+        for fetch in fetches:
+            partition = self.replica_manager.get_partition(fetch.topic, fetch.partition)
+            if partition is not None and partition.log.config.compression_type == "zstd":
+                fetch.error = Errors.UNSUPPORTED_COMPRESSION_TYPE
+                fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
+                fetch.records, fetch.size_bytes, fetch.aborted, fetch.diverging_epoch = b"", 0, None, None
 
     def _fetch_throttle(self, request: Request, size_bytes: int) -> int:
         """The throttle time of a fetch answering `size_bytes`, by its byte rate and by its time so
@@ -464,25 +486,39 @@ class KafkaApis:
 
     async def handle_list_offsets(self, request: Request, body: dict) -> dict:
         read_committed = body["isolation_level"] == 1
-        topics = []
+        seen: set[tuple[str, int]] = set()
+        duplicates = set()
         for topic in body["topics"]:
-            partitions = []
             for entry in topic["partitions"]:
-                partitions.append(self._list_offset(topic["name"], entry, read_committed, request.api_version))
-            topics.append({"name": topic["name"], "partitions": partitions})
-        return {"throttle_time_ms": 0, "topics": topics}
+                key = (topic["name"], entry["partition_index"])
+                (duplicates if key in seen else seen).add(key)
+        # A partition named twice is answered once, INVALID_REQUEST (ReplicaManager.fetchOffset keys
+        # its answers by partition).
+        by_topic: dict[str, dict[int, dict]] = {}
+        for topic in body["topics"]:
+            name = topic["name"]
+            answers = by_topic.setdefault(name, {})
+            for entry in topic["partitions"]:
+                index = entry["partition_index"]
+                if (name, index) in duplicates:
+                    answers[index] = _list_offsets_error(index, Errors.INVALID_REQUEST)
+                else:
+                    answers[index] = self._list_offset(name, entry, read_committed, request.api_version)
+        return {"throttle_time_ms": 0,
+                "topics": [{"name": name, "partitions": list(answers.values())} for name, answers in by_topic.items()]}
 
     def _list_offset(self, name: str, entry: dict, read_committed: bool, version: int) -> dict:
         index = entry["partition_index"]
-        answer = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1, "leader_epoch": -1}
         timestamp = entry["timestamp"]
         if timestamp < 0 and version < _LIST_OFFSETS_MIN_VERSION.get(timestamp, 1 << 15):
-            answer["error_code"] = Errors.UNSUPPORTED_VERSION  # a special timestamp this version predates
-            return answer
+            return _list_offsets_error(index, Errors.UNSUPPORTED_VERSION)  # a special timestamp this version predates
         partition = self.replica_manager.get_partition(name, index)
         if partition is None:
-            answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
-            return answer
+            return _list_offsets_error(index, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        error = partition.check_current_leader_epoch(entry["current_leader_epoch"])
+        if error != Errors.NONE:
+            return _list_offsets_error(index, error)
+        answer = _list_offsets_error(index, Errors.NONE)
         log = partition.log
         fetchable = log.last_stable_offset if read_committed else log.high_watermark
         if timestamp == LATEST_TIMESTAMP:  # with the partition's leader epoch (Partition.fetchOffsetForTimestamp)
@@ -524,10 +560,8 @@ class KafkaApis:
                 partition = self.replica_manager.get_partition(topic["topic"], index)
                 if partition is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                elif entry["current_leader_epoch"] > partition.leader_epoch:
-                    answer["error_code"] = Errors.UNKNOWN_LEADER_EPOCH
-                elif 0 <= entry["current_leader_epoch"] < partition.leader_epoch:
-                    answer["error_code"] = Errors.FENCED_LEADER_EPOCH
+                elif (error := partition.check_current_leader_epoch(entry["current_leader_epoch"])) != Errors.NONE:
+                    answer["error_code"] = error
                 else:
                     log = partition.log
                     epoch, end = log.leader_epoch_cache.end_offset_for(entry["leader_epoch"], log.log_end_offset)

@@ -35,6 +35,14 @@ class Partition:
         self.replicas = (node_id,)  # the assignment: replication factor 1 on one node
         self.isr = (node_id,)
 
+    def check_current_leader_epoch(self, current_leader_epoch: int) -> Errors:
+        """Partition.checkCurrentLeaderEpoch: a client that names the epoch it believes current
+        (-1: none) is told whether its metadata is older (FENCED_LEADER_EPOCH) or newer
+        (UNKNOWN_LEADER_EPOCH) than this leader's."""
+        if current_leader_epoch == -1 or current_leader_epoch == self.leader_epoch:
+            return Errors.NONE
+        return Errors.FENCED_LEADER_EPOCH if current_leader_epoch < self.leader_epoch else Errors.UNKNOWN_LEADER_EPOCH
+
     def effective_min_isr(self) -> int:
         """min.insync.replicas, capped at the replication factor (Partition.effectiveMinIsr)."""
         return min(self.log.config.min_insync_replicas, len(self.replicas))

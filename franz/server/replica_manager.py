@@ -48,6 +48,7 @@ from franz.server.metadata_cache import MetadataCache
 from franz.server.partition import Partition
 from franz.server.purgatory import DelayedOperationPurgatory
 from franz.server.request_thread_time import on_worker_thread
+from franz.storage.epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
 from franz.storage.producer_append_info import AppendOrigin
@@ -152,6 +153,8 @@ class PartitionFetch:
     partition: int
     fetch_offset: int
     partition_max_bytes: int
+    current_leader_epoch: int = -1  # the leader epoch the client believes current; -1: unchecked
+    last_fetched_epoch: int = -1  # the epoch of the last batch the fetcher has; -1: no divergence check
     error: Errors = Errors.NONE
     high_watermark: int = -1
     last_stable_offset: int = -1
@@ -160,6 +163,7 @@ class PartitionFetch:
     size_bytes: int = 0
     aborted: list | None = None
     position: Any = None
+    diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) where the fetcher's log diverges
 
 
 class LoopAppendBudget:
@@ -340,12 +344,27 @@ class ReplicaManager:
         total = 0
         min_one_message = not hard_max_bytes_limit
         for fetch in fetches:
-            fetch.records, fetch.size_bytes, fetch.aborted = b"", 0, None
+            fetch.records, fetch.size_bytes, fetch.aborted, fetch.diverging_epoch = b"", 0, None, None
             partition = self.get_partition(fetch.topic, fetch.partition)
             if partition is None:
                 fetch.error = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             log = partition.log
+            error = Errors.NONE
+            if fetch.current_leader_epoch != partition.leader_epoch:  # -1 or another epoch: rare
+                error = partition.check_current_leader_epoch(fetch.current_leader_epoch)
+            if error == Errors.NONE and fetch.last_fetched_epoch >= 0:
+                error = self._check_divergence(fetch, log)
+            if error != Errors.NONE:
+                fetch.error = error
+                fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
+                continue
+            fetch.error = Errors.NONE
+            fetch.high_watermark = log.high_watermark
+            fetch.last_stable_offset = log.last_stable_offset
+            fetch.log_start_offset = log.log_start_offset
+            if fetch.diverging_epoch is not None:  # no records: the fetcher must truncate first
+                continue
             try:
                 info = log.read(fetch.fetch_offset, min(fetch.partition_max_bytes, max(remaining, 0)), isolation,
                                 min_one_message)
@@ -353,10 +372,6 @@ class ReplicaManager:
                 fetch.error = Errors.OFFSET_OUT_OF_RANGE
                 fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
                 continue
-            fetch.error = Errors.NONE
-            fetch.high_watermark = log.high_watermark
-            fetch.last_stable_offset = log.last_stable_offset
-            fetch.log_start_offset = log.log_start_offset
             fetch.position = info.fetch_offset_metadata
             records, aborted = info.records, info.aborted_transactions
             if info.first_entry_incomplete and not hard_max_bytes_limit:
@@ -376,12 +391,27 @@ class ReplicaManager:
             total += size
         return total
 
+    @staticmethod
+    def _check_divergence(fetch: PartitionFetch, log: UnifiedLog) -> Errors:
+        """Partition.readRecords with a last fetched epoch (KIP-595/KIP-320): where the epoch the
+        fetcher last read ended in this log; a fetcher ahead of that end has diverged, and is
+        answered that (epoch, end offset) instead of records. Sets `fetch.diverging_epoch`."""
+        epoch, end_offset = log.leader_epoch_cache.end_offset_for(fetch.last_fetched_epoch, log.log_end_offset)
+        if epoch == UNDEFINED_EPOCH or end_offset == UNDEFINED_EPOCH_OFFSET:
+            return Errors.OFFSET_OUT_OF_RANGE  # the end of the last fetched epoch is unknown here
+        if fetch.fetch_offset < log.log_start_offset:
+            return Errors.OFFSET_OUT_OF_RANGE
+        if epoch < fetch.last_fetched_epoch or end_offset < fetch.fetch_offset:
+            fetch.diverging_epoch = (epoch, end_offset)
+        return Errors.NONE
+
     async def fetch_messages(self, fetches: list[PartitionFetch], isolation: FetchIsolation, max_bytes: int,
                              min_bytes: int, max_wait_ms: int, hard_max_bytes_limit: bool = False) -> None:
         total = self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)
         # A partition this node does not have is answered with its error but does not end the
         # wait: KafkaApis sets such partitions aside before the read (only errors reading a log do).
-        errors = any(fetch.error not in (Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION) for fetch in fetches)
+        errors = any(fetch.error not in (Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                     or fetch.diverging_epoch is not None for fetch in fetches)
         readable = any(fetch.error == Errors.NONE for fetch in fetches)
         if max_wait_ms <= 0 or not readable or total >= min_bytes or errors:
             return

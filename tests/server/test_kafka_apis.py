@@ -346,3 +346,107 @@ def test_init_producer_id_answers_a_lost_bumps_retry_and_fences_another_producer
         assert other["error_code"] == Errors.PRODUCER_FENCED
         again = _init_producer_id(client, transactional_id="retrying", producer_id=pid, producer_epoch=1)
         assert again["error_code"] == Errors.CONCURRENT_TRANSACTIONS  # its own producer: the open one is aborted
+
+
+def _list_offsets(client: RawClient, partitions: list[tuple[str, int, int]]) -> dict:
+    """ListOffsets v9 of (topic, partition, current leader epoch), each asking for latest."""
+    topics: dict[str, list] = {}
+    for name, index, epoch in partitions:
+        topics.setdefault(name, []).append({"partition_index": index, "current_leader_epoch": epoch, "timestamp": -1})
+    answer = client.request(2, 9, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": name, "partitions": entries} for name, entries in topics.items()]})
+    return {(topic["name"], p["partition_index"]): p for topic in answer["topics"] for p in topic["partitions"]}
+
+
+def test_list_offsets_checks_the_leader_epoch_and_refuses_a_partition_named_twice(broker):
+    """ReplicaManager.fetchOffset: a partition named twice is answered once, INVALID_REQUEST; a
+    current leader epoch newer than the partition's is UNKNOWN_LEADER_EPOCH (-1: unchecked)."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "epochs", partitions=2)
+        produce(client, "epochs", batch(b"1", b"2"))
+        answers = _list_offsets(client, [("epochs", 0, 0), ("epochs", 1, -1), ("epochs", 1, 0)])
+        assert len(answers) == 2
+        assert (answers["epochs", 0]["error_code"], answers["epochs", 0]["offset"]) == (Errors.NONE, 2)
+        assert (answers["epochs", 1]["error_code"], answers["epochs", 1]["offset"]) == (Errors.INVALID_REQUEST, -1)
+        newer = _list_offsets(client, [("epochs", 0, 1)])["epochs", 0]
+        assert (newer["error_code"], newer["offset"], newer["leader_epoch"]) == (Errors.UNKNOWN_LEADER_EPOCH, -1, -1)
+
+
+def _fetch_v12(client: RawClient, partitions: list[dict], session_id: int = 0, session_epoch: int = -1,
+               version: int = 12) -> dict:
+    """A Fetch by topic name of `partitions` (topic, partition, and any fields to set)."""
+    topics: dict[str, list] = {}
+    for partition in partitions:
+        entry = {"current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1, "log_start_offset": -1,
+                 "partition_max_bytes": 1 << 20} | partition
+        topics.setdefault(entry.pop("topic"), []).append(entry)
+    return client.request(1, version, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
+        "session_id": session_id, "session_epoch": session_epoch, "forgotten_topics_data": [], "rack_id": "",
+        "topics": [{"topic": name, "partitions": entries} for name, entries in topics.items()]})
+
+
+def test_fetch_checks_the_leader_epoch_and_answers_a_diverging_fetcher(broker):
+    """Partition.readRecords: a current leader epoch newer than the partition's is
+    UNKNOWN_LEADER_EPOCH; a fetcher whose last fetched epoch ended in this log before its fetch
+    offset has diverged and is told where that epoch ends instead of records; an epoch this log
+    never had is OFFSET_OUT_OF_RANGE."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "diverge")
+        produce(client, "diverge", batch(b"1", b"2"))
+
+        def answer(**fields) -> dict:
+            return _fetch_v12(client, [{"topic": "diverge", "partition": 0} | fields])["responses"][0]["partitions"][0]
+
+        assert answer(current_leader_epoch=0)["records"]
+        newer = answer(current_leader_epoch=1)
+        assert (newer["error_code"], newer["high_watermark"], newer["records"]) == (Errors.UNKNOWN_LEADER_EPOCH, -1, b"")
+        same = answer(last_fetched_epoch=0, fetch_offset=1)
+        assert same["error_code"] == Errors.NONE and same["records"]
+        assert same["diverging_epoch"] == {"epoch": -1, "end_offset": -1}  # the tagged field's default: absent
+        ahead = answer(last_fetched_epoch=0, fetch_offset=5)
+        assert (ahead["error_code"], ahead["high_watermark"], ahead["records"]) == (Errors.NONE, 2, b"")
+        assert ahead["diverging_epoch"] == {"epoch": 0, "end_offset": 2}
+        assert answer(last_fetched_epoch=3, fetch_offset=1)["error_code"] == Errors.OFFSET_OUT_OF_RANGE
+
+
+def test_a_session_partition_keeps_its_leader_epoch_and_answers_again_once_its_error_goes(broker):
+    """CachedPartition.updateRequestParams and maybeUpdateResponseData: the epoch an incremental
+    fetch names stays with the partition; an error answers every time and forgets the cached
+    high watermark, so the first good read after it answers even with nothing new."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "sess-epoch")
+        produce(client, "sess-epoch", batch(b"1"))
+        first = _fetch_v12(client, [{"topic": "sess-epoch", "partition": 0}], session_epoch=0)
+        session_id = first["session_id"]
+        assert session_id and first["responses"][0]["partitions"][0]["records"]
+        wrong = _fetch_v12(client, [{"topic": "sess-epoch", "partition": 0, "fetch_offset": 1,
+                                     "current_leader_epoch": 7}], session_id, 1)
+        assert wrong["responses"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_LEADER_EPOCH
+        still = _fetch_v12(client, [], session_id, 2)  # nothing named: the session's epoch 7 stands
+        assert still["responses"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_LEADER_EPOCH
+        fixed = _fetch_v12(client, [{"topic": "sess-epoch", "partition": 0, "fetch_offset": 1,
+                                     "current_leader_epoch": 0}], session_id, 3)
+        partition = fixed["responses"][0]["partitions"][0]
+        assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (Errors.NONE, 1, b"")
+        assert _fetch_v12(client, [], session_id, 4)["responses"] == []  # nothing new now
+
+
+def test_fetch_before_v10_is_refused_a_zstd_topic(broker):
+    """KafkaApis.maybeConvertFetchedData: Fetch v4-9 predates zstd, so a topic that compresses
+    with zstd answers it UNSUPPORTED_COMPRESSION_TYPE; v10 reads it."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "zstd-topic", configs={"compression.type": "zstd"})
+        create_topic(client, "plain-topic")
+        for name in ("zstd-topic", "plain-topic"):
+            produce(client, name, batch(b"1", b"2"))
+        for version in (9, 10):
+            answer = _fetch_v12(client, [{"topic": "zstd-topic", "partition": 0}, {"topic": "plain-topic",
+                                                                                    "partition": 0}], version=version)
+            zstd, plain = (topic["partitions"][0] for topic in answer["responses"])
+            assert plain["error_code"] == Errors.NONE and plain["records"]
+            if version == 9:
+                assert (zstd["error_code"], zstd["high_watermark"], zstd["records"]) == \
+                    (Errors.UNSUPPORTED_COMPRESSION_TYPE, -1, b"")
+            else:
+                assert zstd["error_code"] == Errors.NONE and zstd["records"]
