@@ -70,14 +70,33 @@ def validate_records(version: int, records) -> None:
             f"batch per partition")
 
 
-def is_transactional(records) -> bool:
-    """Whether a partition's first batch is a whole transactional v2 batch (the test of
-    RequestUtils.hasTransactionalRecords; a request carrying one needs a transactional id).
-    Runs for every partition of every produce, so it reads the three fields in place."""
-    if records is None or len(records) < _RECORD_BATCH_OVERHEAD:
-        return False
-    return (records[_MAGIC_OFFSET] == _CURRENT_MAGIC and records[_ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT != 0
-            and _SIZE.unpack_from(records, 8)[0] + _LOG_OVERHEAD <= len(records))
+def has_transactional_records(topic_data: list[dict]) -> bool:
+    """RequestUtils.hasTransactionalRecords: whether some partition's first batch is a
+    transactional v2 batch (a request carrying one needs a transactional id). Kafka reaches each
+    first batch through the batch iterator, so, until a transactional one is found, a first batch
+    whose header is corrupt (a size below the smallest record, a magic byte outside 0-2) fails the
+    whole request: InvalidProduceRecordsError(CORRUPT_MESSAGE). Runs for every produce, so it
+    reads the header fields in place."""
+    for topic in topic_data:
+        for partition in topic["partition_data"]:
+            records = partition["records"]
+            if records is None or len(records) < _LOG_OVERHEAD:
+                continue
+            size = _SIZE.unpack_from(records, 8)[0]
+            if size < _RECORD_OVERHEAD_V0:
+                raise InvalidProduceRecordsError(
+                    Errors.CORRUPT_MESSAGE,
+                    f"Record size {size} is less than the minimum record overhead ({_RECORD_OVERHEAD_V0})")
+            if len(records) < _HEADER_SIZE_UP_TO_MAGIC:
+                continue
+            magic = _signed_byte(records[_MAGIC_OFFSET])
+            if magic < 0 or magic > _CURRENT_MAGIC:
+                raise InvalidProduceRecordsError(Errors.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
+            if (magic == _CURRENT_MAGIC and size + _LOG_OVERHEAD <= len(records)
+                    and len(records) >= _RECORD_BATCH_OVERHEAD
+                    and records[_ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT):
+                return True
+    return False
 
 
 def _next_batch_size(view: memoryview, position: int) -> int | None:

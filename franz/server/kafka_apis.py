@@ -38,7 +38,7 @@ from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
-from franz.protocol.produce_request import InvalidProduceRecordsError, is_transactional, validate_records
+from franz.protocol.produce_request import InvalidProduceRecordsError, has_transactional_records, validate_records
 from franz.server import config_helper
 from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
@@ -303,19 +303,23 @@ class KafkaApis:
         acks = body["acks"]
         entries: dict[tuple[str, int], Any] = {}
         results: dict[tuple[str, int], dict] = {}
-        # Transactional batches need a transactional id (and a coordinator to own it): without
-        # one every partition is refused, as KafkaApis refuses the whole request.
-        if body["transactional_id"] is not None:
-            transactional = self.transaction_coordinator is None
-        else:
-            transactional = any(is_transactional(p["records"]) for t in body["topic_data"] for p in t["partition_data"])
+        # Errors of the whole request (KafkaApis answers them through getErrorResponse): every
+        # partition gets the error. Transactional batches need a transactional id (and a
+        # coordinator to own it); finding them may meet a corrupt first batch.
+        request_error = None
+        try:
+            if has_transactional_records(body["topic_data"]) and (body["transactional_id"] is None
+                                                                  or self.transaction_coordinator is None):
+                request_error = {"error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+        except InvalidProduceRecordsError as error:
+            request_error = {"error_code": error.error_code, "error_message": str(error)}
         # Only Kafka's own admin client may write to __consumer_offsets or __transaction_state.
         internal_allowed = request.client_id == ADMIN_CLIENT_ID
         for topic in body["topic_data"]:
             for partition in topic["partition_data"]:
                 key = (topic["name"], partition["index"])
-                if transactional:
-                    results[key] = {"error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+                if request_error is not None:
+                    results[key] = request_error
                 elif not self.metadata.has_partition(*key):
                     results[key] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
                 elif (invalid := _invalid_produce_records(request.api_version, partition["records"])) is not None:

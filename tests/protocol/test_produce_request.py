@@ -1,11 +1,12 @@
-"""ProduceRequest.validateRecords: what each partition of a Produce request may carry."""
+"""ProduceRequest.validateRecords: what each partition of a Produce request may carry; and
+RequestUtils.hasTransactionalRecords, the walk over every partition's first batch."""
 
 import struct
 
 import pytest
 
 from franz.protocol.errors import Errors
-from franz.protocol.produce_request import InvalidProduceRecordsError, validate_records
+from franz.protocol.produce_request import InvalidProduceRecordsError, has_transactional_records, validate_records
 from franz.records import CompressionType, SimpleRecord, build_batch
 
 
@@ -85,3 +86,29 @@ def test_zstd_needs_produce_v7():
 
 def test_versions_below_three_are_not_checked():
     validate_records(2, one_batch(b"a") + one_batch(b"b"))
+
+
+def _topic_data(*records) -> list[dict]:
+    return [{"name": "t", "partition_data": [{"index": i, "records": r} for i, r in enumerate(records)]}]
+
+
+def _transactional(*values: bytes) -> bytes:
+    return bytes(build_batch([SimpleRecord(v) for v in values], producer_id=7, producer_epoch=0, base_sequence=0,
+                             is_transactional=True))
+
+
+def test_a_transactional_first_batch_in_any_partition_is_found():
+    assert not has_transactional_records(_topic_data(one_batch(b"a"), None, b"", one_batch(b"b")))
+    assert has_transactional_records(_topic_data(one_batch(b"a"), _transactional(b"t")))
+    assert not has_transactional_records(_topic_data(_transactional(b"t")[:-1]))  # not a whole batch
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (struct.pack(">qi", 0, 13) + bytes(8), "Record size 13 is less than the minimum record overhead (14)"),
+    (struct.pack(">qii", 0, 60, 0) + b"\x03" + bytes(60), "Invalid magic found in record: 3"),
+], ids=["size", "magic"])
+def test_a_corrupt_first_batch_fails_the_walk_unless_a_transactional_one_came_first(corrupt, message):
+    with pytest.raises(InvalidProduceRecordsError) as info:
+        has_transactional_records(_topic_data(one_batch(b"a"), corrupt))
+    assert info.value.error_code == Errors.CORRUPT_MESSAGE and message in str(info.value)
+    assert has_transactional_records(_topic_data(_transactional(b"t"), corrupt))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import struct
 
+from franz.protocol.codec import encode_request
 from franz.protocol.errors import Errors
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
@@ -88,6 +89,32 @@ def test_a_batch_with_a_bad_crc_is_refused_with_corrupt_message_and_not_written(
         offsets = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
             {"name": "crc", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
         assert offsets["topics"][0]["partitions"][0]["offset"] == 1
+
+
+def test_a_corrupt_first_batch_header_fails_the_whole_produce_as_kafka_does(broker):
+    """KafkaApis walks every partition's first batch (hasTransactionalRecords) before any check
+    of its own; a batch size below the smallest record stops the walk with CorruptRecordException,
+    which answers every partition of the request CORRUPT_MESSAGE with its message, the good one
+    included, and writes nothing. With acks=0 there is no answer to give: the connection closes."""
+    corrupt = struct.pack(">qi", 0, 5) + bytes(20)
+
+    def body(acks: int) -> dict:
+        return {"acks": acks, "timeout_ms": 5000, "topic_data": [{"name": "whole", "partition_data": [
+            {"index": 0, "records": batch(b"good")}, {"index": 1, "records": corrupt}]}]}
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "whole", partitions=2)
+        answer = client.request(PRODUCE, 9, body(acks=1))
+        partitions = answer["responses"][0]["partition_responses"]
+        assert [(p["index"], p["error_code"], p["base_offset"]) for p in partitions] == \
+            [(0, Errors.CORRUPT_MESSAGE, -1), (1, Errors.CORRUPT_MESSAGE, -1)]
+        assert partitions[0]["error_message"] == "Record size 5 is less than the minimum record overhead (14)"
+        offsets = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "topics": [
+            {"name": "whole", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+        assert offsets["topics"][0]["partitions"][0]["offset"] == 0
+        client.send_frame(encode_request(PRODUCE, 9, 99, "raw-client", body(acks=0)))
+        assert client.receive_frame() is None
+    _still_serving(broker)
 
 
 def test_an_oversized_batch_is_refused_with_message_too_large(broker_factory):
