@@ -27,13 +27,12 @@ from franz.server.request_channel import Request
 
 class ControllerApis:
     def __init__(self, config, controller: Controller, metadata: MetadataCache, replica_manager,
-                 fetch_sessions, mutation_quota: ControllerMutationQuotaManager, broker_metrics: BrokerMetrics,
+                 mutation_quota: ControllerMutationQuotaManager, broker_metrics: BrokerMetrics,
                  group_configs=None) -> None:
         self.config = config
         self.controller = controller
         self.metadata = metadata
         self.replica_manager = replica_manager
-        self.fetch_sessions = fetch_sessions
         self.mutation_quota = mutation_quota
         self.group_configs = group_configs
         self.broker_metrics = broker_metrics
@@ -102,7 +101,6 @@ class ControllerApis:
                 if topic is not None:
                     quota.record(topic.num_partitions)
                 await self.controller.delete_topic(name)
-                self.fetch_sessions.remove_topic(name)
                 self.broker_metrics.remove_topic(name)
                 for key in [(name, index) for index in range(topic.num_partitions)]:
                     self.replica_manager.on_appended([key])  # parked fetches answer at once

@@ -28,10 +28,12 @@ answer; request_percentage quotas are recorded here, around every handler.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import re
 import shutil
 import time
+import uuid
 from typing import Any, Final
 
 from franz.protocol import api_keys
@@ -45,7 +47,7 @@ from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
 from franz.server.error_responses import error_response
-from franz.server.fetch_session import CachedPartition, FetchContext, FetchSessionCache
+from franz.server.fetch_session import TOPIC_IDS_MIN_VERSION, CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import INTERNAL_TOPICS, LEADER_EPOCH, MetadataCache, TopicMetadata
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
@@ -372,30 +374,38 @@ class KafkaApis:
     async def handle_fetch(self, request: Request, body: dict) -> dict:
         version = request.api_version
         isolation = FetchIsolation.TXN_COMMITTED if body["isolation_level"] == 1 else FetchIsolation.HIGH_WATERMARK
-        requested: list[CachedPartition] = []
-        unknown_ids: list[tuple[bytes, int]] = []
+        uses_topic_ids = version >= TOPIC_IDS_MIN_VERSION
+        requested: dict[tuple, CachedPartition] = {}  # a partition named twice counts once, where first named
         for topic in body["topics"]:
-            name, topic_id = self._fetch_topic(version, topic)
+            name, topic_id, topic_uuid = self._fetch_topic(uses_topic_ids, topic)
             for partition in topic["partitions"]:
-                if name is None:
-                    unknown_ids.append((topic_id, partition["partition"]))
-                    continue
-                requested.append(CachedPartition(name, partition["partition"], topic_id, partition["fetch_offset"],
-                                                 partition["partition_max_bytes"], partition["current_leader_epoch"],
-                                                 partition["last_fetched_epoch"]))
-        forgotten = []
-        for topic in body["forgotten_topics_data"]:
-            name, _ = self._fetch_topic(version, topic)
-            if name is not None:
-                forgotten.extend((name, index) for index in topic["partitions"])
-        if version >= 7:
-            context = self.fetch_sessions.new_context(body["session_id"], body["session_epoch"], requested, forgotten)
+                cached = CachedPartition(name, partition["partition"], topic_id, partition["fetch_offset"],
+                                         partition["partition_max_bytes"], partition["current_leader_epoch"],
+                                         partition["last_fetched_epoch"], topic_uuid)
+                requested[cached.key(uses_topic_ids)] = cached
+        if uses_topic_ids:  # an id this broker does not know is forgotten all the same
+            forgotten = [(bytes(topic["topic_id"]), index) for topic in body["forgotten_topics_data"]
+                         for index in topic["partitions"]]
         else:
-            context = FetchContext(partitions=requested)
+            forgotten = [(topic["topic"], index) for topic in body["forgotten_topics_data"]
+                         for index in topic["partitions"]]
+        if version >= 7:
+            context = self.fetch_sessions.new_context(version, body["session_id"], body["session_epoch"],
+                                                      list(requested.values()), forgotten, _now_ms())
+        else:
+            context = FetchContext(partitions=list(requested.values()))
         if context.error != Errors.NONE:
             return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
+        # A session partition of a topic id unknown until now is named when the topic appears
+        # (CachedPartition.maybeResolveUnknownName); until then it is answered UNKNOWN_TOPIC_ID.
+        read: list[CachedPartition] = []
+        unknown_ids: list[CachedPartition] = []
+        for cached in context.partitions:
+            if cached.topic is None and context.incremental:
+                cached.topic = self.metadata.name_of(cached.topic_id)
+            (read if cached.topic is not None else unknown_ids).append(cached)
         fetches = [PartitionFetch(c.topic, c.partition, c.fetch_offset, c.partition_max_bytes, c.current_leader_epoch,
-                                  c.last_fetched_epoch) for c in context.partitions]
+                                  c.last_fetched_epoch, c.topic_uuid) for c in read]
         max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
         min_bytes = body["min_bytes"]
         if self.fetch_quota.quotas_enabled:  # no bigger than the client's quota could ever let through
@@ -406,45 +416,58 @@ class KafkaApis:
         await self.replica_manager.fetch_messages(fetches, isolation, max_bytes, min_bytes, body["max_wait_ms"])
         if version < 10:
             self._refuse_zstd_to_old_fetchers(fetches)
+        incremental = context.incremental
+        if incremental and context.session.epoch != context.expected_epoch:
+            # Another request of this session came first while this one waited: this answer is stale.
+            return {"throttle_time_ms": 0, "error_code": Errors.INVALID_FETCH_SESSION_EPOCH,
+                    "session_id": context.session.session_id, "responses": []}
         if self.fetch_quota.quotas_enabled or self.request_quota.quotas_enabled:
             throttle_ms = self._fetch_throttle(request, sum(fetch.size_bytes for fetch in fetches))
             if throttle_ms:  # answered empty (FetchContext.getThrottledResponse): the records wait
-                session_id = context.session.session_id if context.incremental else 0
+                session_id = context.session.session_id if incremental else 0
                 return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": session_id, "responses": []}
         for fetch in fetches:
             if fetch.size_bytes:
                 self.metrics.topic_out[fetch.topic].inc(fetch.size_bytes)
         session_id = 0
         if context.new_session_wanted:
-            session_id = self.fetch_sessions.create_session(context.partitions)
-        elif context.incremental:
+            session_id = self.fetch_sessions.create_session(context, _now_ms())
+        elif incremental:
             session_id = context.session.session_id
-            context.session.served_last([(fetch.topic, fetch.partition) for fetch in fetches if fetch.size_bytes])
-        by_topic: dict[str, tuple[bytes, list]] = {}
-        incremental = context.incremental
-        # Only a session keeps what each partition last answered; a sessionless fetch (every
-        # librdkafka consumer's: it names all its partitions each time) answers them all.
-        in_session = incremental or context.new_session_wanted
-        for cached, fetch in zip(context.partitions, fetches):
-            if in_session:
-                changed = cached.needs_response(fetch.error, fetch.size_bytes, fetch.high_watermark,
-                                                fetch.last_stable_offset, fetch.log_start_offset,
-                                                fetch.diverging_epoch is not None)
-                if incremental and not changed:
-                    continue
+            context.session.served_last([cached for cached, fetch in zip(read, fetches) if fetch.size_bytes])
+        # Partitions that were read come first, in session order; then those that could not be
+        # (KafkaApis' erroneous partitions: a topic or partition this broker does not have).
+        answered: list[tuple[CachedPartition, dict, int]] = []
+        erroneous: list[tuple[CachedPartition, dict, int]] = []
+        for cached, fetch in zip(read, fetches):
             answer = {"partition_index": fetch.partition, "error_code": fetch.error,
                       "high_watermark": fetch.high_watermark, "last_stable_offset": fetch.last_stable_offset,
                       "log_start_offset": fetch.log_start_offset, "aborted_transactions": fetch.aborted,
                       "preferred_read_replica": -1, "records": fetch.records}
             if fetch.diverging_epoch is not None:
                 answer["diverging_epoch"] = {"epoch": fetch.diverging_epoch[0], "end_offset": fetch.diverging_epoch[1]}
-            by_topic.setdefault(fetch.topic, (cached.topic_id, []))[1].append(answer)
-        responses = [{"topic": name, "topic_id": topic_id, "partitions": partitions}
-                     for name, (topic_id, partitions) in by_topic.items()]
-        for topic_id, index in unknown_ids:
-            responses.append({"topic": "", "topic_id": topic_id, "partitions": [
-                {"partition_index": index, "error_code": Errors.UNKNOWN_TOPIC_ID, "high_watermark": -1,
-                 "records": b""}]})
+            (erroneous if fetch.error == Errors.UNKNOWN_TOPIC_OR_PARTITION else answered).append(
+                (cached, answer, fetch.size_bytes))
+        for cached in unknown_ids:
+            erroneous.append((cached, {"partition_index": cached.partition, "error_code": Errors.UNKNOWN_TOPIC_ID,
+                                       "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
+                                       "records": b""}, 0))
+        # Only a session keeps what each partition last answered; a sessionless fetch (every
+        # librdkafka consumer's: it names all its partitions each time) answers them all.
+        in_session = incremental or context.new_session_wanted
+        responses: list[dict] = []
+        for cached, answer, size_bytes in itertools.chain(answered, erroneous):
+            if in_session:
+                changed = cached.needs_response(answer["error_code"], size_bytes, answer["high_watermark"],
+                                                answer["last_stable_offset"], answer["log_start_offset"],
+                                                "diverging_epoch" in answer)
+                if incremental and not changed:
+                    continue
+            last = responses[-1] if responses else None
+            if last is not None and last["topic"] == (cached.topic or "") and last["topic_id"] == cached.topic_id:
+                last["partitions"].append(answer)  # FetchResponse merges a topic only with the one before
+            else:
+                responses.append({"topic": cached.topic or "", "topic_id": cached.topic_id, "partitions": [answer]})
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
 
     def _refuse_zstd_to_old_fetchers(self, fetches: list[PartitionFetch]) -> None:
@@ -479,12 +502,13 @@ class KafkaApis:
         return self.request_quota.record_and_get_throttle_time_ms(ANONYMOUS_USER, request.client_id or "",
                                                                   ns * 100 / 1e9, _now_ms())
 
-    def _fetch_topic(self, version: int, topic: dict) -> tuple[str | None, bytes]:
-        """(name, topic id) of a fetch request topic: by name before v13, by id from v13."""
-        if version >= 13:
-            return self.metadata.name_of(topic["topic_id"]), bytes(topic["topic_id"])
-        metadata = self.metadata.get(topic["topic"])
-        return topic["topic"], metadata.topic_id.bytes if metadata is not None else bytes(16)
+    def _fetch_topic(self, uses_topic_ids: bool, topic: dict) -> tuple[str | None, bytes, uuid.UUID | None]:
+        """(name, topic id, expected topic id) of a fetch request topic: by name before v13
+        (the id is zeros and unchecked), by id from v13 (the name None if the id is unknown)."""
+        if not uses_topic_ids:
+            return topic["topic"], bytes(16), None
+        topic_id = bytes(topic["topic_id"])
+        return self.metadata.name_of(topic_id), topic_id, uuid.UUID(bytes=topic_id)
 
     # -- offsets -----------------------------------------------------------------
 

@@ -108,8 +108,8 @@ class KafkaServer:
         self.apis.group_configs = group_configs
         mutation_quota = ControllerMutationQuotaManager(config["quota.window.num"], config["quota.window.size.seconds"],
                                                         lambda: time.monotonic_ns() // 1_000_000)
-        ControllerApis(config, controller, metadata, self.replica_manager, self.apis.fetch_sessions, mutation_quota,
-                       self.apis.metrics, group_configs).register(self.apis)
+        ControllerApis(config, controller, metadata, self.replica_manager, mutation_quota, self.apis.metrics,
+                       group_configs).register(self.apis)
         AclApis().register(self.apis)
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
         ClientQuotaControlManager(first_dir / CLIENT_QUOTAS_FILE, controller.write_file,

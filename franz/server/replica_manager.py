@@ -35,6 +35,7 @@ import dataclasses
 import logging
 import os
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -155,6 +156,7 @@ class PartitionFetch:
     partition_max_bytes: int
     current_leader_epoch: int = -1  # the leader epoch the client believes current; -1: unchecked
     last_fetched_epoch: int = -1  # the epoch of the last batch the fetcher has; -1: no divergence check
+    topic_id: uuid.UUID | None = None  # the topic id a v13+ fetcher expects; None: unchecked
     error: Errors = Errors.NONE
     high_watermark: int = -1
     last_stable_offset: int = -1
@@ -351,7 +353,9 @@ class ReplicaManager:
                 continue
             log = partition.log
             error = Errors.NONE
-            if fetch.current_leader_epoch != partition.leader_epoch:  # -1 or another epoch: rare
+            if fetch.topic_id is not None and log.topic_id is not None and fetch.topic_id != log.topic_id:
+                error = Errors.INCONSISTENT_TOPIC_ID  # the topic was deleted and made again under its name
+            elif fetch.current_leader_epoch != partition.leader_epoch:  # -1 or another epoch: rare
                 error = partition.check_current_leader_epoch(fetch.current_leader_epoch)
             if error == Errors.NONE and fetch.last_fetched_epoch >= 0:
                 error = self._check_divergence(fetch, log)
