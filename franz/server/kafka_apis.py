@@ -28,7 +28,6 @@ answer; request_percentage quotas are recorded here, around every handler.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import re
 import shutil
@@ -378,11 +377,12 @@ class KafkaApis:
         requested: dict[tuple, CachedPartition] = {}  # a partition named twice counts once, where first named
         for topic in body["topics"]:
             name, topic_id, topic_uuid = self._fetch_topic(uses_topic_ids, topic)
+            topic_key = topic_id if uses_topic_ids else name  # CachedPartition.key, inline: once per topic
             for partition in topic["partitions"]:
-                cached = CachedPartition(name, partition["partition"], topic_id, partition["fetch_offset"],
-                                         partition["partition_max_bytes"], partition["current_leader_epoch"],
-                                         partition["last_fetched_epoch"], topic_uuid)
-                requested[cached.key(uses_topic_ids)] = cached
+                index = partition["partition"]
+                requested[(topic_key, index)] = CachedPartition(
+                    name, index, topic_id, partition["fetch_offset"], partition["partition_max_bytes"],
+                    partition["current_leader_epoch"], partition["last_fetched_epoch"], topic_uuid)
         if uses_topic_ids:  # an id this broker does not know is forgotten all the same
             forgotten = [(bytes(topic["topic_id"]), index) for topic in body["forgotten_topics_data"]
                          for index in topic["partitions"]]
@@ -398,12 +398,15 @@ class KafkaApis:
             return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
         # A session partition of a topic id unknown until now is named when the topic appears
         # (CachedPartition.maybeResolveUnknownName); until then it is answered UNKNOWN_TOPIC_ID.
-        read: list[CachedPartition] = []
+        read = context.partitions
         unknown_ids: list[CachedPartition] = []
-        for cached in context.partitions:
-            if cached.topic is None and context.incremental:
-                cached.topic = self.metadata.name_of(cached.topic_id)
-            (read if cached.topic is not None else unknown_ids).append(cached)
+        if uses_topic_ids:
+            for cached in read:
+                if cached.topic is None and context.incremental:
+                    cached.topic = self.metadata.name_of(cached.topic_id)
+            unknown_ids = [cached for cached in read if cached.topic is None]
+            if unknown_ids:
+                read = [cached for cached in read if cached.topic is not None]
         fetches = [PartitionFetch(c.topic, c.partition, c.fetch_offset, c.partition_max_bytes, c.current_leader_epoch,
                                   c.last_fetched_epoch, c.topic_uuid) for c in read]
         max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
@@ -437,37 +440,42 @@ class KafkaApis:
             context.session.served_last([cached for cached, fetch in zip(read, fetches) if fetch.size_bytes])
         # Partitions that were read come first, in session order; then those that could not be
         # (KafkaApis' erroneous partitions: a topic or partition this broker does not have).
-        answered: list[tuple[CachedPartition, dict, int]] = []
-        erroneous: list[tuple[CachedPartition, dict, int]] = []
+        # Only a session keeps what each partition last answered; a sessionless fetch (every
+        # librdkafka consumer's: it names all its partitions each time) answers them all.
+        in_session = incremental or context.new_session_wanted
+        responses: list[dict] = []
+        erroneous: list[tuple[CachedPartition, dict]] = []
+        last_topic = last_id = last_partitions = None
         for cached, fetch in zip(read, fetches):
             answer = {"partition_index": fetch.partition, "error_code": fetch.error,
                       "high_watermark": fetch.high_watermark, "last_stable_offset": fetch.last_stable_offset,
                       "log_start_offset": fetch.log_start_offset, "aborted_transactions": fetch.aborted,
                       "preferred_read_replica": -1, "records": fetch.records}
+            if fetch.error == Errors.UNKNOWN_TOPIC_OR_PARTITION:
+                erroneous.append((cached, answer))
+                continue
             if fetch.diverging_epoch is not None:
                 answer["diverging_epoch"] = {"epoch": fetch.diverging_epoch[0], "end_offset": fetch.diverging_epoch[1]}
-            (erroneous if fetch.error == Errors.UNKNOWN_TOPIC_OR_PARTITION else answered).append(
-                (cached, answer, fetch.size_bytes))
+            if in_session and not cached.needs_response(fetch.error, fetch.size_bytes, fetch.high_watermark,
+                                                        fetch.last_stable_offset, fetch.log_start_offset,
+                                                        fetch.diverging_epoch is not None) and incremental:
+                continue
+            if cached.topic != last_topic or cached.topic_id != last_id:  # merged only with the topic before
+                last_topic, last_id, last_partitions = cached.topic, cached.topic_id, []
+                responses.append({"topic": cached.topic, "topic_id": cached.topic_id, "partitions": last_partitions})
+            last_partitions.append(answer)
         for cached in unknown_ids:
             erroneous.append((cached, {"partition_index": cached.partition, "error_code": Errors.UNKNOWN_TOPIC_ID,
                                        "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
-                                       "records": b""}, 0))
-        # Only a session keeps what each partition last answered; a sessionless fetch (every
-        # librdkafka consumer's: it names all its partitions each time) answers them all.
-        in_session = incremental or context.new_session_wanted
-        responses: list[dict] = []
-        for cached, answer, size_bytes in itertools.chain(answered, erroneous):
+                                       "records": b""}))
+        for cached, answer in erroneous:  # errors always answer (and forget the cached high watermark)
             if in_session:
-                changed = cached.needs_response(answer["error_code"], size_bytes, answer["high_watermark"],
-                                                answer["last_stable_offset"], answer["log_start_offset"],
-                                                "diverging_epoch" in answer)
-                if incremental and not changed:
-                    continue
-            last = responses[-1] if responses else None
-            if last is not None and last["topic"] == (cached.topic or "") and last["topic_id"] == cached.topic_id:
-                last["partitions"].append(answer)  # FetchResponse merges a topic only with the one before
-            else:
-                responses.append({"topic": cached.topic or "", "topic_id": cached.topic_id, "partitions": [answer]})
+                cached.needs_response(answer["error_code"], 0, -1, -1, -1)
+            if last_partitions is None or cached.topic != last_topic or cached.topic_id != last_id:
+                last_topic, last_id, last_partitions = cached.topic, cached.topic_id, []
+                responses.append({"topic": cached.topic or "", "topic_id": cached.topic_id,
+                                  "partitions": last_partitions})
+            last_partitions.append(answer)
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
 
     def _refuse_zstd_to_old_fetchers(self, fetches: list[PartitionFetch]) -> None:
