@@ -99,6 +99,21 @@ def has_transactional_records(topic_data: list[dict]) -> bool:
     return False
 
 
+_PRODUCER: Final = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence
+_PRODUCER_ID_OFFSET: Final = 43
+
+
+def transactional_producer(records) -> tuple[int, int, int] | None:
+    """(producer id, epoch, base sequence) of a partition's batch when it is transactional
+    and has a producer id; None otherwise. Reads the header of a batch validate_records
+    passed (one whole v2 batch)."""
+    if (records is None or len(records) < _RECORD_BATCH_OVERHEAD
+            or not records[_ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT):
+        return None
+    producer = _PRODUCER.unpack_from(records, _PRODUCER_ID_OFFSET)
+    return producer if producer[0] >= 0 else None
+
+
 def _next_batch_size(view: memoryview, position: int) -> int | None:
     """The size of the whole batch at `position`, or None when the bytes from there hold none."""
     remaining = len(view) - position

@@ -39,7 +39,8 @@ from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
-from franz.protocol.produce_request import InvalidProduceRecordsError, has_transactional_records, validate_records
+from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
+                                            validate_records)
 from franz.server import config_helper
 from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
@@ -53,6 +54,7 @@ from franz.server.replica_manager import PartitionFetch, ReplicaManager
 from franz.server.request_thread_time import Timed, take_current_ns
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response
 from franz.storage.local_log import OffsetOutOfRangeError
+from franz.storage.producer_append_info import AppendOrigin, ProducerStateError, VerificationGuard
 from franz.storage.unified_log import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_PENDING_UPLOAD_TIMESTAMP,
@@ -88,6 +90,24 @@ def _throttled_no_response(throttle_ms: int) -> Response:
 _LIST_OFFSETS_MIN_VERSION: Final = {EARLIEST_TIMESTAMP: 1, LATEST_TIMESTAMP: 1, MAX_TIMESTAMP: 7,
                                     EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9,
                                     EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11}
+
+
+def _unverified_answer(error: Errors, version: int) -> dict:
+    """The produce answer of a partition its transaction does not hold, as Produce v3-11 see it
+    (AddPartitionsToTxnManager's handler, then ReplicaManager's postVerificationCallback):
+    before v11 a partition not in the transaction is INVALID_TXN_STATE; a coordinator that
+    cannot say, or a transaction being ended, is retriable NOT_ENOUGH_REPLICAS."""
+    if error == Errors.PRODUCER_FENCED:
+        error = Errors.INVALID_PRODUCER_EPOCH
+    elif error == Errors.TRANSACTION_ABORTABLE and version <= 10:
+        error = Errors.INVALID_TXN_STATE
+    if error == Errors.INVALID_TXN_STATE:
+        return {"error_code": error, "error_message": "Partition was not added to the transaction"}
+    if error in (Errors.NETWORK_EXCEPTION, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
+                 Errors.NOT_COORDINATOR, Errors.CONCURRENT_TRANSACTIONS):
+        return {"error_code": Errors.NOT_ENOUGH_REPLICAS, "error_message": "Unable to verify the partition has been "
+                f"added to the transaction. Underlying error: {Errors(error).name}"}
+    return {"error_code": error}
 
 
 def _list_offsets_error(index: int, error: Errors) -> dict:
@@ -331,12 +351,24 @@ class KafkaApis:
                     results[key] = {"error_code": Errors.INVALID_TOPIC_EXCEPTION}
                 else:
                     entries[key] = partition["records"]
+        guards = None
+        if entries and body["transactional_id"] is not None and self._verifies_transactions():
+            try:
+                guards, refused = self._start_transaction_verification(request.api_version, body["transactional_id"],
+                                                                       entries)
+            except InvalidProduceRecordsError as error:  # the whole request (ReplicaManager.handleProduceAppend)
+                refused = dict.fromkeys(results.keys() | entries.keys(),
+                                        {"error_code": error.error_code, "error_message": str(error)})
+            for key, refusal in refused.items():
+                entries.pop(key, None)
+                results[key] = refusal
         if entries:
             replica_manager = self.replica_manager
             if replica_manager.can_append_on_loop(entries):
-                appended = replica_manager.append_records_on_loop(acks, entries)
+                appended = replica_manager.append_records_on_loop(acks, entries, guards)
             else:
-                appended = await replica_manager.run_on_append_thread(replica_manager.append_records, acks, entries)
+                appended = await replica_manager.run_on_append_thread(replica_manager.append_records, acks, entries,
+                                                                      AppendOrigin.CLIENT, guards)
             results.update(appended)
             for (topic_name, _), result in appended.items():
                 if result["error_code"] == 0:
@@ -367,6 +399,55 @@ class KafkaApis:
             by_topic.setdefault(name, []).append(result)
         return {"responses": [{"name": n, "partition_responses": p} for n, p in by_topic.items()],
                 "throttle_time_ms": throttle_ms}
+
+    def _verifies_transactions(self) -> bool:
+        return (self.transaction_coordinator is not None
+                and self.replica_manager.log_manager.producer_state_config.transaction_verification_enabled)
+
+    def _start_transaction_verification(self, version: int, transactional_id: str, entries: dict
+                                        ) -> tuple[dict[tuple[str, int], VerificationGuard], dict[tuple[str, int], dict]]:
+        """KIP-890 (transaction.partition.verification.enable): before a transactional batch may
+        open a transaction in a partition, the coordinator must hold that partition in the
+        producer's transaction (ReplicaManager.maybeSendPartitionsToTransactionCoordinator, as
+        Produce v3-11 clients need it). The guard of each partition to verify is made first, so
+        that a marker written while the coordinator is asked clears it and the append is
+        refused. Returns the guards of the partitions that may append and the answers of those
+        that may not; raises InvalidProduceRecordsError for the whole request when its
+        transactional batches come from more than one producer."""
+        producers = {}
+        for key, records in entries.items():
+            producer = transactional_producer(records)
+            if producer is not None:
+                producers[key] = producer
+        if not producers:
+            return {}, {}
+        identities = {(producer_id, epoch) for producer_id, epoch, _ in producers.values()}
+        if len(identities) > 1:
+            raise InvalidProduceRecordsError(Errors.INVALID_PRODUCER_ID_MAPPING,
+                                             "Transactional records contained more than one producer ID")
+        guards: dict[tuple[str, int], VerificationGuard] = {}
+        refused: dict[tuple[str, int], dict] = {}
+        for key, (producer_id, epoch, sequence) in producers.items():
+            partition = self.replica_manager.get_partition(*key)
+            if partition is None:
+                refused[key] = {"error_code": Errors.NOT_LEADER_OR_FOLLOWER}
+                continue
+            try:
+                guard = partition.log.maybe_start_transaction_verification(producer_id, sequence, epoch)
+            except ProducerStateError as error:
+                refused[key] = {"error_code": error.error_code}
+                continue
+            if guard is not VerificationGuard.SENTINEL:  # SENTINEL: its transaction is open there already
+                guards[key] = guard
+        if guards:
+            (producer_id, epoch), = identities
+            verified = self.transaction_coordinator.verify_partitions(transactional_id, producer_id, epoch,
+                                                                      list(guards))
+            for key, error in verified.items():
+                if error != Errors.NONE:
+                    del guards[key]
+                    refused[key] = _unverified_answer(error, version)
+        return guards, refused
 
     # -- fetch -------------------------------------------------------------------
 

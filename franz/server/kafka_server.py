@@ -50,6 +50,7 @@ from franz.server.socket_server import SocketServer, new_event_loop
 from franz.storage import local_log, unified_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
+from franz.storage.producer_state import ProducerStateManagerConfig
 
 logger = logging.getLogger("franz.server.KafkaRaftServer")
 
@@ -83,7 +84,11 @@ class KafkaServer:
             flush_recovery_offset_checkpoint_ms=config["log.flush.offset.checkpoint.interval.ms"],
             flush_start_offset_checkpoint_ms=config["log.flush.start.offset.checkpoint.interval.ms"],
             retention_check_ms=config["log.retention.check.interval.ms"],
-            initial_task_delay_ms=config["log.initial.task.delay.ms"], cleaner_config=config.cleaner_config)
+            initial_task_delay_ms=config["log.initial.task.delay.ms"], cleaner_config=config.cleaner_config,
+            producer_state_config=ProducerStateManagerConfig(
+                config["producer.id.expiration.ms"], config["transaction.partition.verification.enable"]),
+            producer_id_expiration_check_ms=config["producer.id.expiration.check.interval.ms"],
+            max_transaction_timeout_ms=config["transaction.max.timeout.ms"])
         self.log_manager = log_manager
         controller_holder: list[Controller] = []
         log_manager.topic_config = lambda topic: controller_holder[0].topic_log_config(topic)

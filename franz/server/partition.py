@@ -16,7 +16,7 @@ from __future__ import annotations
 from franz.protocol.errors import Errors
 from franz.records import MemoryRecords
 from franz.server.metadata_cache import LEADER_EPOCH
-from franz.storage.producer_append_info import AppendOrigin
+from franz.storage.producer_append_info import AppendOrigin, VerificationGuard
 from franz.storage.unified_log import LogAppendInfo, UnifiedLog
 
 
@@ -48,7 +48,8 @@ class Partition:
         return min(self.log.config.min_insync_replicas, len(self.replicas))
 
     def append_records_to_leader(self, records: MemoryRecords, required_acks: int,
-                                 origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
+                                 origin: AppendOrigin = AppendOrigin.CLIENT,
+                                 verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
         """Partition.appendRecordsToLeader: the coordinators append with their own origin
         (producer epochs checked, no client-only checks such as sequences)."""
         with self.log.lock:
@@ -57,7 +58,7 @@ class Partition:
                 raise NotEnoughReplicasError(
                     f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the min.isr "
                     f"requirement of {min_isr} for partition {self.topic}-{self.partition}")
-            info = self.log.append_as_leader(records, self.leader_epoch, origin)
+            info = self.log.append_as_leader(records, self.leader_epoch, origin, verification_guard)
             self.maybe_increment_leader_hw()
             return info
 

@@ -52,7 +52,7 @@ from franz.server.request_thread_time import on_worker_thread
 from franz.storage.epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
-from franz.storage.producer_append_info import AppendOrigin
+from franz.storage.producer_append_info import AppendOrigin, VerificationGuard
 from franz.storage.segment import EMPTY_RECORDS
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 from franz.storage.validator import target_compression
@@ -168,6 +168,9 @@ class PartitionFetch:
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) where the fetcher's log diverges
 
 
+SENTINEL: Final = VerificationGuard.SENTINEL
+
+
 class LoopAppendBudget:
     """A leaky bucket of the event loop's time spent appending: what was spent drains at
     `share` of the time that passes, and the loop may take another append while less than
@@ -266,19 +269,23 @@ class ReplicaManager:
             return True
         return total_bytes <= LOOP_APPEND_BYTES_MAX and self.loop_append_budget.has_room()
 
-    def append_records_on_loop(self, required_acks: int,
-                               entries: dict[TopicPartition, Any]) -> dict[TopicPartition, dict]:
+    def append_records_on_loop(self, required_acks: int, entries: dict[TopicPartition, Any],
+                               verification_guards: dict[TopicPartition, VerificationGuard] | None = None
+                               ) -> dict[TopicPartition, dict]:
         """append_records on the event loop (can_append_on_loop said so), its time charged to
         the loop's budget."""
         start_ns = time.monotonic_ns()
         try:
-            return self.append_records(required_acks, entries)
+            return self.append_records(required_acks, entries, AppendOrigin.CLIENT, verification_guards)
         finally:
             self.loop_append_budget.spend(time.monotonic_ns() - start_ns)
 
     def append_records(self, required_acks: int, entries: dict[TopicPartition, Any],
-                       origin: AppendOrigin = AppendOrigin.CLIENT) -> dict[TopicPartition, dict]:
-        """Append each partition's records (on the append thread, or on the loop: see the module docstring)."""
+                       origin: AppendOrigin = AppendOrigin.CLIENT,
+                       verification_guards: dict[TopicPartition, VerificationGuard] | None = None
+                       ) -> dict[TopicPartition, dict]:
+        """Append each partition's records (on the append thread, or on the loop: see the module
+        docstring); `verification_guards` holds the guards of verified transactional batches."""
         results: dict[TopicPartition, dict] = {}
         for key, records in entries.items():
             partition = self.get_partition(*key)
@@ -295,7 +302,8 @@ class ReplicaManager:
                 writable = isinstance(records, bytearray) or (
                     isinstance(records, memoryview) and not records.readonly)
                 buffer = records if writable else bytearray(records)
-                info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks, origin)
+                guard = verification_guards.get(key, SENTINEL) if verification_guards else SENTINEL
+                info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks, origin, guard)
             except Exception as exc:  # every storage error carries its Kafka code
                 code = getattr(exc, "error_code", None)
                 if isinstance(exc, OffsetOutOfRangeError):

@@ -45,6 +45,7 @@ from franz.storage.checkpoint import (
     uuid_to_kafka_string,
 )
 from franz.storage.log_config import LogConfig
+from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.scheduler import KafkaScheduler
 from franz.storage.segment import now_ms
 from franz.storage.unified_log import UnifiedLog
@@ -62,7 +63,9 @@ class LogManager:
                  flush_start_offset_checkpoint_ms: int = 60_000, retention_check_ms: int = 300_000,
                  initial_task_delay_ms: int = 30_000, file_delete_delay_ms: int | None = None,
                  topic_config: Callable[[str], LogConfig] | None = None, time_ms=now_ms,
-                 cleaner_config: CleanerConfig | None = None) -> None:
+                 cleaner_config: CleanerConfig | None = None,
+                 producer_state_config: ProducerStateManagerConfig | None = None,
+                 producer_id_expiration_check_ms: int = 600_000, max_transaction_timeout_ms: int = 900_000) -> None:
         self.log_dirs = [Path(d).resolve() for d in log_dirs]
         self.default_config = default_config
         self.node_id = node_id
@@ -79,6 +82,11 @@ class LogManager:
         self.time_ms = time_ms
         self.scheduler = KafkaScheduler("kafka-log-")
         self.cleaner_config = cleaner_config or CleanerConfig()
+        # One config object shared by every log's producer state, as Kafka shares it, so that
+        # a change reaches them all at once.
+        self.producer_state_config = producer_state_config or ProducerStateManagerConfig()
+        self.producer_id_expiration_check_ms = producer_id_expiration_check_ms
+        self.max_transaction_timeout_ms = max_transaction_timeout_ms
         self.cleaner: LogCleaner | None = None
         self.logs: dict[TopicPartition, UnifiedLog] = {}
         self._log_dir_of: dict[TopicPartition, Path] = {}
@@ -161,7 +169,9 @@ class LogManager:
                 log_start = log_start_offsets.get(tp, 0)
                 partition_log = UnifiedLog.create(directory, self.topic_config(tp[0]), log_start,
                                                   recovery_points.get(tp, 0), had_clean_shutdown=clean,
-                                                  scheduler=self.scheduler, time_ms=self.time_ms)
+                                                  scheduler=self.scheduler, time_ms=self.time_ms,
+                                                  max_transaction_timeout_ms=self.max_transaction_timeout_ms,
+                                                  producer_state_config=self.producer_state_config)
                 if tp in high_watermarks:
                     partition_log.update_high_watermark(high_watermarks[tp])
                 with self._lock:
@@ -200,6 +210,17 @@ class LogManager:
         if self.flush_start_offset_checkpoint_ms > 0:
             self.scheduler.schedule("kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets,
                                     delay, self.flush_start_offset_checkpoint_ms)
+        # Kafka schedules this per log (UnifiedLog's producerExpireCheck); one task walking
+        # every log at the same interval forgets the same producers.
+        interval = self.producer_id_expiration_check_ms
+        self.scheduler.schedule("PeriodicProducerExpirationCheck", self.remove_expired_producers, interval, interval)
+
+    def remove_expired_producers(self) -> None:
+        """Forget, in every log, producers idle for producer.id.expiration.ms and stale
+        transaction verifications."""
+        now = self.time_ms()
+        for partition_log in self._logs_snapshot().values():
+            partition_log.remove_expired_producers(now)
 
     # -- logs ----------------------------------------------------------------------------
     def get_log(self, topic: str, partition: int) -> UnifiedLog | None:
@@ -229,7 +250,9 @@ class LogManager:
             log_dir = self._next_log_dir()
             directory = log_dir / files.partition_dir_name(topic, partition)
             partition_log = UnifiedLog.create(directory, config or self.topic_config(topic), topic_id=topic_id,
-                                              scheduler=self.scheduler, time_ms=self.time_ms)
+                                              scheduler=self.scheduler, time_ms=self.time_ms,
+                                              max_transaction_timeout_ms=self.max_transaction_timeout_ms,
+                                              producer_state_config=self.producer_state_config)
             flush_dir(log_dir)
             self.logs[tp] = partition_log
             self._log_dir_of[tp] = log_dir

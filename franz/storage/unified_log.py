@@ -45,6 +45,7 @@ from franz.storage.local_log import (
 )
 from franz.storage.log_append_info import LogAppendInfo
 from franz.storage.log_config import LogConfig
+from franz.storage.producer_append_info import InvalidProducerEpochError, InvalidTxnStateError, VerificationGuard
 from franz.storage.producer_state import (
     AppendOrigin,
     ProducerStateManager,
@@ -285,8 +286,11 @@ class UnifiedLog:
 
     # -- append --------------------------------------------------------------------------
     def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
-                         origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
-        """Validate, assign offsets from the LEO, dedup idempotent retries, write."""
+                         origin: AppendOrigin = AppendOrigin.CLIENT,
+                         verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
+        """Validate, assign offsets from the LEO, dedup idempotent retries, write.
+        `verification_guard` is the guard a transaction verification handed out for the
+        producer of a transactional batch that starts a transaction here."""
         with self.lock:
             local_log = self.local_log
             now = self.time_ms()
@@ -310,7 +314,7 @@ class UnifiedLog:
                     if header is None:  # no producer id
                         return self._append_without_producer(records, info, leader_epoch, now)
                     return self._append(records, [RecordBatch._trusted(records.buffer, 0, size)], [header], info,
-                                        origin, leader_epoch, now)
+                                        origin, leader_epoch, now, verification_guard)
             result = validate_messages_and_assign_offsets(
                 records, local_log.log_end_offset, now, local_log.config, leader_epoch,
                 is_from_client=origin == AppendOrigin.CLIENT, try_in_place=False)  # tried above
@@ -326,7 +330,8 @@ class UnifiedLog:
             info = LogAppendInfo(result.first_offset, result.last_offset, leader_epoch, result.max_timestamp_ms,
                                  result.shallow_offset_of_max_timestamp, result.log_append_time_ms,
                                  self._log_start_offset, result.num_messages, validated.size_in_bytes)
-            return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now)
+            return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now,
+                                verification_guard)
 
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches whose offsets the leader already assigned."""
@@ -350,7 +355,8 @@ class UnifiedLog:
             return self._append(records, batches, headers, info, AppendOrigin.REPLICATION, None, self.time_ms())
 
     def _append(self, records: MemoryRecords, batches, headers, info: LogAppendInfo, origin: AppendOrigin,
-                leader_epoch: int | None, now: int) -> LogAppendInfo:
+                leader_epoch: int | None, now: int,
+                verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
         """Write validated batches and bring producer state and the epoch cache up to them.
 
         `leader_epoch` is the epoch the leader stamped on every batch; None for a
@@ -371,6 +377,8 @@ class UnifiedLog:
                         return info._replace(first_offset=duplicate.last_offset - duplicate.offset_delta,
                                              last_offset=duplicate.last_offset, max_timestamp=duplicate.timestamp,
                                              log_append_time_ms=duplicate.timestamp, duplicate=True)
+                if (origin is AppendOrigin.CLIENT or origin is AppendOrigin.COORDINATOR) and batch.is_transactional:
+                    self._check_transaction_verified(batch, verification_guard)
                 if segment_position is None:
                     active = self.local_log.segments.active_segment
                     segment_position = LogOffsetMetadata(info.first_offset, active.base_offset, active.size())
@@ -406,6 +414,54 @@ class UnifiedLog:
         # No invariant check here: an append moves only the LEO, forward, and a
         # transaction it opens starts at or past the HW, so the LSO stays put.
         return info
+
+    # -- transaction verification (KIP-890) ------------------------------------------------
+    def has_ongoing_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether this producer, at this epoch, has a transaction open in this log."""
+        entry = self.producer_state_manager.last_entry(producer_id)
+        return (entry is not None and entry.current_txn_first_offset is not None
+                and entry.producer_epoch == producer_epoch)
+
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int,
+                                             epoch: int) -> VerificationGuard:
+        """UnifiedLog.maybeStartTransactionVerification: SENTINEL when the producer's
+        transaction is already open here (nothing to verify), else the guard of its pending
+        verification, made before the coordinator is asked so that a marker written meanwhile
+        clears it. A batch from an epoch older than the log's is refused at once."""
+        with self.lock:
+            self._check_epoch_not_older(producer_id, epoch)
+            if self.has_ongoing_transaction(producer_id, epoch):
+                return VerificationGuard.SENTINEL
+            return self.producer_state_manager.maybe_create_verification_state_entry(
+                producer_id, sequence, epoch).verification_guard
+
+    def verification_guard(self, producer_id: int) -> VerificationGuard:
+        entry = self.producer_state_manager.verification_state_entry(producer_id)
+        return entry.verification_guard if entry is not None else VerificationGuard.SENTINEL
+
+    def _check_epoch_not_older(self, producer_id: int, epoch: int) -> None:
+        entry = self.producer_state_manager.last_entry(producer_id)
+        if entry is not None and epoch < entry.producer_epoch:
+            raise InvalidProducerEpochError(
+                f"Epoch of producer {producer_id} is {epoch}, which is smaller than the last seen epoch "
+                f"{entry.producer_epoch}")
+
+    def _check_transaction_verified(self, batch, verification_guard: VerificationGuard) -> None:
+        """UnifiedLog.analyzeAndValidateProducerState: a transactional data batch that would
+        open a transaction here must carry the guard its verification was given and that no
+        marker has cleared since; otherwise it is a batch of a transaction the coordinator
+        does not know (a hanging transaction), refused INVALID_TXN_STATE."""
+        producer_id, epoch = batch.producer_id, batch.producer_epoch
+        if self.has_ongoing_transaction(producer_id, epoch):
+            return
+        self._check_epoch_not_older(producer_id, epoch)
+        if (self.producer_state_manager.config.transaction_verification_enabled and not batch.is_control_batch
+                and not self.verification_guard(producer_id).verify(verification_guard)):
+            raise InvalidTxnStateError("Record was not part of an ongoing transaction")
+
+    def remove_expired_producers(self, current_time_ms: int) -> None:
+        with self.lock:
+            self.producer_state_manager.remove_expired_producers(current_time_ms)
 
     def _check_fits_a_segment(self, records: MemoryRecords) -> None:
         """What one append writes goes into one segment: never more than segment.bytes."""

@@ -12,6 +12,7 @@ from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import AppendOrigin
 from franz.storage.unified_log import UnifiedLog
+from tests.support.log_test_utils import WITHOUT_VERIFICATION
 
 TS = int(time.time() * 1000) - 60_000  # recent: an old first timestamp would roll the segment (segment.ms)
 
@@ -26,7 +27,7 @@ def dump(*args):
 def partition_dir(tmp_path):
     config = LogConfig.from_props({"index.interval.bytes": 1, "message.timestamp.before.max.ms": 2**62,
                                    "message.timestamp.after.max.ms": 2**62})
-    log = UnifiedLog.create(tmp_path / "t-0", config)
+    log = UnifiedLog.create(tmp_path / "t-0", config, producer_state_config=WITHOUT_VERIFICATION)
     log.append_as_leader(MemoryRecords(bytearray(build_batch(
         [SimpleRecord(b"hello", key=b"k1", timestamp=TS), SimpleRecord(b"world", timestamp=TS + 1,
                                                                         headers=(("h", b"v"),))]))), 0)

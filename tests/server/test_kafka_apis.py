@@ -450,3 +450,118 @@ def test_fetch_before_v10_is_refused_a_zstd_topic(broker):
                     (Errors.UNSUPPORTED_COMPRESSION_TYPE, -1, b"")
             else:
                 assert zstd["error_code"] == Errors.NONE and zstd["records"]
+
+
+def _transactional_batch(producer_id: int, epoch: int, sequence: int, *values: bytes) -> bytes:
+    return build_batch([SimpleRecord(value=v) for v in values], producer_id=producer_id, producer_epoch=epoch,
+                       base_sequence=sequence, is_transactional=True)
+
+
+def _produce_transactional(client: RawClient, transactional_id: str, partitions: dict[str, bytes],
+                           version: int = 9) -> dict[str, dict]:
+    answer = client.request(0, version, {"transactional_id": transactional_id, "acks": -1, "timeout_ms": 5000,
+                                         "topic_data": [{"name": name, "partition_data": [
+                                             {"index": 0, "records": records}]} for name, records in partitions.items()]})
+    return {topic["name"]: topic["partition_responses"][0] for topic in answer["responses"]}
+
+
+def _log_end(client: RawClient, topic: str) -> int:
+    return _list_offsets(client, [(topic, 0, -1)])[topic, 0]["offset"]
+
+
+def _new_transactional_producer(client: RawClient, transactional_id: str, *topics: str) -> tuple[int, int]:
+    """(producer id, epoch) of a new producer of `transactional_id`, with `topics` created."""
+    _find_coordinator(client, transactional_id, 1)
+    identity = _init_producer_id(client, transactional_id=transactional_id)
+    for name in topics:
+        create_topic(client, name)
+    return identity["producer_id"], identity["producer_epoch"]
+
+
+def _add_partition(client: RawClient, transactional_id: str, pid: int, epoch: int, topic: str) -> int:
+    added = client.request(24, 3, {"v3_and_below_transactional_id": transactional_id, "v3_and_below_producer_id": pid,
+                                   "v3_and_below_producer_epoch": epoch,
+                                   "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
+    return added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"]
+
+
+def test_a_transactional_batch_opens_a_partition_only_its_transaction_holds(broker):
+    """KIP-890 verification (transaction.partition.verification.enable, on by default): the
+    first transactional batch of a partition is checked with the transaction coordinator,
+    so a batch its transaction does not hold never opens a transaction no coordinator would
+    end (a hanging transaction). Not added: INVALID_TXN_STATE before Produce v11,
+    TRANSACTION_ABORTABLE from v11; nothing is written."""
+    with RawClient(broker.bootstrap) as client:
+        pid, epoch = _new_transactional_producer(client, "verified", "added", "not-added")
+        assert _add_partition(client, "verified", pid, epoch, "added") == Errors.NONE
+        answers = _produce_transactional(client, "verified", {"added": _transactional_batch(pid, epoch, 0, b"in"),
+                                                              "not-added": _transactional_batch(pid, epoch, 0, b"out")})
+        assert answers["added"]["error_code"] == Errors.NONE
+        assert (answers["not-added"]["error_code"], answers["not-added"]["error_message"],
+                answers["not-added"]["base_offset"]) == \
+            (Errors.INVALID_TXN_STATE, "Partition was not added to the transaction", -1)
+        v11 = _produce_transactional(client, "verified", {"not-added": _transactional_batch(pid, epoch, 0, b"out")},
+                                     version=11)
+        assert v11["not-added"]["error_code"] == Errors.TRANSACTION_ABORTABLE
+        assert _log_end(client, "not-added") == 0
+        # The open transaction takes further batches without asking again.
+        more = _produce_transactional(client, "verified", {"added": _transactional_batch(pid, epoch, 1, b"more")})
+        assert more["added"]["error_code"] == Errors.NONE
+        # A wrong epoch or producer id is the coordinator's answer, as a producer error.
+        fenced = _produce_transactional(client, "verified", {"not-added": _transactional_batch(pid, epoch + 1, 0,
+                                                                                               b"x")})
+        assert fenced["not-added"]["error_code"] == Errors.INVALID_PRODUCER_EPOCH
+        stranger = _produce_transactional(client, "verified", {"not-added": _transactional_batch(pid + 99, 0, 0,
+                                                                                                 b"x")})
+        assert stranger["not-added"]["error_code"] == Errors.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_a_late_batch_after_its_transaction_ended_is_refused(broker):
+    """The hanging-transaction race KIP-890 closes: a batch of a transaction the producer has
+    already aborted (TV1 keeps the epoch) arrives late; the partition no longer has the
+    transaction open and the coordinator no longer holds the partition."""
+    with RawClient(broker.bootstrap) as client:
+        pid, epoch = _new_transactional_producer(client, "late", "late-topic")
+        assert _add_partition(client, "late", pid, epoch, "late-topic") == Errors.NONE
+        first = _produce_transactional(client, "late", {"late-topic": _transactional_batch(pid, epoch, 0, b"a")})
+        assert first["late-topic"]["error_code"] == Errors.NONE
+        ended = client.request(26, 3, {"transactional_id": "late", "producer_id": pid, "producer_epoch": epoch,
+                                       "committed": False})
+        assert ended["error_code"] == Errors.NONE
+        end_before = _log_end(client, "late-topic")
+        late = _produce_transactional(client, "late", {"late-topic": _transactional_batch(pid, epoch, 1, b"late")})
+        assert late["late-topic"]["error_code"] == Errors.INVALID_TXN_STATE
+        assert _log_end(client, "late-topic") == end_before
+        last_stable = client.request(2, 9, {"replica_id": -1, "isolation_level": 1, "topics": [
+            {"name": "late-topic", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+        assert last_stable["topics"][0]["partitions"][0]["offset"] == end_before  # nothing left open
+
+
+def test_transactional_batches_of_two_producers_fail_the_whole_produce(broker):
+    """ReplicaManager.handleProduceAppend: one request carries one transactional producer."""
+    with RawClient(broker.bootstrap) as client:
+        pid, epoch = _new_transactional_producer(client, "two", "two-a", "two-b")
+        answers = _produce_transactional(client, "two", {"two-a": _transactional_batch(pid, epoch, 0, b"a"),
+                                                         "two-b": _transactional_batch(pid + 1, epoch, 0, b"b")})
+        for answer in answers.values():
+            assert (answer["error_code"], answer["error_message"]) == \
+                (Errors.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID")
+
+
+def test_add_partitions_to_txn_v4_verify_only_adds_nothing(broker):
+    """AddPartitionsToTxn v4 with verify_only (what a broker sends its transaction coordinator):
+    each partition's answer says whether the transaction holds it, and none is added."""
+    with RawClient(broker.bootstrap) as client:
+        pid, epoch = _new_transactional_producer(client, "verify-only", "vo")
+
+        def add(verify_only: bool) -> int:
+            answer = client.request(24, 4, {"transactions": [{
+                "transactional_id": "verify-only", "producer_id": pid, "producer_epoch": epoch,
+                "verify_only": verify_only, "topics": [{"name": "vo", "partitions": [0]}]}]})
+            return answer["results_by_transaction"][0]["topic_results"][0]["results_by_partition"][0][
+                "partition_error_code"]
+
+        assert add(verify_only=True) == Errors.TRANSACTION_ABORTABLE
+        assert add(verify_only=True) == Errors.TRANSACTION_ABORTABLE  # still not added
+        assert add(verify_only=False) == Errors.NONE
+        assert add(verify_only=True) == Errors.NONE

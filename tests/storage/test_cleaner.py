@@ -15,6 +15,7 @@ from franz.storage.offset_map import SkimpyOffsetMap
 from franz.storage.producer_state import AppendOrigin
 from franz.storage.throttler import Throttler
 from franz.storage.unified_log import UnifiedLog
+from tests.support.log_test_utils import WITHOUT_VERIFICATION
 
 NOW = 1_700_000_000_000
 LARGE_TIMESTAMP = NOW + 10**9  # past any delete horizon stamped at NOW
@@ -27,7 +28,7 @@ def make_log(tmp_path, name="test-0", **props):
     config = LogConfig.from_props({"segment.bytes": 1024, "cleanup.policy": "compact", "file.delete.delay.ms": 0,
                                    "message.timestamp.after.max.ms": 2**62, "message.timestamp.before.max.ms": 2**62,
                                    **{k.replace("_", "."): v for k, v in props.items()}})
-    return UnifiedLog.create(tmp_path / name, config, time_ms=lambda: NOW)
+    return UnifiedLog.create(tmp_path / name, config, time_ms=lambda: NOW, producer_state_config=WITHOUT_VERIFICATION)
 
 
 def make_cleaner(capacity=2**31 - 1, checks=None, max_message_size=64 * 1024):

@@ -18,6 +18,7 @@ from franz.storage.cleaner_manager import (
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import AppendOrigin
 from franz.storage.unified_log import UnifiedLog
+from tests.support.log_test_utils import WITHOUT_VERIFICATION
 
 NOW = 1_700_000_000_000
 
@@ -34,7 +35,8 @@ def make_log(tmp_path, name="foo-0", clock=None, **props):
     config = LogConfig.from_props({"segment.bytes": 1024, "cleanup.policy": "compact", "file.delete.delay.ms": 0,
                                    "message.timestamp.after.max.ms": 2**62, "message.timestamp.before.max.ms": 2**62,
                                    **{k.replace("_", "."): v for k, v in props.items()}})
-    return UnifiedLog.create(tmp_path / "data" / name, config, time_ms=clock or Clock())
+    return UnifiedLog.create(tmp_path / "data" / name, config, time_ms=clock or Clock(),
+                             producer_state_config=WITHOUT_VERIFICATION)
 
 
 def append(log, key, timestamp=NOW, **batch):

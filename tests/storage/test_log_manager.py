@@ -8,6 +8,7 @@ import time
 from franz.records import MemoryRecords, SimpleRecord, build_batch
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
+from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.unified_log import FetchIsolation
 
 
@@ -267,4 +268,22 @@ def test_checkpoints_written_from_several_threads_at_once_never_fail(tmp_path):
         thread.join(60)
     assert errors == []
     assert (tmp_path / "data" / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 3\n"
+    log_manager.shutdown()
+
+
+def test_the_periodic_expiration_check_forgets_idle_producers_in_every_log(tmp_path):
+    """producer.id.expiration.ms, applied every producer.id.expiration.check.interval.ms
+    (UnifiedLog's PeriodicProducerExpirationCheck): a producer idle that long is forgotten."""
+    now = [1_000_000]
+    log_manager = LogManager([tmp_path / "data"], config(), initial_task_delay_ms=0, time_ms=lambda: now[0],
+                             producer_state_config=ProducerStateManagerConfig(producer_id_expiration_ms=60_000))
+    log_manager.startup(start_background_tasks=False)
+    log = log_manager.get_or_create_log("expiring", 0)
+    log.append_as_leader(MemoryRecords(bytearray(build_batch([SimpleRecord(b"v", timestamp=now[0])], producer_id=7,
+                                                             producer_epoch=0, base_sequence=0))), 0)
+    log_manager.remove_expired_producers()
+    assert [p.producer_id for p in log.active_producers()] == [7]
+    now[0] += 60_000
+    log_manager.remove_expired_producers()
+    assert log.active_producers() == []
     log_manager.shutdown()

@@ -7,6 +7,7 @@ import pytest
 from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_batch, build_control_batch
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_config import LogConfig
+from franz.storage.producer_append_info import InvalidProducerEpochError, InvalidTxnStateError, VerificationGuard
 from franz.storage.producer_state import AppendOrigin, OutOfOrderSequenceError
 from franz.storage.scheduler import KafkaScheduler
 from franz.storage.unified_log import (
@@ -19,12 +20,13 @@ from franz.storage.unified_log import (
     FetchIsolation,
     UnifiedLog,
 )
+from tests.support.log_test_utils import WITHOUT_VERIFICATION
 
 
 def make_log(tmp_path, **props):
     config = LogConfig.from_props({"file.delete.delay.ms": 0, "message.timestamp.after.max.ms": 2**62,
                                    "message.timestamp.before.max.ms": 2**62, **props})
-    return UnifiedLog.create(tmp_path / "topic-0", config)
+    return UnifiedLog.create(tmp_path / "topic-0", config, producer_state_config=WITHOUT_VERIFICATION)
 
 
 def produce(*values, timestamp=1000, producer_id=-1, epoch=-1, sequence=-1, transactional=False):
@@ -342,3 +344,49 @@ def test_a_request_the_c_validator_declines_is_tried_in_c_once(tmp_path, monkeyp
         info = log.append_as_leader(records, 0)
         assert calls == (["common case"] if with_common_case else ["validator"])
         assert info.max_timestamp == 5_001 and read_values(log, 0) == [b"a", b"b"]
+
+def _abort_marker(producer_id: int, epoch: int) -> MemoryRecords:
+    return MemoryRecords(bytearray(build_control_batch(ControlRecordType.ABORT, producer_id=producer_id,
+                                                       producer_epoch=epoch, coordinator_epoch=0)))
+
+
+def test_a_transactional_batch_opens_a_transaction_only_with_its_verification_guard(tmp_path):
+    """UnifiedLog.analyzeAndValidateProducerState with verification on (the broker default): a
+    transactional batch that would open a transaction needs the guard its verification was
+    handed; once the transaction is open, later batches need none."""
+    log = UnifiedLog.create(tmp_path / "topic-0", LogConfig.from_props({}))
+    with pytest.raises(InvalidTxnStateError, match="not part of an ongoing transaction"):
+        log.append_as_leader(produce(b"t", producer_id=4, epoch=0, sequence=0, transactional=True), 0)
+    assert log.log_end_offset == 0
+    guard = log.maybe_start_transaction_verification(4, 0, 0)
+    assert guard is not VerificationGuard.SENTINEL
+    assert log.maybe_start_transaction_verification(4, 0, 0) is guard  # a retry verifies the same guard
+    log.append_as_leader(produce(b"t", producer_id=4, epoch=0, sequence=0, transactional=True), 0,
+                         verification_guard=guard)
+    assert log.maybe_start_transaction_verification(4, 1, 0) is VerificationGuard.SENTINEL  # open: no need
+    log.append_as_leader(produce(b"u", producer_id=4, epoch=0, sequence=1, transactional=True), 0)
+    assert log.log_end_offset == 2
+    log.close()
+
+
+def test_a_marker_between_verification_and_append_voids_the_guard(tmp_path):
+    """The ABA KIP-890 guards against: verified, then the transaction is aborted (the marker
+    clears the pending verification), then the stale append arrives: refused. An epoch older
+    than the log's is refused before any verification starts."""
+    log = UnifiedLog.create(tmp_path / "topic-0", LogConfig.from_props({}))
+    guard = log.maybe_start_transaction_verification(4, 0, 0)
+    log.append_as_leader(_abort_marker(4, 0), 0, origin=AppendOrigin.COORDINATOR)
+    with pytest.raises(InvalidTxnStateError):
+        log.append_as_leader(produce(b"stale", producer_id=4, epoch=0, sequence=0, transactional=True), 0,
+                             verification_guard=guard)
+    log.append_as_leader(_abort_marker(4, 3), 0, origin=AppendOrigin.COORDINATOR)  # bumped by a fencing abort
+    with pytest.raises(InvalidProducerEpochError):
+        log.maybe_start_transaction_verification(4, 0, 2)
+    log.close()
+
+
+def test_without_verification_a_transactional_batch_opens_a_transaction_unasked(tmp_path):
+    log = make_log(tmp_path)  # transaction.partition.verification.enable=false
+    log.append_as_leader(produce(b"t", producer_id=4, epoch=0, sequence=0, transactional=True), 0)
+    assert log.has_ongoing_transaction(4, 0) and not log.has_ongoing_transaction(4, 1)
+    log.close()

@@ -31,7 +31,7 @@ from franz.records import ControlRecordType
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, SimpleRecord, build_batch, now_ms
 from franz.records.errors import InvalidRecordError
 from franz.server.replica_manager import ReplicaManager
-from franz.storage.producer_append_info import AppendOrigin
+from franz.storage.producer_append_info import AppendOrigin, ProducerStateError, VerificationGuard
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
 logger = logging.getLogger(__name__)
@@ -64,17 +64,37 @@ class CoordinatorPartitionWriter:
     def __init__(self, replica_manager: ReplicaManager) -> None:
         self.replica_manager = replica_manager
 
+    def maybe_start_transaction_verification(self, partition: int, producer_id: int,
+                                             producer_epoch: int) -> VerificationGuard:
+        """CoordinatorPartitionWriter.maybeStartTransactionVerification: the guard a transactional
+        offset commit must carry to open its transaction in `__consumer_offsets-partition`,
+        made before the transaction coordinator is asked (SENTINEL when that transaction is
+        open there already, or verification is off). Raises CoordinatorWriteError."""
+        rm = self.replica_manager
+        log_partition = rm.get_partition(OFFSETS_TOPIC, partition)
+        if log_partition is None:
+            raise CoordinatorWriteError(Errors.NOT_COORDINATOR, f"{OFFSETS_TOPIC}-{partition} is not here")
+        if not rm.log_manager.producer_state_config.transaction_verification_enabled:
+            return VerificationGuard.SENTINEL
+        try:
+            return log_partition.log.maybe_start_transaction_verification(producer_id, 0, producer_epoch)
+        except ProducerStateError as exc:
+            raise CoordinatorWriteError(Errors(exc.error_code), str(exc)) from None
+
     async def append(self, partition: int, entries: list[tuple[bytes, bytes | None]],
-                     producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> int:
+                     producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+                     verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> int:
         """Append the records as one batch to `__consumer_offsets-partition` (a transactional
-        one with a producer id); the offset after them. Raises CoordinatorWriteError with
-        the Kafka error code."""
+        one with a producer id, which opens its transaction there only with the guard of a
+        verification); the offset after them. Raises CoordinatorWriteError with the Kafka
+        error code."""
         if not entries:
             return -1
         key = (OFFSETS_TOPIC, partition)
         payload = build_records(entries, producer_id=producer_id, producer_epoch=producer_epoch)
         rm = self.replica_manager
-        results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload}, AppendOrigin.COORDINATOR)
+        results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload}, AppendOrigin.COORDINATOR,
+                                                {key: verification_guard})
         result = results[key]
         code = result["error_code"]
         if code != Errors.NONE:

@@ -46,6 +46,7 @@ from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
 from franz.protocol.errors import Errors
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
 from franz.server.auth_helper import authorized_operations
+from franz.storage.producer_append_info import VerificationGuard
 
 logger = logging.getLogger(__name__)
 
@@ -137,11 +138,13 @@ class GroupCoordinatorService:
         return serde.partition_for(group_id, self.config.offsets_topic_num_partitions)
 
     async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]],
-                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> int:
+                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+                      verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> int:
         """Write the records (as a transaction's batch with a producer id); the offset after them."""
         await self.ensure_offsets_topic()
         try:
-            return await self.writer.append(self.partition_for(group_id), entries, producer_id, producer_epoch)
+            return await self.writer.append(self.partition_for(group_id), entries, producer_id, producer_epoch,
+                                            verification_guard)
         except CoordinatorWriteError as exc:
             logger.error("Could not write %d records of group %s: %s", len(entries), group_id, exc)
             raise GroupError(exc.code, str(exc)) from None
@@ -375,7 +378,15 @@ class GroupCoordinatorService:
         if not group_id:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
         await self.ensure_offsets_topic()
+        guard = VerificationGuard.SENTINEL
         if self.transaction_verifier is not None:
+            # The guard first, then the coordinator: a marker written in between clears it
+            # and the append is refused (CoordinatorRuntime.scheduleTransactionalWriteOperation).
+            try:
+                guard = self.writer.maybe_start_transaction_verification(
+                    self.partition_for(group_id), body["producer_id"], body["producer_epoch"])
+            except CoordinatorWriteError as exc:
+                return _answer_all(body, exc.code)
             error = self.transaction_verifier(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                               self.partition_for(group_id))
             if error != Errors.NONE:
@@ -396,7 +407,7 @@ class GroupCoordinatorService:
         if entries:
             producer_id = body["producer_id"]
             try:
-                end_offset = await self._append(group_id, entries, producer_id, body["producer_epoch"])
+                end_offset = await self._append(group_id, entries, producer_id, body["producer_epoch"], guard)
             except GroupError as exc:
                 return _fail_written(topics, exc.code)
             first_offset = end_offset - len(pending)

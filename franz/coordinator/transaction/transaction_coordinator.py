@@ -289,6 +289,23 @@ class TransactionCoordinator:
             by_topic.setdefault(topic, []).append({"partition_index": index, "partition_error_code": code})
         return [{"name": name, "results_by_partition": results} for name, results in by_topic.items()]
 
+    def verify_partitions(self, transactional_id: str | None, producer_id: int, producer_epoch: int,
+                          partitions: list[tuple[str, int]]) -> dict[tuple[str, int], Errors]:
+        """TransactionCoordinator.handleVerifyPartitionsInTransaction (KIP-890): whether the
+        producer's transaction holds each partition, read from the adopted (written) state;
+        a transaction being ended is CONCURRENT_TRANSACTIONS, a partition it does not hold
+        TRANSACTION_ABORTABLE."""
+        if not transactional_id:
+            return dict.fromkeys(partitions, Errors.INVALID_REQUEST)
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None or metadata.producer_id != producer_id:
+            return dict.fromkeys(partitions, Errors.INVALID_PRODUCER_ID_MAPPING)
+        if metadata.producer_epoch != producer_epoch:
+            return dict.fromkeys(partitions, Errors.PRODUCER_FENCED)
+        if metadata.pending_markers:
+            return dict.fromkeys(partitions, Errors.CONCURRENT_TRANSACTIONS)
+        return {tp: Errors.NONE if tp in metadata.partitions else Errors.TRANSACTION_ABORTABLE for tp in partitions}
+
     async def handle_add_partitions_to_txn(self, request, body: dict) -> dict:
         if request.api_version <= 3:
             results = await self._add_partitions(body["v3_and_below_transactional_id"],
@@ -297,10 +314,22 @@ class TransactionCoordinator:
             return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
         answers = []
         for transaction in body["transactions"]:
-            results = await self._add_partitions(transaction["transactional_id"], transaction["producer_id"],
-                                                 transaction["producer_epoch"], transaction["topics"])
+            if transaction["verify_only"]:  # a broker asking whether a produce may open the partition
+                results = self._verified(transaction)
+            else:
+                results = await self._add_partitions(transaction["transactional_id"], transaction["producer_id"],
+                                                     transaction["producer_epoch"], transaction["topics"])
             answers.append({"transactional_id": transaction["transactional_id"], "topic_results": results})
         return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": answers}
+
+    def _verified(self, transaction: dict) -> list[dict]:
+        verified = self.verify_partitions(transaction["transactional_id"], transaction["producer_id"],
+                                          transaction["producer_epoch"],
+                                          [(t["name"], p) for t in transaction["topics"] for p in t["partitions"]])
+        by_topic: dict[str, list] = {}
+        for (topic, index), code in verified.items():
+            by_topic.setdefault(topic, []).append({"partition_index": index, "partition_error_code": code})
+        return [{"name": name, "results_by_partition": results} for name, results in by_topic.items()]
 
     async def handle_add_offsets_to_txn(self, request, body: dict) -> dict:
         """KafkaApis.handleAddOffsetsToTxn: the group's offsets partition joins the transaction."""
