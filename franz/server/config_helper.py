@@ -28,7 +28,8 @@ from franz.common.config_def import ConfigDef
 from franz.protocol.errors import Errors
 from franz.server import logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
-from franz.server.kafka_config import BROKER_CONFIG_DEF, CLEANER_RECONFIGURABLE_KEYS, KafkaConfig
+from franz.server.kafka_config import (BROKER_CONFIG_DEF, CLEANER_RECONFIGURABLE_KEYS, PRODUCER_STATE_RECONFIGURABLE_KEYS,
+                                      KafkaConfig)
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 
 TOPIC_RESOURCE: Final = 2
@@ -106,7 +107,8 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
         if keys is not None and key not in keys:
             continue
         layers = []
-        if key in CLEANER_RECONFIGURABLE_KEYS:  # dynamic: the stored layers rank first
+        reconfigurable = key in CLEANER_RECONFIGURABLE_KEYS or key in PRODUCER_STATE_RECONFIGURABLE_KEYS
+        if reconfigurable:  # dynamic: the stored layers rank first
             dynamic = controller.dynamic_broker_configs
             for resource, dynamic_source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
                                              (CLUSTER_DEFAULT, DYNAMIC_DEFAULT_BROKER_CONFIG)):
@@ -115,7 +117,7 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
         source = STATIC_BROKER_CONFIG if key in config.originals else DEFAULT_CONFIG
         layers.append((render(config.values.get(key)), source))
         value, source = layers[0]
-        entries.append({"name": key, "value": value, "read_only": key not in CLEANER_RECONFIGURABLE_KEYS,
+        entries.append({"name": key, "value": value, "read_only": not reconfigurable,
                         "config_source": source, "is_sensitive": False, "config_type": CONFIG_TYPES[definition.type],
                         "documentation": None,
                         "synonyms": [{"name": key, "value": v, "source": src} for v, src in layers]

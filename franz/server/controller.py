@@ -50,9 +50,11 @@ from franz.protocol.errors import Errors
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
     CLEANER_RECONFIGURABLE_KEYS,
+    PRODUCER_STATE_RECONFIGURABLE_KEYS,
     KafkaConfig,
     cleaner_config,
     cleaner_config_problem,
+    producer_state_config,
 )
 from franz.server.metadata_cache import (
     LEADER_EPOCH,
@@ -66,6 +68,7 @@ from franz.storage.checkpoint import flush_dir, random_kafka_uuid, uuid_to_kafka
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
 from franz.storage.log_manager import LogManager
+from franz.storage.producer_state import ProducerStateManagerConfig
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +121,17 @@ class Controller:
                     values[key] = BROKER_CONFIG_DEF.keys[key].parse(value)
         max_message_bytes = LogConfig.from_props({}, self._merged_broker_defaults(dynamic)).max_message_bytes
         return cleaner_config(values, max_message_bytes)
+
+    def producer_state_config(self, dynamic: Mapping[str, Mapping[str, str]] | None = None
+                              ) -> ProducerStateManagerConfig:
+        """Every log's producer-state settings in force, by the same layers as cleaner_config."""
+        dynamic = self.dynamic_broker_configs if dynamic is None else dynamic
+        values = dict(self.config.values)
+        for resource in (CLUSTER_DEFAULT, str(self.config.node_id)):
+            for key, value in dynamic.get(resource, {}).items():
+                if key in PRODUCER_STATE_RECONFIGURABLE_KEYS:
+                    values[key] = BROKER_CONFIG_DEF.keys[key].parse(value)
+        return producer_state_config(values)
 
     def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """The broker-level log configs in force: static, then the cluster default, then this broker's."""
@@ -478,12 +492,13 @@ class Controller:
         if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
             raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
                            f"string, but received {resource_name}")
+        reconfigurable = CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
         static = sorted({key for key, _op, _value in operations
-                         if key not in BROKER_SYNONYMS and key not in CLEANER_RECONFIGURABLE_KEYS})
+                         if key not in BROKER_SYNONYMS and key not in reconfigurable})
         if static:
             raise ApiError(Errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})")
         for key, op, _value in operations:
-            if key in CLEANER_RECONFIGURABLE_KEYS and op in (APPEND, SUBTRACT):
+            if key in reconfigurable and op in (APPEND, SUBTRACT):
                 raise ApiError(Errors.INVALID_CONFIG, f"Config value append is not allowed for config key: {key}")
         configs = _apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
                                     BROKER_SYNONYMS.__getitem__, lambda key: self._default_text(BROKER_SYNONYMS[key]))
@@ -517,6 +532,10 @@ class Controller:
         self.dynamic_broker_configs = {name: values for name, values in proposed.items() if values}
         self._broker_defaults = merged
         self._reconfigure_logs(list(self.metadata.topics))
+        # Every log shares this object: the change reaches them all at once (volatile in Kafka).
+        shared, changed = self.log_manager.producer_state_config, self.producer_state_config()
+        shared.producer_id_expiration_ms = changed.producer_id_expiration_ms
+        shared.transaction_verification_enabled = changed.transaction_verification_enabled
         if cleaner is not None and new_cleaner_config != old_cleaner_config:
             # Joins the cleaner threads, which finish their current read first: off the loop.
             await asyncio.get_running_loop().run_in_executor(None, cleaner.reconfigure, new_cleaner_config)

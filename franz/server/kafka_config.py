@@ -31,6 +31,7 @@ from franz.common.config_def import (
     each_of,
 )
 from franz.storage.cleaner import CleanerConfig
+from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
 
 EMBEDDED_DEFAULTS: dict[str, str] = {
@@ -202,6 +203,16 @@ def parse_overrides(items: Sequence[str]) -> dict[str, str]:
 CLEANER_RECONFIGURABLE_KEYS = ("log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
                                "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
                                "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms")
+
+
+# The producer-state keys a running broker can change (DynamicProducerStateManagerConfig).
+PRODUCER_STATE_RECONFIGURABLE_KEYS = ("producer.id.expiration.ms", "transaction.partition.verification.enable")
+
+
+def producer_state_config(values: Mapping[str, Any]) -> ProducerStateManagerConfig:
+    """Every log's producer-state settings from typed broker values."""
+    return ProducerStateManagerConfig(values["producer.id.expiration.ms"],
+                                      values["transaction.partition.verification.enable"])
 
 
 def cleaner_config(values: Mapping[str, Any], max_message_bytes: int) -> CleanerConfig:

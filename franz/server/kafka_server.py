@@ -50,7 +50,6 @@ from franz.server.socket_server import SocketServer, new_event_loop
 from franz.storage import local_log, unified_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
-from franz.storage.producer_state import ProducerStateManagerConfig
 
 logger = logging.getLogger("franz.server.KafkaRaftServer")
 
@@ -85,8 +84,6 @@ class KafkaServer:
             flush_start_offset_checkpoint_ms=config["log.flush.start.offset.checkpoint.interval.ms"],
             retention_check_ms=config["log.retention.check.interval.ms"],
             initial_task_delay_ms=config["log.initial.task.delay.ms"], cleaner_config=config.cleaner_config,
-            producer_state_config=ProducerStateManagerConfig(
-                config["producer.id.expiration.ms"], config["transaction.partition.verification.enable"]),
             producer_id_expiration_check_ms=config["producer.id.expiration.check.interval.ms"],
             max_transaction_timeout_ms=config["transaction.max.timeout.ms"])
         self.log_manager = log_manager
@@ -96,6 +93,7 @@ class KafkaServer:
         controller = Controller(config, log_manager, metadata)
         controller_holder.append(controller)
         log_manager.cleaner_config = controller.cleaner_config()  # with the dynamic log.cleaner.* values
+        log_manager.producer_state_config = controller.producer_state_config()  # and the producer-state ones
         # Loading may recover logs for a long time: off the loop.
         await loop.run_in_executor(None, log_manager.startup)
         metadata.cluster_id = log_manager.cluster_id or ""

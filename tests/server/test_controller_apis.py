@@ -270,3 +270,40 @@ def test_dynamic_log_cleaner_configs_restart_its_threads_within_kafkas_bounds(br
         time.sleep(0.05)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     assert _described(admin, broker_type, "1")["log.cleaner.threads"].value == "2"
+
+
+def test_transaction_verification_can_be_turned_off_and_on_at_run_time(broker):
+    """transaction.partition.verification.enable and producer.id.expiration.ms are dynamic
+    (DynamicProducerStateManagerConfig): the change reaches every log at once and survives a
+    restart."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    broker_type = ConfigResource.Type.BROKER
+
+    def produce_unknown_transaction(topic: str, sequence: int) -> int:
+        """A transactional batch of a producer no transaction coordinator knows."""
+        records = build_batch([SimpleRecord(b"t")], producer_id=1234, producer_epoch=0, base_sequence=sequence,
+                              is_transactional=True)
+        with RawClient(broker.bootstrap) as client:
+            answer = client.request(0, 9, {"transactional_id": "nobody", "acks": 1, "timeout_ms": 5000,
+                                           "topic_data": [{"name": topic, "partition_data": [
+                                               {"index": 0, "records": records}]}]})
+        return answer["responses"][0]["partition_responses"][0]["error_code"]
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "hang")
+        create_topic(client, "hang-2")
+        client.request(10, 3, {"key": "nobody", "key_type": 1})  # the transaction coordinator's topic
+    assert produce_unknown_transaction("hang", 0) == Errors.INVALID_PRODUCER_ID_MAPPING
+    _alter(admin, broker_type, "1", ConfigEntry("transaction.partition.verification.enable", "false",
+                                                incremental_operation=AlterConfigOpType.SET),
+           ConfigEntry("producer.id.expiration.ms", "3600000", incremental_operation=AlterConfigOpType.SET))
+    described = _described(admin, broker_type, "1")
+    assert described["transaction.partition.verification.enable"].value == "false"
+    assert described["producer.id.expiration.ms"].value == "3600000"
+    broker.restart()
+    assert produce_unknown_transaction("hang", 0) == Errors.NONE  # a hanging transaction, as before KIP-890
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    _alter(admin, broker_type, "1", ConfigEntry("transaction.partition.verification.enable", None,
+                                                incremental_operation=AlterConfigOpType.DELETE))
+    assert produce_unknown_transaction("hang", 1) == Errors.NONE  # open there already: nothing to verify
+    assert produce_unknown_transaction("hang-2", 0) == Errors.INVALID_PRODUCER_ID_MAPPING
