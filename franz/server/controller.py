@@ -111,27 +111,25 @@ class Controller:
         self._journal = TopicJournal(self._configs_path.with_name(TOPIC_CHANGES_FILE), self._write_config_file)
 
     def cleaner_config(self, dynamic: Mapping[str, Mapping[str, str]] | None = None) -> CleanerConfig:
-        """The LogCleaner's settings in force: the config file's, then the dynamic cluster default's,
-        then this broker's, as for the log configs."""
+        """The LogCleaner's settings in force."""
         dynamic = self.dynamic_broker_configs if dynamic is None else dynamic
-        values = dict(self.config.values)
-        for resource in (CLUSTER_DEFAULT, str(self.config.node_id)):
-            for key, value in dynamic.get(resource, {}).items():
-                if key in CLEANER_RECONFIGURABLE_KEYS:
-                    values[key] = BROKER_CONFIG_DEF.keys[key].parse(value)
         max_message_bytes = LogConfig.from_props({}, self._merged_broker_defaults(dynamic)).max_message_bytes
-        return cleaner_config(values, max_message_bytes)
+        return cleaner_config(self._broker_values(CLEANER_RECONFIGURABLE_KEYS, dynamic), max_message_bytes)
 
-    def producer_state_config(self, dynamic: Mapping[str, Mapping[str, str]] | None = None
-                              ) -> ProducerStateManagerConfig:
-        """Every log's producer-state settings in force, by the same layers as cleaner_config."""
-        dynamic = self.dynamic_broker_configs if dynamic is None else dynamic
+    def producer_state_config(self) -> ProducerStateManagerConfig:
+        """Every log's producer-state settings in force."""
+        return producer_state_config(self._broker_values(PRODUCER_STATE_RECONFIGURABLE_KEYS,
+                                                         self.dynamic_broker_configs))
+
+    def _broker_values(self, reconfigurable: tuple[str, ...], dynamic: Mapping[str, Mapping[str, str]]) -> dict:
+        """Typed broker values in force: the config file's, then the dynamic cluster default's,
+        then this broker's for the `reconfigurable` keys, as for the log configs."""
         values = dict(self.config.values)
         for resource in (CLUSTER_DEFAULT, str(self.config.node_id)):
             for key, value in dynamic.get(resource, {}).items():
-                if key in PRODUCER_STATE_RECONFIGURABLE_KEYS:
+                if key in reconfigurable:
                     values[key] = BROKER_CONFIG_DEF.keys[key].parse(value)
-        return producer_state_config(values)
+        return values
 
     def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """The broker-level log configs in force: static, then the cluster default, then this broker's."""
