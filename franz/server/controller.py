@@ -104,6 +104,8 @@ class Controller:
         self._creating: dict[str, asyncio.Future[TopicMetadata]] = {}  # topic name -> its creation under way
         self._pending: dict[str, TopicMetadata] = {}  # the topics of those creations, not yet published
         self._growing: dict[str, asyncio.Future[None]] = {}  # topic name -> its CreatePartitions under way
+        # Told each deleted topic's name once its logs are gone (Kafka's metadata publishers).
+        self.topic_deletion_listeners: list[Callable[[str], Awaitable[None]]] = []
         self._deleting: dict[str, asyncio.Future[None]] = {}  # topic name -> its logs' deletion under way
         # One thread writes the config files, in the order the writes were asked for: each write
         # is a snapshot taken on the event loop, so the last one asked for is the last one written.
@@ -327,6 +329,11 @@ class Controller:
         self.metadata.remove(name)
         await asyncio.shield(self._track(self._deleting, name, self._delete_topic(topic)))
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
+        for listener in self.topic_deletion_listeners:
+            try:
+                await listener(name)
+            except Exception:  # the deletion stands; the listener's own state is its to mend
+                logger.exception("A listener failed on the deletion of topic %s", name)
 
     async def _delete_topic(self, topic: TopicMetadata) -> None:
         # From the first write on, a restart finishes the deletion.

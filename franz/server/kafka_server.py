@@ -125,6 +125,7 @@ class KafkaServer:
                                                          group_configs=group_configs)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
+        controller.topic_deletion_listeners.append(self.group_coordinator.on_topic_deleted)
         TxnMarkerApis(self.replica_manager, self.group_coordinator).register(self.apis)
         self.transaction_coordinator = TransactionCoordinator(config, controller, self.replica_manager, metadata,
                                                               self.apis.producer_ids, self.group_coordinator)

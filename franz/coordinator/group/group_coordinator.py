@@ -387,6 +387,10 @@ class GroupCoordinator:
 
     # -- sessions ------------------------------------------------------------------
 
+    def reschedule_heartbeat(self, group: ClassicGroup, member) -> None:
+        """A member's session starts again from now (rescheduleClassicGroupMemberHeartbeat)."""
+        self._schedule_heartbeat(group, member.member_id, member.session_timeout_ms)
+
     def _schedule_heartbeat(self, group: ClassicGroup, member_id: str, timeout_ms: int,
                             is_pending: bool = False) -> None:
         """Complete the member's current session timer and start the next one."""

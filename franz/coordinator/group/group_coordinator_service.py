@@ -306,7 +306,7 @@ class GroupCoordinatorService:
                 index = entry["partition_index"]
                 metadata = entry["committed_metadata"] or ""
                 code = Errors.NONE
-                if len(metadata.encode("utf-8")) > self.config.offset_metadata_max_bytes:
+                if _java_length(metadata) > self.config.offset_metadata_max_bytes:
                     code = Errors.OFFSET_METADATA_TOO_LARGE
                 else:
                     value = serde.OffsetAndMetadata(entry["committed_offset"], entry.get("committed_leader_epoch", -1),
@@ -318,7 +318,32 @@ class GroupCoordinatorService:
             topics.append({"name": topic["name"], "partitions": partitions})
         return entries, values, topics
 
+    def _known_partitions(self, request_topics: list[dict]) -> tuple[list[dict], list[dict]]:
+        """KafkaApis' split of an offset request's topics: those of partitions this broker has,
+        and the answers (UNKNOWN_TOPIC_OR_PARTITION) of the others, which the coordinator never
+        sees."""
+        known, unknown = [], []
+        for topic in request_topics:
+            name = topic["name"]
+            have = [p for p in topic["partitions"] if self.metadata.has_partition(name, p["partition_index"])]
+            missing = [p for p in topic["partitions"] if not self.metadata.has_partition(name, p["partition_index"])]
+            if have:
+                known.append({**topic, "partitions": have})
+            if missing:
+                unknown.append({"name": name, "partitions": [
+                    {"partition_index": p["partition_index"], "error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                    for p in missing]})
+        return known, unknown
+
     async def handle_offset_commit(self, request, body: dict) -> dict:
+        known, unknown = self._known_partitions(body["topics"])
+        if not known:  # nothing for the coordinator: no group is checked or made
+            return {"throttle_time_ms": 0, "topics": unknown}
+        answer = await self._commit_offsets(request, {**body, "topics": known})
+        answer["topics"] = _merge_topics(answer["topics"], unknown)
+        return answer
+
+    async def _commit_offsets(self, request, body: dict) -> dict:
         version = request.api_version
         group_id = body["group_id"]
         generation_id = body["generation_id_or_member_epoch"]
@@ -334,6 +359,11 @@ class GroupCoordinatorService:
                     return _answer_all(body, Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION)
                 group = self.coordinator.get_or_create_group(group_id)
             error = self._validate_offset_commit(group, body["member_id"], body["group_instance_id"], generation_id)
+            member = group.members.get(body["member_id"])
+            if error == Errors.NONE and member is not None and (
+                    group.is_in_state(GroupState.STABLE) or group.is_in_state(GroupState.PREPARING_REBALANCE)):
+                # A classic member's commits keep its session, as heartbeats do.
+                self.coordinator.reschedule_heartbeat(group, member)
         if error != Errors.NONE:
             return _answer_all(body, error)
         now = self._clock_ms()
@@ -370,6 +400,14 @@ class GroupCoordinatorService:
     # -- offsets in transactions -----------------------------------------------------------
 
     async def handle_txn_offset_commit(self, request, body: dict) -> dict:
+        known, unknown = self._known_partitions(body["topics"])
+        if not known:
+            return {"throttle_time_ms": 0, "topics": unknown}
+        answer = await self._commit_transactional_offsets(request, {**body, "topics": known})
+        answer["topics"] = _merge_topics(answer["topics"], unknown)
+        return answer
+
+    async def _commit_transactional_offsets(self, request, body: dict) -> dict:
         """GroupCoordinator.commitTransactionalOffsets: one transactional batch, pending until the marker."""
         group_id = body["group_id"]
         generation_id = body.get("generation_id", -1)
@@ -417,6 +455,19 @@ class GroupCoordinatorService:
                                                   first_offset + position)
         return {"throttle_time_ms": 0, "topics": topics}
 
+    async def on_topic_deleted(self, topic: str) -> None:
+        """OffsetMetadataManager.onTopicsDeleted: every group's offsets of a deleted topic,
+        committed or pending in a transaction, are tombstoned, so that a topic made again
+        under the name starts with none."""
+        for group_id, partitions in self.offsets.partitions_of_topics({topic}).items():
+            entries = [(serde.offset_commit_key(group_id, name, index), None) for name, index in sorted(partitions)]
+            try:
+                await self._append(group_id, entries)
+            except GroupError:
+                continue  # logged by _append; the offsets stay until the group's next cleanup
+            for name, index in partitions:
+                self.offsets.replay(group_id, name, index, None)
+
     def on_transaction_marker(self, partition: int, producer_id: int, commit: bool) -> None:
         """The transaction coordinator wrote the producer's marker into this partition."""
         for group_id in self.offsets.replay_end_transaction_marker(partition, producer_id, commit):
@@ -426,6 +477,15 @@ class GroupCoordinatorService:
 
     async def handle_offset_delete(self, request, body: dict) -> dict:
         group_id = body["group_id"]
+        if not group_id:
+            return {"error_code": Errors.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
+        known, unknown = self._known_partitions(body["topics"])
+        answer = await self._delete_offsets(group_id, known)
+        if answer["error_code"] == Errors.NONE:
+            answer["topics"] = _merge_topics(answer["topics"], unknown)
+        return answer
+
+    async def _delete_offsets(self, group_id: str, request_topics: list[dict]) -> dict:
         subscribed: set[str] | None = set()
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:  # the topics its members subscribe to keep their offsets
@@ -439,7 +499,7 @@ class GroupCoordinatorService:
                     return {"error_code": Errors.NON_EMPTY_GROUP, "throttle_time_ms": 0, "topics": []}
                 subscribed = group.subscribed_topics()
         entries, deleted, topics = [], [], []
-        for topic in body["topics"]:
+        for topic in request_topics:
             name = topic["name"]
             partitions = []
             for entry in topic["partitions"]:
@@ -488,18 +548,22 @@ class GroupCoordinatorService:
     async def handle_describe_groups(self, request, body: dict) -> dict:
         answers = []
         for group_id in body["groups"]:
-            answer: dict[str, Any] = {"error_code": Errors.NONE, "group_id": group_id, "group_state": "Dead",
-                                      "protocol_type": "", "protocol_data": "", "members": [],
+            answer: dict[str, Any] = {"error_code": Errors.NONE, "error_message": None, "group_id": group_id,
+                                      "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": [],
                                       "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
             answers.append(answer)
             if not group_id:
                 answer["error_code"] = Errors.INVALID_GROUP_ID
                 continue
-            if self._consumer_group(group_id) is not None:  # Kafka: "not a classic group"
-                answer["error_code"] = Errors.GROUP_ID_NOT_FOUND
-                continue
-            group = self.coordinator.group(group_id)
+            group = None if self._consumer_group(group_id) is not None else self.coordinator.group(group_id)
             if group is None:
+                # GroupMetadataManager.describeGroups: a group that is not classic is Dead; from
+                # v6 (KIP-1043) that says GROUP_ID_NOT_FOUND, before it says nothing.
+                if request.api_version >= 6:
+                    answer["error_code"] = Errors.GROUP_ID_NOT_FOUND
+                    answer["error_message"] = (f"Group {group_id} is not a classic group."
+                                               if self._consumer_group(group_id) is not None
+                                               else f"Group {group_id} not found.")
                 continue
             stable = group.is_in_state(GroupState.STABLE)
             answer.update(group_state=group.state.value, protocol_type=group.protocol_type or "",
@@ -508,7 +572,7 @@ class GroupCoordinatorService:
                 "member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
                 "client_host": m.client_host,
                 "member_metadata": m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
-                "member_assignment": m.assignment if stable else b""} for m in group.members.values()]
+                "member_assignment": m.assignment} for m in group.members.values()]
         if body["include_authorized_operations"]:
             _add_authorized_operations(answers)
         return {"throttle_time_ms": 0, "groups": answers}
@@ -640,6 +704,23 @@ def _fail_written(topics: list[dict], code: int) -> dict:
             if partition["error_code"] == Errors.NONE:
                 partition["error_code"] = code
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _java_length(text: str) -> int:
+    """String.length(): UTF-16 code units, what Kafka measures offset metadata in."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def _merge_topics(answered: list[dict], more: list[dict]) -> list[dict]:
+    """Answer topics with `more` partitions added, a topic named in both kept as one."""
+    merged = {topic["name"]: topic for topic in answered}
+    for topic in more:
+        if topic["name"] in merged:
+            merged[topic["name"]]["partitions"].extend(topic["partitions"])
+        else:
+            answered.append(topic)
+            merged[topic["name"]] = topic
+    return answered
 
 
 def _add_authorized_operations(answers: list[dict]) -> None:

@@ -98,6 +98,19 @@ class OffsetMetadataManager:
         return {tp for txn in self.open_transactions_by_group.get(group_id, ())
                 for tp in self.pending[txn].get(group_id, {})}
 
+    def partitions_of_topics(self, topics: set[str]) -> dict[str, set[TopicPartition]]:
+        """Each group's partitions of `topics` with a committed or pending offset."""
+        found: dict[str, set[TopicPartition]] = {}
+        for group_id, offsets in self.offsets.items():
+            for topic, partition in offsets:
+                if topic in topics:
+                    found.setdefault(group_id, set()).add((topic, partition))
+        for group_id in self.open_transactions_by_group:
+            for topic, partition in self.pending_partitions(group_id):
+                if topic in topics:
+                    found.setdefault(group_id, set()).add((topic, partition))
+        return found
+
     def has_open_transactions(self, group_id: str) -> bool:
         return group_id in self.open_transactions_by_group
 
@@ -133,16 +146,16 @@ class OffsetMetadataManager:
         for (topic, partition), offset in self.offsets.get(group_id, {}).items():
             if self.has_pending(group_id, topic, partition):
                 continue  # Kafka keeps it while a transaction may still replace it
-            if offset.expire_timestamp_ms is not None:
+            if not group_is_empty and (subscribed is None or subscribed(topic)):
+                continue  # a topic the live group reads never expires, whatever its commit asked
+            if offset.expire_timestamp_ms is not None:  # an OffsetCommit v2-4 retention
                 if now_ms >= offset.expire_timestamp_ms:
                     expired.append((topic, partition))
                 continue
             if group_is_empty:
                 base_ms = empty_since_ms if empty_since_ms is not None else offset.commit_timestamp_ms
-            elif subscribed is not None and not subscribed(topic):
-                base_ms = offset.commit_timestamp_ms
             else:
-                continue
+                base_ms = offset.commit_timestamp_ms
             if now_ms - base_ms >= retention_ms:
                 expired.append((topic, partition))
         return expired

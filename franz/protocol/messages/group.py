@@ -167,7 +167,7 @@ ListGroups key=16 versions=0-5 flex=3+
       group_state string 4+
       group_type string 5+
 
-DescribeGroups key=15 versions=0-5 flex=5+
+DescribeGroups key=15 versions=0-6 flex=5+
  request
     groups []string
     include_authorized_operations bool 3+
@@ -175,6 +175,7 @@ DescribeGroups key=15 versions=0-5 flex=5+
     throttle_time_ms int32 1+
     groups []
       error_code int16
+      error_message string 6+ null default=null
       group_id string
       group_state string
       protocol_type string

@@ -285,6 +285,7 @@ def _commit_error(answer: dict) -> int:
 def test_commits_are_validated_against_membership_and_generation(tmp_path):
     async def scenario(server):
         service = server.group_coordinator
+        await server.controller.create_topic("t", 2, {})  # offsets of partitions the broker has
         member_id, generation = await stable_single_member_group(server, "g")
         request = _Request()
         assert _commit_error(await service.handle_offset_commit(request, _commit_body("g", generation, "x", 1))) \
@@ -312,6 +313,7 @@ def test_commits_are_validated_against_membership_and_generation(tmp_path):
 
 def test_groups_and_offsets_are_loaded_back_and_deleted_with_tombstones(tmp_path):
     async def first_life(server):
+        await server.controller.create_topic("t", 1, {})
         member_id, generation = await stable_single_member_group(server, "g")
         await server.group_coordinator.handle_offset_commit(_Request(), _commit_body("g", generation, member_id, 5))
         await server.group_coordinator.handle_offset_commit(_Request(), _commit_body("simple", -1, "", 9))
@@ -342,6 +344,7 @@ def test_groups_and_offsets_are_loaded_back_and_deleted_with_tombstones(tmp_path
 def test_offsets_of_an_empty_group_expire_after_retention(tmp_path):
     async def scenario(server):
         service = server.group_coordinator
+        await server.controller.create_topic("t", 1, {})
         await service.handle_offset_commit(_Request(), _commit_body("simple", -1, "", 9))
         now = service._clock_ms()
         assert await service.cleanup_group_metadata(now) == 0
@@ -475,3 +478,105 @@ def test_a_group_left_empty_during_its_initial_rebalance_keeps_its_protocol_type
         other = await coordinator.join_group(9, "client", "/h", join_body("g", protocol_type="connect"))
         assert other["error_code"] == Errors.INCONSISTENT_GROUP_PROTOCOL
     run(tmp_path, scenario, group_initial_rebalance_delay_ms="40000")
+
+
+class _RequestV5(_Request):
+    api_version = 5
+
+
+class _RequestV6(_Request):
+    api_version = 6
+
+
+def _offset_of(fetched: dict) -> int:
+    return fetched["groups"][0]["topics"][0]["partitions"][0]["committed_offset"]
+
+
+def test_the_offsets_of_a_deleted_topic_are_tombstoned(tmp_path):
+    """OffsetMetadataManager.onTopicsDeleted: a topic made again under the name starts with no
+    committed offset in any group (a consumer would otherwise resume the new topic at the old
+    one's position)."""
+    async def scenario(server):
+        service = server.group_coordinator
+        await server.controller.create_topic("t", 1, {})
+        assert _commit_error(await service.handle_offset_commit(_Request(), _commit_body("simple", -1, "", 42))) \
+            == Errors.NONE
+        await server.controller.delete_topic("t")
+        await server.controller.create_topic("t", 1, {})
+        fetch = {"groups": [{"group_id": "simple", "topics": [{"name": "t", "partition_indexes": [0]}]}],
+                 "require_stable": False}
+        assert _offset_of(await service.handle_offset_fetch(_Request(), fetch)) == -1
+        assert group_records(server, "simple")[-1] == (serde.OffsetCommitKey("simple", "t", 0), None)
+    run(tmp_path, scenario)
+
+
+def test_offsets_of_partitions_the_broker_does_not_have_are_refused_and_make_no_group(tmp_path):
+    """KafkaApis answers them UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the
+    request: a commit naming only such partitions neither checks nor makes a group."""
+    async def scenario(server):
+        service = server.group_coordinator
+        await server.controller.create_topic("t", 1, {})
+        body = _commit_body("g1", -1, "", 5)
+        body["topics"] = [{"name": "nope", "partitions": body["topics"][0]["partitions"]}]
+        assert _commit_error(await service.handle_offset_commit(_Request(), body)) == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        body["generation_id_or_member_epoch"] = 5  # not even the generation is looked at
+        assert _commit_error(await service.handle_offset_commit(_Request(), body)) == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert service.coordinator.group("g1") is None
+        mixed = _commit_body("g1", -1, "", 5)
+        mixed["topics"][0]["partitions"].append({"partition_index": 7, "committed_offset": 5,
+                                                 "committed_leader_epoch": -1, "committed_metadata": ""})
+        answer = await service.handle_offset_commit(_Request(), mixed)
+        assert [(p["partition_index"], p["error_code"]) for p in answer["topics"][0]["partitions"]] == \
+            [(0, Errors.NONE), (7, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+        deleted = await service.handle_offset_delete(_Request(), {"group_id": "g1", "topics": [
+            {"name": "nope", "partitions": [{"partition_index": 0}]}]})
+        assert (deleted["error_code"], deleted["topics"][0]["partitions"][0]["error_code"]) == \
+            (Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        assert (await service.handle_offset_delete(_Request(), {"group_id": "", "topics": []}))["error_code"] == \
+            Errors.INVALID_GROUP_ID
+        # Offset metadata is measured in Java chars (UTF-16 units), not UTF-8 bytes.
+        accented = _commit_body("g1", -1, "", 6, "\u00e9" * 3000)
+        assert _commit_error(await service.handle_offset_commit(_Request(), accented)) == Errors.NONE
+    run(tmp_path, scenario)
+
+
+def test_describe_groups_v6_says_group_id_not_found_and_shows_assignments_while_rebalancing(tmp_path):
+    """KIP-1043: from DescribeGroups v6 a group that is not (classic) is GROUP_ID_NOT_FOUND with
+    a message; before v6 it is Dead with no error. A member's current assignment is described
+    in every state (ClassicGroupMember.describeNoMetadata)."""
+    async def scenario(server):
+        service = server.group_coordinator
+        body = {"groups": ["nosuch"], "include_authorized_operations": False}
+        old = (await service.handle_describe_groups(_RequestV5(), body))["groups"][0]
+        assert (old["error_code"], old["group_state"]) == (Errors.NONE, "Dead")
+        new = (await service.handle_describe_groups(_RequestV6(), body))["groups"][0]
+        assert (new["error_code"], new["error_message"], new["group_state"]) == \
+            (Errors.GROUP_ID_NOT_FOUND, "Group nosuch not found.", "Dead")
+        member_id, _ = await stable_single_member_group(server, "g")
+        joining = asyncio.ensure_future(join(server, "g"))  # a second member: PreparingRebalance
+        await wait_until(lambda: server.group_coordinator.coordinator.group("g").is_in_state(
+            GroupState.PREPARING_REBALANCE), "the rebalance")
+        described = (await service.handle_describe_groups(_RequestV6(), {"groups": ["g"],
+                                                                        "include_authorized_operations": False}))
+        group = described["groups"][0]
+        assert group["group_state"] == "PreparingRebalance"
+        assert {m["member_id"]: m["member_assignment"] for m in group["members"]}[member_id] == b"assignment"
+        joining.cancel()
+    run(tmp_path, scenario)
+
+
+def test_offset_commits_keep_a_classic_members_session(tmp_path):
+    """OffsetMetadataManager.commitOffset: in a Stable or PreparingRebalance group, a member's
+    commit restarts its session timer as a heartbeat does."""
+    async def scenario(server):
+        service = server.group_coordinator
+        await server.controller.create_topic("t", 1, {})
+        joined = await join(server, "g", session_timeout_ms=600)
+        member_id, generation = joined["member_id"], joined["generation_id"]
+        await sync(server, "g", generation, member_id, [(member_id, b"a")])
+        for offset in range(8):  # 1.6 s of commits, no heartbeat, with a 0.6 s session
+            await asyncio.sleep(0.2)
+            assert _commit_error(await service.handle_offset_commit(
+                _Request(), _commit_body("g", generation, member_id, offset))) == Errors.NONE
+        assert heartbeat(server, "g", generation, member_id) == Errors.NONE
+    run(tmp_path, scenario)

@@ -102,3 +102,22 @@ def test_pending_partitions_lists_every_open_transactions_partitions_of_the_grou
     assert manager.pending_partitions("g") == {("t", 0), ("t", 1)}
     manager.replay_end_transaction_marker(PARTITION, PRODUCER, commit=False)
     assert manager.pending_partitions("g") == {("t", 1)}
+
+
+def test_a_live_groups_subscribed_topic_never_expires_even_with_an_explicit_retention():
+    """OffsetMetadataManager.cleanupExpiredOffsets asks about the subscription first: an
+    OffsetCommit v2-4 retention expires only offsets of topics the group no longer reads."""
+    manager = OffsetMetadataManager()
+    for topic in ("read", "dropped"):
+        manager.replay("g", topic, 0, OffsetAndMetadata(5, -1, "", 1_000, 2_000), record_offset=0)
+    expired = manager.expired_offsets("g", now_ms=10_000, retention_ms=10**9, group_is_empty=False,
+                                      empty_since_ms=None, subscribed={"read"}.__contains__)
+    assert expired == [("dropped", 0)]
+
+
+def test_the_partitions_of_topics_cover_committed_and_pending_offsets():
+    manager = OffsetMetadataManager()
+    manager.replay("g", "gone", 0, _offset(3), record_offset=0)
+    manager.replay("g", "kept", 0, _offset(3), record_offset=1)
+    manager.replay_transactional(PARTITION, PRODUCER, "h", "gone", 1, _offset(10), record_offset=2)
+    assert manager.partitions_of_topics({"gone"}) == {"g": {("gone", 0)}, "h": {("gone", 1)}}

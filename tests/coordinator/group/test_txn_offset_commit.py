@@ -16,7 +16,10 @@ TIMEOUT_MS = 60_000
 
 
 async def _begin(server, transactional_id: str, group_id: str) -> tuple[int, int]:
-    """A producer id and epoch whose ongoing transaction holds the group's offsets partition."""
+    """A producer id and epoch whose ongoing transaction holds the group's offsets partition;
+    topic t, whose offsets the tests commit, exists."""
+    if server.metadata.get("t") is None:
+        await server.controller.create_topic("t", 1, {})
     producer_id, epoch, error = await server.transaction_coordinator.init_producer_id(
         transactional_id, TIMEOUT_MS, -1, -1)
     assert error == Errors.NONE
@@ -83,6 +86,7 @@ def test_txn_offsets_are_committed_by_the_commit_marker_and_dropped_by_an_abort(
 
 def test_txn_offset_commit_needs_the_partition_in_the_transaction_and_the_current_epoch(tmp_path):
     async def scenario(server):
+        await server.controller.create_topic("t", 1, {})
         producer_id, epoch, _ = await server.transaction_coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
         assert await _txn_commit(server, "tx", producer_id, epoch, "g", 1) == Errors.INVALID_TXN_STATE
         assert await _add_offsets(server, "tx", producer_id, epoch + 1, "g") == Errors.PRODUCER_FENCED
