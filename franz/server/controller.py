@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import json
 import logging
 import os
@@ -61,6 +62,7 @@ from franz.server.metadata_cache import (
     InvalidTopicError,
     MetadataCache,
     TopicMetadata,
+    collision_name,
     validate_topic_name,
 )
 from franz.server.topic_journal import TOPIC_CHANGES_FILE, TopicJournal
@@ -198,6 +200,12 @@ class Controller:
             raise ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc)) from None
         if name in self.metadata.topics or name in self._creating:
             raise ApiError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if "." in name or "_" in name:
+            unified = collision_name(name)
+            for existing in itertools.chain(self.metadata.topics, self._creating):
+                if collision_name(existing) == unified:
+                    raise ApiError(Errors.INVALID_TOPIC_EXCEPTION,
+                                   f"Topic '{name}' collides with existing topic: {existing}")
         if assignments:
             if num_partitions != -1 or replication_factor != -1:
                 raise ApiError(Errors.INVALID_REQUEST,

@@ -33,6 +33,7 @@ import re
 import shutil
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from franz.protocol import api_keys
@@ -48,7 +49,8 @@ from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
 from franz.server.error_responses import error_response
 from franz.server.fetch_session import TOPIC_IDS_MIN_VERSION, CachedPartition, FetchContext, FetchSessionCache
-from franz.server.metadata_cache import INTERNAL_TOPICS, LEADER_EPOCH, MetadataCache, TopicMetadata
+from franz.server.metadata_cache import (INTERNAL_TOPICS, LEADER_EPOCH, InvalidTopicError, MetadataCache,
+                                         TopicMetadata, validate_topic_name)
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
 from franz.server.request_thread_time import Timed, take_current_ns
@@ -90,6 +92,16 @@ def _throttled_no_response(throttle_ms: int) -> Response:
 _LIST_OFFSETS_MIN_VERSION: Final = {EARLIEST_TIMESTAMP: 1, LATEST_TIMESTAMP: 1, MAX_TIMESTAMP: 7,
                                     EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9,
                                     EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11}
+
+
+def _unknown_topic_error(name: str) -> Errors:
+    """KafkaApis.getTopicMetadata without auto-creation: a name no topic may have is
+    INVALID_TOPIC_EXCEPTION, any other missing topic UNKNOWN_TOPIC_OR_PARTITION."""
+    try:
+        validate_topic_name(name)
+    except InvalidTopicError:
+        return Errors.INVALID_TOPIC_EXCEPTION
+    return Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def _unverified_answer(error: Errors, version: int) -> dict:
@@ -149,6 +161,8 @@ class KafkaApis:
         self.fetch_max_bytes = config["fetch.max.bytes"]
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.transaction_coordinator = None  # set by TransactionCoordinator.register
+        # Internal topic name -> the coroutine function its coordinator makes it with.
+        self.internal_topic_creators: dict[str, Callable[[], Awaitable[None]]] = {}
         self.group_configs = None  # GroupConfigManager, set by KafkaServer: GROUP config resources
         # Byte-rate quotas (their limits are set by ClientQuotaControlManager).
         self.produce_quota = ClientQuotaManager("producer_byte_rate", config["quota.window.num"],
@@ -290,8 +304,8 @@ class KafkaApis:
                                        "topic_id": entry["topic_id"], "partitions": []})
                         continue
                 topic = self.metadata.get(name)
-                if topic is None and auto_create:
-                    topic = await self._auto_create(name)
+                if topic is None:
+                    topic = await self._auto_create(name) if auto_create else _unknown_topic_error(name)
                 if isinstance(topic, TopicMetadata):
                     topics.append(self._topic_metadata(topic, operations))
                 else:
@@ -304,10 +318,16 @@ class KafkaApis:
         being_created = await self.controller.wait_for_creation(name)
         if being_created is not None:
             return being_created
+        internal = self.internal_topic_creators.get(name)
+        if internal is not None:  # made as its coordinator makes it (AutoTopicCreationManager)
+            await internal()
+            return self.metadata.get(name) or Errors.LEADER_NOT_AVAILABLE
+        if (invalid := _unknown_topic_error(name)) == Errors.INVALID_TOPIC_EXCEPTION:
+            return invalid
         try:
             count, overrides = self.controller.validate_new_topic(name, -1, -1, [], {})
-        except ApiError as exc:
-            return exc.code
+        except ApiError:  # whatever else the controller refuses, the client hears the topic is not there
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION  # (AutoTopicCreationManager)
         return await self.controller.create_topic(name, count, overrides)
 
     async def handle_describe_cluster(self, request: Request, body: dict) -> dict:

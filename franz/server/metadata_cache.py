@@ -29,19 +29,24 @@ class InvalidTopicError(ValueError):
 
 
 def validate_topic_name(name: str) -> None:
-    """Kafka's org.apache.kafka.common.internals.Topic.validate, with its messages."""
+    """Kafka's org.apache.kafka.common.internals.Topic.validate, with its 4.x messages."""
+    reason = None
     if not name:
-        raise InvalidTopicError("Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        raise InvalidTopicError("Topic name cannot be \".\" or \"..\"")
-    if len(name) > TOPIC_NAME_LENGTH_MAX:
-        raise InvalidTopicError(
-            f"Topic name is illegal, it can't be longer than {TOPIC_NAME_LENGTH_MAX} characters, "
-            f"topic name: {name}")
-    if not _LEGAL_TOPIC_CHARS.fullmatch(name):
-        raise InvalidTopicError(
-            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
-            "alphanumerics, '.', '_' and '-'")
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > TOPIC_NAME_LENGTH_MAX:
+        reason = f"the length of '{name}' is longer than the max allowed length {TOPIC_NAME_LENGTH_MAX}"
+    elif not _LEGAL_TOPIC_CHARS.fullmatch(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    if reason is not None:
+        raise InvalidTopicError(f"Topic name is invalid: {reason}")
+
+
+def collision_name(name: str) -> str:
+    """Topic.unifyCollisionChars: '.' and '_' are one character in metric names, so two topics
+    whose names differ only there may not both exist."""
+    return name.replace(".", "_")
 
 
 @dataclasses.dataclass

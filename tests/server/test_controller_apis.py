@@ -307,3 +307,29 @@ def test_transaction_verification_can_be_turned_off_and_on_at_run_time(broker):
                                                 incremental_operation=AlterConfigOpType.DELETE))
     assert produce_unknown_transaction("hang", 1) == Errors.NONE  # open there already: nothing to verify
     assert produce_unknown_transaction("hang-2", 0) == Errors.INVALID_PRODUCER_ID_MAPPING
+
+
+def _create(client: RawClient, name: str) -> tuple[int, str | None]:
+    answer = client.request(19, 7, {"topics": [{"name": name, "num_partitions": 1, "replication_factor": 1,
+                                                "assignments": [], "configs": []}], "timeout_ms": 5000})
+    topic = answer["topics"][0]
+    return topic["error_code"], topic["error_message"]
+
+
+def test_topic_names_that_collide_in_metrics_are_refused_with_kafkas_messages(broker):
+    """ReplicationControlManager.validateNewTopicNames: '.' and '_' are one character in metric
+    names, so a topic may not differ from another only there; Topic.validate's 4.x texts."""
+    with RawClient(broker.bootstrap) as client:
+        assert _create(client, "orders_v1") == (Errors.NONE, None)
+        assert _create(client, "orders.v1") == \
+            (Errors.INVALID_TOPIC_EXCEPTION, "Topic 'orders.v1' collides with existing topic: orders_v1")
+        assert _create(client, "orders_v1")[0] == Errors.TOPIC_ALREADY_EXISTS  # the same name: it exists
+        assert _create(client, "my topic") == (Errors.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: 'my topic' "
+                                               "contains one or more characters other than ASCII alphanumerics, "
+                                               "'.', '_' and '-'")
+        assert _create(client, "..") == (Errors.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: '..' is not allowed")
+        # Auto-creation goes through the same check: the colliding name is not made, and the
+        # client hears only that the topic does not exist (AutoTopicCreationManager).
+        answer = client.request(3, 12, {"topics": [{"name": "orders.v1", "topic_id": bytes(16)}],
+                                        "allow_auto_topic_creation": True})
+        assert answer["topics"][0]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION

@@ -565,3 +565,36 @@ def test_add_partitions_to_txn_v4_verify_only_adds_nothing(broker):
         assert add(verify_only=True) == Errors.TRANSACTION_ABORTABLE  # still not added
         assert add(verify_only=False) == Errors.NONE
         assert add(verify_only=True) == Errors.NONE
+
+
+def _metadata(client: RawClient, name: str, auto_create: bool) -> dict:
+    answer = client.request(3, 12, {"topics": [{"name": name, "topic_id": bytes(16)}],
+                                    "allow_auto_topic_creation": auto_create})
+    return answer["topics"][0]
+
+
+def test_metadata_without_auto_creation_tells_an_invalid_name_from_a_missing_topic(broker):
+    """KafkaApis.getTopicMetadata: a name no topic may have is INVALID_TOPIC_EXCEPTION (fatal to
+    clients), a missing topic UNKNOWN_TOPIC_OR_PARTITION (retriable)."""
+    with RawClient(broker.bootstrap) as client:
+        assert _metadata(client, "bad name!", auto_create=False)["error_code"] == Errors.INVALID_TOPIC_EXCEPTION
+        assert _metadata(client, "missing", auto_create=False)["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_auto_creating_the_offsets_topic_makes_it_as_the_group_coordinator_does(broker):
+    """AutoTopicCreationManager: __consumer_offsets asked for in Metadata is made with
+    offsets.topic.num.partitions compacted partitions, so every group can commit after."""
+    with RawClient(broker.bootstrap) as client:
+        topic = _metadata(client, "__consumer_offsets", auto_create=True)
+        assert topic["error_code"] == Errors.NONE and len(topic["partitions"]) == 50
+        configs = client.request(DESCRIBE_CONFIGS, 4, {"resources": [{
+            "resource_type": 2, "resource_name": "__consumer_offsets", "configuration_keys": ["cleanup.policy"]}],
+            "include_synonyms": False, "include_documentation": False})
+        assert configs["results"][0]["configs"][0]["value"] == "compact"
+        create_topic(client, "committed")
+        _find_coordinator(client, "group-a", 0)
+        answer = client.request(8, 8, {"group_id": "group-a", "generation_id_or_member_epoch": -1, "member_id": "",
+                                       "group_instance_id": None, "topics": [{"name": "committed", "partitions": [
+                                           {"partition_index": 0, "committed_offset": 3, "committed_leader_epoch": -1,
+                                            "committed_metadata": ""}]}]})
+        assert answer["topics"][0]["partitions"][0]["error_code"] == Errors.NONE

@@ -119,6 +119,7 @@ class GroupCoordinatorService:
                               ("ListGroups", self.handle_list_groups), ("DescribeGroups", self.handle_describe_groups),
                               ("DeleteGroups", self.handle_delete_groups), ("OffsetDelete", self.handle_offset_delete)):
             apis.register(name, handler)
+        apis.internal_topic_creators[OFFSETS_TOPIC] = self.ensure_offsets_topic
         if self.consumer_groups is not None:
             apis.register("ConsumerGroupHeartbeat", self.handle_consumer_group_heartbeat)
             apis.register("ConsumerGroupDescribe", self.handle_consumer_group_describe)

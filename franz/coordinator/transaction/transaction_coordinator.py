@@ -119,6 +119,7 @@ class TransactionCoordinator:
         apis.register("DescribeTransactions", self.handle_describe_transactions)
         apis.register("ListTransactions", self.handle_list_transactions)
         apis.transaction_coordinator = self
+        apis.internal_topic_creators[TRANSACTION_STATE_TOPIC] = self._ensure_topic
         if group_coordinator is not None:
             self.group_coordinator = group_coordinator
             group_coordinator.resolvers[KEY_TYPE_TRANSACTION] = self.resolve
