@@ -30,6 +30,7 @@ from franz.server import logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
 from franz.server.kafka_config import (BROKER_CONFIG_DEF, CLEANER_RECONFIGURABLE_KEYS, PRODUCER_STATE_RECONFIGURABLE_KEYS,
                                       KafkaConfig)
+from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 
 TOPIC_RESOURCE: Final = 2
@@ -141,11 +142,15 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
              include_documentation: bool, version: int, group_configs=None) -> dict:
     kind, name, keys = resource["resource_type"], resource["resource_name"], resource["configuration_keys"]
     result = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name, "configs": []}
-    wanted = set(keys) if keys is not None else None
+    wanted = set(keys) if keys else None  # null or empty: every key (ConfigHelperUtils)
     if kind == TOPIC_RESOURCE:
+        try:
+            validate_topic_name(name)
+        except InvalidTopicError as exc:
+            result.update(error_code=Errors.INVALID_TOPIC_EXCEPTION, error_message=str(exc))
+            return result
         if controller.metadata.get(name) is None:
-            result.update(error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                          error_message=f"The topic '{name}' does not exist.")
+            result["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION  # no message, as ConfigHelper
         else:
             result["configs"] = _topic_entries(controller, config, name, wanted, include_synonyms, version)
     elif kind == BROKER_RESOURCE:

@@ -206,11 +206,15 @@ class Controller:
                 if collision_name(existing) == unified:
                     raise ApiError(Errors.INVALID_TOPIC_EXCEPTION,
                                    f"Topic '{name}' collides with existing topic: {existing}")
+        # ReplicationControlManager.createTopics: the configs are checked before the layout.
+        overrides = self._validated_configs(configs)
         if assignments:
-            if num_partitions != -1 or replication_factor != -1:
-                raise ApiError(Errors.INVALID_REQUEST,
-                               "Both numPartitions or replicationFactor and replicasAssignments were set. "
-                               "Both cannot be used at the same time.")
+            if replication_factor != -1:
+                raise ApiError(Errors.INVALID_REQUEST, "A manual partition assignment was specified, but replication "
+                                                       "factor was not set to -1.")
+            if num_partitions != -1:
+                raise ApiError(Errors.INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
+                                                       "was not set to -1.")
             for index, assignment in enumerate(sorted(assignments, key=lambda a: a["partition_index"])):
                 if assignment["partition_index"] != index:
                     raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
@@ -223,25 +227,24 @@ class Controller:
                                    "The manual partition assignment includes an empty replica list.")
             num_partitions = len(assignments)
         else:
+            if replication_factor < -1 or replication_factor == 0:
+                raise ApiError(Errors.INVALID_REPLICATION_FACTOR,
+                               "Replication factor must be larger than 0, or -1 to use the default value.")
+            if num_partitions < -1 or num_partitions == 0:
+                raise ApiError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid "
+                               "non-positive value.")
             if num_partitions == -1:
                 num_partitions = self.config["num.partitions"]
             if replication_factor == -1:
                 replication_factor = self.config["default.replication.factor"]
-            if num_partitions <= 0:
-                raise ApiError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid "
-                               "non-positive value.")
             if num_partitions > PARTITIONS_MAX:
                 raise ApiError(Errors.INVALID_PARTITIONS,
                                f"Number of partitions {num_partitions} exceeds franz's limit of {PARTITIONS_MAX}.")
-            if replication_factor <= 0:
-                raise ApiError(Errors.INVALID_REPLICATION_FACTOR,
-                               "Replication factor must be larger than 0, or -1 to use the default value.")
             if replication_factor > 1:
                 raise ApiError(Errors.INVALID_REPLICATION_FACTOR,
                                f"Unable to replicate the partition {replication_factor} time(s): The target "
                                f"replication factor of {replication_factor} cannot be reached because only 1 "
                                "broker(s) are registered.")
-        overrides = self._validated_configs(configs)
         return num_partitions, overrides
 
     def _validated_configs(self, configs: Mapping[str, str | None]) -> dict[str, str]:
@@ -483,14 +486,29 @@ class Controller:
                                   validate_only: bool) -> None:
         """IncrementalAlterConfigs on a topic: (key, op, value) with op SET 0, DELETE 1,
         APPEND 2, SUBTRACT 3 (list keys only)."""
+        if not name:
+            raise ApiError(Errors.INVALID_REQUEST, "Default topic resources are not allowed.")
+        try:
+            validate_topic_name(name)
+        except InvalidTopicError as exc:
+            raise ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc)) from None
         topic = self.metadata.get(name)
+        current = topic.configs if topic is not None else {}
+        # ConfigurationControlManager: the operations in order (APPEND/SUBTRACT only on list
+        # keys), then only the keys whose value changes are validated, and only then is the
+        # topic looked for; so deleting a key that is not set (one Kafka 4.0 removed, say) is
+        # a success that changes nothing.
+        for key, op, _value in operations:
+            if op in (APPEND, SUBTRACT) and (key not in TOPIC_CONFIG_DEF or TOPIC_CONFIG_DEF.keys[key].type != "list"):
+                raise ApiError(Errors.INVALID_CONFIG,
+                               f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
+        configs = _apply_operations(current, operations, lambda key: key, _static_default_text)
+        for key in sorted(set(configs) | set(current)):
+            if configs.get(key) != current.get(key) and key not in TOPIC_CONFIG_DEF:
+                raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
+        self._validated_configs(configs)
         if topic is None:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        for key, _op, _value in operations:
-            if key not in TOPIC_CONFIG_DEF:
-                raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
-        configs = _apply_operations(topic.configs, operations, lambda key: key, self._default_text)
-        self._validated_configs(configs)
         if validate_only:
             return
         topic.configs = configs
@@ -512,9 +530,9 @@ class Controller:
             raise ApiError(Errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})")
         for key, op, _value in operations:
             if key in reconfigurable and op in (APPEND, SUBTRACT):
-                raise ApiError(Errors.INVALID_CONFIG, f"Config value append is not allowed for config key: {key}")
+                raise ApiError(Errors.INVALID_CONFIG, f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
         configs = _apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
-                                    BROKER_SYNONYMS.__getitem__, lambda key: self._default_text(BROKER_SYNONYMS[key]))
+                                    BROKER_SYNONYMS.__getitem__, lambda key: _static_default_text(BROKER_SYNONYMS[key]))
         for key, value in configs.items():  # named by the broker key the operator used
             definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
                           else BROKER_CONFIG_DEF.keys[key])
@@ -568,12 +586,6 @@ class Controller:
                 if partition_log is not None:
                     partition_log.local_log.update_config(new_config)
 
-    def _default_text(self, key: str) -> str:
-        value = getattr(LogConfig.from_props({}, self._broker_defaults), key.replace(".", "_"), "")
-        if isinstance(value, (list, tuple)):
-            return ",".join(value)
-        return "" if value is None else str(value)
-
     async def _store_configs(self) -> None:
         """Write every topic's overrides, those of topics still being created too."""
         topics = {**self.metadata.topics, **self._pending}
@@ -596,6 +608,19 @@ def _log_failed_creation(creation: asyncio.Future) -> None:
         logger.error("Could not create an internal topic", exc_info=creation.exception())
 
 
+# IncrementalAlterConfigs' operations by code, as AlterConfigOp.OpType names them.
+_OP_NAMES: Final = {0: "SET", 1: "DELETE", 2: "APPEND", 3: "SUBTRACT"}
+
+
+def _static_default_text(key: str) -> str:
+    """A topic config's built-in default as text: what APPEND and SUBTRACT start from when the
+    key is not set (KafkaConfigSchema.getDefault; not the broker's value in force)."""
+    value = TOPIC_CONFIG_DEF.keys[key].default
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(item) for item in value)
+    return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int, str | None]],
                       topic_key: Callable[[str], str], default_text: Callable[[str], str]) -> dict[str, str]:
     """The configs after IncrementalAlterConfigs' operations; APPEND and SUBTRACT only on list
@@ -610,7 +635,7 @@ def _apply_operations(configs: Mapping[str, str], operations: list[tuple[str, in
             result.pop(key, None)
         elif op in (APPEND, SUBTRACT):
             if TOPIC_CONFIG_DEF.keys[topic_key(key)].type != "list":
-                raise ApiError(Errors.INVALID_CONFIG, f"Config value append is not allowed for config key: {key}")
+                raise ApiError(Errors.INVALID_CONFIG, f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
             current = [item for item in result.get(key, default_text(key)).split(",") if item]
             items = [item for item in (value or "").split(",") if item]
             if op == APPEND:

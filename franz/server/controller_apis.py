@@ -12,8 +12,9 @@ that know THROTTLING_QUOTA_EXCEEDED. Describing configs stays with the broker
 
 from __future__ import annotations
 
+import collections
 import uuid
-from typing import Any
+from typing import Any, Final
 
 from franz.protocol.errors import Errors
 from franz.server import config_helper
@@ -23,6 +24,9 @@ from franz.server.controller import ApiError, Controller
 from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.server.request_channel import Request
+
+# KRaft's own log: no client may make a topic of that name.
+CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
 
 
 class ControllerApis:
@@ -55,10 +59,21 @@ class ControllerApis:
     async def handle_create_topics(self, request: Request, body: dict) -> dict:
         results = []
         quota = self._mutation_quota(request, 6)
+        duplicates = _duplicates(entry["name"] for entry in body["topics"])
         for entry in body["topics"]:
             name = entry["name"]
             result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None,
                                       "num_partitions": -1, "replication_factor": -1, "configs": None}
+            if name in duplicates:  # ControllerApis.createTopics: answered once, made never
+                if duplicates[name]:
+                    duplicates[name] = False
+                    results.append(result | {"error_code": Errors.INVALID_REQUEST,
+                                             "error_message": "Duplicate topic name."})
+                continue
+            if name == CLUSTER_METADATA_TOPIC:
+                results.append(result | {"error_code": Errors.INVALID_REQUEST, "error_message":
+                                         f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."})
+                continue
             try:
                 configs = {c["name"]: c["value"] for c in entry["configs"]}
                 count, overrides = self.controller.validate_new_topic(
@@ -77,16 +92,35 @@ class ControllerApis:
 
     async def handle_delete_topics(self, request: Request, body: dict) -> dict:
         if request.api_version >= 6:
-            requested = [(t["name"], t["topic_id"]) for t in body["topics"]]
+            requested = [(t["name"], bytes(t["topic_id"])) for t in body["topics"]]
         else:
             requested = [(name, None) for name in body["topic_names"]]
         responses = []
         quota = self._mutation_quota(request, 5)
-        for name, topic_id in requested:
+        # ControllerApis.deleteTopics: a topic named twice (by name or by id) is refused once,
+        # and an entry must name a topic one way, not both, not neither.
+        by_id = [topic_id is not None and any(topic_id) for _name, topic_id in requested]
+        duplicate_names = _duplicates(name for (name, _), has_id in zip(requested, by_id) if name is not None and not has_id)
+        duplicate_ids = _duplicates(topic_id for (name, topic_id), has_id in zip(requested, by_id) if name is None and has_id)
+        for (name, topic_id), has_id in zip(requested, by_id):
             answer: dict[str, Any] = {"name": name, "topic_id": topic_id or bytes(16), "error_code": 0,
                                       "error_message": None}
+            key, duplicates = (name, duplicate_names) if name is not None else (topic_id, duplicate_ids)
+            refusal = None
+            if name is None and not has_id:
+                refusal = "Neither topic name nor id were specified."
+            elif name is not None and has_id:
+                refusal = "You may not specify both topic name and topic id."
+            elif key in duplicates:
+                if not duplicates[key]:
+                    continue  # answered once already
+                duplicates[key] = False
+                refusal = "Duplicate topic name." if name is not None else "Duplicate topic id."
+            if refusal is not None:
+                responses.append(answer | {"error_code": Errors.INVALID_REQUEST, "error_message": refusal})
+                continue
             if name is None:
-                name = self.metadata.name_of(topic_id) if topic_id else None
+                name = self.metadata.name_of(topic_id)
                 answer["name"] = name
                 if name is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_ID
@@ -112,8 +146,15 @@ class ControllerApis:
     async def handle_create_partitions(self, request: Request, body: dict) -> dict:
         results = []
         quota = self._mutation_quota(request, 3)
+        duplicates = _duplicates(entry["name"] for entry in body["topics"])
         for entry in body["topics"]:
             answer = {"name": entry["name"], "error_code": 0, "error_message": None}
+            if entry["name"] in duplicates:
+                if duplicates[entry["name"]]:
+                    duplicates[entry["name"]] = False
+                    results.append(answer | {"error_code": Errors.INVALID_REQUEST,
+                                             "error_message": "Duplicate topic name."})
+                continue
             try:
                 topic = self.metadata.get(entry["name"])
                 if topic is not None and entry["count"] > topic.num_partitions:
@@ -156,3 +197,9 @@ class ControllerApis:
             else:
                 responses.append(await alter(resource))
         return {"throttle_time_ms": 0, "responses": responses}
+
+
+def _duplicates(names) -> dict:
+    """The names given more than once, each mapped to True until its one answer is given."""
+    counts = collections.Counter(names)
+    return {name: True for name, count in counts.items() if count > 1}

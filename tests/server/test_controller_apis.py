@@ -333,3 +333,89 @@ def test_topic_names_that_collide_in_metrics_are_refused_with_kafkas_messages(br
         answer = client.request(3, 12, {"topics": [{"name": "orders.v1", "topic_id": bytes(16)}],
                                         "allow_auto_topic_creation": True})
         assert answer["topics"][0]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_incremental_alter_configs_on_a_topic_follows_the_controllers_order(broker_factory):
+    """ConfigurationControlManager: operations apply in order (APPEND/SUBTRACT only on list
+    keys, from the key's built-in default when unset, not the broker's value), only keys whose
+    value changes are validated, then the topic is looked for. Deleting a key that is not set,
+    even one Kafka 4.0 removed, changes nothing and succeeds."""
+    broker = broker_factory({"log.cleanup.policy": "compact"})
+
+    def alter(resource: str, *configs: tuple[str, int, str | None]) -> tuple[int, str | None]:
+        with RawClient(broker.bootstrap) as client:
+            answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+                {"resource_type": 2, "resource_name": resource, "configs": [
+                    {"name": n, "config_operation": op, "value": v} for n, op, v in configs]}]})
+        return answer["responses"][0]["error_code"], answer["responses"][0]["error_message"]
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "policy")
+    assert alter("policy", ("message.format.version", 1, None)) == (Errors.NONE, None)
+    assert alter("policy", ("retention.ms", 2, "5")) == \
+        (Errors.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST.")
+    assert alter("policy", ("cleanup.policy", 2, "compact")) == (Errors.NONE, None)  # from "delete", not "compact"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert _described(admin, ConfigResource.Type.TOPIC, "policy")["cleanup.policy"].value == "delete,compact"
+    assert alter("policy", ("no.such.key", 0, "1"))[0] == Errors.INVALID_CONFIG
+    assert alter("bad name!", ("retention.ms", 0, "5"))[0] == Errors.INVALID_TOPIC_EXCEPTION
+    assert alter("", ("retention.ms", 0, "5")) == (Errors.INVALID_REQUEST, "Default topic resources are not allowed.")
+    assert alter("absent", ("retention.ms", 0, "abc"))[0] == Errors.INVALID_CONFIG  # values before existence
+    assert alter("absent", ("retention.ms", 0, "5"))[0] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_topics_named_twice_or_oddly_are_refused_as_the_controller_refuses_them(broker):
+    """ControllerApis: a topic named twice in CreateTopics, CreatePartitions or DeleteTopics is
+    answered once, INVALID_REQUEST, and left alone; DeleteTopics v6 entries name a topic by
+    name or by id, not both, not neither; __cluster_metadata is KRaft's own."""
+    def entry(name: str) -> dict:
+        return {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+
+    with RawClient(broker.bootstrap) as client:
+        created = client.request(19, 7, {"topics": [entry("twice"), entry("once"), entry("twice"),
+                                                    entry("__cluster_metadata")], "timeout_ms": 5000})
+        assert [(t["name"], t["error_code"], t["error_message"]) for t in created["topics"]] == [
+            ("twice", Errors.INVALID_REQUEST, "Duplicate topic name."), ("once", Errors.NONE, None),
+            ("__cluster_metadata", Errors.INVALID_REQUEST, "Creation of internal topic __cluster_metadata is "
+                                                           "prohibited.")]
+        grown = client.request(37, 3, {"topics": [{"name": "once", "count": 2, "assignments": None}] * 2,
+                                       "timeout_ms": 5000, "validate_only": False})
+        assert [(r["error_code"], r["error_message"]) for r in grown["results"]] == \
+            [(Errors.INVALID_REQUEST, "Duplicate topic name.")]
+        topic_id = bytes(client.request(3, 12, {"topics": [{"name": "once", "topic_id": bytes(16)}],
+                                               "allow_auto_topic_creation": False})["topics"][0]["topic_id"])
+        deleted = client.request(20, 6, {"topics": [{"name": "once", "topic_id": topic_id},
+                                                    {"name": None, "topic_id": bytes(16)}], "timeout_ms": 5000})
+        assert [(r["error_code"], r["error_message"]) for r in deleted["responses"]] == [
+            (Errors.INVALID_REQUEST, "You may not specify both topic name and topic id."),
+            (Errors.INVALID_REQUEST, "Neither topic name nor id were specified.")]
+        twice = client.request(20, 6, {"topics": [{"name": None, "topic_id": topic_id}] * 2, "timeout_ms": 5000})
+        assert [(r["error_code"], r["error_message"]) for r in twice["responses"]] == \
+            [(Errors.INVALID_REQUEST, "Duplicate topic id.")]
+        described = client.request(32, 4, {"resources": [
+            {"resource_type": 2, "resource_name": "once", "configuration_keys": []},
+            {"resource_type": 2, "resource_name": "bad name!", "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "absent", "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": False})["results"]
+        assert described[0]["error_code"] == Errors.NONE and len(described[0]["configs"]) > 20  # empty list: all
+        assert described[1]["error_code"] == Errors.INVALID_TOPIC_EXCEPTION
+        assert (described[2]["error_code"], described[2]["error_message"]) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, None)
+
+
+def test_create_topics_checks_configs_then_replication_factor_then_partitions(broker):
+    """ReplicationControlManager.createTopics: names, then configs, then the layout (a manual
+    assignment, the replication factor, the partition count)."""
+    def created(**fields) -> tuple[int, str]:
+        entry = {"name": "ordered", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+        with RawClient(broker.bootstrap) as client:
+            topic = client.request(19, 7, {"topics": [entry | fields], "timeout_ms": 5000,
+                                           "validate_only": True})["topics"][0]
+        return topic["error_code"], topic["error_message"]
+
+    assert created(replication_factor=3, configs=[{"name": "retention.ms", "value": "abc"}])[0] == \
+        Errors.INVALID_CONFIG
+    assert created(num_partitions=0, replication_factor=0)[0] == Errors.INVALID_REPLICATION_FACTOR
+    assert created(num_partitions=-1, replication_factor=2, assignments=[{"partition_index": 0, "broker_ids": [1]}]) \
+        == (Errors.INVALID_REQUEST, "A manual partition assignment was specified, but replication factor was not "
+                                    "set to -1.")
+    assert created(num_partitions=-1, replication_factor=-1)[0] == Errors.NONE
