@@ -259,6 +259,10 @@ class Controller:
             LogConfig.from_props(overrides, self._broker_defaults)
         except ConfigError as exc:
             raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+        if TOPIC_CONFIG_DEF.keys["remote.storage.enable"].parse(overrides.get("remote.storage.enable", False)):
+            # LogConfig.validateRemoteStorageOnlyIfSystemEnabled: franz has no remote storage.
+            raise ApiError(Errors.INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. "
+                                                  "Topic cannot be configured with remote log storage.")
         return overrides
 
     async def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str]) -> TopicMetadata:

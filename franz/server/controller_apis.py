@@ -13,7 +13,6 @@ that know THROTTLING_QUOTA_EXCEEDED. Describing configs stays with the broker
 from __future__ import annotations
 
 import collections
-import uuid
 from typing import Any, Final
 
 from franz.protocol.errors import Errors
@@ -24,6 +23,7 @@ from franz.server.controller import ApiError, Controller
 from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.server.request_channel import Request
+from franz.storage.checkpoint import random_kafka_uuid
 
 # KRaft's own log: no client may make a topic of that name.
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
@@ -79,8 +79,8 @@ class ControllerApis:
                 count, overrides = self.controller.validate_new_topic(
                     name, entry["num_partitions"], entry["replication_factor"], entry["assignments"], configs)
                 quota.record(count)  # validate_only too: Kafka's controller counts it either way
-                if body["validate_only"]:
-                    topic = TopicMetadata(name, uuid.UUID(int=0), count, overrides)
+                if body["validate_only"]:  # answered with the id it would have had, as Kafka does
+                    topic = TopicMetadata(name, random_kafka_uuid(), count, overrides)
                 else:
                     topic = await self.controller.create_topic(name, count, overrides)
                 result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,

@@ -73,6 +73,8 @@ TOPIC_CONFIG_DEF = ConfigDef([
     ConfigKey("leader.replication.throttled.replicas", "list", []),
     ConfigKey("follower.replication.throttled.replicas", "list", []),
     ConfigKey("remote.storage.enable", "boolean", False),
+    ConfigKey("remote.log.copy.disable", "boolean", False),
+    ConfigKey("remote.log.delete.on.disable", "boolean", False),
     ConfigKey("local.retention.ms", "long", -2, at_least(-2)),
     ConfigKey("local.retention.bytes", "long", -2, at_least(-2)),
 ])

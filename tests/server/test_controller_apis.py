@@ -419,3 +419,23 @@ def test_create_topics_checks_configs_then_replication_factor_then_partitions(br
         == (Errors.INVALID_REQUEST, "A manual partition assignment was specified, but replication factor was not "
                                     "set to -1.")
     assert created(num_partitions=-1, replication_factor=-1)[0] == Errors.NONE
+
+
+def test_tiered_storage_configs_are_known_and_remote_storage_is_refused(broker):
+    """franz has no remote log storage: remote.storage.enable=true is refused as by a Kafka broker
+    without one (LogConfig.validateRemoteStorageOnlyIfSystemEnabled); the other remote keys are
+    topic configs all the same, and a validate-only creation answers the id it would have."""
+    def entry(*configs: tuple[str, str]) -> dict:
+        return {"name": "tiered", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                "configs": [{"name": n, "value": v} for n, v in configs]}
+
+    with RawClient(broker.bootstrap) as client:
+        refused = client.request(19, 7, {"topics": [entry(("remote.storage.enable", "true"))], "timeout_ms": 5000,
+                                         "validate_only": True})["topics"][0]
+        assert (refused["error_code"], refused["error_message"]) == (
+            Errors.INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. Topic cannot be "
+                                   "configured with remote log storage.")
+        checked = client.request(19, 7, {"topics": [entry(("remote.log.copy.disable", "true"),
+                                                          ("remote.log.delete.on.disable", "false"))],
+                                         "timeout_ms": 5000, "validate_only": True})["topics"][0]
+        assert checked["error_code"] == Errors.NONE and any(checked["topic_id"])
