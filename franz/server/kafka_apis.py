@@ -297,7 +297,9 @@ class KafkaApis:
             auto_create = body["allow_auto_topic_creation"] and self.config["auto.create.topics.enable"]
             for entry in requested:
                 name = entry["name"]
-                if name is None:
+                # A non-zero topic id names the topic, whatever the name field holds (the Java
+                # client sends "" with ids: MetadataRequest.Builder.forTopicIds).
+                if name is None or any(entry["topic_id"]):
                     name = self.metadata.name_of(entry["topic_id"])
                     if name is None:
                         topics.append({"error_code": Errors.UNKNOWN_TOPIC_ID, "name": None,

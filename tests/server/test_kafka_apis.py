@@ -598,3 +598,18 @@ def test_auto_creating_the_offsets_topic_makes_it_as_the_group_coordinator_does(
                                            {"partition_index": 0, "committed_offset": 3, "committed_leader_epoch": -1,
                                             "committed_metadata": ""}]}]})
         assert answer["topics"][0]["partitions"][0]["error_code"] == Errors.NONE
+
+
+def test_metadata_by_topic_id_ignores_the_name_field(broker):
+    """KafkaApis: a non-zero topic id names the topic whatever the name holds; the Java client
+    asks by id with the name "" (MetadataRequest.Builder.forTopicIds, as its consumer does for
+    a broker-side regex subscription)."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "by-id", partitions=2)
+        topic_id = bytes(_metadata(client, "by-id", auto_create=False)["topic_id"])
+        answer = client.request(3, 12, {"topics": [{"name": "", "topic_id": topic_id}],
+                                        "allow_auto_topic_creation": False})["topics"][0]
+        assert (answer["error_code"], answer["name"], len(answer["partitions"])) == (Errors.NONE, "by-id", 2)
+        unknown = client.request(3, 12, {"topics": [{"name": "", "topic_id": bytes(range(16))}],
+                                         "allow_auto_topic_creation": False})["topics"][0]
+        assert unknown["error_code"] == Errors.UNKNOWN_TOPIC_ID

@@ -215,8 +215,11 @@ class ConsumerGroupCoordinator:
                 raise invalid("RebalanceTimeoutMs must be provided in first request.")
             if body["topic_partitions"] is None or body["topic_partitions"]:
                 raise invalid("TopicPartitions must be empty when (re-)joining.")
-            if not body["subscribed_topic_names"] and not regex:
-                raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+            # An empty list of names (or an empty regex) joins subscribed to nothing, as the Java
+            # client's subscribe(Pattern) does before its pattern matches; only null is refused.
+            if body["subscribed_topic_names"] is None and regex is None:
+                raise invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+                              "(re-)joining.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if not body["member_id"]:
                 raise invalid("MemberId can't be empty.")
@@ -237,7 +240,9 @@ class ConsumerGroupCoordinator:
             owned = [(bytes(t["topic_id"]), list(t["partitions"])) for t in body["topic_partitions"]]
         joining = epoch == 0
         group = self._get_or_create_group(group_id, joining)
-        if len(group.members) >= self.config.max_size and member_id not in group.members:
+        # A static member coming back under a new member id replaces itself (KAFKA-20601, 4.3).
+        if (len(group.members) >= self.config.max_size and member_id not in group.members
+                and (instance_id is None or group.static_member(instance_id) is None)):
             raise GroupError(Errors.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum "
                              f"capacity of {self.config.max_size} members.")
         if not member_id:

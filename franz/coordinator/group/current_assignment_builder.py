@@ -47,7 +47,9 @@ def reconcile(member: ConsumerGroupMember, target_epoch: int, target: Assignment
     if member.state is MemberState.UNREVOKED_PARTITIONS:
         if owns_any(owned, member.pending_revocation):
             return member
-        return _next_assignment(member, member.member_epoch + 1, target_epoch, target, partition_epoch, owned)
+        # All revoked: the epoch stays until the member is done revoking (KAFKA-19974, 4.2+), so
+        # that a partition has one owner at any epoch.
+        return _next_assignment(member, member.member_epoch, target_epoch, target, partition_epoch, owned)
     return _next_assignment(member, member.member_epoch, target_epoch, target, partition_epoch, owned)
 
 
@@ -61,7 +63,9 @@ def _next_assignment(member: ConsumerGroupMember, epoch: int, target_epoch: int,
         wanted = target.get(topic_id, frozenset())
         current = member.assigned.get(topic_id, frozenset())
         kept = current & wanted
-        free = {p for p in wanted - kept if partition_epoch(topic_id, p) == NO_PARTITION_EPOCH}
+        # A partition this member is itself still revoking is not another member's to release.
+        revoking_here = member.pending_revocation.get(topic_id, frozenset())
+        free = {p for p in wanted - kept if partition_epoch(topic_id, p) == NO_PARTITION_EPOCH or p in revoking_here}
         unreleased = unreleased or len(free) < len(wanted - kept)
         if kept:
             assigned[topic_id] = kept

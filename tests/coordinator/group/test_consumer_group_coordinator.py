@@ -82,7 +82,7 @@ def test_stale_epochs_unknown_members_and_bad_requests_get_kafkas_error_codes(tm
             (await beat(server, "nobody", 1))["error_code"],
             (await beat(server, "", 0))["error_code"],  # v1: the client makes its member id
             (await beat(server, "m2", 0, rebalance_timeout_ms=-1))["error_code"],
-            (await beat(server, "m2", 0, topics=()))["error_code"],
+            (await beat(server, "m2", 0, topics=None))["error_code"],  # an empty list is a join to nothing
             (await beat(server, "m2", 0, owned=None))["error_code"],
             (await beat(server, "m2", -3))["error_code"],
             (await beat(server, "m2", 0, assignor="sticky"))["error_code"],
@@ -320,3 +320,21 @@ def test_an_unknown_or_missing_server_assignor_in_the_config_is_refused_naming_t
             _config(tmp_path, group_consumer_assignors=value)
     assert ConsumerGroupConfig.from_kafka_config(_config(tmp_path, group_consumer_assignors="range")).assignors == (
         "range",)
+
+
+def test_an_empty_subscription_joins_and_a_static_member_replaces_itself_in_a_full_group(tmp_path):
+    """GroupMetadataManager.consumerGroupHeartbeat: an empty list of names joins subscribed to
+    nothing (the Java client's subscribe(Pattern) before its pattern matches); only null is
+    refused. A static member back under a new member id takes its own place in a full group
+    (KAFKA-20601)."""
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        empty = await beat(server, "quiet", 0, topics=())
+        assert empty["error_code"] == Errors.NONE and empty["assignment"]["topic_partitions"] == []
+        first = await beat(server, "s1", 0, group_id="full", instance_id="i1")
+        assert first["error_code"] == Errors.NONE
+        assert (await beat(server, "s1", -2, group_id="full", instance_id="i1"))["error_code"] == Errors.NONE
+        again = await beat(server, "s1-new", 0, group_id="full", instance_id="i1")
+        assert again["error_code"] == Errors.NONE and again["member_epoch"] >= first["member_epoch"]
+        assert (await beat(server, "other", 0, group_id="full"))["error_code"] == Errors.GROUP_MAX_SIZE_REACHED
+    run(tmp_path, scenario, group_consumer_max_size="1")

@@ -46,3 +46,26 @@ def test_a_partition_another_member_still_holds_waits_as_unreleased():
 def test_a_stable_member_at_the_target_epoch_is_left_alone():
     member = ConsumerGroupMember("m", member_epoch=2, assigned={T: frozenset({0})})
     assert reconcile(member, 2, {T: frozenset({1})}, _free, None) is member
+
+
+def test_a_partition_the_member_is_itself_revoking_comes_back_at_once():
+    """CurrentAssignmentBuilder.computeNextAssignment: a partition pending revocation by this
+    very member is not another's to release, so a target that gives it back hands it over in
+    the same step (not one heartbeat later)."""
+    def held_by_me(_topic, partition) -> int:
+        return 1 if partition in (2, 3) else NO_PARTITION_EPOCH
+
+    member = ConsumerGroupMember("m", member_epoch=1, state=MemberState.UNREVOKED_PARTITIONS,
+                                 assigned={T: frozenset({0, 1})}, pending_revocation={T: frozenset({2, 3})})
+    back = reconcile(member, 3, {T: frozenset({0, 1, 2, 3})}, held_by_me, [(T, [0, 1])])
+    assert (back.member_epoch, back.state, back.assigned) == (3, MemberState.STABLE, {T: frozenset({0, 1, 2, 3})})
+
+
+def test_a_member_done_revoking_with_more_to_revoke_keeps_its_epoch():
+    """KAFKA-19974 (4.2+): leaving UNREVOKED_PARTITIONS for another round of revocation does not
+    bump the member epoch, so that a partition has one owner at any epoch."""
+    member = ConsumerGroupMember("m", member_epoch=3, state=MemberState.UNREVOKED_PARTITIONS,
+                                 assigned={T: frozenset({0, 1})}, pending_revocation={T: frozenset({2})})
+    again = reconcile(member, 5, {T: frozenset({0})}, _free, [(T, [0, 1])])
+    assert (again.member_epoch, again.state, again.pending_revocation) == (
+        3, MemberState.UNREVOKED_PARTITIONS, {T: frozenset({1})})
