@@ -21,10 +21,12 @@ NO_DEFAULT = object()
 
 
 class ConfigError(ValueError):
-    """A config value that cannot be accepted; the message names the key."""
+    """A config value that cannot be accepted; the message names the key, in ConfigException's
+    words ("Invalid value V for configuration K: reason") unless `message` is given whole."""
 
-    def __init__(self, key: str, value: Any, reason: str) -> None:
-        super().__init__(f"Invalid value {value!r} for configuration {key}: {reason}")
+    def __init__(self, key: str, value: Any, reason: str, message: str | None = None) -> None:
+        shown = "null" if value is None else value
+        super().__init__(message or f"Invalid value {shown} for configuration {key}: {reason}")
         self.key = key
         self.value = value
         self.reason = reason

@@ -165,8 +165,8 @@ class LogConfig:
         values, _unknown = TOPIC_CONFIG_DEF.parse(merged)
         min_lag, max_lag = values["min.compaction.lag.ms"], values["max.compaction.lag.ms"]
         if min_lag > max_lag:  # LogConfig.validateValues
-            raise ConfigError("min.compaction.lag.ms", min_lag, f"conflict topic config setting min.compaction.lag.ms "
-                                                                f"({min_lag}) > max.compaction.lag.ms ({max_lag})")
+            conflict = f"conflict topic config setting min.compaction.lag.ms ({min_lag}) > max.compaction.lag.ms ({max_lag})"
+            raise ConfigError("min.compaction.lag.ms", min_lag, conflict, message=conflict)  # Kafka's words, bare
         internal_segment_bytes = values.pop("internal.segment.bytes")
         if internal_segment_bytes is not None:
             values["segment.bytes"] = internal_segment_bytes

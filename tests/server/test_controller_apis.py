@@ -358,6 +358,10 @@ def test_incremental_alter_configs_on_a_topic_follows_the_controllers_order(brok
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     assert _described(admin, ConfigResource.Type.TOPIC, "policy")["cleanup.policy"].value == "delete,compact"
     assert alter("policy", ("no.such.key", 0, "1"))[0] == Errors.INVALID_CONFIG
+    assert alter("policy", ("retention.ms", 0, "abc")) == (  # ConfigException's words, the value unquoted
+        Errors.INVALID_CONFIG, "Invalid value abc for configuration retention.ms: Not a number of type LONG")
+    assert alter("policy", ("min.compaction.lag.ms", 0, "100"), ("max.compaction.lag.ms", 0, "10")) == (
+        Errors.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms (100) > max.compaction.lag.ms (10)")
     assert alter("bad name!", ("retention.ms", 0, "5"))[0] == Errors.INVALID_TOPIC_EXCEPTION
     assert alter("", ("retention.ms", 0, "5")) == (Errors.INVALID_REQUEST, "Default topic resources are not allowed.")
     assert alter("absent", ("retention.ms", 0, "abc"))[0] == Errors.INVALID_CONFIG  # values before existence
