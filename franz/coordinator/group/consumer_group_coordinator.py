@@ -62,6 +62,8 @@ logger = logging.getLogger(__name__)
 
 # ConsumerGroupHeartbeat from v1 on: the client makes its member id (KIP-1082)
 CLIENT_MEMBER_ID_VERSION: Final = 1
+# ConsumerGroupDescribe v1 MemberType: 0 a classic member, 1 a consumer member (-1 unknown).
+CONSUMER_MEMBER_TYPE: Final = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -493,6 +495,7 @@ class ConsumerGroupCoordinator:
                 "subscribed_topic_regex": m.subscribed_topic_regex,
                 "assignment": _described(m.assigned, names_by_id),
                 "target_assignment": _described(group.target_assignment.get(m.member_id, {}), names_by_id),
+                "member_type": CONSUMER_MEMBER_TYPE,  # v1 (KIP-1099); franz's consumer groups hold no classic member
             } for m in group.members.values()]
         return answers
 

@@ -240,7 +240,7 @@ ConsumerGroupHeartbeat key=68 versions=0-1 flex=0+
         topic_id uuid
         partitions []int32
 
-ConsumerGroupDescribe key=69 versions=0-0 flex=0+
+ConsumerGroupDescribe key=69 versions=0-1 flex=0+
  request
     group_ids []string
     include_authorized_operations bool
@@ -273,5 +273,6 @@ ConsumerGroupDescribe key=69 versions=0-0 flex=0+
             topic_id uuid
             topic_name string
             partitions []int32
+        member_type int8 1+ default=-1
       authorized_operations int32 default=-2147483648
 """

@@ -10,6 +10,7 @@ import asyncio
 
 import pytest
 
+from franz.protocol.codec import decode_response, encode_response
 from franz.protocol.errors import Errors
 from tests.coordinator.group.test_group_coordinator import run, wait_until
 
@@ -218,8 +219,12 @@ def test_list_describe_and_delete_see_consumer_groups(tmp_path):
         service = server.group_coordinator
         await beat(server, "m", 0)
         listed = (await service.handle_list_groups(_Request(5), {"states_filter": [], "types_filter": ["consumer"]}))
-        described = await service.handle_consumer_group_describe(_Request(0), {"group_ids": ["g", "none"],
+        described = await service.handle_consumer_group_describe(_Request(1), {"group_ids": ["g", "none"],
                                                                               "include_authorized_operations": False})
+        # v1 (KIP-1099) says which protocol each member speaks, on the wire too.
+        frame = b"".join(bytes(chunk) for chunk in encode_response(69, 1, 7, described))
+        wire = decode_response(69, 1, frame)[1]
+        assert wire["groups"][0]["members"][0]["member_type"] == 1
         busy = await service.handle_delete_groups(_Request(2), {"groups_names": ["g"]})
         await beat(server, "m", -1)
         deleted = await service.handle_delete_groups(_Request(2), {"groups_names": ["g"]})
