@@ -27,6 +27,8 @@ from franz.storage.checkpoint import random_kafka_uuid
 
 # KRaft's own log: no client may make a topic of that name.
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
+# ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: the most partitions one CreateTopics may make.
+PARTITIONS_PER_REQUEST_MAX: Final = 10_000
 
 
 class ControllerApis:
@@ -60,6 +62,12 @@ class ControllerApis:
         results = []
         quota = self._mutation_quota(request, 6)
         duplicates = _duplicates(entry["name"] for entry in body["topics"])
+        if self._partitions_asked(body["topics"], duplicates) > PARTITIONS_PER_REQUEST_MAX:
+            # ReplicationControlManager.validateTotalNumberOfPartitions fails the whole request.
+            return {"throttle_time_ms": 0, "topics": [
+                {"name": entry["name"], "error_code": Errors.POLICY_VIOLATION,
+                 "error_message": "Excessively large number of partitions per request.", "num_partitions": -1,
+                 "replication_factor": -1, "configs": None} for entry in body["topics"]]}
         for entry in body["topics"]:
             name = entry["name"]
             result: dict[str, Any] = {"name": name, "error_code": 0, "error_message": None,
@@ -89,6 +97,21 @@ class ControllerApis:
                 result.update(error_code=exc.code, error_message=exc.message)
             results.append(result)
         return {"throttle_time_ms": quota.throttle_time_ms(), "topics": results}
+
+    def _partitions_asked(self, topics: list[dict], duplicates: dict) -> int:
+        """The partitions a CreateTopics request would make, as the controller counts them: a
+        topic's default when -1, its assignments when given (duplicates are set aside first)."""
+        total = 0
+        for entry in topics:
+            if entry["name"] in duplicates or entry["name"] == CLUSTER_METADATA_TOPIC:
+                continue
+            if entry["assignments"]:
+                total += len(entry["assignments"])
+            elif entry["num_partitions"] == -1:
+                total += self.config["num.partitions"]
+            elif entry["num_partitions"] > 0:
+                total += entry["num_partitions"]
+        return total
 
     async def handle_delete_topics(self, request: Request, body: dict) -> dict:
         if request.api_version >= 6:

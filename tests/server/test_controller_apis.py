@@ -443,3 +443,21 @@ def test_tiered_storage_configs_are_known_and_remote_storage_is_refused(broker):
                                                           ("remote.log.delete.on.disable", "false"))],
                                          "timeout_ms": 5000, "validate_only": True})["topics"][0]
         assert checked["error_code"] == Errors.NONE and any(checked["topic_id"])
+
+
+def test_create_topics_making_over_ten_thousand_partitions_is_refused_whole(broker):
+    """ReplicationControlManager.validateTotalNumberOfPartitions: the partitions of one
+    CreateTopics request, defaults counted, may not exceed 10,000; past that no topic is made."""
+    def entry(name: str, partitions: int) -> dict:
+        return {"name": name, "num_partitions": partitions, "replication_factor": 1, "assignments": [],
+                "configs": []}
+
+    with RawClient(broker.bootstrap) as client:
+        refused = client.request(19, 7, {"topics": [entry("big-a", 6000), entry("big-b", 4001)], "timeout_ms": 5000,
+                                         "validate_only": True})
+        assert [(t["name"], t["error_code"], t["error_message"]) for t in refused["topics"]] == [
+            (name, Errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+            for name in ("big-a", "big-b")]
+        allowed = client.request(19, 7, {"topics": [entry("big-a", 6000), entry("big-b", 4000)], "timeout_ms": 5000,
+                                         "validate_only": True})
+        assert [t["error_code"] for t in allowed["topics"]] == [Errors.NONE, Errors.NONE]
