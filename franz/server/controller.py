@@ -215,16 +215,17 @@ class Controller:
             if num_partitions != -1:
                 raise ApiError(Errors.INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
                                                        "was not set to -1.")
-            for index, assignment in enumerate(sorted(assignments, key=lambda a: a["partition_index"])):
-                if assignment["partition_index"] != index:
+            indexes: set[int] = set()
+            for assignment in assignments:  # in request order, as ReplicationControlManager.createTopic
+                index = assignment["partition_index"]
+                if index in indexes:
                     raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
-                                   "partitions should be a consecutive 0-based integer sequence")
-                if assignment["broker_ids"] != [self.config.node_id]:
-                    raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
-                                   f"The manual partition assignment includes broker(s) "
-                                   f"{sorted(set(assignment['broker_ids']) - {self.config.node_id})} "
-                                   "which are not registered." if assignment["broker_ids"] else
-                                   "The manual partition assignment includes an empty replica list.")
+                                   f"Found multiple manual partition assignments for partition {index}")
+                indexes.add(index)
+                self._validate_manual_assignment(assignment["broker_ids"])
+            if indexes != set(range(len(indexes))):
+                raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
+                               "partitions should be a consecutive 0-based integer sequence")
             num_partitions = len(assignments)
         else:
             if replication_factor < -1 or replication_factor == 0:
@@ -399,9 +400,7 @@ class Controller:
                                f"Attempted to add {count - topic.num_partitions} additional partition(s), "
                                f"but only {len(assignments)} assignment(s) were specified.")
             for assignment in assignments:
-                if assignment["broker_ids"] != [self.config.node_id]:
-                    raise ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
-                                   "The manual partition assignment includes brokers which are not registered.")
+                self._validate_manual_assignment(assignment["broker_ids"])
         if validate_only:
             return
 

@@ -461,3 +461,32 @@ def test_create_topics_making_over_ten_thousand_partitions_is_refused_whole(brok
         allowed = client.request(19, 7, {"topics": [entry("big-a", 6000), entry("big-b", 4000)], "timeout_ms": 5000,
                                          "validate_only": True})
         assert [t["error_code"] for t in allowed["topics"]] == [Errors.NONE, Errors.NONE]
+
+
+def test_manual_assignments_are_refused_in_the_controllers_words(broker):
+    """ReplicationControlManager.validateManualPartitionAssignment, for CreateTopics and
+    CreatePartitions alike, and createTopic's checks of the partition indexes."""
+    def created(*assignments: tuple[int, list[int]]) -> tuple[int, str]:
+        with RawClient(broker.bootstrap) as client:
+            topic = client.request(19, 7, {"topics": [{
+                "name": "assigned", "num_partitions": -1, "replication_factor": -1, "configs": [],
+                "assignments": [{"partition_index": i, "broker_ids": b} for i, b in assignments]}],
+                "timeout_ms": 5000, "validate_only": True})["topics"][0]
+        return topic["error_code"], topic["error_message"]
+
+    assert created((0, [2])) == (Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes "
+                                                                    "broker 2, but no such broker is registered.")
+    assert created((0, [])) == (Errors.INVALID_REPLICA_ASSIGNMENT,
+                                "The manual partition assignment includes an empty replica list.")
+    assert created((0, [1]), (0, [1])) == (Errors.INVALID_REPLICA_ASSIGNMENT,
+                                           "Found multiple manual partition assignments for partition 0")
+    assert created((1, [1])) == (Errors.INVALID_REPLICA_ASSIGNMENT,
+                                 "partitions should be a consecutive 0-based integer sequence")
+    assert created((1, [1]), (0, [1]))[0] == Errors.NONE
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "grown")
+        grown = client.request(37, 3, {"topics": [{"name": "grown", "count": 2, "assignments": [{"broker_ids": [3]}]}],
+                                       "timeout_ms": 5000, "validate_only": True})["results"][0]
+        assert (grown["error_code"], grown["error_message"]) == (
+            Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes broker 3, but no such "
+                                               "broker is registered.")
