@@ -80,20 +80,8 @@ def has_transactional_records(topic_data: list[dict]) -> bool:
     for topic in topic_data:
         for partition in topic["partition_data"]:
             records = partition["records"]
-            if records is None or len(records) < _LOG_OVERHEAD:
-                continue
-            size = _SIZE.unpack_from(records, 8)[0]
-            if size < _RECORD_OVERHEAD_V0:
-                raise InvalidProduceRecordsError(
-                    Errors.CORRUPT_MESSAGE,
-                    f"Record size {size} is less than the minimum record overhead ({_RECORD_OVERHEAD_V0})")
-            if len(records) < _HEADER_SIZE_UP_TO_MAGIC:
-                continue
-            magic = _signed_byte(records[_MAGIC_OFFSET])
-            if magic < 0 or magic > _CURRENT_MAGIC:
-                raise InvalidProduceRecordsError(Errors.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
-            if (magic == _CURRENT_MAGIC and size + _LOG_OVERHEAD <= len(records)
-                    and len(records) >= _RECORD_BATCH_OVERHEAD
+            if (records is not None and _next_batch_size(records, 0) is not None  # raises for a corrupt header
+                    and len(records) >= _RECORD_BATCH_OVERHEAD and records[_MAGIC_OFFSET] == _CURRENT_MAGIC
                     and records[_ATTRIBUTES_OFFSET + 1] & _TRANSACTIONAL_BIT):
                 return True
     return False
@@ -114,8 +102,9 @@ def transactional_producer(records) -> tuple[int, int, int] | None:
     return producer if producer[0] >= 0 else None
 
 
-def _next_batch_size(view: memoryview, position: int) -> int | None:
-    """The size of the whole batch at `position`, or None when the bytes from there hold none."""
+def _next_batch_size(view, position: int) -> int | None:
+    """The size of the whole batch at `position`, or None when the bytes from there hold none
+    (`view`: bytes-like, indexed by byte)."""
     remaining = len(view) - position
     if remaining < _LOG_OVERHEAD:
         return None

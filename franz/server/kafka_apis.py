@@ -28,6 +28,7 @@ answer; request_percentage quotas are recorded here, around every handler.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import re
 import shutil
@@ -625,12 +626,8 @@ class KafkaApis:
 
     async def handle_list_offsets(self, request: Request, body: dict) -> dict:
         read_committed = body["isolation_level"] == 1
-        seen: set[tuple[str, int]] = set()
-        duplicates = set()
-        for topic in body["topics"]:
-            for entry in topic["partitions"]:
-                key = (topic["name"], entry["partition_index"])
-                (duplicates if key in seen else seen).add(key)
+        named = collections.Counter((topic["name"], entry["partition_index"]) for topic in body["topics"]
+                                    for entry in topic["partitions"])
         # A partition named twice is answered once, INVALID_REQUEST (ReplicaManager.fetchOffset keys
         # its answers by partition).
         by_topic: dict[str, dict[int, dict]] = {}
@@ -639,7 +636,7 @@ class KafkaApis:
             answers = by_topic.setdefault(name, {})
             for entry in topic["partitions"]:
                 index = entry["partition_index"]
-                if (name, index) in duplicates:
+                if named[name, index] > 1:
                     answers[index] = _list_offsets_error(index, Errors.INVALID_REQUEST)
                 else:
                     answers[index] = self._list_offset(name, entry, read_committed, request.api_version)

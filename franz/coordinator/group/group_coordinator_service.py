@@ -326,8 +326,9 @@ class GroupCoordinatorService:
         known, unknown = [], []
         for topic in request_topics:
             name = topic["name"]
-            have = [p for p in topic["partitions"] if self.metadata.has_partition(name, p["partition_index"])]
-            missing = [p for p in topic["partitions"] if not self.metadata.has_partition(name, p["partition_index"])]
+            have, missing = [], []
+            for partition in topic["partitions"]:
+                (have if self.metadata.has_partition(name, partition["partition_index"]) else missing).append(partition)
             if have:
                 known.append({**topic, "partitions": have})
             if missing:
@@ -461,13 +462,8 @@ class GroupCoordinatorService:
         committed or pending in a transaction, are tombstoned, so that a topic made again
         under the name starts with none."""
         for group_id, partitions in self.offsets.partitions_of_topics({topic}).items():
-            entries = [(serde.offset_commit_key(group_id, name, index), None) for name, index in sorted(partitions)]
-            try:
-                await self._append(group_id, entries)
-            except GroupError:
-                continue  # logged by _append; the offsets stay until the group's next cleanup
-            for name, index in partitions:
-                self.offsets.replay(group_id, name, index, None)
+            # A failed write is logged by _append; the offsets stay until the group's next cleanup.
+            await self._tombstone_offsets(group_id, sorted(partitions))
 
     def on_transaction_marker(self, partition: int, producer_id: int, commit: bool) -> None:
         """The transaction coordinator wrote the producer's marker into this partition."""
@@ -499,7 +495,7 @@ class GroupCoordinatorService:
                 if group.protocol_type != "consumer":
                     return {"error_code": Errors.NON_EMPTY_GROUP, "throttle_time_ms": 0, "topics": []}
                 subscribed = group.subscribed_topics()
-        entries, deleted, topics = [], [], []
+        deleted, topics = [], []
         for topic in request_topics:
             name = topic["name"]
             partitions = []
@@ -510,17 +506,12 @@ class GroupCoordinatorService:
                     continue
                 if ((name, index) in self.offsets.group_offsets(group_id)
                         or self.offsets.has_pending(group_id, name, index)):
-                    entries.append((serde.offset_commit_key(group_id, name, index), None))
                     deleted.append((name, index))
                 partitions.append({"partition_index": index, "error_code": Errors.NONE})
             topics.append({"name": name, "partitions": partitions})
-        if entries:
-            try:
-                await self._append(group_id, entries)
-            except GroupError as exc:
-                return {"error_code": exc.code, "throttle_time_ms": 0, "topics": []}
-            for name, index in deleted:
-                self.offsets.replay(group_id, name, index, None)
+        error = await self._tombstone_offsets(group_id, deleted)
+        if error != Errors.NONE:
+            return {"error_code": error, "throttle_time_ms": 0, "topics": []}
         return {"error_code": Errors.NONE, "throttle_time_ms": 0, "topics": topics}
 
     # -- group administration ---------------------------------------------------------------
@@ -556,14 +547,14 @@ class GroupCoordinatorService:
             if not group_id:
                 answer["error_code"] = Errors.INVALID_GROUP_ID
                 continue
-            group = None if self._consumer_group(group_id) is not None else self.coordinator.group(group_id)
+            not_classic = self._consumer_group(group_id) is not None
+            group = None if not_classic else self.coordinator.group(group_id)
             if group is None:
                 # GroupMetadataManager.describeGroups: a group that is not classic is Dead; from
                 # v6 (KIP-1043) that says GROUP_ID_NOT_FOUND, before it says nothing.
                 if request.api_version >= 6:
                     answer["error_code"] = Errors.GROUP_ID_NOT_FOUND
-                    answer["error_message"] = (f"Group {group_id} is not a classic group."
-                                               if self._consumer_group(group_id) is not None
+                    answer["error_message"] = (f"Group {group_id} is not a classic group." if not_classic
                                                else f"Group {group_id} not found.")
                 continue
             stable = group.is_in_state(GroupState.STABLE)
@@ -665,14 +656,7 @@ class GroupCoordinatorService:
                 if await self._tombstone_group(group, expired) == Errors.NONE:
                     removed += len(expired)
                 continue
-            if expired:
-                entries = [(serde.offset_commit_key(group.group_id, t, p), None) for t, p in expired]
-                try:
-                    await self._append(group.group_id, entries)
-                except GroupError:
-                    continue
-                for topic, partition in expired:
-                    self.offsets.replay(group.group_id, topic, partition, None)
+            if expired and await self._tombstone_offsets(group.group_id, expired) == Errors.NONE:
                 removed += len(expired)
         for consumer_group in list(self.consumer_groups.groups.values() if self.consumer_groups is not None else ()):
             group_id = consumer_group.group_id
