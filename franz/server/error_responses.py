@@ -72,7 +72,7 @@ def _index(partition, key: str) -> int:
 def _produce(version, body, code, message):
     if body["acks"] == 0:
         return None
-    return {"responses": [{"name": topic["name"], "partition_responses": [
+    return {"responses": [{"name": topic["name"], "topic_id": topic.get("topic_id"), "partition_responses": [
         {"index": partition["index"], "error_code": code, "base_offset": INVALID_OFFSET,
          "log_append_time_ms": UNKNOWN_TIMESTAMP, "log_start_offset": INVALID_OFFSET, "error_message": message}
         for partition in topic["partition_data"]]} for topic in body["topic_data"]]}

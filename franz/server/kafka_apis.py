@@ -74,6 +74,9 @@ _SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
 API = api_keys.SCHEMAS_BY_NAME
 
 
+# Produce v13 names topics by id (KIP-516).
+PRODUCE_TOPIC_IDS_MIN_VERSION: Final = 13
+_ZERO_TOPIC_ID: Final = bytes(16)
 # Sent by a transaction coordinator rather than a client: Kafka answers them exempt from request quotas.
 _REQUEST_QUOTA_EXEMPT: Final = frozenset((API["WriteTxnMarkers"].api_key,))
 
@@ -121,6 +124,15 @@ def _unverified_answer(error: Errors, version: int) -> dict:
         return {"error_code": Errors.NOT_ENOUGH_REPLICAS, "error_message": "Unable to verify the partition has been "
                 f"added to the transaction. Underlying error: {Errors(error).name}"}
     return {"error_code": error}
+
+
+def _partition_produce_response(index: int, result: dict) -> dict:
+    answer = dict(result)
+    answer.setdefault("base_offset", -1)
+    answer.setdefault("log_append_time_ms", -1)
+    answer.setdefault("log_start_offset", -1)
+    answer["index"] = index
+    return answer
 
 
 def _list_offsets_error(index: int, error: Errors) -> dict:
@@ -359,9 +371,22 @@ class KafkaApis:
             request_error = {"error_code": error.error_code, "error_message": str(error)}
         # Only Kafka's own admin client may write to __consumer_offsets or __transaction_state.
         internal_allowed = request.client_id == ADMIN_CLIENT_ID
+        # From v13 topics are named by id (KIP-516): an id this broker does not know is
+        # UNKNOWN_TOPIC_ID, answered under that id; the others are answered under their own.
+        uses_topic_ids = request.api_version >= PRODUCE_TOPIC_IDS_MIN_VERSION
+        topic_ids: dict[str, bytes] = {}
+        unknown_ids: dict[bytes, list[int]] = {}
         for topic in body["topic_data"]:
+            name = topic["name"]
+            if uses_topic_ids:
+                topic_id = bytes(topic["topic_id"])
+                name = self.metadata.name_of(topic_id)
+                if name is None:
+                    unknown_ids.setdefault(topic_id, []).extend(p["index"] for p in topic["partition_data"])
+                    continue
+                topic_ids[name] = topic_id
             for partition in topic["partition_data"]:
-                key = (topic["name"], partition["index"])
+                key = (name, partition["index"])
                 if request_error is not None:
                     results[key] = request_error
                 elif not self.metadata.has_partition(*key):
@@ -405,23 +430,26 @@ class KafkaApis:
         if self.produce_quota.quotas_enabled:
             throttle_ms = self.produce_quota.record_and_get_throttle_time_ms(
                 ANONYMOUS_USER, request.client_id or "", len(request.frame), _now_ms())
+        unknown_id_answer = request_error or {"error_code": Errors.UNKNOWN_TOPIC_ID}
         if acks == 0:
-            if any(r["error_code"] for r in results.values()):
-                logger.info("Closing connection %s: acks=0 produce failed: %s", request.connection_id,
-                            {f"{k[0]}-{k[1]}": Errors(r["error_code"]).name for k, r in results.items()
-                             if r["error_code"]})
+            if unknown_ids or any(r["error_code"] for r in results.values()):
+                failed = {f"{k[0]}-{k[1]}": Errors(r["error_code"]).name for k, r in results.items()
+                          if r["error_code"]}
+                failed.update((f"{uuid.UUID(bytes=topic_id)}-{index}", Errors(unknown_id_answer["error_code"]).name)
+                              for topic_id, indexes in unknown_ids.items() for index in indexes)
+                logger.info("Closing connection %s: acks=0 produce failed: %s", request.connection_id, failed)
                 return CLOSE_CONNECTION
             return _throttled_no_response(throttle_ms) if throttle_ms else NO_RESPONSE
         by_topic: dict[str, list] = {}
         for (name, index), result in results.items():
-            result = dict(result)
-            result.setdefault("base_offset", -1)
-            result.setdefault("log_append_time_ms", -1)
-            result.setdefault("log_start_offset", -1)
-            result["index"] = index
-            by_topic.setdefault(name, []).append(result)
-        return {"responses": [{"name": n, "partition_responses": p} for n, p in by_topic.items()],
-                "throttle_time_ms": throttle_ms}
+            by_topic.setdefault(name, []).append(_partition_produce_response(index, result))
+        responses = [{"name": name, "topic_id": topic_ids.get(name, _ZERO_TOPIC_ID), "partition_responses": answers}
+                     for name, answers in by_topic.items()]
+        responses.extend({"name": "", "topic_id": topic_id,
+                          "partition_responses": [_partition_produce_response(index, unknown_id_answer)
+                                                  for index in indexes]}
+                         for topic_id, indexes in unknown_ids.items())
+        return {"responses": responses, "throttle_time_ms": throttle_ms}
 
     def _verifies_transactions(self) -> bool:
         return (self.transaction_coordinator is not None

@@ -9,13 +9,16 @@ fetch sessions, idempotence and transactions exactly as Kafka defines them.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+import urllib.request
 import zlib
 from pathlib import Path
 
 import pytest
 
+from tests.support.broker import free_port
 from tests.support.java_client import compile_driver
 
 pytestmark = pytest.mark.interop
@@ -48,6 +51,21 @@ def test_java_producer_and_consumer_round_trip_every_codec(broker, java_driver, 
     assert produced[:2] == ["produced", "2000"]
     consumed = _run(java_driver, "consume", broker.bootstrap, topic, "2000")
     assert consumed == ["consumed", "2000", str(_crc_sum(2000)), "0"]
+
+
+def test_java_producer_names_topics_by_id_in_produce_v13(broker_factory, java_driver):
+    """Against a 4.x broker the Java client produces with v13 (topics by id), so its records
+    travel the path Kafka's own clients take."""
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    assert _run(java_driver, "produce", broker.bootstrap, "java-v13", "100", "1", "none", "false")[:2] == [
+        "produced", "100"]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        metrics = response.read().decode()
+    assert re.search(r'^kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="13"\} [1-9]',
+                     metrics, re.MULTILINE), [line for line in metrics.splitlines() if '"Produce"' in line]
+    assert _run(java_driver, "consume", broker.bootstrap, "java-v13", "100") == ["consumed", "100",
+                                                                               str(_crc_sum(100)), "0"]
 
 
 def test_java_acks_zero_and_one(broker, java_driver):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 
 import pytest
 from confluent_kafka import TopicPartition
@@ -613,3 +614,28 @@ def test_metadata_by_topic_id_ignores_the_name_field(broker):
         unknown = client.request(3, 12, {"topics": [{"name": "", "topic_id": bytes(range(16))}],
                                          "allow_auto_topic_creation": False})["topics"][0]
         assert unknown["error_code"] == Errors.UNKNOWN_TOPIC_ID
+
+
+def test_produce_v13_names_topics_by_id(broker):
+    """KIP-516 in Produce (v13, the Java 4.x client's version): a topic is named by its id and
+    answered under it; an id the broker does not know is UNKNOWN_TOPIC_ID; v12 still names."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "by-id", partitions=2)
+        topic_id = bytes(_metadata(client, "by-id", auto_create=False)["topic_id"])
+        stranger = uuid.uuid4().bytes
+        answer = client.request(0, 13, {"acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"topic_id": topic_id, "partition_data": [{"index": 1, "records": batch(b"one")},
+                                                      {"index": 2, "records": batch(b"two")}]},
+            {"topic_id": stranger, "partition_data": [{"index": 0, "records": batch(b"lost")}]}]})
+        known, unknown = answer["responses"]
+        assert bytes(known["topic_id"]) == topic_id and bytes(unknown["topic_id"]) == stranger
+        assert sorted((p["index"], p["error_code"], p["base_offset"]) for p in known["partition_responses"]) == [
+            (1, Errors.NONE, 0), (2, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1)]
+        assert [(p["index"], p["error_code"]) for p in unknown["partition_responses"]] == [
+            (0, Errors.UNKNOWN_TOPIC_ID)]
+        again = produce(client, "by-id", batch(b"named"), version=12)
+        assert (again["error_code"], again["base_offset"]) == (Errors.NONE, 0)  # partition 0's first record
+        # acks=0: the unknown id closes the connection, as any failed acks=0 produce does.
+        client.send_frame(encode_request(0, 13, 99, "c", {"acks": 0, "timeout_ms": 5000, "topic_data": [
+            {"topic_id": stranger, "partition_data": [{"index": 0, "records": batch(b"lost")}]}]}))
+        assert client.receive_frame() is None

@@ -6,19 +6,21 @@ franz/protocol/schema.py; versions start at Kafka 4.x's baseline (KIP-896).
 """
 
 SCHEMAS = """\
-Produce key=0 versions=3-11 flex=9+
+Produce key=0 versions=3-13 flex=9+
  request
     transactional_id string null default=null
     acks int16
     timeout_ms int32
     topic_data []
-      name string
+      name string 3-12
+      topic_id uuid 13+
       partition_data []
         index int32
         records records null
  response
     responses []
-      name string
+      name string 3-12
+      topic_id uuid 13+
       partition_responses []
         index int32
         error_code int16
