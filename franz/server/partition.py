@@ -49,7 +49,8 @@ class Partition:
 
     def append_records_to_leader(self, records: MemoryRecords, required_acks: int,
                                  origin: AppendOrigin = AppendOrigin.CLIENT,
-                                 verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
+                                 verification_guard: VerificationGuard = VerificationGuard.SENTINEL,
+                                 transaction_version: int = 0) -> LogAppendInfo:
         """Partition.appendRecordsToLeader: the coordinators append with their own origin
         (producer epochs checked, no client-only checks such as sequences)."""
         with self.log.lock:
@@ -58,7 +59,8 @@ class Partition:
                 raise NotEnoughReplicasError(
                     f"The size of the current ISR {set(self.isr)} is insufficient to satisfy the min.isr "
                     f"requirement of {min_isr} for partition {self.topic}-{self.partition}")
-            info = self.log.append_as_leader(records, self.leader_epoch, origin, verification_guard)
+            info = self.log.append_as_leader(records, self.leader_epoch, origin, verification_guard,
+                                             transaction_version)
             self.maybe_increment_leader_hw()
             return info
 

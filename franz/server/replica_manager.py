@@ -282,10 +282,11 @@ class ReplicaManager:
 
     def append_records(self, required_acks: int, entries: dict[TopicPartition, Any],
                        origin: AppendOrigin = AppendOrigin.CLIENT,
-                       verification_guards: dict[TopicPartition, VerificationGuard] | None = None
-                       ) -> dict[TopicPartition, dict]:
+                       verification_guards: dict[TopicPartition, VerificationGuard] | None = None,
+                       transaction_version: int = 0) -> dict[TopicPartition, dict]:
         """Append each partition's records (on the append thread, or on the loop: see the module
-        docstring); `verification_guards` holds the guards of verified transactional batches."""
+        docstring); `verification_guards` holds the guards of verified transactional batches,
+        `transaction_version` the version of a coordinator's markers."""
         results: dict[TopicPartition, dict] = {}
         for key, records in entries.items():
             partition = self.get_partition(*key)
@@ -303,7 +304,8 @@ class ReplicaManager:
                     isinstance(records, memoryview) and not records.readonly)
                 buffer = records if writable else bytearray(records)
                 guard = verification_guards.get(key, SENTINEL) if verification_guards else SENTINEL
-                info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks, origin, guard)
+                info = partition.append_records_to_leader(MemoryRecords(buffer), required_acks, origin, guard,
+                                                          transaction_version)
             except Exception as exc:  # every storage error carries its Kafka code
                 code = getattr(exc, "error_code", None)
                 if isinstance(exc, OffsetOutOfRangeError):

@@ -6,7 +6,9 @@ the one `kafka-transactions.sh abort` (Admin.abortTransaction) uses to end a
 hanging transaction, whose coordinator has forgotten it, straight at the
 partition. Each marker is one control batch per partition, appended as the
 coordinator appends (AppendOrigin.COORDINATOR): the producer state checks the
-producer epoch (INVALID_PRODUCER_EPOCH for an older one) and the coordinator
+producer epoch (INVALID_PRODUCER_EPOCH for an older one; from v2, a marker of
+transaction version 2 must also be newer than the epoch of an open transaction,
+its coordinator having bumped it to end the transaction) and the coordinator
 epoch (TRANSACTION_COORDINATOR_FENCED), a partition this broker lacks is
 UNKNOWN_TOPIC_OR_PARTITION, and a marker landing in `__consumer_offsets` is
 told to the group coordinator, which commits or drops the transaction's offsets.
@@ -42,7 +44,8 @@ class TxnMarkerApis:
                     control, producer_id=producer_id, producer_epoch=marker["producer_epoch"],
                     coordinator_epoch=marker["coordinator_epoch"])
         rm = self.replica_manager
-        results = await rm.run_on_append_thread(rm.append_records, -1, entries, AppendOrigin.COORDINATOR)
+        results = await rm.run_on_append_thread(rm.append_records, -1, entries, AppendOrigin.COORDINATOR, None,
+                                                marker["transaction_version"])
         written = [key for key, result in results.items() if result["error_code"] == Errors.NONE]
         rm.on_appended(written)
         for topic, index in written:

@@ -39,6 +39,8 @@ from franz.records import (
 )
 from franz.storage.producer_state_entry import INT32_MAX, ProducerStateEntry
 
+INT16_MAX = 2**15 - 1  # Short.MaxValue: an epoch a buggy coordinator may have left a producer at
+
 logger = logging.getLogger(__name__)
 
 
@@ -159,13 +161,16 @@ class VerificationStateEntry:
     """A producer's pending transaction verification: its guard and the lowest
     sequence seen, which blocks higher sequences from being written first."""
 
-    __slots__ = ("epoch", "lowest_sequence", "timestamp", "verification_guard")
+    __slots__ = ("epoch", "lowest_sequence", "supports_epoch_bump", "timestamp", "verification_guard")
 
-    def __init__(self, timestamp: int, sequence: int, epoch: int) -> None:
+    def __init__(self, timestamp: int, sequence: int, epoch: int, supports_epoch_bump: bool = False) -> None:
         self.timestamp = timestamp
         self.verification_guard = VerificationGuard()
         self.lowest_sequence = sequence
         self.epoch = epoch
+        # The verification came from a transactions-v2 producer (Produce v12+, TxnOffsetCommit
+        # v5+), whose epoch goes up at every transaction end.
+        self.supports_epoch_bump = supports_epoch_bump
 
     def maybe_update_lowest_sequence_and_epoch(self, sequence: int, epoch: int) -> None:
         if epoch == self.epoch and sequence < self.lowest_sequence:
@@ -192,12 +197,22 @@ class ProducerAppendInfo:
         self._updated_entry = current_entry.copy_without_batches()
         self._updated_entry.producer_id = producer_id
 
-    def _check_producer_epoch(self, producer_epoch: int, offset: int) -> None:
+    def _check_producer_epoch(self, producer_epoch: int, offset: int, transaction_version: int = 0) -> None:
+        """A batch may not come from an epoch older than the producer's; a transactions-v2
+        marker (whose coordinator bumped the epoch to end the transaction) not from the same
+        one either, unless it repeats a marker already written: the transaction is over and
+        the coordinator is retrying or recovering (KAFKA-19999)."""
         current = self._updated_entry.producer_epoch
-        if producer_epoch < current:
+        if producer_epoch < current or (transaction_version >= 2 and producer_epoch == current):
+            if transaction_version >= 2 and producer_epoch == current and (
+                    self._updated_entry.current_txn_first_offset is None or producer_epoch == INT16_MAX):
+                logger.info("Idempotent transaction marker retry detected for producer %d epoch %d. Transaction "
+                            "already completed, allowing duplicate marker write.", self.producer_id, producer_epoch)
+                return
+            comparison = "<=" if transaction_version >= 2 else "<"
             message = (f"Epoch of producer {self.producer_id} at offset {offset} in "
-                       f"{self.topic_partition} is {producer_epoch}, which is smaller than the "
-                       f"last seen epoch {current}")
+                       f"{self.topic_partition} is {producer_epoch}, which is {comparison} the "
+                       f"last seen epoch {current} (TV{transaction_version})")
             if self.origin is AppendOrigin.REPLICATION:
                 logger.warning(message)
             else:
@@ -207,6 +222,12 @@ class ProducerAppendInfo:
 
     def _check_sequence(self, producer_epoch: int, first_seq: int, offset: int) -> None:
         verification = self._verification_state_entry
+        if (verification is not None and verification.supports_epoch_bump and first_seq != 0
+                and self._current_entry.is_empty()):
+            raise OutOfOrderSequenceError(
+                f"Invalid sequence number for producer {self.producer_id} at offset {offset} in partition "
+                f"{self.topic_partition}: {first_seq} (incoming seq. number). Expected sequence 0 for "
+                "transactions v2 idempotent producer with no existing state.")
         if verification is not None and first_seq > verification.lowest_sequence:
             raise OutOfOrderSequenceError(
                 f"Out of order sequence number for producer {self.producer_id} at offset {offset} "
@@ -237,17 +258,19 @@ class ProducerAppendInfo:
                 f"in partition {self.topic_partition}: {first_seq} (incoming seq. number), "
                 f"{current_last_seq} (current end sequence number)")
 
-    def append(self, batch, first_offset_metadata: Any = None) -> CompletedTxn | None:
+    def append(self, batch, first_offset_metadata: Any = None, transaction_version: int = 0) -> CompletedTxn | None:
         """Validate and record one batch (reads only its header, and the first
         record of a control batch). first_offset_metadata: the caller's position
-        metadata of the batch's base offset, cached if the batch opens a transaction."""
+        metadata of the batch's base offset, cached if the batch opens a transaction.
+        transaction_version: that of the coordinator's marker (WriteTxnMarkers v2); 0 where
+        unknown, the more lenient check."""
         if batch.is_control_batch:
             marker = read_end_txn_marker(batch)
             if marker is None:
                 return None  # emptied by the cleaner: the transaction is gone from the log
             end_txn_marker, timestamp = marker
             return self.append_end_txn_marker(end_txn_marker, batch.producer_epoch,
-                                              batch.base_offset, timestamp)
+                                              batch.base_offset, timestamp, transaction_version)
         self.append_data_batch(batch.producer_epoch, batch.base_sequence, batch.last_sequence,
                                batch.max_timestamp, batch.base_offset, batch.last_offset,
                                batch.is_transactional, first_offset_metadata)
@@ -286,11 +309,11 @@ class ProducerAppendInfo:
                     f"(zombie), {current} (current)")
 
     def append_end_txn_marker(self, marker: EndTransactionMarker, producer_epoch: int,
-                              offset: int, timestamp: int) -> CompletedTxn | None:
+                              offset: int, timestamp: int, transaction_version: int = 0) -> CompletedTxn | None:
         """A COMMIT/ABORT at `offset`; its epoch may bump the producer's (sequences
         restart at 0). Returns a CompletedTxn only if a transaction was open: an
         empty transaction changes neither the LSO nor the .txnindex."""
-        self._check_producer_epoch(producer_epoch, offset)
+        self._check_producer_epoch(producer_epoch, offset, transaction_version)
         self._check_coordinator_epoch(marker, offset)
         first_offset = self._updated_entry.current_txn_first_offset
         completed = None

@@ -178,11 +178,11 @@ class ProducerStateManager:
                                                       + LATE_TRANSACTION_BUFFER_MS)
 
     # ---- transaction verification --------------------------------------------
-    def maybe_create_verification_state_entry(self, producer_id: int, sequence: int,
-                                              epoch: int) -> VerificationStateEntry:
+    def maybe_create_verification_state_entry(self, producer_id: int, sequence: int, epoch: int,
+                                              supports_epoch_bump: bool = False) -> VerificationStateEntry:
         entry = self._verification_states.get(producer_id)
         if entry is None:
-            entry = VerificationStateEntry(self._clock_ms(), sequence, epoch)
+            entry = VerificationStateEntry(self._clock_ms(), sequence, epoch, supports_epoch_bump)
             self._verification_states[producer_id] = entry
         entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
         return entry
@@ -491,14 +491,15 @@ class ProducerStateManager:
 
 
 def update_producers(manager: ProducerStateManager, batch, producers: dict[int, ProducerAppendInfo],
-                     first_offset_metadata: Any, origin: AppendOrigin) -> CompletedTxn | None:
+                     first_offset_metadata: Any, origin: AppendOrigin,
+                     transaction_version: int = 0) -> CompletedTxn | None:
     """Validate one batch with a producer id into `producers` (one
     ProducerAppendInfo per producer id of the request) (UnifiedLog.updateProducers)."""
     producer_id = batch.producer_id
     info = producers.get(producer_id)
     if info is None:
         info = producers[producer_id] = manager.prepare_update(producer_id, origin)
-    completed = info.append(batch, first_offset_metadata)
+    completed = info.append(batch, first_offset_metadata, transaction_version)
     # A data batch gave the transaction its first offset, a marker ended it:
     # either way the verification is no longer needed.
     if batch.is_transactional:

@@ -287,10 +287,13 @@ class UnifiedLog:
     # -- append --------------------------------------------------------------------------
     def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
                          origin: AppendOrigin = AppendOrigin.CLIENT,
-                         verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
+                         verification_guard: VerificationGuard = VerificationGuard.SENTINEL,
+                         transaction_version: int = 0) -> LogAppendInfo:
         """Validate, assign offsets from the LEO, dedup idempotent retries, write.
         `verification_guard` is the guard a transaction verification handed out for the
-        producer of a transactional batch that starts a transaction here."""
+        producer of a transactional batch that starts a transaction here;
+        `transaction_version` that of a coordinator's transaction markers (2: the marker
+        must carry an epoch above the producer's)."""
         with self.lock:
             local_log = self.local_log
             now = self.time_ms()
@@ -331,7 +334,7 @@ class UnifiedLog:
                                  result.shallow_offset_of_max_timestamp, result.log_append_time_ms,
                                  self._log_start_offset, result.num_messages, validated.size_in_bytes)
             return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now,
-                                verification_guard)
+                                verification_guard, transaction_version)
 
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches whose offsets the leader already assigned."""
@@ -356,7 +359,8 @@ class UnifiedLog:
 
     def _append(self, records: MemoryRecords, batches, headers, info: LogAppendInfo, origin: AppendOrigin,
                 leader_epoch: int | None, now: int,
-                verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
+                verification_guard: VerificationGuard = VerificationGuard.SENTINEL,
+                transaction_version: int = 0) -> LogAppendInfo:
         """Write validated batches and bring producer state and the epoch cache up to them.
 
         `leader_epoch` is the epoch the leader stamped on every batch; None for a
@@ -383,7 +387,7 @@ class UnifiedLog:
                     active = self.local_log.segments.active_segment
                     segment_position = LogOffsetMetadata(info.first_offset, active.base_offset, active.size())
                 completed = update_producers(self.producer_state_manager, batch, producers, segment_position,
-                                             origin)
+                                             origin, transaction_version)
                 if completed is not None:
                     completed_txns.append(completed)
 
@@ -422,18 +426,19 @@ class UnifiedLog:
         return (entry is not None and entry.current_txn_first_offset is not None
                 and entry.producer_epoch == producer_epoch)
 
-    def maybe_start_transaction_verification(self, producer_id: int, sequence: int,
-                                             epoch: int) -> VerificationGuard:
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int,
+                                             supports_epoch_bump: bool = False) -> VerificationGuard:
         """UnifiedLog.maybeStartTransactionVerification: SENTINEL when the producer's
         transaction is already open here (nothing to verify), else the guard of its pending
         verification, made before the coordinator is asked so that a marker written meanwhile
-        clears it. A batch from an epoch older than the log's is refused at once."""
+        clears it. A batch from an epoch older than the log's is refused at once.
+        `supports_epoch_bump`: the producer speaks transactions v2."""
         with self.lock:
             self._check_epoch_not_older(producer_id, epoch)
             if self.has_ongoing_transaction(producer_id, epoch):
                 return VerificationGuard.SENTINEL
             return self.producer_state_manager.maybe_create_verification_state_entry(
-                producer_id, sequence, epoch).verification_guard
+                producer_id, sequence, epoch, supports_epoch_bump).verification_guard
 
     def verification_guard(self, producer_id: int) -> VerificationGuard:
         entry = self.producer_state_manager.verification_state_entry(producer_id)

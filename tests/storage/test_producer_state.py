@@ -247,7 +247,7 @@ def test_old_epoch_from_replication_is_logged_not_refused(manager, clock, caplog
     append_client(manager, clock, PID, 3, 0, 0)
     with caplog.at_level(logging.WARNING):
         append_replication(manager, clock, 2, 0, 1)
-    assert "smaller than the last seen epoch 3" in caplog.text
+    assert "is 2, which is < the last seen epoch 3 (TV0)" in caplog.text
 
 
 def test_sequence_not_validated_for_coordinator_appends(manager, clock):
@@ -530,6 +530,28 @@ def test_verification_entry_refuses_higher_sequence(manager, clock, config, dyna
     with pytest.raises(OutOfOrderSequenceError):
         append_client(manager, clock, PID, EPOCH, 4, 0, txn=True)
     assert manager.verification_state_entry(PID) is original
+
+
+def test_a_transactions_v2_verification_wants_sequence_zero_from_a_producer_with_no_state(manager, clock):
+    """ProducerAppendInfo.checkSequence: a transactions-v2 producer new to the partition starts
+    its transaction at sequence 0; a v1 verification keeps only the lowest-sequence rule."""
+    manager.maybe_create_verification_state_entry(PID, 3, EPOCH, supports_epoch_bump=True)
+    with pytest.raises(OutOfOrderSequenceError, match="Expected sequence 0 for transactions v2"):
+        append_client(manager, clock, PID, EPOCH, 3, 0, txn=True)
+    manager.clear_verification_state_entry(PID)
+    manager.maybe_create_verification_state_entry(PID, 3, EPOCH)
+    append_client(manager, clock, PID, EPOCH, 3, 0, txn=True)
+
+
+def test_a_transactions_v2_marker_needs_a_newer_epoch_unless_it_repeats_one(manager, clock):
+    append_client(manager, clock, PID, EPOCH, 0, 0, txn=True)
+    info = manager.prepare_update(PID, AppendOrigin.COORDINATOR)
+    with pytest.raises(InvalidProducerEpochError, match=r"is <= the last seen epoch 0 \(TV2\)"):
+        info.append_end_txn_marker(EndTransactionMarker(ControlRecordType.COMMIT, 0), EPOCH, 1, clock.ms, 2)
+    append_end_marker(manager, clock, PID, EPOCH, ControlRecordType.COMMIT, 1)  # a v1 marker: same epoch
+    info = manager.prepare_update(PID, AppendOrigin.COORDINATOR)  # the transaction is over: a retry
+    assert info.append_end_txn_marker(EndTransactionMarker(ControlRecordType.COMMIT, 0), EPOCH, 2, clock.ms,
+                                      2) is None
 
 
 def test_verification_entry_expires(manager, clock, config):

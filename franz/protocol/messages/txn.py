@@ -5,7 +5,7 @@ franz/protocol/schema.py; versions start at Kafka 4.x's baseline (KIP-896).
 """
 
 SCHEMAS = """\
-AddPartitionsToTxn key=24 versions=0-4 flex=3+
+AddPartitionsToTxn key=24 versions=0-5 flex=3+
  request
     transactions [] 4+
       transactional_id string 4+
@@ -47,7 +47,7 @@ AddOffsetsToTxn key=25 versions=0-4 flex=3+
     throttle_time_ms int32
     error_code int16
 
-EndTxn key=26 versions=0-4 flex=3+
+EndTxn key=26 versions=0-5 flex=3+
  request
     transactional_id string
     producer_id int64
@@ -56,8 +56,10 @@ EndTxn key=26 versions=0-4 flex=3+
  response
     throttle_time_ms int32
     error_code int16
+    producer_id int64 5+ default=-1
+    producer_epoch int16 5+ default=-1
 
-WriteTxnMarkers key=27 versions=0-1 flex=1+
+WriteTxnMarkers key=27 versions=1-2 flex=1+
  request
     markers []
       producer_id int64
@@ -67,6 +69,7 @@ WriteTxnMarkers key=27 versions=0-1 flex=1+
         name string
         partition_indexes []int32
       coordinator_epoch int32
+      transaction_version int8 2+ default=0
  response
     markers []
       producer_id int64
@@ -76,7 +79,7 @@ WriteTxnMarkers key=27 versions=0-1 flex=1+
           partition_index int32
           error_code int16
 
-TxnOffsetCommit key=28 versions=0-4 flex=3+
+TxnOffsetCommit key=28 versions=0-5 flex=3+
  request
     transactional_id string
     group_id string
