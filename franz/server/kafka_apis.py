@@ -37,13 +37,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from franz.coordinator.transaction.transaction_coordinator import TV_2
 from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
 from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
                                             validate_records)
-from franz.server import config_helper
+from franz.server import broker_features, config_helper
 from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
@@ -76,6 +77,8 @@ API = api_keys.SCHEMAS_BY_NAME
 
 # Produce v13 names topics by id (KIP-516).
 PRODUCE_TOPIC_IDS_MIN_VERSION: Final = 13
+# From Produce v12 a transactional producer speaks transactions v2: the broker adds its partitions.
+PRODUCE_ADDS_PARTITIONS_MIN_VERSION: Final = 12
 _ZERO_TOPIC_ID: Final = bytes(16)
 # Sent by a transaction coordinator rather than a client: Kafka answers them exempt from request quotas.
 _REQUEST_QUOTA_EXEMPT: Final = frozenset((API["WriteTxnMarkers"].api_key,))
@@ -109,7 +112,7 @@ def _unknown_topic_error(name: str) -> Errors:
 
 
 def _unverified_answer(error: Errors, version: int) -> dict:
-    """The produce answer of a partition its transaction does not hold, as Produce v3-11 see it
+    """The produce answer of a partition its transaction does not (or cannot) hold
     (AddPartitionsToTxnManager's handler, then ReplicaManager's postVerificationCallback):
     before v11 a partition not in the transaction is INVALID_TXN_STATE; a coordinator that
     cannot say, or a transaction being ended, is retriable NOT_ENOUGH_REPLICAS."""
@@ -274,7 +277,7 @@ class KafkaApis:
 
     def _api_versions_body(self, error: Errors = Errors.NONE) -> dict:
         rows = api_keys.advertised_ranges(set(self.handlers))
-        return {"error_code": error, "throttle_time_ms": 0, "finalized_features_epoch": -1,
+        return {"error_code": error, "throttle_time_ms": 0, **broker_features.api_versions_fields(),
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi} for k, lo, hi in rows]}
 
     async def handle_api_versions(self, request: Request, body: dict) -> dict:
@@ -400,10 +403,10 @@ class KafkaApis:
                 else:
                     entries[key] = partition["records"]
         guards = None
-        if entries and body["transactional_id"] is not None and self._verifies_transactions():
+        if entries and body["transactional_id"] is not None and self._verifies_transactions(request.api_version):
             try:
-                guards, refused = self._start_transaction_verification(request.api_version, body["transactional_id"],
-                                                                       entries)
+                guards, refused = await self._start_transaction_verification(request.api_version,
+                                                                             body["transactional_id"], entries)
             except InvalidProduceRecordsError as error:  # the whole request (ReplicaManager.handleProduceAppend)
                 refused = dict.fromkeys(results.keys() | entries.keys(),
                                         {"error_code": error.error_code, "error_message": str(error)})
@@ -451,20 +454,25 @@ class KafkaApis:
                          for topic_id, indexes in unknown_ids.items())
         return {"responses": responses, "throttle_time_ms": throttle_ms}
 
-    def _verifies_transactions(self) -> bool:
-        return (self.transaction_coordinator is not None
-                and self.replica_manager.log_manager.producer_state_config.transaction_verification_enabled)
+    def _verifies_transactions(self, version: int) -> bool:
+        """Transactions-v2 producers (Produce v12+) always have their partitions added by the
+        broker; v1 ones are verified when transaction.partition.verification.enable is on."""
+        return self.transaction_coordinator is not None and (
+            version >= PRODUCE_ADDS_PARTITIONS_MIN_VERSION
+            or self.replica_manager.log_manager.producer_state_config.transaction_verification_enabled)
 
-    def _start_transaction_verification(self, version: int, transactional_id: str, entries: dict
-                                        ) -> tuple[dict[tuple[str, int], VerificationGuard], dict[tuple[str, int], dict]]:
-        """KIP-890 (transaction.partition.verification.enable): before a transactional batch may
-        open a transaction in a partition, the coordinator must hold that partition in the
-        producer's transaction (ReplicaManager.maybeSendPartitionsToTransactionCoordinator, as
-        Produce v3-11 clients need it). The guard of each partition to verify is made first, so
-        that a marker written while the coordinator is asked clears it and the append is
-        refused. Returns the guards of the partitions that may append and the answers of those
-        that may not; raises InvalidProduceRecordsError for the whole request when its
-        transactional batches come from more than one producer."""
+    async def _start_transaction_verification(
+            self, version: int, transactional_id: str, entries: dict
+    ) -> tuple[dict[tuple[str, int], VerificationGuard], dict[tuple[str, int], dict]]:
+        """KIP-890: before a transactional batch may open a transaction in a partition, the
+        coordinator must hold that partition in the producer's transaction
+        (ReplicaManager.maybeSendPartitionsToTransactionCoordinator). A v1 producer (Produce
+        v3-11) added it itself and the coordinator is asked to verify that; for a v2 producer
+        (v12+, KIP-890 part 2) the broker asks the coordinator to add it. The guard of each
+        partition is made first, so that a marker written while the coordinator is asked
+        clears it and the append is refused. Returns the guards of the partitions that may
+        append and the answers of those that may not; raises InvalidProduceRecordsError for
+        the whole request when its transactional batches come from more than one producer."""
         producers = {}
         for key, records in entries.items():
             producer = transactional_producer(records)
@@ -483,8 +491,9 @@ class KafkaApis:
             if partition is None:
                 refused[key] = {"error_code": Errors.NOT_LEADER_OR_FOLLOWER}
                 continue
+            adds = version >= PRODUCE_ADDS_PARTITIONS_MIN_VERSION
             try:
-                guard = partition.log.maybe_start_transaction_verification(producer_id, sequence, epoch)
+                guard = partition.log.maybe_start_transaction_verification(producer_id, sequence, epoch, adds)
             except ProducerStateError as error:
                 refused[key] = {"error_code": error.error_code}
                 continue
@@ -492,8 +501,13 @@ class KafkaApis:
                 guards[key] = guard
         if guards:
             (producer_id, epoch), = identities
-            verified = self.transaction_coordinator.verify_partitions(transactional_id, producer_id, epoch,
-                                                                      list(guards))
+            if version >= PRODUCE_ADDS_PARTITIONS_MIN_VERSION:
+                added = await self.transaction_coordinator.add_partitions(transactional_id or "", producer_id, epoch,
+                                                                          set(guards), TV_2)
+                verified = dict.fromkeys(guards, added)
+            else:
+                verified = self.transaction_coordinator.verify_partitions(transactional_id, producer_id, epoch,
+                                                                          list(guards))
             for key, error in verified.items():
                 if error != Errors.NONE:
                     del guards[key]

@@ -639,3 +639,49 @@ def test_produce_v13_names_topics_by_id(broker):
         client.send_frame(encode_request(0, 13, 99, "c", {"acks": 0, "timeout_ms": 5000, "topic_data": [
             {"topic_id": stranger, "partition_data": [{"index": 0, "records": batch(b"lost")}]}]}))
         assert client.receive_frame() is None
+
+
+def test_produce_v12_adds_a_transactions_v2_producers_partition(broker_factory):
+    """KIP-890 part 2: a v2 producer (Produce v12+) sends no AddPartitionsToTxn; the broker has
+    the coordinator add the partition before the append (ReplicaManager's ADD_PARTITION), even
+    with verification turned off. A producer new to the partition must start at sequence 0,
+    and a fenced epoch is INVALID_PRODUCER_EPOCH. EndTxn v5 then bumps the epoch, so a late
+    batch of the ended transaction is fenced rather than opening a new one."""
+    broker = broker_factory({"transaction.partition.verification.enable": "false"})
+    with RawClient(broker.bootstrap) as client:
+        pid, epoch = _new_transactional_producer(client, "v2", "implicit")
+        skipped = _produce_transactional(client, "v2", {"implicit": _transactional_batch(pid, epoch, 5, b"x")},
+                                         version=12)
+        assert skipped["implicit"]["error_code"] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+        answers = _produce_transactional(client, "v2", {"implicit": _transactional_batch(pid, epoch, 0, b"in")},
+                                         version=12)
+        assert answers["implicit"]["error_code"] == Errors.NONE
+        described = client.request(65, 0, {"transactional_ids": ["v2"]})["transaction_states"][0]
+        assert (described["transaction_state"], described["topics"]) == (
+            "Ongoing", [{"topic": "implicit", "partitions": [0]}])
+        fenced = _produce_transactional(client, "v2", {"implicit": _transactional_batch(pid, epoch + 1, 1, b"x")},
+                                        version=12)
+        assert fenced["implicit"]["error_code"] == Errors.INVALID_PRODUCER_EPOCH
+        ended = client.request(26, 5, {"transactional_id": "v2", "producer_id": pid, "producer_epoch": epoch,
+                                       "committed": True})
+        assert (ended["error_code"], ended["producer_id"], ended["producer_epoch"]) == (Errors.NONE, pid, epoch + 1)
+        late = _produce_transactional(client, "v2", {"implicit": _transactional_batch(pid, epoch, 1, b"late")},
+                                      version=12)
+        assert late["implicit"]["error_code"] == Errors.INVALID_PRODUCER_EPOCH
+        nxt = _produce_transactional(client, "v2", {"implicit": _transactional_batch(pid, epoch + 1, 0, b"next")},
+                                     version=12)
+        assert nxt["implicit"]["error_code"] == Errors.NONE
+
+
+def test_api_versions_finalizes_transaction_version_2_and_group_version_1(broker):
+    """What a new Kafka 4.x cluster finalizes of the features franz implements (KIP-584): the
+    Java client turns transactions v2 on when it reads transaction.version >= 2."""
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(18, 3, {"client_software_name": "franz-test", "client_software_version": "1"})
+    assert answer["finalized_features_epoch"] >= 0
+    assert {f["name"]: (f["min_version_level"], f["max_version_level"]) for f in answer["finalized_features"]} == {
+        "transaction.version": (2, 2), "group.version": (1, 1)}
+    assert {f["name"]: (f["min_version"], f["max_version"]) for f in answer["supported_features"]} == {
+        "transaction.version": (0, 2), "group.version": (0, 1)}
+    ranges = {row["api_key"]: (row["min_version"], row["max_version"]) for row in answer["api_keys"]}
+    assert [ranges[key] for key in (0, 24, 26, 27, 28)] == [(0, 13), (0, 5), (0, 5), (1, 2), (0, 5)]

@@ -64,8 +64,8 @@ class CoordinatorPartitionWriter:
     def __init__(self, replica_manager: ReplicaManager) -> None:
         self.replica_manager = replica_manager
 
-    def maybe_start_transaction_verification(self, partition: int, producer_id: int,
-                                             producer_epoch: int) -> VerificationGuard:
+    def maybe_start_transaction_verification(self, partition: int, producer_id: int, producer_epoch: int,
+                                             supports_epoch_bump: bool = False) -> VerificationGuard:
         """CoordinatorPartitionWriter.maybeStartTransactionVerification: the guard a transactional
         offset commit must carry to open its transaction in `__consumer_offsets-partition`,
         made before the transaction coordinator is asked (SENTINEL when that transaction is
@@ -74,10 +74,11 @@ class CoordinatorPartitionWriter:
         log_partition = rm.get_partition(OFFSETS_TOPIC, partition)
         if log_partition is None:
             raise CoordinatorWriteError(Errors.NOT_COORDINATOR, f"{OFFSETS_TOPIC}-{partition} is not here")
-        if not rm.log_manager.producer_state_config.transaction_verification_enabled:
+        if not rm.log_manager.producer_state_config.transaction_verification_enabled and not supports_epoch_bump:
             return VerificationGuard.SENTINEL
         try:
-            return log_partition.log.maybe_start_transaction_verification(producer_id, 0, producer_epoch)
+            return log_partition.log.maybe_start_transaction_verification(producer_id, 0, producer_epoch,
+                                                                          supports_epoch_bump)
         except ProducerStateError as exc:
             raise CoordinatorWriteError(Errors(exc.error_code), str(exc)) from None
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
@@ -59,7 +59,7 @@ GROUP_TYPE_CONSUMER: Final = "consumer"
 CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
 # (transactional id, producer id, producer epoch, offsets partition) -> the error, NONE when
 # that partition is in the producer's ongoing transaction (the transaction coordinator's check)
-TransactionVerifier = Callable[[str, int, int, int], Errors]
+TransactionVerifier = Callable[[str, int, int, int, int], Awaitable[Errors]]
 
 
 class GroupCoordinatorService:
@@ -424,11 +424,13 @@ class GroupCoordinatorService:
             # and the append is refused (CoordinatorRuntime.scheduleTransactionalWriteOperation).
             try:
                 guard = self.writer.maybe_start_transaction_verification(
-                    self.partition_for(group_id), body["producer_id"], body["producer_epoch"])
+                    self.partition_for(group_id), body["producer_id"], body["producer_epoch"],
+                    supports_epoch_bump=request.api_version > 4)
             except CoordinatorWriteError as exc:
                 return _answer_all(body, exc.code)
-            error = self.transaction_verifier(body["transactional_id"], body["producer_id"], body["producer_epoch"],
-                                              self.partition_for(group_id))
+            error = await self.transaction_verifier(body["transactional_id"], body["producer_id"],
+                                                    body["producer_epoch"], self.partition_for(group_id),
+                                                    request.api_version)
             if error != Errors.NONE:
                 return _answer_all(body, error)
         consumer_group = self._consumer_group(group_id)

@@ -14,16 +14,26 @@ CompleteCommit (CompleteAbort) persisted. Kafka answers after the prepare and
 writes markers asynchronously, answering CONCURRENT_TRANSACTIONS meanwhile;
 answering after the markers gives clients the same guarantees with fewer retries.
 
+Two transaction versions are served, chosen per request as Kafka chooses them
+(TransactionVersion.transactionVersionFor*): v1 clients (EndTxn v0-4,
+AddPartitionsToTxn v0-3) keep their epoch across transactions; v2 clients
+(KIP-890 part 2: EndTxn v5, and the partitions a broker adds for Produce v12+
+and TxnOffsetCommit v5+ through AddPartitionsToTxn v4+) get the epoch bumped at
+every end, the markers written with the bumped epoch so a zombie of the old one
+cannot write after them, and a new producer id when the epoch runs out. Which
+version a transaction last spoke is persisted with it.
+
 InitProducerId on an id with an open transaction fences it (epoch bump, abort
 markers) and answers CONCURRENT_TRANSACTIONS so the producer retries, as Kafka
 does. Open transactions older than their timeout are aborted the same way
-every `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+every `transaction.abort.timed.out.transaction.cleanup.interval.ms`. Those
+aborts follow the finalized transaction.version (2), as Kafka's do.
 
-Offsets in transactions: AddOffsetsToTxn adds the group's partition of
-`__consumer_offsets` to the transaction (the checks of AddPartitionsToTxn);
-the group coordinator writes the TxnOffsetCommit records there (after
-`verify_offsets_partition`), and every marker written into that topic is told
-to it (`on_transaction_marker`) so those offsets become committed or are dropped.
+Offsets in transactions: AddOffsetsToTxn (v1 clients) or TxnOffsetCommit v5
+itself (v2 clients) adds the group's partition of `__consumer_offsets` to the
+transaction; the group coordinator writes the TxnOffsetCommit records there
+(after `verify_offsets_partition`), and every marker written into that topic is
+told to it (`on_transaction_marker`) so those offsets become committed or are dropped.
 
 Operations on one transactional id are serialized by a per-id asyncio lock.
 """
@@ -40,6 +50,7 @@ from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_parti
 from franz.coordinator.transaction import transaction_log
 from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
 from franz.coordinator.transaction.transaction_metadata import (
+    EPOCH_MAX,
     STATE_NAMES,
     STATES_BY_NAME,
     TransactionMetadata,
@@ -48,13 +59,29 @@ from franz.coordinator.transaction.transaction_metadata import (
 from franz.protocol.errors import Errors
 from franz.records import ControlRecordType, MemoryRecords
 from franz.records.builder import SimpleRecord, build_batch, build_control_batch, now_ms
+from franz.server.broker_features import FINALIZED_FEATURES, TRANSACTION_VERSION
 from franz.storage.producer_append_info import AppendOrigin
 
 logger = logging.getLogger(__name__)
 
 KEY_TYPE_TRANSACTION: Final = 1
-EPOCH_MAX: Final = 32767 - 1  # Short.MaxValue - 1: the last epoch a producer may use
 ABORT_CHECK_INTERVAL_MS_DEFAULT: Final = 10_000
+INT16_MAX: Final = 32767
+# The finalized transaction.version: the coordinator's own aborts (fencing, timeouts) follow it.
+SERVER_TRANSACTION_VERSION: Final = FINALIZED_FEATURES[TRANSACTION_VERSION]
+TV_0: Final = 0
+TV_2: Final = 2
+
+
+def add_partitions_version(api_version: int) -> int:
+    """TransactionVersion.transactionVersionForAddPartitionsToTxn: v4+ comes from a broker
+    adding a v2 producer's partitions (v1 clients send v3 or below)."""
+    return TV_2 if api_version > 3 else TV_0
+
+
+def end_txn_version(api_version: int) -> int:
+    """TransactionVersion.transactionVersionForEndTxn."""
+    return TV_2 if api_version > 4 else TV_0
 
 
 class TxnError(Exception):
@@ -69,7 +96,7 @@ def _is_valid_producer_id(metadata: TransactionMetadata, producer_id: int, produ
     is the current one (the epoch is checked by the bump), or it is the previous id with an
     exhausted epoch (a retry of a bump that moved to a new producer id)."""
     return (metadata.producer_epoch == -1 or producer_id == metadata.producer_id
-            or (producer_id == metadata.last_producer_id and producer_epoch >= EPOCH_MAX))
+            or (producer_id == metadata.prev_producer_id and producer_epoch >= EPOCH_MAX))
 
 
 class TransactionCoordinator:
@@ -171,7 +198,7 @@ class TransactionCoordinator:
         self.transactions[metadata.transactional_id] = metadata
 
     def _write_markers(self, producer_id: int, producer_epoch: int, partitions: set[tuple[str, int]],
-                       commit: bool) -> list[tuple[str, int]]:
+                       commit: bool, transaction_version: int) -> list[tuple[str, int]]:
         """Append a COMMIT/ABORT marker to each partition (on the append thread)."""
         control = ControlRecordType.COMMIT if commit else ControlRecordType.ABORT
         written = []
@@ -182,34 +209,65 @@ class TransactionCoordinator:
                 continue
             marker = MemoryRecords(bytearray(build_control_batch(control, producer_id=producer_id,
                                                                  producer_epoch=producer_epoch)))
-            partition.append_records_to_leader(marker, 1, AppendOrigin.COORDINATOR)
+            partition.append_records_to_leader(marker, 1, AppendOrigin.COORDINATOR,
+                                               transaction_version=transaction_version)
             written.append((topic, index))
         return written
 
-    async def _complete(self, metadata: TransactionMetadata, commit: bool) -> None:
-        """From PrepareCommit/PrepareAbort: markers, then CompleteCommit/CompleteAbort."""
+    async def _complete(self, metadata: TransactionMetadata, commit: bool) -> TransactionMetadata:
+        """From PrepareCommit/PrepareAbort: markers (with the prepared, possibly bumped, epoch),
+        then CompleteCommit/CompleteAbort (TransactionMetadata.prepareComplete: a
+        transactions-v2 end that exhausted the epoch hands over its next producer id)."""
         rm = self.replica_manager
         written = await rm.run_on_append_thread(self._write_markers, metadata.producer_id, metadata.producer_epoch,
-                                                set(metadata.partitions), commit)
+                                                set(metadata.partitions), commit,
+                                                metadata.client_transaction_version)
         rm.on_appended(written)
         if self.group_coordinator is not None:  # on the loop, where the group coordinator's state lives
             for topic, index in written:
                 if topic == OFFSETS_TOPIC:
                     self.group_coordinator.on_transaction_marker(index, metadata.producer_id, commit)
-        done = TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT
-        await self._persist(metadata.transition_to(done, now_ms()))
+        done = metadata.transition_to(TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT,
+                                      now_ms())
+        if metadata.client_transaction_version >= TV_2 and metadata.next_producer_id != -1:
+            done.producer_id, done.producer_epoch = metadata.next_producer_id, 0
+        done.next_producer_id = -1
+        await self._persist(done)
+        return done
 
-    async def _end(self, metadata: TransactionMetadata, commit: bool) -> None:
-        prepare = TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT
-        prepared = metadata.transition_to(prepare, now_ms())
+    def _prepare_end(self, metadata: TransactionMetadata, commit: bool, transaction_version: int,
+                     no_partition_added: bool = False) -> TransactionMetadata:
+        """TransactionMetadata.prepareAbortOrCommit. Transactions v2 bump the epoch at every end
+        (the markers carry the new one, so a zombie of the old epoch cannot write after them);
+        at the last epoch the next end also takes a new producer id. An abort with nothing
+        added (v2 only) starts its transaction now."""
+        now = now_ms()
+        prepared = metadata.transition_to(
+            TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT, now)
+        if transaction_version >= TV_2:
+            if metadata.epoch_exhausted:
+                prepared.next_producer_id = self.producer_ids.generate_producer_id()
+            if not (metadata.producer_epoch == INT16_MAX and not commit):  # a broken state aborts without overflow
+                prepared.producer_epoch = metadata.producer_epoch + 1
+            prepared.last_producer_epoch = metadata.producer_epoch
+        else:
+            prepared.next_producer_id = -1
+        if no_partition_added:
+            prepared.txn_start_timestamp_ms = now
+        prepared.client_transaction_version = transaction_version
+        return prepared
+
+    async def _end(self, metadata: TransactionMetadata, commit: bool, transaction_version: int,
+                   no_partition_added: bool = False) -> TransactionMetadata:
+        prepared = self._prepare_end(metadata, commit, transaction_version, no_partition_added)
         await self._persist(prepared)
-        await self._complete(prepared, commit)
+        return await self._complete(prepared, commit)
 
     async def _fence_and_abort(self, metadata: TransactionMetadata) -> None:
-        """Bump the epoch of an open transaction and abort it with the new epoch."""
-        bumped = dataclasses.replace(metadata, producer_epoch=min(metadata.producer_epoch + 1, EPOCH_MAX),
-                                     partitions=set(metadata.partitions))
-        await self._end(bumped, commit=False)
+        """Abort an open transaction for the coordinator's own reasons (a new producer's
+        InitProducerId, a timeout): prepareFenceProducerEpoch, then an abort at the server's
+        transaction version, which bumps the epoch once, so its old producer is fenced."""
+        await self._end(metadata, commit=False, transaction_version=SERVER_TRANSACTION_VERSION)
 
     # -- handlers ----------------------------------------------------------------
 
@@ -234,12 +292,15 @@ class TransactionCoordinator:
                 elif metadata.state == TransactionState.ONGOING:
                     await self._fence_and_abort(metadata)
                     return -1, -1, Errors.CONCURRENT_TRANSACTIONS
-                last_id, last_epoch = metadata.producer_id, metadata.producer_epoch
-                if metadata.producer_epoch >= EPOCH_MAX and (not expected or producer_epoch == metadata.producer_epoch):
+                if metadata.epoch_exhausted and (not expected or producer_epoch == metadata.producer_epoch):
+                    # prepareProducerIdRotation: the last epoch is kept only for a producer that named it.
                     new_id, new_epoch = self.producer_ids.generate_producer_id(), 0
-                    last_epoch = -1  # prepareProducerIdRotation: a new id has no last epoch
-                elif not expected or metadata.producer_epoch == -1 or producer_epoch == metadata.producer_epoch:
+                    last_epoch = metadata.producer_epoch if expected else -1
+                elif not expected:
+                    new_id, new_epoch, last_epoch = metadata.producer_id, metadata.producer_epoch + 1, -1
+                elif metadata.producer_epoch == -1 or producer_epoch == metadata.producer_epoch:
                     new_id, new_epoch = metadata.producer_id, metadata.producer_epoch + 1
+                    last_epoch = metadata.producer_epoch
                 elif producer_epoch == metadata.last_producer_epoch:
                     # A retry of the bump it did not hear back from: the current identity, no new bump.
                     return metadata.producer_id, metadata.producer_epoch, Errors.NONE
@@ -247,8 +308,7 @@ class TransactionCoordinator:
                     return -1, -1, Errors.PRODUCER_FENCED
                 ready = dataclasses.replace(metadata.transition_to(TransactionState.EMPTY, now_ms()),
                                             producer_id=new_id, producer_epoch=new_epoch, txn_timeout_ms=timeout_ms,
-                                            txn_start_timestamp_ms=-1, last_producer_id=last_id,
-                                            last_producer_epoch=last_epoch)
+                                            txn_start_timestamp_ms=-1, last_producer_epoch=last_epoch)
                 await self._persist(ready)
             except TxnError as exc:
                 return -1, -1, exc.code
@@ -264,26 +324,36 @@ class TransactionCoordinator:
             raise TxnError(Errors.CONCURRENT_TRANSACTIONS)
         return metadata
 
+    async def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                             partitions: set[tuple[str, int]], transaction_version: int) -> Errors:
+        """TransactionCoordinator.handleAddPartitionsToTransaction: the partitions join the
+        producer's transaction (Ongoing from now if it was not), written before answered;
+        nothing is written when an ongoing transaction holds them all already."""
+        if not transactional_id:
+            return Errors.INVALID_REQUEST
+        async with self._lock(transactional_id):
+            try:
+                metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
+                if metadata.state == TransactionState.ONGOING and partitions <= metadata.partitions:
+                    return Errors.NONE
+                ongoing = metadata.transition_to(TransactionState.ONGOING, now_ms())
+                if metadata.state != TransactionState.ONGOING:
+                    ongoing.txn_start_timestamp_ms = ongoing.txn_last_update_timestamp_ms
+                ongoing.partitions |= partitions
+                ongoing.client_transaction_version = transaction_version
+                await self._persist(ongoing)
+            except TxnError as exc:
+                return exc.code
+            except ValueError:
+                return Errors.INVALID_TXN_STATE
+        return Errors.NONE
+
     async def _add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                              topics: list[dict]) -> list[dict]:
+                              topics: list[dict], transaction_version: int) -> list[dict]:
         requested = [(t["name"], p) for t in topics for p in t["partitions"]]
         unknown = {tp for tp in requested if not self.metadata.has_partition(*tp)}
-        error = Errors.NONE
-        if unknown:
-            error = Errors.OPERATION_NOT_ATTEMPTED
-        else:
-            async with self._lock(transactional_id):
-                try:
-                    metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
-                    ongoing = metadata.transition_to(TransactionState.ONGOING, now_ms())
-                    if metadata.state != TransactionState.ONGOING:
-                        ongoing.txn_start_timestamp_ms = ongoing.txn_last_update_timestamp_ms
-                    ongoing.partitions |= set(requested)
-                    await self._persist(ongoing)
-                except TxnError as exc:
-                    error = exc.code
-                except ValueError:
-                    error = Errors.INVALID_TXN_STATE
+        error = Errors.OPERATION_NOT_ATTEMPTED if unknown else await self.add_partitions(
+            transactional_id, producer_id, producer_epoch, set(requested), transaction_version)
         by_topic: dict[str, list] = {}
         for topic, index in requested:
             code = Errors.UNKNOWN_TOPIC_OR_PARTITION if (topic, index) in unknown else error
@@ -308,18 +378,21 @@ class TransactionCoordinator:
         return {tp: Errors.NONE if tp in metadata.partitions else Errors.TRANSACTION_ABORTABLE for tp in partitions}
 
     async def handle_add_partitions_to_txn(self, request, body: dict) -> dict:
-        if request.api_version <= 3:
+        version = request.api_version
+        if version <= 3:
             results = await self._add_partitions(body["v3_and_below_transactional_id"],
                                                  body["v3_and_below_producer_id"],
-                                                 body["v3_and_below_producer_epoch"], body["v3_and_below_topics"])
+                                                 body["v3_and_below_producer_epoch"], body["v3_and_below_topics"],
+                                                 add_partitions_version(version))
             return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
         answers = []
         for transaction in body["transactions"]:
             if transaction["verify_only"]:  # a broker asking whether a produce may open the partition
                 results = self._verified(transaction)
-            else:
+            else:  # a broker adding a transactions-v2 producer's partitions
                 results = await self._add_partitions(transaction["transactional_id"], transaction["producer_id"],
-                                                     transaction["producer_epoch"], transaction["topics"])
+                                                     transaction["producer_epoch"], transaction["topics"],
+                                                     add_partitions_version(version))
             answers.append({"transactional_id": transaction["transactional_id"], "topic_results": results})
         return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": answers}
 
@@ -333,17 +406,24 @@ class TransactionCoordinator:
         return [{"name": name, "results_by_partition": results} for name, results in by_topic.items()]
 
     async def handle_add_offsets_to_txn(self, request, body: dict) -> dict:
-        """KafkaApis.handleAddOffsetsToTxn: the group's offsets partition joins the transaction."""
+        """KafkaApis.handleAddOffsetsToTxn: the group's offsets partition joins the transaction
+        (only transactions-v1 clients send it: v2 ones commit their offsets straight away)."""
         assert self.group_coordinator is not None
         await self.group_coordinator.ensure_offsets_topic()
         partition = self.group_coordinator.partition_for(body["group_id"])
         results = await self._add_partitions(body["transactional_id"], body["producer_id"], body["producer_epoch"],
-                                             [{"name": OFFSETS_TOPIC, "partitions": [partition]}])
+                                             [{"name": OFFSETS_TOPIC, "partitions": [partition]}], TV_0)
         return {"throttle_time_ms": 0, "error_code": results[0]["results_by_partition"][0]["partition_error_code"]}
 
-    def verify_offsets_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                                 partition: int) -> Errors:
-        """For TxnOffsetCommit: the producer's transaction is ongoing and holds that partition."""
+    async def verify_offsets_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                       partition: int, api_version: int) -> Errors:
+        """For TxnOffsetCommit: before v5, the producer's transaction must be ongoing and hold
+        that partition (added by AddOffsetsToTxn); from v5 (transactions v2) the commit adds
+        it itself, as ReplicaManager's ADD_PARTITION operation does."""
+        if api_version > 4:
+            error = await self.add_partitions(transactional_id, producer_id, producer_epoch,
+                                              {(OFFSETS_TOPIC, partition)}, TV_2)
+            return Errors.INVALID_PRODUCER_EPOCH if error == Errors.PRODUCER_FENCED else error
         try:
             metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
         except TxnError as exc:
@@ -353,21 +433,94 @@ class TransactionCoordinator:
         return Errors.NONE
 
     async def handle_end_txn(self, request, body: dict) -> dict:
-        transactional_id, commit = body["transactional_id"], body["committed"]
-        async with self._lock(transactional_id):
+        transaction_version = end_txn_version(request.api_version)
+        async with self._lock(body["transactional_id"]):
+            if transaction_version >= TV_2:
+                error, producer_id, producer_epoch = await self._end_transaction_v2(
+                    body["transactional_id"], body["producer_id"], body["producer_epoch"], body["committed"])
+            else:
+                error, producer_id, producer_epoch = await self._end_transaction_v1(
+                    body["transactional_id"], body["producer_id"], body["producer_epoch"], body["committed"])
+        # v5 hands the producer its next identity (-1 and -1 with an error).
+        return {"throttle_time_ms": 0, "error_code": error, "producer_id": producer_id,
+                "producer_epoch": producer_epoch}
+
+    async def _end_transaction_v1(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                  commit: bool) -> tuple[Errors, int, int]:
+        """TransactionCoordinator.endTransactionWithTV1: the epoch stays; a retry of an end
+        that happened is answered NONE; an end already being written is CONCURRENT_TRANSACTIONS."""
+        if not transactional_id:
+            return Errors.INVALID_REQUEST, -1, -1
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None or metadata.producer_id != producer_id:
+            return Errors.INVALID_PRODUCER_ID_MAPPING, -1, -1
+        if producer_epoch != metadata.producer_epoch:
+            return Errors.PRODUCER_FENCED, -1, -1
+        state = metadata.state
+        if state == TransactionState.ONGOING:
             try:
-                metadata = self._check_producer(transactional_id, body["producer_id"], body["producer_epoch"])
-                state = metadata.state
-                if state == TransactionState.ONGOING:
-                    await self._end(metadata, commit)
-                elif (state, commit) in ((TransactionState.COMPLETE_COMMIT, True),
-                                         (TransactionState.COMPLETE_ABORT, False)):
-                    pass  # a retry of an end that already happened
-                else:
-                    raise TxnError(Errors.INVALID_TXN_STATE)
+                await self._end(metadata, commit, TV_0)
             except TxnError as exc:
-                return {"throttle_time_ms": 0, "error_code": exc.code}
-        return {"throttle_time_ms": 0, "error_code": 0}
+                return exc.code, -1, -1
+            return Errors.NONE, -1, -1
+        if (state, commit) in ((TransactionState.COMPLETE_COMMIT, True), (TransactionState.COMPLETE_ABORT, False)):
+            return Errors.NONE, -1, -1  # a retry of an end that already happened
+        if (state, commit) in ((TransactionState.PREPARE_COMMIT, True), (TransactionState.PREPARE_ABORT, False)):
+            return Errors.CONCURRENT_TRANSACTIONS, -1, -1
+        return Errors.INVALID_TXN_STATE, -1, -1
+
+    async def _end_transaction_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                                  commit: bool) -> tuple[Errors, int, int]:
+        """TransactionCoordinator.endTransaction with transactions v2 (EndTxn v5): every end
+        bumps the epoch, so the same epoch means the next end and only the epoch below the
+        current one (or the last epoch of the producer id the end replaced) is a retry,
+        answered with the identity the end handed out. An abort needs no open transaction."""
+        if not transactional_id:
+            return Errors.INVALID_REQUEST, -1, -1
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None:
+            return Errors.INVALID_PRODUCER_ID_MAPPING, -1, -1
+        state = metadata.state
+        retry_on_overflow = (metadata.prev_producer_id == producer_id and producer_epoch == EPOCH_MAX
+                             and metadata.producer_epoch == 0)
+        retry_on_epoch_bump = metadata.producer_epoch == producer_epoch + 1
+        if state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+            valid_epoch = retry_on_epoch_bump
+        elif state in (TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT):
+            valid_epoch = retry_on_epoch_bump or retry_on_overflow or producer_epoch == metadata.producer_epoch
+        else:
+            valid_epoch = producer_epoch == metadata.producer_epoch
+        retry = retry_on_epoch_bump or retry_on_overflow
+        if metadata.producer_id != producer_id and not retry_on_overflow:
+            return Errors.INVALID_PRODUCER_ID_MAPPING, -1, -1
+        if not valid_epoch:
+            return Errors.PRODUCER_FENCED, -1, -1
+        current = Errors.NONE, metadata.producer_id, metadata.producer_epoch
+        if state == TransactionState.ONGOING:
+            return await self._end_v2(metadata, commit, no_partition_added=False)
+        if state == TransactionState.COMPLETE_COMMIT:
+            if commit:
+                return current if retry else (Errors.INVALID_TXN_STATE, -1, -1)
+            return (Errors.INVALID_TXN_STATE, -1, -1) if retry else await self._end_v2(metadata, False, True)
+        if state == TransactionState.COMPLETE_ABORT:
+            if not commit:
+                return current if retry else await self._end_v2(metadata, False, True)
+            return Errors.INVALID_TXN_STATE, -1, -1
+        if state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+            if commit == (state == TransactionState.PREPARE_COMMIT):
+                return Errors.CONCURRENT_TRANSACTIONS, -1, -1
+            return Errors.INVALID_TXN_STATE, -1, -1
+        if state == TransactionState.EMPTY and not commit:
+            return await self._end_v2(metadata, False, True)
+        return Errors.INVALID_TXN_STATE, -1, -1
+
+    async def _end_v2(self, metadata: TransactionMetadata, commit: bool,
+                      no_partition_added: bool) -> tuple[Errors, int, int]:
+        try:
+            done = await self._end(metadata, commit, TV_2, no_partition_added)
+        except TxnError as exc:
+            return exc.code, -1, -1
+        return Errors.NONE, done.producer_id, done.producer_epoch
 
     # -- describing ----------------------------------------------------------------
 

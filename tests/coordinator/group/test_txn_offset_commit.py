@@ -15,6 +15,16 @@ from tests.coordinator.group.test_group_coordinator import _Request, run, stable
 TIMEOUT_MS = 60_000
 
 
+class _TransactionsV1(_Request):
+    """AddOffsetsToTxn, TxnOffsetCommit and EndTxn v4: a transactions-v1 client's versions."""
+    api_version = 4
+
+
+class _TransactionsV2(_Request):
+    """TxnOffsetCommit and EndTxn v5: a transactions-v2 client (KIP-890 part 2)."""
+    api_version = 5
+
+
 async def _begin(server, transactional_id: str, group_id: str) -> tuple[int, int]:
     """A producer id and epoch whose ongoing transaction holds the group's offsets partition;
     topic t, whose offsets the tests commit, exists."""
@@ -29,15 +39,15 @@ async def _begin(server, transactional_id: str, group_id: str) -> tuple[int, int
 
 
 async def _add_offsets(server, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> int:
-    answer = await server.transaction_coordinator.handle_add_offsets_to_txn(_Request(), {
+    answer = await server.transaction_coordinator.handle_add_offsets_to_txn(_TransactionsV1(), {
         "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": epoch,
         "group_id": group_id})
     return answer["error_code"]
 
 
 async def _txn_commit(server, transactional_id: str, producer_id: int, epoch: int, group_id: str, offset: int,
-                      generation: int = -1, member_id: str = "") -> int:
-    answer = await server.group_coordinator.handle_txn_offset_commit(_Request(), {
+                      generation: int = -1, member_id: str = "", request=_TransactionsV1()) -> int:
+    answer = await server.group_coordinator.handle_txn_offset_commit(request, {
         "transactional_id": transactional_id, "group_id": group_id, "producer_id": producer_id,
         "producer_epoch": epoch, "generation_id": generation, "member_id": member_id, "group_instance_id": None,
         "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": offset,
@@ -46,10 +56,17 @@ async def _txn_commit(server, transactional_id: str, producer_id: int, epoch: in
 
 
 async def _end(server, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> int:
-    answer = await server.transaction_coordinator.handle_end_txn(_Request(), {
+    answer = await server.transaction_coordinator.handle_end_txn(_TransactionsV1(), {
         "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": epoch,
         "committed": commit})
     return answer["error_code"]
+
+
+async def _end_v2(server, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> tuple[int, int, int]:
+    answer = await server.transaction_coordinator.handle_end_txn(_TransactionsV2(), {
+        "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": epoch,
+        "committed": commit})
+    return answer["error_code"], answer["producer_id"], answer["producer_epoch"]
 
 
 async def _fetch(server, group_id: str, require_stable: bool) -> tuple[int, int]:
@@ -95,6 +112,37 @@ def test_txn_offset_commit_needs_the_partition_in_the_transaction_and_the_curren
         assert await _txn_commit(server, "tx", producer_id, epoch + 1, "g", 1) == Errors.PRODUCER_FENCED
         assert await _txn_commit(server, "tx", producer_id, epoch, "", 1) == Errors.INVALID_GROUP_ID
         assert await _fetch(server, "g", require_stable=True) == (-1, Errors.NONE)
+    run(tmp_path, scenario)
+
+
+def test_a_transactions_v2_commit_adds_the_offsets_partition_itself_and_its_end_bumps_the_epoch(tmp_path):
+    """KIP-890 part 2: TxnOffsetCommit v5 needs no AddOffsetsToTxn (the commit adds the group's
+    offsets partition to the transaction); EndTxn v5 writes the markers with the epoch bumped
+    and hands the producer that epoch, so the old one is fenced."""
+    async def scenario(server):
+        await server.controller.create_topic("t", 1, {})
+        producer_id, epoch, _ = await server.transaction_coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
+        v2 = _TransactionsV2()
+        assert await _txn_commit(server, "tx", producer_id, epoch, "g", 10, request=v2) == Errors.NONE
+        offsets_partition = (OFFSETS_TOPIC, server.group_coordinator.partition_for("g"))
+        assert server.transaction_coordinator.transactions["tx"].partitions == {offsets_partition}
+        assert await _fetch(server, "g", require_stable=True) == (-1, Errors.UNSTABLE_OFFSET_COMMIT)
+        assert await _end_v2(server, "tx", producer_id, epoch, commit=True) == (Errors.NONE, producer_id, epoch + 1)
+        assert await _fetch(server, "g", require_stable=True) == (10, Errors.NONE)
+        # The retry of that end is answered with what it handed out; the old epoch is fenced now.
+        assert await _end_v2(server, "tx", producer_id, epoch, commit=True) == (Errors.NONE, producer_id, epoch + 1)
+        assert await _txn_commit(server, "tx", producer_id, epoch, "g", 20, request=v2) == \
+            Errors.INVALID_PRODUCER_EPOCH
+        assert await _txn_commit(server, "tx", producer_id, epoch + 1, "g", 20, request=v2) == Errors.NONE
+        assert await _end_v2(server, "tx", producer_id, epoch + 1, commit=False) == (
+            Errors.NONE, producer_id, epoch + 2)
+        assert await _fetch(server, "g", require_stable=True) == (10, Errors.NONE)
+        log = server.replica_manager.log_of(offsets_partition)
+        markers: list = []
+        load_partition_transactional(log, lambda key, value, offset, pid: None,
+                                     lambda pid, commit, offset: markers.append(commit))
+        assert markers == [True, False]
+        assert log.producer_state_manager.last_entry(producer_id).producer_epoch == epoch + 2
     run(tmp_path, scenario)
 
 

@@ -33,6 +33,7 @@ public class FranzDriver {
             case "describe-topics": describeTopics(bootstrap, args[2]); break;
             case "describe-group": describeGroup(bootstrap, args[2]); break;
             case "transactions": transactions(bootstrap, args[2]); break;
+            case "exactly-once": exactlyOnce(bootstrap, args[2], args[3], Integer.parseInt(args[4])); break;
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
             case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
             case "abort-transaction": abortTransaction(bootstrap, args[2]); break;
@@ -419,6 +420,70 @@ public class FranzDriver {
                 calls.add(admin.alterPartitionReassignments(Map.of(partition, target)).all());
             }
             printOutcomes("altered", calls);
+        }
+    }
+
+    // Consume-transform-produce, one input record per transaction: each transaction sends the
+    // record upper-cased to `out` and the consumer's offset with it (sendOffsetsToTransaction),
+    // then commits; a last transaction sends junk and is aborted. Prints what a read_committed
+    // reader of `out` sees, the group's committed offset, and the producer epoch and state the
+    // coordinator reports: with transactions v2 every end bumps the epoch.
+    static void exactlyOnce(String bootstrap, String in, String out, int count) throws Exception {
+        try (KafkaProducer<String, String> plain = new KafkaProducer<>(props(bootstrap), new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < count; i++) plain.send(new ProducerRecord<>(in, 0, null, "record-" + i)).get();
+        }
+        Properties pp = props(bootstrap);
+        pp.put("transactional.id", "java-eos");
+        Properties cp = props(bootstrap);
+        cp.put("group.id", "eos-group");
+        cp.put("enable.auto.commit", "false");
+        cp.put("auto.offset.reset", "earliest");
+        cp.put("isolation.level", "read_committed");
+        cp.put("max.poll.records", "1");
+        int transactions = 0;
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp, new StringSerializer(), new StringSerializer());
+             KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new StringDeserializer())) {
+            producer.initTransactions();
+            consumer.subscribe(List.of(in));
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            int done = 0;
+            while (done < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(POLL)) {
+                    producer.beginTransaction();
+                    producer.send(new ProducerRecord<>(out, 0, null, record.value().toUpperCase()));
+                    producer.sendOffsetsToTransaction(
+                        Map.of(new TopicPartition(in, record.partition()), new OffsetAndMetadata(record.offset() + 1)),
+                        consumer.groupMetadata());
+                    producer.commitTransaction();
+                    transactions++;
+                    done++;
+                }
+            }
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(out, 0, null, "junk")).get();
+            producer.abortTransaction();
+            transactions++;
+        }
+        Properties rp = props(bootstrap);
+        rp.put("isolation.level", "read_committed");
+        List<String> seen = new ArrayList<>();
+        try (KafkaConsumer<String, String> reader = new KafkaConsumer<>(rp, new StringDeserializer(), new StringDeserializer())) {
+            TopicPartition tp = new TopicPartition(out, 0);
+            reader.assign(List.of(tp));
+            reader.seekToBeginning(List.of(tp));
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            while (seen.size() < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> r : reader.poll(POLL)) seen.add(r.value());
+            }
+            for (ConsumerRecord<String, String> r : reader.poll(Duration.ofMillis(500))) seen.add(r.value());
+        }
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            long committed = admin.listConsumerGroupOffsets("eos-group").partitionsToOffsetAndMetadata()
+                .get(30, TimeUnit.SECONDS).get(new TopicPartition(in, 0)).offset();
+            TransactionDescription description = admin.describeTransactions(List.of("java-eos"))
+                .description("java-eos").get(30, TimeUnit.SECONDS);
+            System.out.println("eos transactions=" + transactions + " out=" + String.join(",", seen)
+                + " committed=" + committed + " epoch=" + description.producerEpoch() + " state=" + description.state());
         }
     }
 

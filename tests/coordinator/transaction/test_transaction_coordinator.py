@@ -1,0 +1,116 @@
+"""TransactionCoordinator's transactions v2 (KIP-890 part 2) on a real in-process KafkaServer:
+EndTxn v5 bumps the epoch at every end, takes a new producer id when the epoch runs out,
+answers retries with what it handed out, and may abort with nothing open; EndTxn v4 keeps
+transactions v1's rules. Driven as the request handlers are, over the server's real logs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC, read_key, read_value
+from franz.coordinator.transaction.transaction_metadata import EPOCH_MAX, TransactionState
+from franz.coordinator.group.coordinator_loader import load_partition, load_partition_transactional
+from franz.protocol.errors import Errors
+from tests.coordinator.group.test_group_coordinator import run
+
+TIMEOUT_MS = 60_000
+
+
+class _EndTxn:
+    def __init__(self, api_version: int) -> None:
+        self.api_version = api_version
+
+
+async def _end(server, producer_id: int, epoch: int, commit: bool, version: int = 5) -> tuple[int, int, int]:
+    answer = await server.transaction_coordinator.handle_end_txn(_EndTxn(version), {
+        "transactional_id": "tx", "producer_id": producer_id, "producer_epoch": epoch, "committed": commit})
+    return answer["error_code"], answer["producer_id"], answer["producer_epoch"]
+
+
+async def _new_producer(server) -> tuple[int, int]:
+    await server.controller.create_topic("t", 1, {})
+    producer_id, epoch, error = await server.transaction_coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
+    assert error == Errors.NONE
+    return producer_id, epoch
+
+
+async def _add(server, producer_id: int, epoch: int, version: int = 2) -> int:
+    return await server.transaction_coordinator.add_partitions("tx", producer_id, epoch, {("t", 0)}, version)
+
+
+def _markers(server) -> list[tuple[int, int, bool]]:
+    found: list = []
+    log = server.replica_manager.log_of(("t", 0))
+    load_partition_transactional(log, lambda key, value, offset, pid: None,
+                                 lambda pid, commit, offset: found.append((pid, commit)))
+    return found
+
+
+def test_every_v2_end_bumps_the_epoch_and_a_retry_gets_what_the_end_handed_out(tmp_path):
+    async def scenario(server):
+        producer_id, epoch = await _new_producer(server)
+        assert await _add(server, producer_id, epoch) == Errors.NONE
+        assert await _end(server, producer_id, epoch, commit=True) == (Errors.NONE, producer_id, epoch + 1)
+        assert await _end(server, producer_id, epoch, commit=True) == (Errors.NONE, producer_id, epoch + 1)
+        assert await _end(server, producer_id, epoch, commit=False) == (Errors.INVALID_TXN_STATE, -1, -1)
+        assert await _add(server, producer_id, epoch) == Errors.PRODUCER_FENCED
+        # The same epoch is the next end, not a retry: with nothing open, only an abort may come.
+        assert await _end(server, producer_id, epoch + 1, commit=True) == (Errors.INVALID_TXN_STATE, -1, -1)
+        assert await _end(server, producer_id, epoch + 1, commit=False) == (Errors.NONE, producer_id, epoch + 2)
+        assert await _end(server, producer_id, epoch + 3, commit=False) == (Errors.PRODUCER_FENCED, -1, -1)
+        assert await _end(server, producer_id + 1, epoch + 2, commit=False) == (
+            Errors.INVALID_PRODUCER_ID_MAPPING, -1, -1)
+        metadata = server.transaction_coordinator.transactions["tx"]
+        assert (metadata.state, metadata.producer_epoch, metadata.client_transaction_version) == (
+            TransactionState.COMPLETE_ABORT, epoch + 2, 2)
+        # The marker of the transaction that held t-0 carried the bumped epoch.
+        entry = server.replica_manager.log_of(("t", 0)).producer_state_manager.last_entry(producer_id)
+        assert entry.producer_epoch == epoch + 1 and _markers(server) == [(producer_id, True)]
+    run(tmp_path, scenario)
+
+
+def test_v1_ends_keep_the_epoch_and_need_an_open_transaction(tmp_path):
+    async def scenario(server):
+        producer_id, epoch = await _new_producer(server)
+        assert await _end(server, producer_id, epoch, commit=False, version=4) == (Errors.INVALID_TXN_STATE, -1, -1)
+        assert await _add(server, producer_id, epoch, version=0) == Errors.NONE
+        assert await _end(server, producer_id, epoch, commit=True, version=4) == (Errors.NONE, -1, -1)
+        assert await _end(server, producer_id, epoch, commit=True, version=4) == (Errors.NONE, -1, -1)  # a retry
+        metadata = server.transaction_coordinator.transactions["tx"]
+        assert (metadata.producer_epoch, metadata.client_transaction_version) == (epoch, 0)
+    run(tmp_path, scenario)
+
+
+def test_the_end_that_exhausts_the_epoch_hands_over_a_new_producer_id(tmp_path):
+    """prepareAbortOrCommit at epoch Short.MaxValue - 1: the markers go out with the last
+    epoch there is, and the producer carries on with a new id at epoch 0; a retry that names
+    the old id and epoch is answered with the new identity (retryOnOverflow)."""
+    async def scenario(server):
+        producer_id, _ = await _new_producer(server)
+        coordinator = server.transaction_coordinator
+        # Epochs run out after 32,766 transactions; start near the end.
+        coordinator.transactions["tx"] = dataclasses.replace(coordinator.transactions["tx"],
+                                                             producer_epoch=EPOCH_MAX - 1)
+        assert await _add(server, producer_id, EPOCH_MAX - 1) == Errors.NONE
+        assert await _end(server, producer_id, EPOCH_MAX - 1, commit=True) == (Errors.NONE, producer_id, EPOCH_MAX)
+        assert await _add(server, producer_id, EPOCH_MAX) == Errors.NONE
+        error, new_id, new_epoch = await _end(server, producer_id, EPOCH_MAX, commit=True)
+        assert (error, new_epoch) == (Errors.NONE, 0) and new_id != producer_id
+        assert await _end(server, producer_id, EPOCH_MAX, commit=True) == (Errors.NONE, new_id, 0)
+        entry = server.replica_manager.log_of(("t", 0)).producer_state_manager.last_entry(producer_id)
+        assert entry.producer_epoch == EPOCH_MAX + 1  # Short.MaxValue: the overflow marker's epoch
+        assert await _add(server, new_id, 0) == Errors.NONE
+        assert await _end(server, new_id, 0, commit=False) == (Errors.NONE, new_id, 1)
+        # What the log says of it, as a restarted coordinator reads it back: version 1 values
+        # with the previous producer id, the next one while the end was being written, and the
+        # client's transaction version.
+        written = []
+        for partition in range(server.metadata.get(TRANSACTION_STATE_TOPIC).num_partitions):
+            load_partition(server.replica_manager.log_of((TRANSACTION_STATE_TOPIC, partition)),
+                           lambda key, value, offset: written.append(read_value(read_key(key), value)))
+        handover = [m for m in written if m.state == TransactionState.PREPARE_COMMIT and m.next_producer_id != -1]
+        assert [(m.producer_id, m.producer_epoch, m.next_producer_id, m.client_transaction_version)
+                for m in handover] == [(producer_id, EPOCH_MAX + 1, new_id, 2)]
+        completed = [m for m in written if m.state == TransactionState.COMPLETE_COMMIT and m.producer_id == new_id]
+        assert [(m.prev_producer_id, m.producer_epoch) for m in completed] == [(producer_id, 0)]
+    run(tmp_path, scenario)
