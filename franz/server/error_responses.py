@@ -98,9 +98,12 @@ def _metadata(version, body, code, message):
 
 
 def _offset_commit(version, body, code, message):
-    """OffsetCommit and TxnOffsetCommit: the same topics and partitions, each with the code."""
-    return {"topics": _topics(body["topics"], "name", "partitions", "partition_index", "partitions",
-                              error_code=code)}
+    """OffsetCommit and TxnOffsetCommit: the same topics and partitions, each with the code
+    (OffsetCommit v10 names them by id)."""
+    topics = _topics(body["topics"], "name", "partitions", "partition_index", "partitions", error_code=code)
+    for answer, asked in zip(topics, body["topics"]):
+        answer["topic_id"] = asked.get("topic_id")
+    return {"topics": topics}
 
 
 def _offset_fetch(version, body, code, message):

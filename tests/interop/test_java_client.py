@@ -40,6 +40,11 @@ def _run(driver: list[str], *args: str) -> list[str]:
     return result.stdout.split()
 
 
+def _scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        return response.read().decode()
+
+
 def _crc_sum(count: int) -> int:
     return sum(zlib.crc32(b"value-%d" % i) for i in range(count))
 
@@ -60,8 +65,7 @@ def test_java_producer_names_topics_by_id_in_produce_v13(broker_factory, java_dr
     broker = broker_factory({"metrics.port": str(port)})
     assert _run(java_driver, "produce", broker.bootstrap, "java-v13", "100", "1", "none", "false")[:2] == [
         "produced", "100"]
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        metrics = response.read().decode()
+    metrics = _scrape(port)
     assert re.search(r'^kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="13"\} [1-9]',
                      metrics, re.MULTILINE), [line for line in metrics.splitlines() if '"Produce"' in line]
     assert _run(java_driver, "consume", broker.bootstrap, "java-v13", "100") == ["consumed", "100",
@@ -193,8 +197,11 @@ def test_java_consumer_group_commits_and_resumes(broker, java_driver):
     assert int(again[3]) >= 300  # one partition: nothing below the committed offset is read again
 
 
-def test_java_consumer_group_protocol_commits_and_resumes(broker, java_driver):
-    """group.protocol=consumer: KIP-848's ConsumerGroupHeartbeat, OffsetCommit v9 at the member epoch."""
+def test_java_consumer_group_protocol_commits_and_resumes(broker_factory, java_driver):
+    """group.protocol=consumer: KIP-848's ConsumerGroupHeartbeat, OffsetCommit and OffsetFetch
+    v10 (topics by id) at the member epoch."""
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
     _run(java_driver, "produce", broker.bootstrap, "java-848", "300", "all", "none", "true")
     first = _run(java_driver, "consumer-group-consume", broker.bootstrap, "java-848", "300", "g848")
     assert first[:3] == ["consumed", "300", str(_crc_sum(300))]
@@ -205,6 +212,10 @@ def test_java_consumer_group_protocol_commits_and_resumes(broker, java_driver):
     # The Java Admin client's view of it: ConsumerGroupDescribe, then OffsetFetch.
     assert _run(java_driver, "describe-group", broker.bootstrap, "g848") == [
         "group", "type=Consumer", "state=Empty", "members=0", "committed=400"]
+    metrics = _scrape(port)
+    for api in ("OffsetCommit", "OffsetFetch"):
+        assert re.search(rf'^kafka_network_RequestMetrics_RequestsPerSec_total\{{request="{api}",version="10"\}} [1-9]',
+                         metrics, re.MULTILINE), [line for line in metrics.splitlines() if f'"{api}"' in line]
 
 
 def test_java_transactions_hide_aborted_records_from_read_committed(broker, java_driver):

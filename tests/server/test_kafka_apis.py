@@ -685,3 +685,41 @@ def test_api_versions_finalizes_transaction_version_2_and_group_version_1(broker
         "transaction.version": (0, 2), "group.version": (0, 1)}
     ranges = {row["api_key"]: (row["min_version"], row["max_version"]) for row in answer["api_keys"]}
     assert [ranges[key] for key in (0, 24, 26, 27, 28)] == [(0, 13), (0, 5), (0, 5), (1, 2), (0, 5)]
+
+
+def test_offset_commit_and_fetch_v10_name_topics_by_id(broker):
+    """OffsetCommit and OffsetFetch v10 (what the Java 4.x consumer sends in a KIP-848 group):
+    topics by id, answered by id; an id the broker does not know is UNKNOWN_TOPIC_ID; fetching
+    every offset answers each committed topic under its id."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "by-id-offsets", partitions=2)
+        topic_id = bytes(_metadata(client, "by-id-offsets", auto_create=False)["topic_id"])
+        stranger = uuid.uuid4().bytes
+        _find_coordinator(client, "g10", 0)
+        committed = client.request(8, 10, {"group_id": "g10", "generation_id_or_member_epoch": -1, "member_id": "",
+                                           "group_instance_id": None, "topics": [
+                                               {"topic_id": topic_id, "partitions": [
+                                                   {"partition_index": 1, "committed_offset": 42,
+                                                    "committed_leader_epoch": -1, "committed_metadata": "m"}]},
+                                               {"topic_id": stranger, "partitions": [
+                                                   {"partition_index": 0, "committed_offset": 1,
+                                                    "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        assert [(bytes(t["topic_id"]), [(p["partition_index"], p["error_code"]) for p in t["partitions"]])
+                for t in committed["topics"]] == [(topic_id, [(1, Errors.NONE)]),
+                                                  (stranger, [(0, Errors.UNKNOWN_TOPIC_ID)])]
+
+        def fetch(topics):
+            answer = client.request(9, 10, {"groups": [{"group_id": "g10", "member_id": None, "member_epoch": -1,
+                                                        "topics": topics}], "require_stable": True})
+            return [(bytes(t["topic_id"]), [(p["partition_index"], p["committed_offset"], p["error_code"])
+                                            for p in t["partitions"]]) for t in answer["groups"][0]["topics"]]
+
+        assert fetch([{"topic_id": topic_id, "partition_indexes": [0, 1]},
+                      {"topic_id": stranger, "partition_indexes": [0]}]) == [
+            (topic_id, [(0, -1, Errors.NONE), (1, 42, Errors.NONE)]), (stranger, [(0, -1, Errors.UNKNOWN_TOPIC_ID)])]
+        assert fetch(None) == [(topic_id, [(1, 42, Errors.NONE)])]
+        # v9 still names them.
+        named = client.request(9, 9, {"groups": [{"group_id": "g10", "member_id": None, "member_epoch": -1,
+                                                  "topics": None}], "require_stable": True})
+        assert named["groups"][0]["topics"][0]["name"] == "by-id-offsets"
+

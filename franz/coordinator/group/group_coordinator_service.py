@@ -54,6 +54,8 @@ KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
 GROUP_TYPE_CLASSIC: Final = "classic"
 GROUP_TYPE_CONSUMER: Final = "consumer"
+# OffsetCommit and OffsetFetch name topics by id from v10 (the Java 4.x consumer's, in KIP-848 groups).
+OFFSETS_BY_TOPIC_ID_MIN_VERSION: Final = 10
 
 # key -> (error, error message, node id, host, port); other coordinators (transactions) add theirs.
 CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
@@ -337,12 +339,46 @@ class GroupCoordinatorService:
                     for p in missing]})
         return known, unknown
 
+    def _named_by_id(self, topics: list[dict], partitions_key: str, unknown_answer: Callable[[int], dict]
+                     ) -> tuple[list[dict], list[dict]]:
+        """OffsetCommit and OffsetFetch v10 name topics by id (KIP-848): the topics given their
+        names, and the answers of those whose id this broker does not know (UNKNOWN_TOPIC_ID)."""
+        named, unknown = [], []
+        for topic in topics:
+            topic_id = bytes(topic["topic_id"])
+            name = self.metadata.name_of(topic_id)
+            if name is None:
+                unknown.append({"name": "", "topic_id": topic_id, "partitions": [
+                    unknown_answer(p if isinstance(p, int) else p["partition_index"]) for p in topic[partitions_key]]})
+            else:
+                named.append({**topic, "name": name})
+        return named, unknown
+
+    def _with_topic_ids(self, answer_topics: list[dict]) -> list[dict]:
+        """Answer topics with their ids, as v10 answers them; one without an id (its topic was
+        deleted) cannot be written in a v10 answer and is left out."""
+        answered = []
+        for topic in answer_topics:
+            metadata = self.metadata.get(topic["name"])
+            if metadata is not None:
+                answered.append({**topic, "topic_id": metadata.topic_id.bytes})
+        return answered
+
     async def handle_offset_commit(self, request, body: dict) -> dict:
+        unknown_ids: list[dict] = []
+        if request.api_version >= OFFSETS_BY_TOPIC_ID_MIN_VERSION:
+            named, unknown_ids = self._named_by_id(
+                body["topics"], "partitions", lambda index: {"partition_index": index,
+                                                             "error_code": Errors.UNKNOWN_TOPIC_ID})
+            body = {**body, "topics": named}
         known, unknown = self._known_partitions(body["topics"])
         if not known:  # nothing for the coordinator: no group is checked or made
-            return {"throttle_time_ms": 0, "topics": unknown}
-        answer = await self._commit_offsets(request, {**body, "topics": known})
-        answer["topics"] = _merge_topics(answer["topics"], unknown)
+            answer = {"throttle_time_ms": 0, "topics": unknown}
+        else:
+            answer = await self._commit_offsets(request, {**body, "topics": known})
+            answer["topics"] = _merge_topics(answer["topics"], unknown)
+        if request.api_version >= OFFSETS_BY_TOPIC_ID_MIN_VERSION:
+            answer["topics"] = self._with_topic_ids(answer["topics"]) + unknown_ids
         return answer
 
     async def _commit_offsets(self, request, body: dict) -> dict:
@@ -387,12 +423,18 @@ class GroupCoordinatorService:
     async def handle_offset_fetch(self, request, body: dict) -> dict:
         stable = bool(body.get("require_stable"))  # v7+: UNSTABLE_OFFSET_COMMIT where a transaction is open
         if request.api_version >= 8:
+            by_id = request.api_version >= OFFSETS_BY_TOPIC_ID_MIN_VERSION
             groups = []
             for entry in body["groups"]:
                 consumer_group = self._consumer_group(entry["group_id"])
                 error = Errors.NONE if consumer_group is None else consumer_group.validate_offset_fetch(
                     entry.get("member_id"), entry.get("member_epoch", -1))
-                topics = [] if error != Errors.NONE else self.offsets.fetch(entry["group_id"], entry["topics"], stable)
+                asked, unknown_ids = entry["topics"], []
+                if by_id and asked is not None:
+                    asked, unknown_ids = self._named_by_id(asked, "partition_indexes", _unknown_topic_id_offset)
+                topics = [] if error != Errors.NONE else self.offsets.fetch(entry["group_id"], asked, stable)
+                if by_id and error == Errors.NONE:
+                    topics = self._with_topic_ids(topics) + unknown_ids
                 groups.append({"group_id": entry["group_id"], "error_code": error, "topics": topics})
             return {"throttle_time_ms": 0, "groups": groups}
         topics = body["topics"]
@@ -680,8 +722,15 @@ class GroupCoordinatorService:
 def _answer_all(body: dict, code: int) -> dict:
     """An OffsetCommit/TxnOffsetCommit answer giving every asked partition the same error."""
     return {"throttle_time_ms": 0, "topics": [
-        {"name": t["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": code}
-                                           for p in t["partitions"]]} for t in body["topics"]]}
+        {"name": t["name"], "topic_id": t.get("topic_id"),
+         "partitions": [{"partition_index": p["partition_index"], "error_code": code} for p in t["partitions"]]}
+        for t in body["topics"]]}
+
+
+def _unknown_topic_id_offset(index: int) -> dict:
+    """KafkaApis.fetchOffsetsForGroup's answer of a partition of an unknown topic id."""
+    return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+            "error_code": Errors.UNKNOWN_TOPIC_ID}
 
 
 def _fail_written(topics: list[dict], code: int) -> dict:

@@ -95,7 +95,7 @@ LeaveGroup key=13 versions=0-5 flex=4+
       group_instance_id string 3+ null
       error_code int16 3+
 
-OffsetCommit key=8 versions=2-9 flex=8+
+OffsetCommit key=8 versions=2-10 flex=8+
  request
     group_id string
     generation_id_or_member_epoch int32 default=-1
@@ -103,7 +103,8 @@ OffsetCommit key=8 versions=2-9 flex=8+
     group_instance_id string 7+ null default=null
     retention_time_ms int64 2-4 default=-1
     topics []
-      name string
+      name string 2-9
+      topic_id uuid 10+
       partitions []
         partition_index int32
         committed_offset int64
@@ -112,12 +113,13 @@ OffsetCommit key=8 versions=2-9 flex=8+
  response
     throttle_time_ms int32 3+
     topics []
-      name string
+      name string 2-9
+      topic_id uuid 10+
       partitions []
         partition_index int32
         error_code int16
 
-OffsetFetch key=9 versions=1-9 flex=6+
+OffsetFetch key=9 versions=1-10 flex=6+
  request
     group_id string 1-7
     topics [] 1-7 null=2-7
@@ -128,7 +130,8 @@ OffsetFetch key=9 versions=1-9 flex=6+
       member_id string 9+ null default=null
       member_epoch int32 9+ default=-1
       topics [] 8+ null
-        name string 8+
+        name string 8-9
+        topic_id uuid 10+
         partition_indexes []int32 8+
     require_stable bool 7+
  response
@@ -145,7 +148,8 @@ OffsetFetch key=9 versions=1-9 flex=6+
     groups [] 8+
       group_id string 8+
       topics [] 8+
-        name string 8+
+        name string 8-9
+        topic_id uuid 10+
         partitions [] 8+
           partition_index int32 8+
           committed_offset int64 8+
