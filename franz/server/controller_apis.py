@@ -194,7 +194,10 @@ class ControllerApis:
                 "replica_election_results": self.controller.elect_leaders(body["topic_partitions"])}
 
     async def handle_alter_partition_reassignments(self, request: Request, body: dict) -> dict:
+        # v1 (KIP-860) may forbid a change of replication factor; one node never lets a
+        # reassignment start at all, so the flag is only answered back.
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
+                "allow_replication_factor_change": body["allow_replication_factor_change"],
                 "responses": self.controller.alter_partition_reassignments(body["topics"])}
 
     async def handle_list_partition_reassignments(self, request: Request, body: dict) -> dict:

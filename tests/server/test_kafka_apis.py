@@ -125,9 +125,9 @@ def test_list_offsets_earliest_latest_max_timestamp_and_by_time(broker):
 
 
 def test_list_offsets_of_tiered_storage_and_unknown_negative_timestamps_answer_as_kafka(broker):
-    """ListOffsets v9+ may ask for latest tiered (-5): with no remote storage Kafka answers offset
-    -1 and leader epoch -1, no error. Earliest pending upload (-6) needs v11, which franz does not
-    serve, and any other negative timestamp is no search: both are UNSUPPORTED_VERSION
+    """ListOffsets v9+ may ask for latest tiered (-5), v11+ for earliest pending upload (-6): with
+    no remote storage Kafka answers both with offset -1 and leader epoch -1, no error. Asked of
+    an older version, or any other negative timestamp, is UNSUPPORTED_VERSION
     (ReplicaManager.isListOffsetsTimestampUnsupported)."""
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "tiered")
@@ -144,6 +144,10 @@ def test_list_offsets_of_tiered_storage_and_unknown_negative_timestamps_answer_a
                     partition["leader_epoch"]) == (Errors.NONE, -1, -1, -1)
             for timestamp in (-6, -7):
                 assert answer_of(timestamp, version)["error_code"] == Errors.UNSUPPORTED_VERSION
+        pending = answer_of(-6, 11)
+        assert (pending["error_code"], pending["offset"], pending["timestamp"], pending["leader_epoch"]) == (
+            Errors.NONE, -1, -1, -1)
+        assert answer_of(-7, 11)["error_code"] == Errors.UNSUPPORTED_VERSION
 
 
 def _init_producer_id(client: RawClient, version: int = 4, transactional_id=None, producer_id: int = -1,
@@ -723,3 +727,34 @@ def test_offset_commit_and_fetch_v10_name_topics_by_id(broker):
                                                   "topics": None}], "require_stable": True})
         assert named["groups"][0]["topics"][0]["name"] == "by-id-offsets"
 
+
+def test_the_newest_versions_kafka_4_3_serves_answer_as_it_does(broker):
+    """Versions the Java 4.3 clients speak to a 4.3 broker: Metadata v13 (a top-level error
+    code), Fetch v18 (a follower's high watermark, tagged), DescribeCluster v2 (fenced brokers:
+    never this one), DescribeLogDirs v5 (cordoned dirs: none), AlterPartitionReassignments v1
+    (the replication-factor flag answered back)."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "newest")
+        topic_id = bytes(_metadata(client, "newest", auto_create=False)["topic_id"])
+        metadata = client.request(3, 13, {"topics": [{"name": "newest", "topic_id": bytes(16)}],
+                                          "allow_auto_topic_creation": False,
+                                          "include_topic_authorized_operations": False})
+        assert (metadata["error_code"], metadata["topics"][0]["error_code"]) == (Errors.NONE, Errors.NONE)
+        produce(client, "newest", batch(b"a", b"b"))
+        fetched = client.request(1, 18, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+            "topics": [{"topic_id": topic_id, "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                              "partition_max_bytes": 1 << 20,
+                                                              "high_watermark": 2}]}]})
+        partition = fetched["responses"][0]["partitions"][0]
+        assert (partition["error_code"], partition["high_watermark"]) == (Errors.NONE, 2)
+        cluster = client.request(60, 2, {"include_cluster_authorized_operations": False,
+                                         "include_fenced_brokers": True})
+        assert [(b["broker_id"], b["is_fenced"]) for b in cluster["brokers"]] == [(1, False)]
+        dirs = client.request(35, 5, {"topics": None})
+        assert dirs["error_code"] == Errors.NONE and [d["is_cordoned"] for d in dirs["results"]] == [False]
+        reassigned = client.request(45, 1, {"allow_replication_factor_change": False, "topics": [
+            {"name": "newest", "partitions": [{"partition_index": 0, "replicas": [1]}]}]})
+        assert reassigned["allow_replication_factor_change"] is False
+        assert reassigned["responses"][0]["partitions"][0]["error_code"] == Errors.NONE

@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import re
 from typing import Final
 
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
@@ -547,8 +548,17 @@ class TransactionCoordinator:
 
     async def handle_list_transactions(self, request, body: dict) -> dict:
         """TransactionStateManager.listTransactionStates: every id but Dead ones, filtered by
-        producer id, by state (a name Kafka does not know is echoed back, not an error) and, from
-        v1, by having run longer than duration_filter ms."""
+        producer id, by state (a name Kafka does not know is echoed back, not an error), from
+        v1 by having run longer than duration_filter ms, and from v2 by a regular expression
+        the whole transactional id must match (KIP-1152: java.util.regex, whose common syntax
+        Python's re shares); one that does not compile is INVALID_REGULAR_EXPRESSION."""
+        pattern = None
+        if body.get("transactional_id_pattern"):
+            try:
+                pattern = re.compile(body["transactional_id_pattern"])
+            except re.error:
+                return {"throttle_time_ms": 0, "error_code": Errors.INVALID_REGULAR_EXPRESSION,
+                        "unknown_state_filters": [], "transaction_states": []}
         producer_ids = set(body["producer_id_filters"])
         states = {STATES_BY_NAME[name] for name in body["state_filters"] if name in STATES_BY_NAME}
         unknown = [name for name in body["state_filters"] if name not in STATES_BY_NAME]
@@ -560,7 +570,8 @@ class TransactionCoordinator:
                   if metadata.state != TransactionState.DEAD
                   and (not producer_ids or metadata.producer_id in producer_ids)
                   and (not body["state_filters"] or metadata.state in states)
-                  and (duration_ms < 0 or now - metadata.txn_start_timestamp_ms > duration_ms)]
+                  and (duration_ms < 0 or now - metadata.txn_start_timestamp_ms > duration_ms)
+                  and (pattern is None or pattern.fullmatch(metadata.transactional_id))]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "unknown_state_filters": unknown,
                 "transaction_states": listed}
 

@@ -159,10 +159,11 @@ InitProducerId key=22 versions=0-5 flex=2+
     producer_id int64 default=-1
     producer_epoch int16
 
-DescribeCluster key=60 versions=0-1 flex=0+
+DescribeCluster key=60 versions=0-2 flex=0+
  request
     include_cluster_authorized_operations bool
     endpoint_type int8 1+ default=1
+    include_fenced_brokers bool 2+ default=false
  response
     throttle_time_ms int32
     error_code int16
@@ -175,9 +176,10 @@ DescribeCluster key=60 versions=0-1 flex=0+
       host string
       port int32
       rack string null default=null
+      is_fenced bool 2+ default=false
     cluster_authorized_operations int32 default=-2147483648
 
-DescribeLogDirs key=35 versions=1-4 flex=2+
+DescribeLogDirs key=35 versions=1-5 flex=2+
  request
     topics [] null
       topic string
@@ -197,6 +199,7 @@ DescribeLogDirs key=35 versions=1-4 flex=2+
           is_future_key bool
       total_bytes int64 4+ default=-1
       usable_bytes int64 4+ default=-1
+      is_cordoned bool 5+ default=false
 
 SaslHandshake key=17 versions=0-1
  request
@@ -357,9 +360,10 @@ ElectLeaders key=43 versions=0-2 flex=2+
         error_code int16
         error_message string null
 
-AlterPartitionReassignments key=45 versions=0-0 flex=0+
+AlterPartitionReassignments key=45 versions=0-1 flex=0+
  request
     timeout_ms int32 default=60000
+    allow_replication_factor_change bool 1+ default=true
     topics []
       name string
       partitions []
@@ -367,6 +371,7 @@ AlterPartitionReassignments key=45 versions=0-0 flex=0+
         replicas []int32 null default=null
  response
     throttle_time_ms int32
+    allow_replication_factor_change bool 1+ default=true
     error_code int16
     error_message string null
     responses []

@@ -41,7 +41,7 @@ Produce key=0 versions=3-13 flex=9+
       port int32 10+
       rack string 10+ null default=null
 
-Fetch key=1 versions=4-17 flex=12+
+Fetch key=1 versions=4-18 flex=12+
  request
     cluster_id string 12+ null tag=0 default=null
     replica_id int32 4-14 default=-1
@@ -65,6 +65,7 @@ Fetch key=1 versions=4-17 flex=12+
         log_start_offset int64 5+ default=-1
         partition_max_bytes int32
         replica_directory_id uuid 17+ tag=0
+        high_watermark int64 18+ tag=1 default=0x7fffffffffffffff
     forgotten_topics_data [] 7+
       topic string 7-12
       topic_id uuid 13+
@@ -103,7 +104,7 @@ Fetch key=1 versions=4-17 flex=12+
       port int32 16+
       rack string 16+ null default=null
 
-ListOffsets key=2 versions=1-10 flex=6+
+ListOffsets key=2 versions=1-11 flex=6+
  request
     replica_id int32
     isolation_level int8 2+
@@ -125,7 +126,7 @@ ListOffsets key=2 versions=1-10 flex=6+
         offset int64 default=-1
         leader_epoch int32 4+ default=-1
 
-Metadata key=3 versions=0-12 flex=9+
+Metadata key=3 versions=0-13 flex=9+
  request
     topics [] null=1+
       topic_id uuid 10+
@@ -157,6 +158,7 @@ Metadata key=3 versions=0-12 flex=9+
         offline_replicas []int32 5+
       topic_authorized_operations int32 8+ default=-2147483648
     cluster_authorized_operations int32 8-10 default=-2147483648
+    error_code int16 13+ default=0
 
 DescribeTopicPartitions key=75 versions=0-0 flex=0+
  request

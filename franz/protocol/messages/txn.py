@@ -120,11 +120,12 @@ DescribeTransactions key=65 versions=0-0 flex=0+
         topic string
         partitions []int32
 
-ListTransactions key=66 versions=0-1 flex=0+
+ListTransactions key=66 versions=0-2 flex=0+
  request
     state_filters []string
     producer_id_filters []int64
     duration_filter int64 1+ default=-1
+    transactional_id_pattern string 2+ null default=null
  response
     throttle_time_ms int32
     error_code int16

@@ -128,7 +128,7 @@ DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 65, 66
 
 def test_list_and_describe_transactions_report_each_ids_state_as_kafka_names_it(broker):
     """kafka-transactions.sh list / describe: ListTransactions (filters by state name, producer
-    id and, from v1, duration) and DescribeTransactions (an open one's partitions)."""
+    id, from v1 duration, from v2 an id pattern) and DescribeTransactions (an open one's partitions)."""
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "listed")
     _open_transaction(broker.bootstrap, "tx-done", "listed", b"d").commit_transaction(TIMEOUT_S)
@@ -151,6 +151,14 @@ def test_list_and_describe_transactions_report_each_ids_state_as_kafka_names_it(
         assert [s["transactional_id"] for s in listed(producer_id_filters=[done_id])["transaction_states"]] == [
             "tx-done"]
         assert listed(duration_filter=3_600_000)["transaction_states"] == []  # none has run for an hour
+        # v2 (KIP-1152): the whole id must match the pattern; one that does not compile is refused.
+        assert [s["transactional_id"] for s in listed(version=2, transactional_id_pattern="tx-open.*")[
+            "transaction_states"]] == ["tx-open-listed"]
+        assert listed(version=2, transactional_id_pattern="open")["transaction_states"] == []
+        assert len(listed(version=2, transactional_id_pattern="")["transaction_states"]) == 2
+        bad = client.request(LIST_TRANSACTIONS, 2, {"state_filters": [], "producer_id_filters": [],
+                                                    "duration_filter": -1, "transactional_id_pattern": "tx-(["})
+        assert (bad["error_code"], bad["transaction_states"]) == (Errors.INVALID_REGULAR_EXPRESSION, [])
 
         described = client.request(DESCRIBE_TRANSACTIONS, 0, {
             "transactional_ids": ["tx-open-listed", "tx-nope", ""]})["transaction_states"]
