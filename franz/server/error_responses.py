@@ -93,8 +93,10 @@ def _list_offsets(version, body, code, message):
 
 
 def _metadata(version, body, code, message):
-    return {"topics": [{"name": topic.get("name") or "", "topic_id": topic.get("topic_id"), "error_code": code,
-                        "is_internal": False, "partitions": []} for topic in body.get("topics") or ()]}
+    # From v13 the top level carries the code too.
+    return {"error_code": code, "topics": [{"name": topic.get("name") or "", "topic_id": topic.get("topic_id"),
+                                            "error_code": code, "is_internal": False, "partitions": []}
+                                           for topic in body.get("topics") or ()]}
 
 
 def _offset_commit(version, body, code, message):
