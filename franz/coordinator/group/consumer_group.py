@@ -8,7 +8,10 @@ Epochs (Kafka's modern group model):
   for (`assignment_epoch <= group_epoch`; below it the group is Assigning);
 - a member's epoch is the assignment epoch it has reconciled to; it moves
   only through CurrentAssignmentBuilder (franz/coordinator/group/
-  current_assignment_builder.py).
+  current_assignment_builder.py);
+- a partition's assignment epoch is the member epoch at which the member was
+  given it (KIP-1251, 4.3): a commit from an older member epoch is still the
+  member's for the partitions it held since then.
 
 Ownership invariant: `partition_epochs[(topic id, partition)]` is the epoch of
 the one member that holds the partition, as assigned or pending revocation;
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from franz.coordinator.group.subscription import matching_topics
 from franz.protocol.errors import Errors
@@ -68,6 +71,14 @@ class ConsumerGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = dataclasses.field(default_factory=dict)
     pending_revocation: Assignment = dataclasses.field(default_factory=dict)
+    # (topic id, partition) -> the epoch it was assigned at, for every partition assigned or
+    # pending revocation (ConsumerGroupMember's assignedPartitions/partitionsPendingRevocation epochs)
+    assignment_epochs: Mapping[tuple[bytes, int], int] = dataclasses.field(default_factory=dict)
+
+    def assignment_epoch(self, topic_id: bytes, partition: int) -> int | None:
+        """The epoch the member was given the partition at; None when it holds it not."""
+        held = partition in self.assigned.get(topic_id, ()) or partition in self.pending_revocation.get(topic_id, ())
+        return self.assignment_epochs.get((topic_id, partition), max(self.member_epoch, 0)) if held else None
 
     def is_reconciled_to(self, assignment_epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == assignment_epoch
@@ -112,15 +123,28 @@ class ConsumerGroup:
         return ConsumerGroupState.STABLE
 
     def validate_offset_commit(self, member_id: str, member_epoch: int, epoch_aware_version: bool,
-                               transactional: bool) -> Errors:
+                               transactional: bool, partitions: Iterable[tuple[bytes, int]] = ()) -> Errors:
         """ConsumerGroup.validateOffsetCommit: with no member epoch only while the group is empty
         (an admin or a consumer outside group management) or in a transaction; a member commits
-        at its own epoch, with OffsetCommit v9+ (whose field is the member epoch)."""
+        with OffsetCommit v9+ (whose field is the member epoch) at its own epoch, or at an older
+        one for partitions it was given at or before that epoch and still holds (KIP-1251: a
+        commit sent before the member's last epoch bump). One partition failing fails them all."""
         if member_epoch < 0 and (not self.members or transactional):
             return Errors.NONE
-        if member_id in self.members and not epoch_aware_version:
+        member = self.members.get(member_id)
+        if member is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        if not epoch_aware_version:
             return Errors.UNSUPPORTED_VERSION
-        return self._check_epoch(member_id, member_epoch)
+        if member_epoch == member.member_epoch:
+            return Errors.NONE
+        if member_epoch > member.member_epoch:
+            return Errors.STALE_MEMBER_EPOCH
+        for topic_id, partition in partitions:
+            assigned_at = member.assignment_epoch(topic_id, partition)
+            if assigned_at is None or member_epoch < assigned_at:
+                return Errors.STALE_MEMBER_EPOCH
+        return Errors.NONE
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> Errors:
         """ConsumerGroup.validateOffsetFetch (OffsetFetch v9+): a member fetches at its own epoch;

@@ -323,7 +323,8 @@ class ConsumerGroupCoordinator:
             # id (KIP-1082 keeps it): it owns nothing now, so its partitions are released.
             logger.info("[GroupId %s] Member %s rejoins the consumer group.", group.group_id, member_id)
             group.update_member(dataclasses.replace(member, member_epoch=0, previous_member_epoch=0,
-                                                    state=MemberState.STABLE, assigned={}, pending_revocation={}))
+                                                    state=MemberState.STABLE, assigned={}, pending_revocation={},
+                                                    assignment_epochs={}))
             return group.members[member_id]
         _check_member_epoch(member, epoch, owned)
         return member
@@ -403,8 +404,11 @@ class ConsumerGroupCoordinator:
             # It comes back within its session (a restart): keeps its partitions meanwhile.
             logger.info("[GroupId %s] Static member %s with instance id %s temporarily left the consumer group.",
                         group_id, member_id, instance_id)
-            group.update_member(dataclasses.replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                                    pending_revocation={}))
+            # Its partitions count as assigned at epoch 0 to whichever member id it comes back
+            # with (consumerGroupStaticMemberGroupLeave).
+            group.update_member(dataclasses.replace(
+                member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={},
+                assignment_epochs={(t, p): 0 for t, ps in member.assigned.items() for p in ps}))
             self._cancel(group_id, member_id, "rebalance")
             return answer
         logger.info("[GroupId %s] Static member %s with instance id %s left the consumer group.",

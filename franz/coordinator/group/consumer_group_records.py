@@ -37,6 +37,26 @@ def _partitions(assignment: Assignment) -> list[dict]:
     return [{"topic_id": topic_id, "partitions": sorted(ps)} for topic_id, ps in sorted(assignment.items())]
 
 
+def _partitions_with_epochs(member: ConsumerGroupMember, assignment: Assignment) -> list[dict]:
+    """TopicPartitions with the tagged AssignmentEpochs (KIP-1251), one per partition."""
+    return [{"topic_id": topic_id, "partitions": sorted(ps),
+             "assignment_epochs": [member.assignment_epoch(topic_id, p) for p in sorted(ps)]}
+            for topic_id, ps in sorted(assignment.items())]
+
+
+def _assignment_epochs(entries: list[dict], member_epoch: int) -> dict[tuple[bytes, int], int]:
+    """Utils.assignmentFromTopicPartitions: the record's epochs, or (a record written before
+    4.3, or a list of the wrong length) the member epoch, never below 0."""
+    epochs = {}
+    for entry in entries:
+        given = entry.get("assignment_epochs")
+        partitions = entry["partitions"]
+        if given is None or len(given) != len(partitions):
+            given = [max(member_epoch, 0)] * len(partitions)
+        epochs.update(((bytes(entry["topic_id"]), p), e) for p, e in zip(partitions, given))
+    return epochs
+
+
 def _assignment(entries: list[dict]) -> dict[bytes, frozenset[int]]:
     return {bytes(e["topic_id"]): frozenset(e["partitions"]) for e in entries if e["partitions"]}
 
@@ -95,8 +115,9 @@ def _member_records(group_id: str, member: ConsumerGroupMember) -> Records:
         serde.consumer_group_key(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id, member.member_id):
             serde.consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, {
                 "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
-                "state": _STATE_CODES[member.state], "assigned_partitions": _partitions(member.assigned),
-                "partitions_pending_revocation": _partitions(member.pending_revocation)}),
+                "state": _STATE_CODES[member.state],
+                "assigned_partitions": _partitions_with_epochs(member, member.assigned),
+                "partitions_pending_revocation": _partitions_with_epochs(member, member.pending_revocation)}),
     }
 
 
@@ -133,11 +154,13 @@ def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> Consume
         else:
             members.setdefault(key.member_id, {}).update(data)
     for member_id, data in sorted(members.items()):
+        member_epoch = data.get("member_epoch", 0)
+        held = data.get("assigned_partitions", []) + data.get("partitions_pending_revocation", [])
         group.update_member(ConsumerGroupMember(
             member_id, data.get("instance_id"), data.get("rack_id"), data.get("rebalance_timeout_ms", -1),
             data.get("client_id", ""), data.get("client_host", ""), tuple(data.get("subscribed_topic_names", ())),
-            data.get("subscribed_topic_regex"), data.get("server_assignor"), data.get("member_epoch", 0),
+            data.get("subscribed_topic_regex"), data.get("server_assignor"), member_epoch,
             data.get("previous_member_epoch", 0), _STATES.get(data.get("state", 0), MemberState.STABLE),
             _assignment(data.get("assigned_partitions", [])),
-            _assignment(data.get("partitions_pending_revocation", []))))
+            _assignment(data.get("partitions_pending_revocation", [])), _assignment_epochs(held, member_epoch)))
     return group

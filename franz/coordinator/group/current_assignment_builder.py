@@ -55,6 +55,8 @@ def reconcile(member: ConsumerGroupMember, target_epoch: int, target: Assignment
 
 def _next_assignment(member: ConsumerGroupMember, epoch: int, target_epoch: int, target: Assignment,
                      partition_epoch: PartitionEpoch, owned: OwnedPartitions) -> ConsumerGroupMember:
+    """Partitions kept or being revoked keep the epoch they were assigned at; those handed
+    over now are assigned at the target epoch (KIP-1251's assignment epochs)."""
     assigned: dict[bytes, frozenset[int]] = {}
     revoking: dict[bytes, frozenset[int]] = {}
     incoming: dict[bytes, frozenset[int]] = {}
@@ -74,15 +76,24 @@ def _next_assignment(member: ConsumerGroupMember, epoch: int, target_epoch: int,
         if free:
             incoming[topic_id] = frozenset(free)
     if revoking and owns_any(owned, revoking):
-        return _moved(member, epoch, MemberState.UNREVOKED_PARTITIONS, assigned, revoking)
+        return _moved(member, epoch, MemberState.UNREVOKED_PARTITIONS, assigned, revoking, {})
     for topic_id, partitions in incoming.items():
         assigned[topic_id] = assigned.get(topic_id, frozenset()) | partitions
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
-    return _moved(member, target_epoch, state, assigned, {})
+    return _moved(member, target_epoch, state, assigned, {}, {(t, p): target_epoch for t, ps in incoming.items()
+                                                             for p in ps})
 
 
 def _moved(member: ConsumerGroupMember, epoch: int, state: MemberState, assigned: Assignment,
-           revoking: Assignment) -> ConsumerGroupMember:
+           revoking: Assignment, newly_assigned: dict[tuple[bytes, int], int]) -> ConsumerGroupMember:
+    epochs = {}
+    for held in (assigned, revoking):
+        for topic_id, partitions in held.items():
+            for p in partitions:
+                key = (topic_id, p)
+                epochs[key] = newly_assigned[key] if key in newly_assigned else member.assignment_epoch(topic_id, p)
     if epoch == member.member_epoch:
-        return dataclasses.replace(member, state=state, assigned=assigned, pending_revocation=revoking)
-    return member.with_epoch(epoch, state=state, assigned=assigned, pending_revocation=revoking)
+        return dataclasses.replace(member, state=state, assigned=assigned, pending_revocation=revoking,
+                                   assignment_epochs=epochs)
+    return member.with_epoch(epoch, state=state, assigned=assigned, pending_revocation=revoking,
+                             assignment_epochs=epochs)

@@ -188,9 +188,11 @@ ConsumerGroupCurrentMemberAssignmentValue key=8 versions=0 flex=0+
     assigned_partitions []
       topic_id uuid
       partitions []int32
+      assignment_epochs []int32 tag=0 null default=null
     partitions_pending_revocation []
       topic_id uuid
       partitions []int32
+      assignment_epochs []int32 tag=0 null default=null
  response
 """
 

@@ -354,6 +354,11 @@ class GroupCoordinatorService:
                 named.append({**topic, "name": name})
         return named, unknown
 
+    def _topic_partitions(self, topics: list[dict]) -> list[tuple[bytes, int]]:
+        """(topic id, partition) of an offset commit's partitions, all of topics that exist."""
+        return [(self.metadata.get(topic["name"]).topic_id.bytes, partition["partition_index"])
+                for topic in topics for partition in topic["partitions"]]
+
     def _with_topic_ids(self, answer_topics: list[dict]) -> list[dict]:
         """Answer topics with their ids, as v10 answers them; one without an id (its topic was
         deleted) cannot be written in a v10 answer and is left out."""
@@ -389,7 +394,8 @@ class GroupCoordinatorService:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
-            error = consumer_group.validate_offset_commit(body["member_id"], generation_id, version >= 9, False)
+            error = consumer_group.validate_offset_commit(body["member_id"], generation_id, version >= 9, False,
+                                                          self._topic_partitions(body["topics"]))
         else:
             group = self.coordinator.group(group_id)
             if group is None:
@@ -477,7 +483,8 @@ class GroupCoordinatorService:
                 return _answer_all(body, error)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
-            error = consumer_group.validate_offset_commit(member_id, generation_id, True, True)
+            error = consumer_group.validate_offset_commit(member_id, generation_id, True, True,
+                                                          self._topic_partitions(body["topics"]))
         else:
             group = self.coordinator.group(group_id)
             if group is None:

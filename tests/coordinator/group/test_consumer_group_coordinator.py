@@ -343,3 +343,33 @@ def test_an_empty_subscription_joins_and_a_static_member_replaces_itself_in_a_fu
         assert again["error_code"] == Errors.NONE and again["member_epoch"] >= first["member_epoch"]
         assert (await beat(server, "other", 0, group_id="full"))["error_code"] == Errors.GROUP_MAX_SIZE_REACHED
     run(tmp_path, scenario, group_consumer_max_size="1")
+
+
+def test_a_commit_from_an_older_member_epoch_counts_for_partitions_held_since_then(tmp_path):
+    """KIP-1251 (4.3): a commit sent before the member's last epoch bump (an async or auto commit
+    racing a rebalance) is taken for partitions the member was given at or before that epoch
+    and still holds; one it no longer holds, or got later, fails the whole commit
+    STALE_MEMBER_EPOCH, as does an epoch newer than the member's."""
+    async def scenario(server):
+        topic = await _topic(server, "t", 4)
+        service = server.group_coordinator
+
+        async def commit(member_id: str, epoch: int, partitions) -> set[int]:
+            body = {"group_id": "g", "generation_id_or_member_epoch": epoch, "member_id": member_id,
+                    "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+                        {"partition_index": p, "committed_offset": 7, "committed_leader_epoch": -1,
+                         "committed_metadata": ""} for p in partitions]}]}
+            answer = await service.handle_offset_commit(_Request(9), body)
+            return {p["error_code"] for t in answer["topics"] for p in t["partitions"]}
+
+        await beat(server, "m1", 0)  # all four partitions, at epoch 1
+        await beat(server, "m2", 0)  # group epoch 2
+        kept = _partitions(await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])]))[topic]
+        revoked = sorted(set(range(4)) - set(kept))
+        assert (await beat(server, "m1", 1, owned=[(topic, kept)]))["member_epoch"] == 2
+        assert sorted(_partitions(await beat(server, "m2", 2, owned=[]))[topic]) == revoked  # at epoch 2
+        return [await commit("m1", 1, kept), await commit("m1", 1, revoked[:1]), await commit("m1", 1, kept + revoked),
+                await commit("m2", 1, revoked), await commit("m1", 3, kept), await commit("m1", 2, kept),
+                await commit("m2", 2, revoked)]
+    stale = {Errors.STALE_MEMBER_EPOCH}
+    assert run(tmp_path, scenario) == [{Errors.NONE}, stale, stale, stale, stale, {Errors.NONE}, {Errors.NONE}]

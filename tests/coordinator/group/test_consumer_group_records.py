@@ -24,7 +24,8 @@ def _group() -> ConsumerGroup:
     group.subscription_metadata = {"t": (T, 2)}
     group.update_member(ConsumerGroupMember("a", instance_id="i", rebalance_timeout_ms=500, client_id="c",
                                             subscribed_topic_names=("t",), member_epoch=3, previous_member_epoch=2,
-                                            state=MemberState.UNRELEASED_PARTITIONS, assigned={T: frozenset({0})}))
+                                            state=MemberState.UNRELEASED_PARTITIONS, assigned={T: frozenset({0})},
+                                            assignment_epochs={(T, 0): 2}))
     group.target_assignment = {"a": {T: frozenset({0, 1})}}
     return group
 
@@ -40,6 +41,26 @@ def test_records_load_back_into_the_same_group():
     assert (loaded.group_epoch, loaded.assignment_epoch, loaded.subscription_metadata) == (3, 3, {"t": (T, 2)})
     assert loaded.members == group.members and loaded.target_assignment == group.target_assignment
     assert loaded.partition_epochs == {(T, 0): 3}
+
+
+def test_assignment_epochs_travel_as_the_tagged_field_and_default_to_the_member_epoch():
+    """KIP-1251 (4.3): each TopicPartitions of ConsumerGroupCurrentMemberAssignmentValue carries
+    AssignmentEpochs (tag 0), one per partition; a record written before it (no tag) loads
+    every partition at the member epoch, as Utils.assignmentFromTopicPartitions does."""
+    group = _group()
+    key = serde.consumer_group_key(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, "g", "a")
+    value = consumer_group_records.records_of(group)[key]
+    # ...partition 0, one tagged field (tag 0, 5 bytes: a compact array of the one epoch, 2), then
+    # the empty partitions pending revocation and the value's own empty tagged fields.
+    assert value.endswith(bytes(4) + bytes([1, 0, 5, 2]) + (2).to_bytes(4, "big") + bytes([1, 0]))
+    assert serde.read_consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, value)[
+        "assigned_partitions"][0]["assignment_epochs"] == [2]
+    before_4_3 = serde.consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, {
+        "member_epoch": 3, "previous_member_epoch": 2, "state": 2,
+        "assigned_partitions": [{"topic_id": T, "partitions": [0]}], "partitions_pending_revocation": []})
+    records = {serde.read_key(k): v for k, v in consumer_group_records.records_of(group).items()}
+    records[serde.read_key(key)] = before_4_3
+    assert consumer_group_records.load("g", records).members["a"].assignment_epochs == {(T, 0): 3}
 
 
 def test_changes_put_in_kafkas_order_then_tombstone_members_before_the_group():
