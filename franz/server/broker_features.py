@@ -28,11 +28,13 @@ FINALIZED_FEATURES: Final[dict[str, int]] = {GROUP_VERSION: 1, TRANSACTION_VERSI
 FINALIZED_FEATURES_EPOCH: Final = 0
 
 
-def api_versions_fields() -> dict:
+def api_versions_fields(request_version: int) -> dict:
     """The feature fields of an ApiVersions response (ApiVersionsResponse.createApiVersionsResponse:
-    a finalized feature's minimum level is its level)."""
+    a finalized feature's minimum level is its level). Before v4 a supported feature whose
+    minimum is 0 is left out: older clients fail to read one (KAFKA-17492)."""
     return {"supported_features": [{"name": name, "min_version": low, "max_version": high}
-                                   for name, (low, high) in SUPPORTED_FEATURES.items()],
+                                   for name, (low, high) in SUPPORTED_FEATURES.items()
+                                   if request_version >= 4 or low != 0],
             "finalized_features_epoch": FINALIZED_FEATURES_EPOCH,
             "finalized_features": [{"name": name, "max_version_level": level, "min_version_level": level}
                                    for name, level in FINALIZED_FEATURES.items()]}

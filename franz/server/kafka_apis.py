@@ -115,7 +115,8 @@ def _unverified_answer(error: Errors, version: int) -> dict:
     """The produce answer of a partition its transaction does not (or cannot) hold
     (AddPartitionsToTxnManager's handler, then ReplicaManager's postVerificationCallback):
     before v11 a partition not in the transaction is INVALID_TXN_STATE; a coordinator that
-    cannot say, or a transaction being ended, is retriable NOT_ENOUGH_REPLICAS."""
+    cannot say, or (before v12) a transaction being ended, is retriable NOT_ENOUGH_REPLICAS.
+    A transactions-v2 producer hears CONCURRENT_TRANSACTIONS as it is."""
     if error == Errors.PRODUCER_FENCED:
         error = Errors.INVALID_PRODUCER_EPOCH
     elif error == Errors.TRANSACTION_ABORTABLE and version <= 10:
@@ -123,7 +124,8 @@ def _unverified_answer(error: Errors, version: int) -> dict:
     if error == Errors.INVALID_TXN_STATE:
         return {"error_code": error, "error_message": "Partition was not added to the transaction"}
     if error in (Errors.NETWORK_EXCEPTION, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
-                 Errors.NOT_COORDINATOR, Errors.CONCURRENT_TRANSACTIONS):
+                 Errors.NOT_COORDINATOR) or (error == Errors.CONCURRENT_TRANSACTIONS
+                                             and version < PRODUCE_ADDS_PARTITIONS_MIN_VERSION):
         return {"error_code": Errors.NOT_ENOUGH_REPLICAS, "error_message": "Unable to verify the partition has been "
                 f"added to the transaction. Underlying error: {Errors(error).name}"}
     return {"error_code": error}
@@ -275,9 +277,9 @@ class KafkaApis:
 
     # -- discovery ---------------------------------------------------------------
 
-    def _api_versions_body(self, error: Errors = Errors.NONE) -> dict:
+    def _api_versions_body(self, error: Errors = Errors.NONE, version: int = 4) -> dict:
         rows = api_keys.advertised_ranges(set(self.handlers))
-        return {"error_code": error, "throttle_time_ms": 0, **broker_features.api_versions_fields(),
+        return {"error_code": error, "throttle_time_ms": 0, **broker_features.api_versions_fields(version),
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi} for k, lo, hi in rows]}
 
     async def handle_api_versions(self, request: Request, body: dict) -> dict:
@@ -285,7 +287,7 @@ class KafkaApis:
             for field in ("client_software_name", "client_software_version"):
                 if not _SOFTWARE_NAME.fullmatch(body[field] or ""):
                     return {"error_code": Errors.INVALID_REQUEST, "api_keys": []}
-        return self._api_versions_body()
+        return self._api_versions_body(version=request.api_version)
 
     def _brokers(self, request: Request) -> list[dict]:
         endpoint = self.metadata.endpoint_for(request.listener_name)

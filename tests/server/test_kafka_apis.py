@@ -685,8 +685,12 @@ def test_api_versions_finalizes_transaction_version_2_and_group_version_1(broker
     assert answer["finalized_features_epoch"] >= 0
     assert {f["name"]: (f["min_version_level"], f["max_version_level"]) for f in answer["finalized_features"]} == {
         "transaction.version": (2, 2), "group.version": (1, 1)}
-    assert {f["name"]: (f["min_version"], f["max_version"]) for f in answer["supported_features"]} == {
+    assert answer["supported_features"] == []  # before v4, no feature whose minimum is 0 (KAFKA-17492)
+    with RawClient(broker.bootstrap) as client:
+        v4 = client.request(18, 4, {"client_software_name": "franz-test", "client_software_version": "1"})
+    assert {f["name"]: (f["min_version"], f["max_version"]) for f in v4["supported_features"]} == {
         "transaction.version": (0, 2), "group.version": (0, 1)}
+    assert v4["finalized_features"] == answer["finalized_features"]
     ranges = {row["api_key"]: (row["min_version"], row["max_version"]) for row in answer["api_keys"]}
     assert [ranges[key] for key in (0, 24, 26, 27, 28)] == [(0, 13), (0, 5), (0, 5), (1, 2), (0, 5)]
 
@@ -758,3 +762,13 @@ def test_the_newest_versions_kafka_4_3_serves_answer_as_it_does(broker):
             {"name": "newest", "partitions": [{"partition_index": 0, "replicas": [1]}]}]})
         assert reassigned["allow_replication_factor_change"] is False
         assert reassigned["responses"][0]["partitions"][0]["error_code"] == Errors.NONE
+
+
+def test_a_transaction_being_ended_is_told_to_v2_producers_as_it_is():
+    """ReplicaManager's translation of the coordinator's answer: CONCURRENT_TRANSACTIONS became
+    retriable NOT_ENOUGH_REPLICAS for transactions-v1 produces only; a v2 producer (Produce
+    v12+) hears CONCURRENT_TRANSACTIONS, common while markers are still being written."""
+    from franz.server.kafka_apis import _unverified_answer
+    assert _unverified_answer(Errors.CONCURRENT_TRANSACTIONS, 11)["error_code"] == Errors.NOT_ENOUGH_REPLICAS
+    assert _unverified_answer(Errors.CONCURRENT_TRANSACTIONS, 12) == {"error_code": Errors.CONCURRENT_TRANSACTIONS}
+    assert _unverified_answer(Errors.NOT_COORDINATOR, 13)["error_code"] == Errors.NOT_ENOUGH_REPLICAS
