@@ -77,7 +77,7 @@ class CoordinatorPartitionWriter:
         if not rm.log_manager.producer_state_config.transaction_verification_enabled and not supports_epoch_bump:
             return VerificationGuard.SENTINEL
         try:
-            return log_partition.log.maybe_start_transaction_verification(producer_id, 0, producer_epoch,
+            return log_partition.log.maybe_start_transaction_verification(producer_id, NO_SEQUENCE, producer_epoch,
                                                                           supports_epoch_bump)
         except ProducerStateError as exc:
             raise CoordinatorWriteError(Errors(exc.error_code), str(exc)) from None

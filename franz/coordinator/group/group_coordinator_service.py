@@ -470,17 +470,20 @@ class GroupCoordinatorService:
         if self.transaction_verifier is not None:
             # The guard first, then the coordinator: a marker written in between clears it
             # and the append is refused (CoordinatorRuntime.scheduleTransactionalWriteOperation).
+            # No guard (the transaction is open in the partition already, or v0-4 commits with
+            # verification off): the coordinator is not asked (maybeSendPartitionsToTransactionCoordinator).
             try:
                 guard = self.writer.maybe_start_transaction_verification(
                     self.partition_for(group_id), body["producer_id"], body["producer_epoch"],
                     supports_epoch_bump=request.api_version > 4)
             except CoordinatorWriteError as exc:
                 return _answer_all(body, exc.code)
-            error = await self.transaction_verifier(body["transactional_id"], body["producer_id"],
-                                                    body["producer_epoch"], self.partition_for(group_id),
-                                                    request.api_version)
-            if error != Errors.NONE:
-                return _answer_all(body, error)
+            if guard is not VerificationGuard.SENTINEL:
+                error = await self.transaction_verifier(body["transactional_id"], body["producer_id"],
+                                                        body["producer_epoch"], self.partition_for(group_id),
+                                                        request.api_version)
+                if error != Errors.NONE:
+                    return _answer_all(body, error)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
             error = consumer_group.validate_offset_commit(member_id, generation_id, True, True,

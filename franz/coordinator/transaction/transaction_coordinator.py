@@ -68,6 +68,19 @@ logger = logging.getLogger(__name__)
 KEY_TYPE_TRANSACTION: Final = 1
 ABORT_CHECK_INTERVAL_MS_DEFAULT: Final = 10_000
 INT16_MAX: Final = 32767
+COMPLETION_RETRY_BACKOFF_MS: Final = 100
+COMPLETION_RETRY_BACKOFF_MAX_MS: Final = 1_000
+# TransactionStateManager.appendTransactionToLog: what a failed write of the state is told as.
+_APPEND_ERRORS: Final = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+}
 # The finalized transaction.version: the coordinator's own aborts (fencing, timeouts) follow it.
 SERVER_TRANSACTION_VERSION: Final = FINALIZED_FEATURES[TRANSACTION_VERSION]
 TV_0: Final = 0
@@ -83,6 +96,12 @@ def add_partitions_version(api_version: int) -> int:
 def end_txn_version(api_version: int) -> int:
     """TransactionVersion.transactionVersionForEndTxn."""
     return TV_2 if api_version > 4 else TV_0
+
+
+def _as_version_knows_it(error: Errors, api_version: int) -> Errors:
+    """PRODUCER_FENCED came with v2 of EndTxn, AddPartitionsToTxn and AddOffsetsToTxn: older
+    clients are told INVALID_PRODUCER_EPOCH, which they handle the same way (KafkaApis)."""
+    return Errors.INVALID_PRODUCER_EPOCH if error == Errors.PRODUCER_FENCED and api_version < 2 else error
 
 
 class TxnError(Exception):
@@ -115,6 +134,7 @@ class TransactionCoordinator:
         self.transactions: dict[str, TransactionMetadata] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._reaper: asyncio.Task | None = None
+        self._completions: set[asyncio.Task] = set()  # completions being retried
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -128,13 +148,15 @@ class TransactionCoordinator:
         for transactional_id, metadata in list(self.transactions.items()):
             if metadata.pending_markers:
                 async with self._lock(transactional_id):
-                    await self._complete(metadata, metadata.state == TransactionState.PREPARE_COMMIT)
+                    await self._complete_or_retry(metadata, metadata.state == TransactionState.PREPARE_COMMIT)
         if loaded:
             logger.info("Loaded %d transactional ids from %d records of %s", len(self.transactions), loaded,
                         TRANSACTION_STATE_TOPIC)
         self._reaper = asyncio.get_running_loop().create_task(self._abort_timed_out_periodically())
 
     async def shutdown(self) -> None:
+        for task in list(self._completions):  # a restart completes them from the log
+            task.cancel()
         reaper, self._reaper = self._reaper, None
         if reaper is not None:
             reaper.cancel()
@@ -192,9 +214,8 @@ class TransactionCoordinator:
         rm = self.replica_manager
         results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload})
         code = results[key]["error_code"]
-        if code != Errors.NONE:
-            raise TxnError(Errors.COORDINATOR_NOT_AVAILABLE if code != Errors.NOT_LEADER_OR_FOLLOWER
-                           else Errors.NOT_COORDINATOR, results[key].get("error_message"))
+        if code != Errors.NONE:  # as TransactionStateManager.appendTransactionToLog tells clients
+            raise TxnError(_APPEND_ERRORS.get(code, Errors(code)), results[key].get("error_message"))
         rm.on_appended([key])
         self.transactions[metadata.transactional_id] = metadata
 
@@ -215,10 +236,20 @@ class TransactionCoordinator:
             written.append((topic, index))
         return written
 
+    @staticmethod
+    def _completed(metadata: TransactionMetadata, commit: bool) -> TransactionMetadata:
+        """TransactionMetadata.prepareComplete: CompleteCommit/CompleteAbort; a transactions-v2
+        end that exhausted the epoch hands over its next producer id."""
+        done = metadata.transition_to(TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT,
+                                      now_ms())
+        if metadata.client_transaction_version >= TV_2 and metadata.next_producer_id != -1:
+            done.producer_id, done.producer_epoch = metadata.next_producer_id, 0
+        done.next_producer_id = -1
+        return done
+
     async def _complete(self, metadata: TransactionMetadata, commit: bool) -> TransactionMetadata:
         """From PrepareCommit/PrepareAbort: markers (with the prepared, possibly bumped, epoch),
-        then CompleteCommit/CompleteAbort (TransactionMetadata.prepareComplete: a
-        transactions-v2 end that exhausted the epoch hands over its next producer id)."""
+        then the completed state."""
         rm = self.replica_manager
         written = await rm.run_on_append_thread(self._write_markers, metadata.producer_id, metadata.producer_epoch,
                                                 set(metadata.partitions), commit,
@@ -228,13 +259,41 @@ class TransactionCoordinator:
             for topic, index in written:
                 if topic == OFFSETS_TOPIC:
                     self.group_coordinator.on_transaction_marker(index, metadata.producer_id, commit)
-        done = metadata.transition_to(TransactionState.COMPLETE_COMMIT if commit else TransactionState.COMPLETE_ABORT,
-                                      now_ms())
-        if metadata.client_transaction_version >= TV_2 and metadata.next_producer_id != -1:
-            done.producer_id, done.producer_epoch = metadata.next_producer_id, 0
-        done.next_producer_id = -1
+        done = self._completed(metadata, commit)
         await self._persist(done)
         return done
+
+    async def _complete_or_retry(self, prepared: TransactionMetadata, commit: bool) -> TransactionMetadata:
+        """Complete a transaction whose prepare is written. If a marker or the completion cannot
+        be written, the transaction stays prepared (its producer hears CONCURRENT_TRANSACTIONS)
+        and the completion is retried in the background until it is written, as Kafka's marker
+        channel retries; the end was decided, so its answer is the completed identity."""
+        try:
+            return await self._complete(prepared, commit)
+        except Exception as exc:  # a storage error of a partition, or of __transaction_state
+            logger.warning("Completing the transaction of %s (producer id %d) failed, retrying: %s",
+                           prepared.transactional_id, prepared.producer_id, exc)
+            task = asyncio.get_running_loop().create_task(self._retry_completion(prepared, commit))
+            self._completions.add(task)
+            task.add_done_callback(self._completions.discard)
+            return self._completed(prepared, commit)
+
+    async def _retry_completion(self, prepared: TransactionMetadata, commit: bool) -> None:
+        backoff_s = COMPLETION_RETRY_BACKOFF_MS / 1000
+        while True:
+            await asyncio.sleep(backoff_s)
+            async with self._lock(prepared.transactional_id):
+                if self.transactions.get(prepared.transactional_id) is not prepared:
+                    return  # replaced meanwhile (the id expired, or a restart loaded it again)
+                try:
+                    await self._complete(prepared, commit)
+                    logger.info("Completed the transaction of %s (producer id %d) on a retry",
+                                prepared.transactional_id, prepared.producer_id)
+                    return
+                except Exception as exc:
+                    logger.warning("Completing the transaction of %s failed again: %s", prepared.transactional_id,
+                                   exc)
+            backoff_s = min(backoff_s * 2, COMPLETION_RETRY_BACKOFF_MAX_MS / 1000)
 
     def _prepare_end(self, metadata: TransactionMetadata, commit: bool, transaction_version: int,
                      no_partition_added: bool = False) -> TransactionMetadata:
@@ -262,7 +321,7 @@ class TransactionCoordinator:
                    no_partition_added: bool = False) -> TransactionMetadata:
         prepared = self._prepare_end(metadata, commit, transaction_version, no_partition_added)
         await self._persist(prepared)
-        return await self._complete(prepared, commit)
+        return await self._complete_or_retry(prepared, commit)
 
     async def _fence_and_abort(self, metadata: TransactionMetadata) -> None:
         """Abort an open transaction for the coordinator's own reasons (a new producer's
@@ -303,8 +362,10 @@ class TransactionCoordinator:
                     new_id, new_epoch = metadata.producer_id, metadata.producer_epoch + 1
                     last_epoch = metadata.producer_epoch
                 elif producer_epoch == metadata.last_producer_epoch:
-                    # A retry of the bump it did not hear back from: the current identity, no new bump.
-                    return metadata.producer_id, metadata.producer_epoch, Errors.NONE
+                    # A retry of the bump it did not hear back from: the current identity, no new
+                    # bump, but Empty again with the timeout it asks for (prepareIncrementProducerEpoch).
+                    new_id, new_epoch = metadata.producer_id, metadata.producer_epoch
+                    last_epoch = metadata.last_producer_epoch
                 else:
                     return -1, -1, Errors.PRODUCER_FENCED
                 ready = dataclasses.replace(metadata.transition_to(TransactionState.EMPTY, now_ms()),
@@ -350,11 +411,11 @@ class TransactionCoordinator:
         return Errors.NONE
 
     async def _add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                              topics: list[dict], transaction_version: int) -> list[dict]:
+                              topics: list[dict], transaction_version: int, api_version: int) -> list[dict]:
         requested = [(t["name"], p) for t in topics for p in t["partitions"]]
         unknown = {tp for tp in requested if not self.metadata.has_partition(*tp)}
-        error = Errors.OPERATION_NOT_ATTEMPTED if unknown else await self.add_partitions(
-            transactional_id, producer_id, producer_epoch, set(requested), transaction_version)
+        error = Errors.OPERATION_NOT_ATTEMPTED if unknown else _as_version_knows_it(await self.add_partitions(
+            transactional_id, producer_id, producer_epoch, set(requested), transaction_version), api_version)
         by_topic: dict[str, list] = {}
         for topic, index in requested:
             code = Errors.UNKNOWN_TOPIC_OR_PARTITION if (topic, index) in unknown else error
@@ -384,7 +445,7 @@ class TransactionCoordinator:
             results = await self._add_partitions(body["v3_and_below_transactional_id"],
                                                  body["v3_and_below_producer_id"],
                                                  body["v3_and_below_producer_epoch"], body["v3_and_below_topics"],
-                                                 add_partitions_version(version))
+                                                 add_partitions_version(version), version)
             return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
         answers = []
         for transaction in body["transactions"]:
@@ -393,7 +454,7 @@ class TransactionCoordinator:
             else:  # a broker adding a transactions-v2 producer's partitions
                 results = await self._add_partitions(transaction["transactional_id"], transaction["producer_id"],
                                                      transaction["producer_epoch"], transaction["topics"],
-                                                     add_partitions_version(version))
+                                                     add_partitions_version(version), version)
             answers.append({"transactional_id": transaction["transactional_id"], "topic_results": results})
         return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": answers}
 
@@ -413,25 +474,28 @@ class TransactionCoordinator:
         await self.group_coordinator.ensure_offsets_topic()
         partition = self.group_coordinator.partition_for(body["group_id"])
         results = await self._add_partitions(body["transactional_id"], body["producer_id"], body["producer_epoch"],
-                                             [{"name": OFFSETS_TOPIC, "partitions": [partition]}], TV_0)
+                                             [{"name": OFFSETS_TOPIC, "partitions": [partition]}], TV_0,
+                                             request.api_version)
         return {"throttle_time_ms": 0, "error_code": results[0]["results_by_partition"][0]["partition_error_code"]}
 
     async def verify_offsets_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                        partition: int, api_version: int) -> Errors:
-        """For TxnOffsetCommit: before v5, the producer's transaction must be ongoing and hold
-        that partition (added by AddOffsetsToTxn); from v5 (transactions v2) the commit adds
-        it itself, as ReplicaManager's ADD_PARTITION operation does."""
+        """For TxnOffsetCommit: before v5, the producer's transaction must hold that partition
+        (added by AddOffsetsToTxn); from v5 (transactions v2) the commit adds it itself, as
+        ReplicaManager's ADD_PARTITION operation does. Answers as AddPartitionsToTxnManager
+        gives them: PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, and a partition not held as
+        TRANSACTION_ABORTABLE from v4, INVALID_TXN_STATE before."""
         if api_version > 4:
             error = await self.add_partitions(transactional_id, producer_id, producer_epoch,
                                               {(OFFSETS_TOPIC, partition)}, TV_2)
-            return Errors.INVALID_PRODUCER_EPOCH if error == Errors.PRODUCER_FENCED else error
-        try:
-            metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
-        except TxnError as exc:
-            return exc.code
-        if metadata.state != TransactionState.ONGOING or (OFFSETS_TOPIC, partition) not in metadata.partitions:
+        else:
+            error = self.verify_partitions(transactional_id, producer_id, producer_epoch,
+                                           [(OFFSETS_TOPIC, partition)])[(OFFSETS_TOPIC, partition)]
+        if error == Errors.PRODUCER_FENCED:
+            return Errors.INVALID_PRODUCER_EPOCH
+        if error == Errors.TRANSACTION_ABORTABLE and api_version <= 3:
             return Errors.INVALID_TXN_STATE
-        return Errors.NONE
+        return error
 
     async def handle_end_txn(self, request, body: dict) -> dict:
         transaction_version = end_txn_version(request.api_version)
@@ -443,8 +507,8 @@ class TransactionCoordinator:
                 error, producer_id, producer_epoch = await self._end_transaction_v1(
                     body["transactional_id"], body["producer_id"], body["producer_epoch"], body["committed"])
         # v5 hands the producer its next identity (-1 and -1 with an error).
-        return {"throttle_time_ms": 0, "error_code": error, "producer_id": producer_id,
-                "producer_epoch": producer_epoch}
+        return {"throttle_time_ms": 0, "error_code": _as_version_knows_it(error, request.api_version),
+                "producer_id": producer_id, "producer_epoch": producer_epoch}
 
     async def _end_transaction_v1(self, transactional_id: str, producer_id: int, producer_epoch: int,
                                   commit: bool) -> tuple[Errors, int, int]:

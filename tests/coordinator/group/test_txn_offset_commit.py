@@ -101,15 +101,25 @@ def test_txn_offsets_are_committed_by_the_commit_marker_and_dropped_by_an_abort(
     run(tmp_path, scenario)
 
 
+class _TransactionsV1BeforeAbortable(_Request):
+    """TxnOffsetCommit v3: before TRANSACTION_ABORTABLE (KIP-890)."""
+    api_version = 3
+
+
 def test_txn_offset_commit_needs_the_partition_in_the_transaction_and_the_current_epoch(tmp_path):
+    """AddPartitionsToTxnManager's answers: a partition the transaction does not hold is
+    TRANSACTION_ABORTABLE from v4 and INVALID_TXN_STATE before; a fenced epoch is
+    INVALID_PRODUCER_EPOCH."""
     async def scenario(server):
         await server.controller.create_topic("t", 1, {})
         producer_id, epoch, _ = await server.transaction_coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
-        assert await _txn_commit(server, "tx", producer_id, epoch, "g", 1) == Errors.INVALID_TXN_STATE
+        assert await _txn_commit(server, "tx", producer_id, epoch, "g", 1) == Errors.TRANSACTION_ABORTABLE
+        assert await _txn_commit(server, "tx", producer_id, epoch, "g", 1,
+                                 request=_TransactionsV1BeforeAbortable()) == Errors.INVALID_TXN_STATE
         assert await _add_offsets(server, "tx", producer_id, epoch + 1, "g") == Errors.PRODUCER_FENCED
         assert await _add_offsets(server, "tx", producer_id + 1, epoch, "g") == Errors.INVALID_PRODUCER_ID_MAPPING
         assert await _add_offsets(server, "tx", producer_id, epoch, "g") == Errors.NONE
-        assert await _txn_commit(server, "tx", producer_id, epoch + 1, "g", 1) == Errors.PRODUCER_FENCED
+        assert await _txn_commit(server, "tx", producer_id, epoch + 1, "g", 1) == Errors.INVALID_PRODUCER_EPOCH
         assert await _txn_commit(server, "tx", producer_id, epoch, "", 1) == Errors.INVALID_GROUP_ID
         assert await _fetch(server, "g", require_stable=True) == (-1, Errors.NONE)
     run(tmp_path, scenario)
@@ -220,3 +230,20 @@ def test_deleting_a_group_tombstones_its_pending_txn_offsets(tmp_path):
         assert await _fetch(server, "gone", require_stable=True) == (-1, Errors.NONE)
         assert server.group_coordinator.coordinator.group("gone") is None  # nothing brought it back
     run(tmp_path, scenario)
+
+
+def test_with_verification_off_a_v1_commit_is_written_unasked_as_kafka_writes_it(tmp_path):
+    """transaction.partition.verification.enable=false: ReplicaManager does not ask the
+    transaction coordinator about a v0-4 TxnOffsetCommit, so one outside any transaction is
+    written (and stays pending: the hanging transaction KIP-890 exists to prevent); a v5
+    commit still adds the partition to its transaction."""
+    async def scenario(server):
+        await server.controller.create_topic("t", 1, {})
+        producer_id, epoch, _ = await server.transaction_coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
+        assert await _txn_commit(server, "tx", producer_id, epoch, "g", 1) == Errors.NONE
+        assert await _fetch(server, "g", require_stable=True) == (-1, Errors.UNSTABLE_OFFSET_COMMIT)
+        assert server.transaction_coordinator.transactions["tx"].state.name == "EMPTY"
+        other, other_epoch, _ = await server.transaction_coordinator.init_producer_id("tx-2", TIMEOUT_MS, -1, -1)
+        assert await _txn_commit(server, "tx-2", other, other_epoch, "h", 1, request=_TransactionsV2()) == Errors.NONE
+        assert server.transaction_coordinator.transactions["tx-2"].state.name == "ONGOING"
+    run(tmp_path, scenario, **{"transaction.partition.verification.enable": "false"})

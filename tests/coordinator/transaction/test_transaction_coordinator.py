@@ -5,6 +5,7 @@ transactions v1's rules. Driven as the request handlers are, over the server's r
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC, read_key, read_value
@@ -113,4 +114,73 @@ def test_the_end_that_exhausts_the_epoch_hands_over_a_new_producer_id(tmp_path):
                 for m in handover] == [(producer_id, EPOCH_MAX + 1, new_id, 2)]
         completed = [m for m in written if m.state == TransactionState.COMPLETE_COMMIT and m.producer_id == new_id]
         assert [(m.prev_producer_id, m.producer_epoch) for m in completed] == [(producer_id, 0)]
+    run(tmp_path, scenario)
+
+
+def test_a_retried_bump_is_answered_unbumped_but_empties_the_transaction_with_its_timeout(tmp_path):
+    """prepareIncrementProducerEpoch: InitProducerId naming the epoch before the last bump is a
+    retry of it; the identity stays, yet the id becomes Empty again with the timeout asked for."""
+    async def scenario(server):
+        producer_id, _ = await _new_producer(server)
+        coordinator = server.transaction_coordinator
+        assert await coordinator.init_producer_id("tx", TIMEOUT_MS, producer_id, 0) == (producer_id, 1, Errors.NONE)
+        assert await _add(server, producer_id, 1, version=0) == Errors.NONE
+        assert await _end(server, producer_id, 1, commit=True, version=4) == (Errors.NONE, -1, -1)
+        assert await coordinator.init_producer_id("tx", 30_000, producer_id, 0) == (producer_id, 1, Errors.NONE)
+        metadata = coordinator.transactions["tx"]
+        assert (metadata.state, metadata.producer_epoch, metadata.txn_timeout_ms) == (TransactionState.EMPTY, 1,
+                                                                                     30_000)
+    run(tmp_path, scenario)
+
+
+def test_clients_before_v2_of_the_transaction_apis_hear_invalid_producer_epoch_for_a_fenced_one(tmp_path):
+    """KafkaApis: PRODUCER_FENCED came with v2 of EndTxn, AddPartitionsToTxn and AddOffsetsToTxn;
+    v0-1 clients get INVALID_PRODUCER_EPOCH instead."""
+    async def scenario(server):
+        producer_id, epoch = await _new_producer(server)
+        coordinator = server.transaction_coordinator
+        answers = []
+        for version in (1, 2):
+            ended = await coordinator.handle_end_txn(_EndTxn(version), {
+                "transactional_id": "tx", "producer_id": producer_id, "producer_epoch": epoch + 1, "committed": True})
+            added = await coordinator.handle_add_partitions_to_txn(_EndTxn(version), {
+                "v3_and_below_transactional_id": "tx", "v3_and_below_producer_id": producer_id,
+                "v3_and_below_producer_epoch": epoch + 1, "v3_and_below_topics": [{"name": "t", "partitions": [0]}]})
+            offsets = await coordinator.handle_add_offsets_to_txn(_EndTxn(version), {
+                "transactional_id": "tx", "producer_id": producer_id, "producer_epoch": epoch + 1, "group_id": "g"})
+            answers.append((ended["error_code"],
+                            added["results_by_topic_v3_and_below"][0]["results_by_partition"][0][
+                                "partition_error_code"], offsets["error_code"]))
+        return answers
+    assert run(tmp_path, scenario) == [(Errors.INVALID_PRODUCER_EPOCH,) * 3, (Errors.PRODUCER_FENCED,) * 3]
+
+
+def test_a_transaction_whose_markers_cannot_be_written_stays_prepared_until_a_retry_writes_them(tmp_path):
+    """The end is decided once its prepare is written: if a marker write then fails (a storage
+    error, injected here), the producer is answered as Kafka answers after the prepare, the
+    transaction stays PrepareCommit (CONCURRENT_TRANSACTIONS to its producer meanwhile), and
+    the markers and the completion are written by a background retry."""
+    async def scenario(server):
+        producer_id, epoch = await _new_producer(server)
+        coordinator = server.transaction_coordinator
+        write_markers = coordinator._write_markers
+        failures = [OSError("injected: the disk went away")]
+
+        def failing_once(*args):
+            if failures:
+                raise failures.pop()
+            return write_markers(*args)
+
+        coordinator._write_markers = failing_once
+        assert await _add(server, producer_id, epoch) == Errors.NONE
+        assert await _end(server, producer_id, epoch, commit=True) == (Errors.NONE, producer_id, epoch + 1)
+        assert coordinator.transactions["tx"].state == TransactionState.PREPARE_COMMIT
+        assert await _add(server, producer_id, epoch + 1) == Errors.CONCURRENT_TRANSACTIONS
+        for _ in range(100):  # bounded: the first retry comes after 100 ms
+            if coordinator.transactions["tx"].state == TransactionState.COMPLETE_COMMIT:
+                break
+            await asyncio.sleep(0.05)
+        assert coordinator.transactions["tx"].state == TransactionState.COMPLETE_COMMIT
+        assert _markers(server) == [(producer_id, True)]
+        assert await _add(server, producer_id, epoch + 1) == Errors.NONE
     run(tmp_path, scenario)
