@@ -500,10 +500,14 @@ def update_producers(manager: ProducerStateManager, batch, producers: dict[int, 
     if info is None:
         info = producers[producer_id] = manager.prepare_update(producer_id, origin)
     completed = info.append(batch, first_offset_metadata, transaction_version)
-    # A data batch gave the transaction its first offset, a marker ended it:
-    # either way the verification is no longer needed.
+    # A data batch gave the transaction its first offset, a marker ended it: either way the
+    # verification is no longer needed, unless it is a transactions-v2 producer's for its next
+    # transaction, already begun at the epoch this marker's end bumped to.
     if batch.is_transactional:
-        manager.clear_verification_state_entry(producer_id)
+        entry = manager.verification_state_entry(producer_id)
+        if not (entry is not None and entry.supports_epoch_bump and batch.is_control_batch
+                and batch.producer_epoch == entry.epoch):
+            manager.clear_verification_state_entry(producer_id)
     return completed
 
 

@@ -15,6 +15,7 @@ from franz.records import (
     NO_SEQUENCE,
     ControlRecordType,
     EndTransactionMarker,
+    MemoryRecords,
     RecordBatch,
     SimpleRecord,
     build_batch,
@@ -1005,3 +1006,20 @@ def test_errors_carry_kafka_error_codes():
     assert InvalidTxnStateError.error_code == 48
     assert TransactionCoordinatorFencedError.error_code == 52
     assert ProducerFencedError.error_code == 90
+
+
+def test_a_v2_marker_keeps_the_verification_of_the_next_transaction_it_bumped_to(manager, clock):
+    """UnifiedLog.updateProducers: a transactions-v2 producer may verify its next transaction at
+    the bumped epoch before the marker ending the last one (written with that epoch) lands; the
+    marker must not clear that verification. Any other transactional batch clears it."""
+    append_client(manager, clock, PID, EPOCH, 0, 0, txn=True)
+    upcoming = manager.maybe_create_verification_state_entry(PID, 0, EPOCH + 1, supports_epoch_bump=True)
+    producers: dict = {}
+    marker = next(MemoryRecords(bytearray(build_control_batch(
+        ControlRecordType.COMMIT, producer_id=PID, producer_epoch=EPOCH + 1, base_offset=1))).batches())
+    update_producers(manager, marker, producers, None, AppendOrigin.COORDINATOR, 2)
+    assert manager.verification_state_entry(PID) is upcoming
+    manager.clear_verification_state_entry(PID)
+    manager.maybe_create_verification_state_entry(PID, 0, EPOCH + 1)  # a v1 entry: the marker clears it
+    update_producers(manager, marker, {}, None, AppendOrigin.COORDINATOR, 2)
+    assert manager.verification_state_entry(PID) is None
