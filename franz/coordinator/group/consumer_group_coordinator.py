@@ -497,7 +497,9 @@ class ConsumerGroupCoordinator:
                 "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
                 "subscribed_topic_names": list(m.subscribed_topic_names),
                 "subscribed_topic_regex": m.subscribed_topic_regex,
-                "assignment": _described(m.assigned, names_by_id),
+                # The member answers for the partitions it is revoking too, until it has
+                # (ConsumerGroupMember.asConsumerGroupDescribeMember, KAFKA-20431).
+                "assignment": _described(_held(m), names_by_id),
                 "target_assignment": _described(group.target_assignment.get(m.member_id, {}), names_by_id),
                 "member_type": CONSUMER_MEMBER_TYPE,  # v1 (KIP-1099); franz's consumer groups hold no classic member
             } for m in group.members.values()]
@@ -526,6 +528,15 @@ def _check_member_epoch(member: ConsumerGroupMember, received: int, owned: Owned
 
 
 def _described(assignment, names_by_id: Callable[[bytes], str | None]) -> dict:
-    return {"topic_partitions": [{"topic_id": topic_id, "topic_name": names_by_id(topic_id) or "",
+    """Described partitions; a topic no longer known (deleted) is left out, as Kafka's image lookup does."""
+    return {"topic_partitions": [{"topic_id": topic_id, "topic_name": names_by_id(topic_id),
                                   "partitions": sorted(partitions)}
-                                 for topic_id, partitions in sorted(assignment.items())]}
+                                 for topic_id, partitions in sorted(assignment.items())
+                                 if names_by_id(topic_id) is not None]}
+
+
+def _held(member: ConsumerGroupMember) -> dict[bytes, frozenset[int]]:
+    held = dict(member.assigned)
+    for topic_id, partitions in member.pending_revocation.items():
+        held[topic_id] = held.get(topic_id, frozenset()) | partitions
+    return held

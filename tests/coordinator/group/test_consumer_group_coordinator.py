@@ -373,3 +373,20 @@ def test_a_commit_from_an_older_member_epoch_counts_for_partitions_held_since_th
                 await commit("m2", 2, revoked)]
     stale = {Errors.STALE_MEMBER_EPOCH}
     assert run(tmp_path, scenario) == [{Errors.NONE}, stale, stale, stale, stale, {Errors.NONE}, {Errors.NONE}]
+
+
+def test_describe_shows_the_partitions_a_member_is_still_revoking(tmp_path):
+    """ConsumerGroupMember.asConsumerGroupDescribeMember (KAFKA-20431, 4.3): a member's described
+    assignment includes the partitions pending revocation, which it still consumes."""
+    async def scenario(server):
+        topic = await _topic(server, "t", 4)
+        await beat(server, "m1", 0)
+        await beat(server, "m2", 0)
+        kept = _partitions(await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])]))[topic]
+        described = await server.group_coordinator.handle_consumer_group_describe(
+            _Request(1), {"group_ids": ["g"], "include_authorized_operations": False})
+        member = next(m for m in described["groups"][0]["members"] if m["member_id"] == "m1")
+        return (kept, [tp["partitions"] for tp in member["assignment"]["topic_partitions"]],
+                [tp["partitions"] for tp in member["target_assignment"]["topic_partitions"]])
+    kept, assignment, target = run(tmp_path, scenario)
+    assert assignment == [[0, 1, 2, 3]] and target == [sorted(kept)] and len(kept) == 2
