@@ -51,7 +51,8 @@ class ControllerApis:
                               ("AlterConfigs", self.handle_alter_configs),
                               ("ElectLeaders", self.handle_elect_leaders),
                               ("AlterPartitionReassignments", self.handle_alter_partition_reassignments),
-                              ("ListPartitionReassignments", self.handle_list_partition_reassignments)):
+                              ("ListPartitionReassignments", self.handle_list_partition_reassignments),
+                              ("ListConfigResources", self.handle_list_config_resources)):
             apis.register(name, handler)
 
     def _mutation_quota(self, request: Request, strict_since_version: int) -> ControllerMutationQuota:
@@ -204,6 +205,30 @@ class ControllerApis:
         """No reassignment ever starts on one node (Controller.alter_partition_reassignments),
         so the listing, of every topic or of the ones named, is empty."""
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "topics": []}
+
+    async def handle_list_config_resources(self, request: Request, body: dict) -> dict:
+        """KafkaApis.handleListConfigResources (KIP-1142, Admin.listConfigResources): the
+        resources of the asked types (all five when none is asked) that have configs: groups
+        with overrides, client metrics subscriptions (franz keeps none: it has no telemetry
+        receiver), this broker and its loggers, every topic. v0 was ListClientMetricsResources:
+        client metrics only. A type outside those is UNSUPPORTED_VERSION for the whole request."""
+        supported = ((config_helper.CLIENT_METRICS_RESOURCE,) if request.api_version == 0 else (
+            config_helper.TOPIC_RESOURCE, config_helper.BROKER_RESOURCE, config_helper.BROKER_LOGGER_RESOURCE,
+            config_helper.CLIENT_METRICS_RESOURCE, config_helper.GROUP_RESOURCE))
+        asked = body.get("resource_types") or supported
+        if any(kind not in supported for kind in asked):
+            return {"throttle_time_ms": 0, "error_code": Errors.UNSUPPORTED_VERSION, "config_resources": []}
+        listed: list[tuple[str, int]] = []
+        if config_helper.GROUP_RESOURCE in asked and self.group_configs is not None:
+            listed += [(group_id, config_helper.GROUP_RESOURCE) for group_id in self.group_configs.overrides]
+        node = str(self.metadata.node_id)
+        for kind in (config_helper.BROKER_LOGGER_RESOURCE, config_helper.BROKER_RESOURCE):
+            if kind in asked:
+                listed.append((node, kind))
+        if config_helper.TOPIC_RESOURCE in asked:
+            listed += [(name, config_helper.TOPIC_RESOURCE) for name in self.metadata.topics]
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE,
+                "config_resources": [{"resource_name": name, "resource_type": kind} for name, kind in listed]}
 
     async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
         return await self._alter_configs(body, lambda resource: config_helper.incremental_alter(

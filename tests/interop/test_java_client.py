@@ -147,6 +147,17 @@ def test_java_admin_sets_a_consumer_groups_own_config(broker, java_driver):
         "group", "session=50000:DYNAMIC_GROUP_CONFIG", "heartbeat=5000:DEFAULT_CONFIG"]
 
 
+def test_java_admin_lists_config_resources(broker, java_driver):
+    """Admin.listConfigResources (KIP-1142, ListConfigResources v1): the group with an override,
+    this broker and its loggers, every topic; and the deprecated client-metrics listing (v0)."""
+    from tests.support.raw_client import RawClient, create_topic
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "listed-config")
+    assert _run(java_driver, "config-resources", broker.bootstrap, "cfg-group") == [
+        "resources", "all=BROKER:1,BROKER_LOGGER:1,GROUP:cfg-group,TOPIC:listed-config",
+        "topics=TOPIC:listed-config", "client-metrics=0"]
+
+
 def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
     """A Kafka broker without an authorizer answers the ACL APIs SECURITY_DISABLED."""
     assert _run(java_driver, "acls", broker.bootstrap) == [

@@ -772,3 +772,14 @@ def test_a_transaction_being_ended_is_told_to_v2_producers_as_it_is():
     assert _unverified_answer(Errors.CONCURRENT_TRANSACTIONS, 11)["error_code"] == Errors.NOT_ENOUGH_REPLICAS
     assert _unverified_answer(Errors.CONCURRENT_TRANSACTIONS, 12) == {"error_code": Errors.CONCURRENT_TRANSACTIONS}
     assert _unverified_answer(Errors.NOT_COORDINATOR, 13)["error_code"] == Errors.NOT_ENOUGH_REPLICAS
+
+
+def test_list_config_resources_refuses_a_type_it_cannot_list(broker):
+    """ListConfigResources: a resource type outside the version's supported ones fails the whole
+    request UNSUPPORTED_VERSION; v0 (ListClientMetricsResources) lists client metrics only."""
+    with RawClient(broker.bootstrap) as client:
+        assert client.request(74, 1, {"resource_types": [2, 1]})["error_code"] == Errors.UNSUPPORTED_VERSION
+        assert client.request(74, 1, {"resource_types": [4]})["config_resources"] == [
+            {"resource_name": "1", "resource_type": 4}]
+        v0 = client.request(74, 0, {})
+        assert (v0["error_code"], v0["config_resources"]) == (Errors.NONE, [])

@@ -381,6 +381,16 @@ AlterPartitionReassignments key=45 versions=0-1 flex=0+
         error_code int16
         error_message string null
 
+ListConfigResources key=74 versions=0-1 flex=0+
+ request
+    resource_types []int8 1+
+ response
+    throttle_time_ms int32
+    error_code int16
+    config_resources []
+      resource_name string
+      resource_type int8 1+ default=16
+
 ListPartitionReassignments key=46 versions=0-0 flex=0+
  request
     timeout_ms int32 default=60000

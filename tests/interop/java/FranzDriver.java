@@ -43,6 +43,7 @@ public class FranzDriver {
             case "scram": scram(bootstrap); break;
             case "mutation-quota": mutationQuota(bootstrap); break;
             case "group-configs": groupConfigs(bootstrap, args[2]); break;
+            case "config-resources": configResources(bootstrap, args[2]); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
@@ -332,6 +333,31 @@ public class FranzDriver {
             ConfigEntry heartbeat = config.get("consumer.heartbeat.interval.ms");
             System.out.println("group session=" + session.value() + ":" + session.source() + " heartbeat="
                 + heartbeat.value() + ":" + heartbeat.source());
+        }
+    }
+
+    // Admin.listConfigResources (KIP-1142): every resource that has configs, then only topics,
+    // then the deprecated listClientMetricsResources (the same API at v0).
+    @SuppressWarnings("deprecation")
+    static void configResources(String bootstrap, String group) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), List.of(
+                new AlterConfigOp(new ConfigEntry("consumer.session.timeout.ms", "50000"), AlterConfigOp.OpType.SET))))
+                .all().get(30, TimeUnit.SECONDS);
+            List<String> all = new ArrayList<>();
+            for (ConfigResource resource : admin.listConfigResources().all().get(30, TimeUnit.SECONDS)) {
+                all.add(resource.type() + ":" + resource.name());
+            }
+            Collections.sort(all);
+            List<String> topics = new ArrayList<>();
+            for (ConfigResource resource : admin.listConfigResources(Set.of(ConfigResource.Type.TOPIC),
+                    new ListConfigResourcesOptions()).all().get(30, TimeUnit.SECONDS)) {
+                topics.add(resource.type() + ":" + resource.name());
+            }
+            Collections.sort(topics);
+            int clientMetrics = admin.listClientMetricsResources().all().get(30, TimeUnit.SECONDS).size();
+            System.out.println("resources all=" + String.join(",", all) + " topics=" + String.join(",", topics)
+                + " client-metrics=" + clientMetrics);
         }
     }
 
