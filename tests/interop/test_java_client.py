@@ -241,16 +241,18 @@ def test_java_transactions_hide_aborted_records_from_read_committed(broker, java
     assert committed[:2] == ["consumed", "1"]
 
 
-def test_java_exactly_once_with_transactions_v2(broker, java_driver):
+@pytest.mark.parametrize("group_protocol", ["classic", "consumer"])
+def test_java_exactly_once_with_transactions_v2(broker, java_driver, group_protocol):
     """franz finalizes transaction.version 2, so the Java client runs its transactions the
     KIP-890 part 2 way: Produce v13 adds the output partition, TxnOffsetCommit v5 the offsets
     partition (no AddPartitionsToTxn, no AddOffsetsToTxn), and every EndTxn v5 bumps the
-    producer's epoch. Four committed transactions and one aborted one: epoch 5."""
+    producer's epoch. Four committed transactions and one aborted one: epoch 5. The consumer
+    sends its group's generation (classic) or member epoch (KIP-848) with the offsets."""
     from tests.support.raw_client import RawClient, create_topic
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "eos-in")
         create_topic(client, "eos-out")
-    assert _run(java_driver, "exactly-once", broker.bootstrap, "eos-in", "eos-out", "4") == [
+    assert _run(java_driver, "exactly-once", broker.bootstrap, "eos-in", "eos-out", "4", group_protocol) == [
         "eos", "transactions=5", "out=RECORD-0,RECORD-1,RECORD-2,RECORD-3", "committed=4", "epoch=5",
         "state=CompleteAbort"]
 

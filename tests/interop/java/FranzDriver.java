@@ -33,7 +33,7 @@ public class FranzDriver {
             case "describe-topics": describeTopics(bootstrap, args[2]); break;
             case "describe-group": describeGroup(bootstrap, args[2]); break;
             case "transactions": transactions(bootstrap, args[2]); break;
-            case "exactly-once": exactlyOnce(bootstrap, args[2], args[3], Integer.parseInt(args[4])); break;
+            case "exactly-once": exactlyOnce(bootstrap, args[2], args[3], Integer.parseInt(args[4]), args[5]); break;
             case "offsets-and-producers": offsetsAndProducers(bootstrap, args[2]); break;
             case "describe-transaction": describeTransaction(bootstrap, args[2]); break;
             case "abort-transaction": abortTransaction(bootstrap, args[2]); break;
@@ -454,14 +454,15 @@ public class FranzDriver {
     // then commits; a last transaction sends junk and is aborted. Prints what a read_committed
     // reader of `out` sees, the group's committed offset, and the producer epoch and state the
     // coordinator reports: with transactions v2 every end bumps the epoch.
-    static void exactlyOnce(String bootstrap, String in, String out, int count) throws Exception {
+    static void exactlyOnce(String bootstrap, String in, String out, int count, String groupProtocol) throws Exception {
         try (KafkaProducer<String, String> plain = new KafkaProducer<>(props(bootstrap), new StringSerializer(), new StringSerializer())) {
             for (int i = 0; i < count; i++) plain.send(new ProducerRecord<>(in, 0, null, "record-" + i)).get();
         }
         Properties pp = props(bootstrap);
-        pp.put("transactional.id", "java-eos");
+        pp.put("transactional.id", "java-eos-" + groupProtocol);
         Properties cp = props(bootstrap);
-        cp.put("group.id", "eos-group");
+        cp.put("group.id", "eos-group-" + groupProtocol);
+        cp.put("group.protocol", groupProtocol);
         cp.put("enable.auto.commit", "false");
         cp.put("auto.offset.reset", "earliest");
         cp.put("isolation.level", "read_committed");
@@ -504,10 +505,10 @@ public class FranzDriver {
             for (ConsumerRecord<String, String> r : reader.poll(Duration.ofMillis(500))) seen.add(r.value());
         }
         try (Admin admin = Admin.create(props(bootstrap))) {
-            long committed = admin.listConsumerGroupOffsets("eos-group").partitionsToOffsetAndMetadata()
+            long committed = admin.listConsumerGroupOffsets("eos-group-" + groupProtocol).partitionsToOffsetAndMetadata()
                 .get(30, TimeUnit.SECONDS).get(new TopicPartition(in, 0)).offset();
-            TransactionDescription description = admin.describeTransactions(List.of("java-eos"))
-                .description("java-eos").get(30, TimeUnit.SECONDS);
+            TransactionDescription description = admin.describeTransactions(List.of("java-eos-" + groupProtocol))
+                .description("java-eos-" + groupProtocol).get(30, TimeUnit.SECONDS);
             System.out.println("eos transactions=" + transactions + " out=" + String.join(",", seen)
                 + " committed=" + committed + " epoch=" + description.producerEpoch() + " state=" + description.state());
         }
