@@ -122,14 +122,18 @@ class ConsumerGroup:
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 
-    def validate_offset_commit(self, member_id: str, member_epoch: int, epoch_aware_version: bool,
-                               transactional: bool, partitions: Iterable[tuple[bytes, int]] = ()) -> Errors:
+    def validate_offset_commit(self, member_id: str, instance_id: str | None, member_epoch: int,
+                               epoch_aware_version: bool, transactional: bool,
+                               partitions: Iterable[tuple[bytes, int]] = ()) -> Errors:
         """ConsumerGroup.validateOffsetCommit: with no member epoch only while the group is empty
-        (an admin or a consumer outside group management) or in a transaction; a member commits
+        (an admin or a consumer outside group management), or from a transaction naming no
+        member at all (TxnOffsetCommit's member fields are optional); a member commits
         with OffsetCommit v9+ (whose field is the member epoch) at its own epoch, or at an older
         one for partitions it was given at or before that epoch and still holds (KIP-1251: a
         commit sent before the member's last epoch bump). One partition failing fails them all."""
-        if member_epoch < 0 and (not self.members or transactional):
+        if member_epoch < 0 and not self.members:
+            return Errors.NONE
+        if transactional and member_epoch == -1 and member_id == "" and instance_id is None:
             return Errors.NONE
         member = self.members.get(member_id)
         if member is None:

@@ -287,8 +287,8 @@ class ConsumerGroupCoordinator:
             else:
                 self._cancel(group_id, member_id, "rebalance")
         self._schedule_session_timeout(group_id, member_id)
-        full = joining or (body["rebalance_timeout_ms"] != -1 and body["subscribed_topic_names"] is not None
-                           and owned is not None)
+        full = joining or (body["rebalance_timeout_ms"] != -1 and owned is not None and (
+            body["subscribed_topic_names"] is not None or body.get("subscribed_topic_regex") is not None))
         assignment = None
         if full or after.assigned != member.assigned:
             assignment = {"topic_partitions": [{"topic_id": topic_id, "partitions": sorted(partitions)}
@@ -318,14 +318,11 @@ class ConsumerGroupCoordinator:
             logger.info("[GroupId %s] Member %s joins the consumer group using the consumer protocol.",
                         group.group_id, member_id)
             return ConsumerGroupMember(member_id)
-        if epoch == 0 and member.member_epoch != 0:
+        if epoch == 0:
             # The client lost its epoch (fenced, or its answer was lost) and rejoins with the same
-            # id (KIP-1082 keeps it): it owns nothing now, so its partitions are released.
-            logger.info("[GroupId %s] Member %s rejoins the consumer group.", group.group_id, member_id)
-            group.update_member(dataclasses.replace(member, member_epoch=0, previous_member_epoch=0,
-                                                    state=MemberState.STABLE, assigned={}, pending_revocation={},
-                                                    assignment_epochs={}))
-            return group.members[member_id]
+            # id (KIP-1082 keeps it): 4.3 takes it back as it is, assignment and epochs included
+            # (throwIfConsumerGroupMemberEpochIsInvalid, KAFKA-19233), and answers it in full.
+            return member
         _check_member_epoch(member, epoch, owned)
         return member
 
@@ -335,8 +332,8 @@ class ConsumerGroupCoordinator:
         if epoch == 0:
             if existing is None:
                 return self._dynamic_member(group, member_id, epoch, owned)
-            if existing.member_id == member_id:
-                return self._dynamic_member(group, member_id, epoch, owned)
+            # Even under its own member id, an instance that did not leave is not released
+            # (throwIfInstanceIdIsUnreleased).
             if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 raise GroupError(Errors.UNRELEASED_INSTANCE_ID, f"Static member {existing.member_id} with instance "
                                  f"id {instance_id} is not released yet.")

@@ -355,9 +355,12 @@ class GroupCoordinatorService:
         return named, unknown
 
     def _topic_partitions(self, topics: list[dict]) -> list[tuple[bytes, int]]:
-        """(topic id, partition) of an offset commit's partitions, all of topics that exist."""
+        """(topic id, partition) of the offsets a commit will write, all of topics that exist: a
+        partition whose metadata is too large is answered so and not checked against the member
+        (OffsetMetadataManager.commitOffset validates only the partitions it would write)."""
         return [(self.metadata.get(topic["name"]).topic_id.bytes, partition["partition_index"])
-                for topic in topics for partition in topic["partitions"]]
+                for topic in topics for partition in topic["partitions"]
+                if _java_length(partition["committed_metadata"] or "") <= self.config.offset_metadata_max_bytes]
 
     def _with_topic_ids(self, answer_topics: list[dict]) -> list[dict]:
         """Answer topics with their ids, as v10 answers them; one without an id (its topic was
@@ -394,8 +397,8 @@ class GroupCoordinatorService:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
-            error = consumer_group.validate_offset_commit(body["member_id"], generation_id, version >= 9, False,
-                                                          self._topic_partitions(body["topics"]))
+            error = consumer_group.validate_offset_commit(body["member_id"], body["group_instance_id"], generation_id,
+                                                          version >= 9, False, self._topic_partitions(body["topics"]))
         else:
             group = self.coordinator.group(group_id)
             if group is None:
@@ -486,8 +489,10 @@ class GroupCoordinatorService:
                     return _answer_all(body, error)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
-            error = consumer_group.validate_offset_commit(member_id, generation_id, True, True,
+            error = consumer_group.validate_offset_commit(member_id, instance_id, generation_id, True, True,
                                                           self._topic_partitions(body["topics"]))
+            if error == Errors.STALE_MEMBER_EPOCH:  # what a transactional producer recovers from
+                error = Errors.ILLEGAL_GENERATION  # (OffsetMetadataManager.validateTransactionalOffsetCommit)
         else:
             group = self.coordinator.group(group_id)
             if group is None:

@@ -390,3 +390,70 @@ def test_describe_shows_the_partitions_a_member_is_still_revoking(tmp_path):
                 [tp["partitions"] for tp in member["target_assignment"]["topic_partitions"]])
     kept, assignment, target = run(tmp_path, scenario)
     assert assignment == [[0, 1, 2, 3]] and target == [sorted(kept)] and len(kept) == 2
+
+
+def test_a_member_rejoining_under_its_own_id_is_taken_back_as_it_is(tmp_path):
+    """KAFKA-19233 (4.3): a heartbeat at epoch 0 from a member the group still has (its client
+    gave up its epoch, KIP-1082 keeps the id) is not fenced: the member keeps its assignment,
+    epoch and assignment epochs, and is answered in full. A static member doing the same
+    without having left is UNRELEASED_INSTANCE_ID, even under its own id."""
+    async def scenario(server):
+        topic = await _topic(server, "t", 2)
+        first = await beat(server, "m1", 0)
+        back = await beat(server, "m1", 0, owned=[])
+        static = await beat(server, "s1", 0, group_id="h", instance_id="i")
+        again = await beat(server, "s1", 0, group_id="h", instance_id="i")
+        member = server.group_coordinator.consumer_groups.group("g").members["m1"]
+        return (first["member_epoch"], back["error_code"], back["member_epoch"], _partitions(back),
+                member.assignment_epochs == {(topic, 0): 1, (topic, 1): 1}, static["error_code"],
+                again["error_code"], topic)
+    first, error, epoch, partitions, epochs_kept, static, again, topic = run(tmp_path, scenario)
+    assert (first, error, epoch, partitions, epochs_kept) == (1, Errors.NONE, 1, {topic: [0, 1]}, True)
+    assert (static, again) == (Errors.NONE, Errors.UNRELEASED_INSTANCE_ID)
+
+
+def test_txn_offset_commits_of_a_member_are_checked_as_kafka_checks_them(tmp_path):
+    """OffsetMetadataManager.validateTransactionalOffsetCommit: a stale member epoch is told
+    ILLEGAL_GENERATION (the producer recovers from it, not from STALE_MEMBER_EPOCH); the member
+    checks are skipped only for a commit naming no member at all (ConsumerGroup:663)."""
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        await beat(server, "m1", 0)
+        producer_id, epoch, _ = await server.transaction_coordinator.init_producer_id("tx", 60_000, -1, -1)
+
+        async def txn_commit(member_id: str, generation: int) -> int:
+            body = {"transactional_id": "tx", "group_id": "g", "producer_id": producer_id, "producer_epoch": epoch,
+                    "generation_id": generation, "member_id": member_id, "group_instance_id": None,
+                    "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                             "committed_leader_epoch": -1,
+                                                             "committed_metadata": ""}]}]}
+            answer = await server.group_coordinator.handle_txn_offset_commit(_Request(5), body)
+            return answer["topics"][0]["partitions"][0]["error_code"]
+
+        return [await txn_commit("m1", 2), await txn_commit("m1", -1), await txn_commit("stranger", -1),
+                await txn_commit("", -1), await txn_commit("m1", 1)]
+    assert run(tmp_path, scenario) == [Errors.ILLEGAL_GENERATION, Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID,
+                                       Errors.NONE, Errors.NONE]
+
+
+def test_a_partition_whose_metadata_is_too_large_is_not_checked_against_the_member(tmp_path):
+    """OffsetMetadataManager.commitOffset checks only the partitions it would write: at an older
+    member epoch, a partition the member gave up but whose metadata is too large is answered
+    OFFSET_METADATA_TOO_LARGE, and the member's own partition is committed."""
+    async def scenario(server):
+        topic = await _topic(server, "t", 2)
+        await beat(server, "m1", 0)
+        await beat(server, "m2", 0)
+        kept = _partitions(await beat(server, "m1", 1, owned=[(topic, [0, 1])]))[topic]
+        await beat(server, "m1", 1, owned=[(topic, kept)])  # now at epoch 2
+        gone = 1 - kept[0]
+        body = {"group_id": "g", "generation_id_or_member_epoch": 1, "member_id": "m1", "group_instance_id": None,
+                "topics": [{"name": "t", "partitions": [
+                    {"partition_index": kept[0], "committed_offset": 3, "committed_leader_epoch": -1,
+                     "committed_metadata": ""},
+                    {"partition_index": gone, "committed_offset": 3, "committed_leader_epoch": -1,
+                     "committed_metadata": "x" * 5000}]}]}
+        answer = await server.group_coordinator.handle_offset_commit(_Request(9), body)
+        return {p["partition_index"]: p["error_code"] for p in answer["topics"][0]["partitions"]}, kept[0], gone
+    codes, kept, gone = run(tmp_path, scenario)
+    assert codes == {kept: Errors.NONE, gone: Errors.OFFSET_METADATA_TOO_LARGE}
