@@ -156,9 +156,13 @@ def test_list_and_describe_transactions_report_each_ids_state_as_kafka_names_it(
             "transaction_states"]] == ["tx-open-listed"]
         assert listed(version=2, transactional_id_pattern="open")["transaction_states"] == []
         assert len(listed(version=2, transactional_id_pattern="")["transaction_states"]) == 2
-        bad = client.request(LIST_TRANSACTIONS, 2, {"state_filters": [], "producer_id_filters": [],
-                                                    "duration_filter": -1, "transactional_id_pattern": "tx-(["})
-        assert (bad["error_code"], bad["transaction_states"]) == (Errors.INVALID_REGULAR_EXPRESSION, [])
+        for java_syntax in (r"tx-\Qopen\E-.*", "(?<kind>tx)-open.*", r"\w\w-open-\w+"):
+            assert [s["transactional_id"] for s in listed(version=2, transactional_id_pattern=java_syntax)[
+                "transaction_states"]] == ["tx-open-listed"], java_syntax
+        for bad_pattern in ("tx-([", "(?P<kind>tx).*"):  # the second is Python's syntax, not Java's
+            bad = client.request(LIST_TRANSACTIONS, 2, {"state_filters": [], "producer_id_filters": [],
+                                                        "duration_filter": -1, "transactional_id_pattern": bad_pattern})
+            assert (bad["error_code"], bad["transaction_states"]) == (Errors.INVALID_REGULAR_EXPRESSION, [])
 
         described = client.request(DESCRIBE_TRANSACTIONS, 0, {
             "transactional_ids": ["tx-open-listed", "tx-nope", ""]})["transaction_states"]
