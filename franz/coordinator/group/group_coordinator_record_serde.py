@@ -40,7 +40,8 @@ from franz.protocol.schema import parse_schemas
 
 OFFSET_COMMIT_KEY_VERSION: Final = 1
 GROUP_METADATA_KEY_VERSION: Final = 2
-OFFSET_COMMIT_VALUE_VERSION: Final = 3
+OFFSET_COMMIT_VALUE_VERSION: Final = 4  # 4.x: flexible, with the topic id (GroupCoordinatorRecordHelpers)
+NO_TOPIC_ID: Final = bytes(16)
 OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRE: Final = 1
 GROUP_METADATA_VALUE_VERSION: Final = 3
 RECORD_SIZE_BYTES_MAX: Final = 64 * 1024 * 1024
@@ -77,6 +78,7 @@ OffsetCommitValue key=1 versions=0-4 flex=4+
     metadata string
     commit_timestamp int64
     expire_timestamp int64 1 default=-1
+    topic_id uuid 4+ tag=0
  response
 
 GroupMetadataKey key=2 versions=2
@@ -242,12 +244,14 @@ class GroupMetadataKey:
 @dataclasses.dataclass(frozen=True, slots=True)
 class OffsetAndMetadata:
     """A committed offset (OffsetAndMetadata): expire_timestamp_ms is None unless
-    the commit asked for its own retention."""
+    the commit asked for its own retention; topic_id is the id of the topic it was committed
+    for (zeros when unknown: written before 4.x, or with a retention)."""
     committed_offset: int
     leader_epoch: int
     metadata: str
     commit_timestamp_ms: int
     expire_timestamp_ms: int | None = None
+    topic_id: bytes = NO_TOPIC_ID
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -286,7 +290,7 @@ def offset_commit_value(offset: OffsetAndMetadata) -> bytes:
             "commit_timestamp": offset.commit_timestamp_ms, "expire_timestamp": offset.expire_timestamp_ms})
     return _encode("OffsetCommitValue", OFFSET_COMMIT_VALUE_VERSION, {
         "offset": offset.committed_offset, "leader_epoch": offset.leader_epoch, "metadata": offset.metadata,
-        "commit_timestamp": offset.commit_timestamp_ms})
+        "commit_timestamp": offset.commit_timestamp_ms, "topic_id": offset.topic_id})
 
 
 def group_metadata_key(group: str) -> bytes:
@@ -319,7 +323,7 @@ def read_offset_commit_value(buffer: bytes) -> OffsetAndMetadata:
     version, data = _decode("OffsetCommitValue", buffer, 0, 4)
     expire = data["expire_timestamp"] if version == 1 and data["expire_timestamp"] != -1 else None
     return OffsetAndMetadata(data["offset"], data["leader_epoch"], data["metadata"], data["commit_timestamp"],
-                             expire)
+                             expire, bytes(data["topic_id"]) if data.get("topic_id") else NO_TOPIC_ID)
 
 
 def read_group_metadata_value(buffer: bytes) -> dict:

@@ -313,7 +313,7 @@ class GroupCoordinatorService:
                     code = Errors.OFFSET_METADATA_TOO_LARGE
                 else:
                     value = serde.OffsetAndMetadata(entry["committed_offset"], entry.get("committed_leader_epoch", -1),
-                                                    metadata, now, expire_ms)
+                                                    metadata, now, expire_ms, self._topic_id(topic["name"]))
                     entries.append((serde.offset_commit_key(group_id, topic["name"], index),
                                     serde.offset_commit_value(value)))
                     values.append((topic["name"], index, value))
@@ -353,6 +353,10 @@ class GroupCoordinatorService:
             else:
                 named.append({**topic, "name": name})
         return named, unknown
+
+    def _topic_id(self, name: str) -> bytes:
+        topic = self.metadata.get(name)
+        return topic.topic_id.bytes if topic is not None else serde.NO_TOPIC_ID
 
     def _topic_partitions(self, topics: list[dict]) -> list[tuple[bytes, int]]:
         """(topic id, partition) of the offsets a commit will write, all of topics that exist: a

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from franz.coordinator.group.group_coordinator_record_serde import OffsetAndMetadata
+from franz.coordinator.group.group_coordinator_record_serde import NO_TOPIC_ID, OffsetAndMetadata
 from franz.protocol.errors import Errors
 
 TopicPartition = tuple[str, int]
@@ -135,8 +135,11 @@ class OffsetMetadataManager:
             for topic, partition in sorted(offsets):
                 by_topic.setdefault(topic, []).append(answer(topic, partition))
             return [{"name": name, "partitions": partitions} for name, partitions in by_topic.items()]
-        return [{"name": entry["name"], "partitions": [answer(entry["name"], index)
-                                                       for index in entry["partition_indexes"]]}
+        # An offset committed for another topic of the same name (deleted and made again) is no
+        # offset for the one asked by id (OffsetMetadataManager.isMismatchedTopicId).
+        return [{"name": entry["name"], "partitions": [
+            answer(entry["name"], index) if not _mismatched(offsets.get((entry["name"], index)), entry)
+            else _partition_answer(index, None) for index in entry["partition_indexes"]]}
                 for entry in topics]
 
     def expired_offsets(self, group_id: str, now_ms: int, retention_ms: int, group_is_empty: bool,
@@ -159,6 +162,12 @@ class OffsetMetadataManager:
             if now_ms - base_ms >= retention_ms:
                 expired.append((topic, partition))
         return expired
+
+
+def _mismatched(offset: OffsetAndMetadata | None, asked: dict) -> bool:
+    asked_id = bytes(asked.get("topic_id") or NO_TOPIC_ID)
+    return (offset is not None and offset.topic_id != NO_TOPIC_ID and asked_id != NO_TOPIC_ID
+            and offset.topic_id != asked_id)
 
 
 def _partition_answer(index: int, offset: OffsetAndMetadata | None, error: Errors = Errors.NONE) -> dict:

@@ -18,10 +18,17 @@ def test_offset_commit_key_is_version_1_group_topic_partition():
     assert serde.offset_commit_key("g", "topic", 7) == b"\x00\x01" + _string("g") + _string("topic") + b"\x00\x00\x00\x07"
 
 
-def test_offset_commit_value_is_written_as_version_3():
-    value = serde.offset_commit_value(serde.OffsetAndMetadata(42, 5, "meta", 1_700_000_000_000))
-    assert value == (b"\x00\x03" + struct.pack(">qi", 42, 5) + _string("meta") + struct.pack(">q", 1_700_000_000_000))
-    assert serde.read_offset_commit_value(value) == serde.OffsetAndMetadata(42, 5, "meta", 1_700_000_000_000)
+def test_offset_commit_value_is_written_as_version_4_with_its_topic_id():
+    """GroupCoordinatorRecordHelpers.newOffsetCommitRecord (4.x): version 4, flexible, the topic
+    id as tagged field 0, left out when unknown (zeros, the default)."""
+    topic_id = bytes(range(16))
+    value = serde.offset_commit_value(serde.OffsetAndMetadata(42, 5, "meta", 1_700_000_000_000, None, topic_id))
+    assert value == (b"\x00\x04" + struct.pack(">qi", 42, 5) + b"\x05meta" + struct.pack(">q", 1_700_000_000_000)
+                     + b"\x01\x00\x10" + topic_id)
+    assert serde.read_offset_commit_value(value) == serde.OffsetAndMetadata(42, 5, "meta", 1_700_000_000_000, None,
+                                                                            topic_id)
+    unknown = serde.offset_commit_value(serde.OffsetAndMetadata(42, 5, "meta", 1_700_000_000_000))
+    assert unknown.endswith(struct.pack(">q", 1_700_000_000_000) + b"\x00")
 
 
 def test_offset_commit_value_with_expire_timestamp_is_version_1():
