@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from franz.coordinator.transaction.transaction_coordinator import TV_2
+from franz.coordinator.transaction.transaction_coordinator import TV_2, as_add_partitions_manager_answers
 from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
@@ -117,10 +117,7 @@ def _unverified_answer(error: Errors, version: int) -> dict:
     before v11 a partition not in the transaction is INVALID_TXN_STATE; a coordinator that
     cannot say, or (before v12) a transaction being ended, is retriable NOT_ENOUGH_REPLICAS.
     A transactions-v2 producer hears CONCURRENT_TRANSACTIONS as it is."""
-    if error == Errors.PRODUCER_FENCED:
-        error = Errors.INVALID_PRODUCER_EPOCH
-    elif error == Errors.TRANSACTION_ABORTABLE and version <= 10:
-        error = Errors.INVALID_TXN_STATE
+    error = as_add_partitions_manager_answers(error, abortable_known=version > 10)
     if error == Errors.INVALID_TXN_STATE:
         return {"error_code": error, "error_message": "Partition was not added to the transaction"}
     if error in (Errors.NETWORK_EXCEPTION, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
@@ -488,12 +485,12 @@ class KafkaApis:
                                              "Transactional records contained more than one producer ID")
         guards: dict[tuple[str, int], VerificationGuard] = {}
         refused: dict[tuple[str, int], dict] = {}
+        adds = version >= PRODUCE_ADDS_PARTITIONS_MIN_VERSION
         for key, (producer_id, epoch, sequence) in producers.items():
             partition = self.replica_manager.get_partition(*key)
             if partition is None:
                 refused[key] = {"error_code": Errors.NOT_LEADER_OR_FOLLOWER}
                 continue
-            adds = version >= PRODUCE_ADDS_PARTITIONS_MIN_VERSION
             try:
                 guard = partition.log.maybe_start_transaction_verification(producer_id, sequence, epoch, adds)
             except ProducerStateError as error:
@@ -503,8 +500,8 @@ class KafkaApis:
                 guards[key] = guard
         if guards:
             (producer_id, epoch), = identities
-            if version >= PRODUCE_ADDS_PARTITIONS_MIN_VERSION:
-                added = await self.transaction_coordinator.add_partitions(transactional_id or "", producer_id, epoch,
+            if adds:
+                added = await self.transaction_coordinator.add_partitions(transactional_id, producer_id, epoch,
                                                                           set(guards), TV_2)
                 verified = dict.fromkeys(guards, added)
             else:

@@ -362,7 +362,7 @@ class GroupCoordinatorService:
         """(topic id, partition) of the offsets a commit will write, all of topics that exist: a
         partition whose metadata is too large is answered so and not checked against the member
         (OffsetMetadataManager.commitOffset validates only the partitions it would write)."""
-        return [(self.metadata.get(topic["name"]).topic_id.bytes, partition["partition_index"])
+        return [(self._topic_id(topic["name"]), partition["partition_index"])
                 for topic in topics for partition in topic["partitions"]
                 if _java_length(partition["committed_metadata"] or "") <= self.config.offset_metadata_max_bytes]
 

@@ -61,13 +61,12 @@ from franz.protocol.errors import Errors
 from franz.records import ControlRecordType, MemoryRecords
 from franz.records.builder import SimpleRecord, build_batch, build_control_batch, now_ms
 from franz.server.broker_features import FINALIZED_FEATURES, TRANSACTION_VERSION
-from franz.storage.producer_append_info import AppendOrigin
+from franz.storage.producer_append_info import INT16_MAX, AppendOrigin
 
 logger = logging.getLogger(__name__)
 
 KEY_TYPE_TRANSACTION: Final = 1
 ABORT_CHECK_INTERVAL_MS_DEFAULT: Final = 10_000
-INT16_MAX: Final = 32767
 COMPLETION_RETRY_BACKOFF_MS: Final = 100
 COMPLETION_RETRY_BACKOFF_MAX_MS: Final = 1_000
 # TransactionStateManager.appendTransactionToLog: what a failed write of the state is told as.
@@ -107,6 +106,17 @@ def _java_pattern(text: str) -> re.Pattern:
     text = re.sub(r"\\Q(.*?)(?:\\E|$)", lambda quoted: re.escape(quoted.group(1)), text, flags=re.DOTALL)
     text = re.sub(r"\(\?<([A-Za-z][A-Za-z0-9]*)>", r"(?P<\1>", text)
     return re.compile(text, re.ASCII)
+
+
+def as_add_partitions_manager_answers(error: Errors, abortable_known: bool) -> Errors:
+    """The coordinator's verify or add answer as AddPartitionsToTxnManager hands it to Produce
+    and TxnOffsetCommit: PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE as
+    INVALID_TXN_STATE to a request version that predates it."""
+    if error == Errors.PRODUCER_FENCED:
+        return Errors.INVALID_PRODUCER_EPOCH
+    if error == Errors.TRANSACTION_ABORTABLE and not abortable_known:
+        return Errors.INVALID_TXN_STATE
+    return error
 
 
 def _as_version_knows_it(error: Errors, api_version: int) -> Errors:
@@ -321,8 +331,6 @@ class TransactionCoordinator:
             if not (metadata.producer_epoch == INT16_MAX and not commit):  # a broken state aborts without overflow
                 prepared.producer_epoch = metadata.producer_epoch + 1
             prepared.last_producer_epoch = metadata.producer_epoch
-        else:
-            prepared.next_producer_id = -1
         if no_partition_added:
             prepared.txn_start_timestamp_ms = now
         prepared.client_transaction_version = transaction_version
@@ -502,11 +510,7 @@ class TransactionCoordinator:
         else:
             error = self.verify_partitions(transactional_id, producer_id, producer_epoch,
                                            [(OFFSETS_TOPIC, partition)])[(OFFSETS_TOPIC, partition)]
-        if error == Errors.PRODUCER_FENCED:
-            return Errors.INVALID_PRODUCER_EPOCH
-        if error == Errors.TRANSACTION_ABORTABLE and api_version <= 3:
-            return Errors.INVALID_TXN_STATE
-        return error
+        return as_add_partitions_manager_answers(error, abortable_known=api_version > 3)
 
     async def handle_end_txn(self, request, body: dict) -> dict:
         transaction_version = end_txn_version(request.api_version)
