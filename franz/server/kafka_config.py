@@ -29,6 +29,7 @@ from franz.common.config_def import (
     at_least,
     between,
     each_of,
+    one_of,
 )
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
@@ -142,6 +143,9 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("group.share.min.record.lock.duration.ms", "int", 15_000, at_least(1000)),
     ConfigKey("group.share.max.record.lock.duration.ms", "int", 60_000, at_least(1000)),
     ConfigKey("group.consumer.max.size", "int", INT32_MAX, at_least(1)),
+    # online conversion of a non-empty group between the classic and the consumer protocol
+    ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
+              one_of("disabled", "upgrade", "downgrade", "bidirectional", case_sensitive=False)),
     # the server-side assignors of franz/coordinator/group/assignor.py; the first is the default
     ConfigKey("group.consumer.assignors", "list", ["uniform", "range"], each_of("uniform", "range", non_empty=True)),
     # Observability (franz): 0 disables the Prometheus endpoint.

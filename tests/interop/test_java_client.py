@@ -229,6 +229,17 @@ def test_java_consumer_group_protocol_commits_and_resumes(broker_factory, java_d
                          metrics, re.MULTILINE), [line for line in metrics.splitlines() if f'"{api}"' in line]
 
 
+def test_java_consumers_of_both_protocols_migrate_a_live_group_up_and_down(broker_factory, java_driver):
+    """KIP-848 online migration: a consumer-protocol member joining a classic group upgrades it
+    (the classic member stays, answered by the broker, and commits at its generation); the
+    last consumer-protocol member leaving a group of classic members downgrades it."""
+    broker = broker_factory({"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
+                             "group.consumer.heartbeat.interval.ms": "500"})
+    assert _run(java_driver, "rolling-migration", broker.bootstrap, "java-migrate", "400") == [
+        "migration", "start=Classic", "upgraded=Consumer[classic,", "consumer]", "classic-committed=200",
+        "downgraded=Classic", "members=1", "seen=400", "committed=400"]
+
+
 def test_java_transactions_hide_aborted_records_from_read_committed(broker, java_driver):
     from tests.support.raw_client import RawClient, create_topic
     with RawClient(broker.bootstrap) as client:

@@ -55,6 +55,20 @@ class ConsumerGroupState(enum.Enum):
 
 
 @dataclasses.dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """What a member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat) inside a
+    consumer group joined with (ConsumerGroupMemberMetadataValue.ClassicMemberMetadata)."""
+    session_timeout_ms: int
+    # (protocol name, ConsumerProtocolSubscription bytes), in the member's order of preference
+    supported_protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol the member is answered in: its first."""
+        return self.supported_protocols[0][0]
+
+
+@dataclasses.dataclass(frozen=True)
 class ConsumerGroupMember:
     """One member; immutable, so an update is a new value the group swaps in."""
     member_id: str
@@ -74,6 +88,12 @@ class ConsumerGroupMember:
     # (topic id, partition) -> the epoch it was assigned at, for every partition assigned or
     # pending revocation (ConsumerGroupMember's assignedPartitions/partitionsPendingRevocation epochs)
     assignment_epochs: Mapping[tuple[bytes, int], int] = dataclasses.field(default_factory=dict)
+    # set while the member speaks the classic protocol (online migration), None for a consumer member
+    classic: ClassicMemberMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def assignment_epoch(self, topic_id: bytes, partition: int) -> int | None:
         """The epoch the member was given the partition at; None when it holds it not."""
@@ -109,6 +129,11 @@ class ConsumerGroup:
         self.persisted: dict[bytes, bytes] = {}
         # (kind, member id) -> (the member or target object, its encoded records): see records_of
         self.encoded_records: dict[tuple[str, str], tuple[object, dict[bytes, bytes]]] = {}
+        # The classic group's records of the same id that go with the group's next write, in one
+        # batch: its tombstone before the group's records (an upgrade), its GroupMetadata after
+        # the group's tombstones (a downgrade).
+        self.classic_records_before: list[tuple[bytes, bytes | None]] = []
+        self.classic_records_after: list[tuple[bytes, bytes | None]] = []
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -138,16 +163,18 @@ class ConsumerGroup:
         member = self.members.get(member_id)
         if member is None:
             return Errors.UNKNOWN_MEMBER_ID
-        if not epoch_aware_version:
+        if not epoch_aware_version and not member.uses_classic_protocol:
             return Errors.UNSUPPORTED_VERSION
         if member_epoch == member.member_epoch:
             return Errors.NONE
+        # A classic member's field is its generation: it hears ILLEGAL_GENERATION, as from a classic group.
+        stale = Errors.ILLEGAL_GENERATION if member.uses_classic_protocol else Errors.STALE_MEMBER_EPOCH
         if member_epoch > member.member_epoch:
-            return Errors.STALE_MEMBER_EPOCH
+            return stale
         for topic_id, partition in partitions:
             assigned_at = member.assignment_epoch(topic_id, partition)
             if assigned_at is None or member_epoch < assigned_at:
-                return Errors.STALE_MEMBER_EPOCH
+                return stale
         return Errors.NONE
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> Errors:
@@ -161,7 +188,42 @@ class ConsumerGroup:
         member = self.members.get(member_id)
         if member is None:
             return Errors.UNKNOWN_MEMBER_ID
-        return Errors.STALE_MEMBER_EPOCH if member_epoch != member.member_epoch else Errors.NONE
+        if member_epoch == member.member_epoch:
+            return Errors.NONE
+        return Errors.ILLEGAL_GENERATION if member.uses_classic_protocol else Errors.STALE_MEMBER_EPOCH
+
+    # -- members of both protocols (online migration) ------------------------------------
+
+    def classic_members(self) -> list[ConsumerGroupMember]:
+        return [m for m in self.members.values() if m.uses_classic_protocol]
+
+    def supports_classic_protocols(self, protocol_type: str | None, names: set[str]) -> bool:
+        """ConsumerGroup.supportsClassicProtocols: a classic member may join when it speaks the
+        consumer protocol type and one of its protocols is supported by every classic member."""
+        if protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(names)
+        classic = self.classic_members()
+        return any(all(name in dict(m.classic.supported_protocols) for m in classic) for name in names)
+
+    def all_members_use_classic_protocol_except(self, leaving: set[str]) -> bool:
+        """Every member but the leaving ones speaks the classic protocol, and none of the leaving
+        ones does (allMembersUseClassicProtocolExcept): the last consumer member is going."""
+        if any(self.members[m].uses_classic_protocol for m in leaving):
+            return False
+        return all(m.uses_classic_protocol for mid, m in self.members.items() if mid not in leaving)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """The member waits for a partition of its target that another member still holds."""
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        for topic_id, partitions in self.target_assignment.get(member.member_id, {}).items():
+            assigned = member.assigned.get(topic_id, frozenset())
+            if any(p not in assigned and self.current_partition_epoch(topic_id, p) != NO_PARTITION_EPOCH
+                   for p in partitions):
+                return True
+        return False
 
     def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
         member_id = self.static_members.get(instance_id)

@@ -25,10 +25,19 @@ sessions restarted. A change made by a timer is written in the background.
 Limits: the in-memory change comes first (Kafka reverts it through its
 snapshot registry); if its write fails the member gets the error and the
 group's next write puts every record of the group again and tombstones every
-other key it may have written, so the log catches up with memory. Classic members cannot join a
-consumer group (no online migration): a JoinGroup for a non-empty consumer
-group gets INCONSISTENT_GROUP_PROTOCOL, a heartbeat for a non-empty classic
-group GROUP_ID_NOT_FOUND, as Kafka answers with migration disabled.
+other key it may have written, so the log catches up with memory.
+
+Online migration (group.consumer.migration.policy, bidirectional by default):
+a first heartbeat into a classic group of consumers converts it (the claim
+callback, group_migration.py); members that speak the classic protocol live in
+the group as members with ClassicMemberMetadata and are served their JoinGroup,
+SyncGroup, Heartbeat and LeaveGroup here, with the broker as their assignor; when
+the last consumer-protocol member goes and classic members stay, the group is
+handed back as a classic group (the hand-back callback). With the policy
+disabled, a JoinGroup into a non-empty consumer group gets
+INCONSISTENT_GROUP_PROTOCOL and a heartbeat into a non-empty classic group
+GROUP_ID_NOT_FOUND. Not done: the downgrade Kafka makes when a classic member
+replaces the last consumer-protocol member under its static instance id.
 """
 
 from __future__ import annotations
@@ -41,29 +50,37 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from franz.coordinator.group import consumer_group_records
+from franz.coordinator.group import consumer_group_records, consumer_protocol
 from franz.coordinator.group.assignor import ASSIGNORS, MemberSpec, PartitionAssignor
 from franz.coordinator.group.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupMember,
     MemberState,
     member_topics,
 )
+from franz.coordinator.group.consumer_protocol import ConsumerProtocolError
 from franz.coordinator.group.current_assignment_builder import OwnedPartitions, reconcile
+from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, join_error, sync_answer
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey, RecordFormatError
 from franz.coordinator.group.group_metadata import GroupError
+from franz.coordinator.group.group_migration import ConsumerGroupMigrationPolicy
 from franz.coordinator.group.subscription import compile_regex
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
 from franz.protocol.errors import Errors
+from franz.storage.checkpoint import uuid_to_kafka_string
 
 logger = logging.getLogger(__name__)
 
 # ConsumerGroupHeartbeat from v1 on: the client makes its member id (KIP-1082)
 CLIENT_MEMBER_ID_VERSION: Final = 1
 # ConsumerGroupDescribe v1 MemberType: 0 a classic member, 1 a consumer member (-1 unknown).
+CLASSIC_MEMBER_TYPE: Final = 0
 CONSUMER_MEMBER_TYPE: Final = 1
+# JoinGroup from v4 on: a new dynamic member first gets its id with MEMBER_ID_REQUIRED (KIP-394)
+REQUIRE_KNOWN_MEMBER_ID_VERSION: Final = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,26 +89,37 @@ class ConsumerGroupConfig:
     heartbeat_interval_ms: int = 5000
     max_size: int = 2**31 - 1
     assignors: tuple[str, ...] = ("uniform", "range")
+    migration_policy: ConsumerGroupMigrationPolicy = ConsumerGroupMigrationPolicy.BIDIRECTIONAL
+    classic_max_size: int = 2**31 - 1  # group.max.size: a downgrade must fit a classic group
 
     @classmethod
     def from_kafka_config(cls, config) -> ConsumerGroupConfig:
         assignors = tuple(config["group.consumer.assignors"])  # KafkaConfig checked the names
         assert assignors and all(name in ASSIGNORS for name in assignors), assignors
         return cls(config["group.consumer.session.timeout.ms"], config["group.consumer.heartbeat.interval.ms"],
-                   config["group.consumer.max.size"], assignors)
+                   config["group.consumer.max.size"], assignors,
+                   ConsumerGroupMigrationPolicy.parse(config["group.consumer.migration.policy"]),
+                   config["group.max.size"])
 
 
 # the cluster's topics: name -> (topic id, partitions)
 TopicsView = Callable[[], dict[str, tuple[bytes, int]]]
-# called with a group id a member joins: raises GroupError when a classic group holds it
-ClaimGroupId = Callable[[str], None]
+# Called with a group id a member joins by ConsumerGroupHeartbeat where no consumer group is: the
+# consumer group to use (new, or converted from the classic group of that id) and what to do once
+# the heartbeat has succeeded (take the id from the classic group). Raises GroupError when the
+# classic group keeps the id.
+ClaimGroupId = Callable[[str], tuple[ConsumerGroup, Callable[[], None]]]
+# Called when the last consumer-protocol member of a group is going (the ids in the set) and
+# only classic members stay: makes and starts their classic group, and returns its records.
+# Raises GroupError when it cannot be made.
+HandBackGroupId = Callable[[ConsumerGroup, set[str]], list[tuple[bytes, bytes | None]]]
 # appends records of the group (value None: a tombstone); raises GroupError with Kafka's code
 WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 
 
 class ConsumerGroupCoordinator:
     def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
-                 write: WriteRecords, group_configs=None) -> None:
+                 write: WriteRecords, group_configs=None, hand_back_group_id: HandBackGroupId | None = None) -> None:
         self.config = config
         # A group's own session timeout and heartbeat interval (GroupConfigManager), read on
         # every heartbeat; without one, the broker's.
@@ -102,6 +130,7 @@ class ConsumerGroupCoordinator:
         self.assignors: dict[str, PartitionAssignor] = {name: ASSIGNORS[name]() for name in config.assignors}
         self._topics = topics
         self._claim_group_id = claim_group_id
+        self._hand_back_group_id = hand_back_group_id
         self._timers: dict[tuple[str, str, str], asyncio.TimerHandle] = {}
 
     def group(self, group_id: str) -> ConsumerGroup | None:
@@ -135,16 +164,20 @@ class ConsumerGroupCoordinator:
         handed to the (single, ordered) append thread in one step of the loop, so writes
         land in the order the changes were made."""
         current = consumer_group_records.records_of(group)
-        entries = consumer_group_records.changes(group.persisted, current)
+        before, after = group.classic_records_before, group.classic_records_after
+        entries = [*before, *consumer_group_records.changes(group.persisted, current), *after]
         if not entries:
             return
         previous, group.persisted = group.persisted, current
+        group.classic_records_before, group.classic_records_after = [], []
         try:
             await self._write(group.group_id, entries)
         except GroupError:
             # What the log holds is unknown now: keep every key it may hold, with no value
             # matching, so the next write puts every record again and tombstones the rest.
             group.persisted = dict.fromkeys(previous.keys() | current.keys() | group.persisted.keys(), b"")
+            group.classic_records_before = before + group.classic_records_before
+            group.classic_records_after = after + group.classic_records_after
             raise
 
     def _persist_in_background(self, group: ConsumerGroup) -> None:
@@ -183,10 +216,10 @@ class ConsumerGroupCoordinator:
             self._validate(version, body)
             epoch = body["member_epoch"]
             if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-                answer = self._leave(body["group_id"], body["instance_id"], body["member_id"], epoch)
+                answer, group = self._leave(body["group_id"], body["instance_id"], body["member_id"], epoch)
             else:
-                answer = self._heartbeat(version, client_id, client_host, body)
-            await self.persist(self.groups[body["group_id"]])
+                answer, group = self._heartbeat(version, client_id, client_host, body)
+            await self.persist(group)  # after a downgrade, the group's last write (it is dead)
             return answer
         except GroupError as exc:
             return {"throttle_time_ms": 0, "error_code": exc.code, "error_message": str(exc), "member_id": None,
@@ -234,19 +267,36 @@ class ConsumerGroupCoordinator:
             raise GroupError(Errors.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {assignor} is not supported. "
                              f"Supported assignors: {', '.join(self.assignors)}.")
 
-    def _heartbeat(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
+    def _heartbeat(self, version: int, client_id: str, client_host: str,
+                   body: dict) -> tuple[dict, ConsumerGroup]:
+        group_id = body["group_id"]
+        group = self.groups.get(group_id)
+        if group is not None:
+            return self._heartbeat_in(group, version, client_id, client_host, body), group
+        if body["member_epoch"] != 0:
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        # The group is made (or converted from the classic group of the id) for this heartbeat:
+        # refused, it is dropped and the classic group keeps the id, as Kafka drops the records.
+        group, take_over = self._claim_group_id(group_id)
+        self.groups[group_id] = group
+        try:
+            answer = self._heartbeat_in(group, version, client_id, client_host, body)
+        except GroupError:
+            del self.groups[group_id]
+            raise
+        take_over()
+        for member in group.classic_members():  # converted members: sessions of their own length
+            self._schedule_session_timeout(group_id, member.member_id)
+        return answer, group
+
+    def _heartbeat_in(self, group: ConsumerGroup, version: int, client_id: str, client_host: str, body: dict) -> dict:
         group_id, member_id, epoch = body["group_id"], body["member_id"], body["member_epoch"]
         instance_id = body["instance_id"]
         owned: OwnedPartitions = None
         if body["topic_partitions"] is not None:
             owned = [(bytes(t["topic_id"]), list(t["partitions"])) for t in body["topic_partitions"]]
         joining = epoch == 0
-        group = self._get_or_create_group(group_id, joining)
-        # A static member coming back under a new member id replaces itself (KAFKA-20601, 4.3).
-        if (len(group.members) >= self.config.max_size and member_id not in group.members
-                and (instance_id is None or group.static_member(instance_id) is None)):
-            raise GroupError(Errors.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum "
-                             f"capacity of {self.config.max_size} members.")
+        self._throw_if_full(group, member_id, instance_id)
         if not member_id:
             member_id = str(uuid.uuid4())
         if instance_id is None:
@@ -264,7 +314,33 @@ class ConsumerGroupCoordinator:
             subscribed_topic_names=(tuple(sorted(body["subscribed_topic_names"]))
                                     if body["subscribed_topic_names"] is not None else member.subscribed_topic_names),
             subscribed_topic_regex=regex if regex is not None else member.subscribed_topic_regex,
-            client_id=client_id, client_host=client_host)
+            client_id=client_id, client_host=client_host, classic=None)
+        after = self._update_and_reconcile(group, member, updated, owned)
+        self._schedule_session_timeout(group_id, member_id)
+        full = joining or (body["rebalance_timeout_ms"] != -1 and owned is not None and (
+            body["subscribed_topic_names"] is not None or body.get("subscribed_topic_regex") is not None))
+        assignment = None
+        if full or after.assigned != member.assigned:
+            assignment = {"topic_partitions": [{"topic_id": topic_id, "partitions": sorted(partitions)}
+                                               for topic_id, partitions in sorted(after.assigned.items())]}
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "member_id": member_id,
+                "member_epoch": after.member_epoch, "heartbeat_interval_ms": self._heartbeat_interval_ms(group_id),
+                "assignment": assignment}
+
+    def _throw_if_full(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> None:
+        """A static member coming back under a new member id replaces itself (KAFKA-20601, 4.3)."""
+        if instance_id is not None and group.static_member(instance_id) is not None:
+            return
+        if len(group.members) >= self.config.max_size and member_id not in group.members:
+            raise GroupError(Errors.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum "
+                             f"capacity of {self.config.max_size} members.")
+
+    def _update_and_reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember,
+                              owned: OwnedPartitions) -> ConsumerGroupMember:
+        """Put the updated member in, bump the group epoch when what the assignor sees changed,
+        compute the target when it is behind, and move the member one step towards its own;
+        the member after."""
+        group_id, member_id = group.group_id, updated.member_id
         bump = member_id not in group.members or _subscription(member) != _subscription(updated)
         group.update_member(updated)
         topics = self._topics()
@@ -282,31 +358,12 @@ class ConsumerGroupCoordinator:
                           group.current_partition_epoch, owned)
         if after != before:
             group.update_member(after)
-            if after.state is MemberState.UNREVOKED_PARTITIONS:
+            # A classic member has no rebalance timer: its join and sync timers bound it.
+            if after.state is MemberState.UNREVOKED_PARTITIONS and not after.uses_classic_protocol:
                 self._schedule_rebalance_timeout(group_id, member_id, after.member_epoch, after.rebalance_timeout_ms)
             else:
                 self._cancel(group_id, member_id, "rebalance")
-        self._schedule_session_timeout(group_id, member_id)
-        full = joining or (body["rebalance_timeout_ms"] != -1 and owned is not None and (
-            body["subscribed_topic_names"] is not None or body.get("subscribed_topic_regex") is not None))
-        assignment = None
-        if full or after.assigned != member.assigned:
-            assignment = {"topic_partitions": [{"topic_id": topic_id, "partitions": sorted(partitions)}
-                                               for topic_id, partitions in sorted(after.assigned.items())]}
-        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "member_id": member_id,
-                "member_epoch": after.member_epoch, "heartbeat_interval_ms": self._heartbeat_interval_ms(group_id),
-                "assignment": assignment}
-
-    def _get_or_create_group(self, group_id: str, create: bool) -> ConsumerGroup:
-        group = self.groups.get(group_id)
-        if group is not None:
-            return group
-        if not create:
-            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        self._claim_group_id(group_id)
-        group = ConsumerGroup(group_id)
-        self.groups[group_id] = group
-        return group
+        return after
 
     def _dynamic_member(self, group: ConsumerGroup, member_id: str, epoch: int,
                         owned: OwnedPartitions) -> ConsumerGroupMember:
@@ -333,22 +390,11 @@ class ConsumerGroupCoordinator:
             if existing is None:
                 return self._dynamic_member(group, member_id, epoch, owned)
             # Even under its own member id, an instance that did not leave is not released
-            # (throwIfInstanceIdIsUnreleased).
-            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # (throwIfInstanceIdIsUnreleased); one that speaks the classic protocol is replaced.
+            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH and not existing.uses_classic_protocol:
                 raise GroupError(Errors.UNRELEASED_INSTANCE_ID, f"Static member {existing.member_id} with instance "
                                  f"id {instance_id} is not released yet.")
-            # The instance comes back under a new member id: it takes over the old member's
-            # partitions and target, so nothing moves to other members.
-            target = group.target_assignment.get(existing.member_id)
-            group.remove_member(existing.member_id)
-            self._cancel_all(group.group_id, existing.member_id)
-            replacement = dataclasses.replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
-            group.update_member(replacement)
-            if target is not None:
-                group.target_assignment[member_id] = target
-            logger.info("[GroupId %s] Static member with instance id %s re-joins the consumer group as %s, "
-                        "replacing %s.", group.group_id, instance_id, member_id, existing.member_id)
-            return replacement
+            return self._replace_static_member(group, existing, member_id, "consumer")
         if existing is None:
             raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:
@@ -377,9 +423,225 @@ class ConsumerGroupCoordinator:
         order = list(self.assignors)
         return max(votes, key=lambda name: (votes[name], -order.index(name)))
 
+    # -- classic members (KIP-848 online migration) ---------------------------------------
+    # A non-empty consumer group takes JoinGroup, SyncGroup, Heartbeat and LeaveGroup from
+    # members that speak the classic protocol (GroupMetadataManager.classicGroup*ToConsumerGroup).
+    # The broker is their assignor: a join reconciles the member towards its target as a
+    # heartbeat would and answers its member epoch as the generation; the sync answers the
+    # partitions it holds now, in the ConsumerProtocol version of its subscription; a heartbeat
+    # says REBALANCE_IN_PROGRESS when the member has to join again to move on.
+
+    async def classic_join(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
+        """JoinGroup into a non-empty consumer group; the answer once the change is written."""
+        group = self.groups[body["group_id"]]
+        try:
+            answer = self._classic_join(group, version, client_id, client_host, body)
+            if answer["error_code"] == Errors.MEMBER_ID_REQUIRED:
+                return answer
+            await self.persist(group)
+        except GroupError as exc:
+            return join_error(version, exc.code, body["member_id"])
+        group_id, member_id = group.group_id, answer["member_id"]
+        if self.groups.get(group_id) is group and member_id in group.members:
+            self._cancel(group_id, member_id, "join")
+            self._schedule_session_timeout(group_id, member_id)
+            self._schedule_sync_timeout(group_id, member_id, body["rebalance_timeout_ms"])
+        return answer
+
+    def _classic_join(self, group: ConsumerGroup, version: int, client_id: str, client_host: str, body: dict) -> dict:
+        group_id, member_id, instance_id = group.group_id, body["member_id"], body["group_instance_id"]
+        if self.config.migration_policy is ConsumerGroupMigrationPolicy.DISABLED:
+            raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL, f"Cannot join the consumer group {group_id} with "
+                             "the classic protocol because the group migration is disabled.")
+        unknown = member_id == UNKNOWN_MEMBER_ID
+        if unknown:
+            member_id = uuid_to_kafka_string(uuid.uuid4())
+        self._throw_if_full(group, member_id, instance_id)
+        protocols = tuple((p["name"], bytes(p["metadata"])) for p in body["protocols"])
+        if not group.supports_classic_protocols(body["protocol_type"], {name for name, _ in protocols}):
+            raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported.")
+        if unknown and instance_id is None and version >= REQUIRE_KNOWN_MEMBER_ID_VERSION:
+            logger.info("[GroupId %s] Dynamic member with unknown member id joins the consumer group. Created a new "
+                        "member id %s and requesting the member to rejoin with this id.", group_id, member_id)
+            return join_error(version, Errors.MEMBER_ID_REQUIRED, member_id)
+        member = self._classic_member_to_join(group, member_id, instance_id, unknown)
+        try:
+            subscription = consumer_protocol.deserialize_subscription(protocols[0][1])
+        except ConsumerProtocolError:
+            raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL, "Malformed embedded consumer protocol in "
+                             "subscription deserialization.") from None
+        topics = self._topics()
+        owned = [(topics[topic][0], list(partitions)) for topic, partitions in subscription.owned_partitions
+                 if topic in topics]
+        updated = dataclasses.replace(
+            member, instance_id=instance_id if instance_id is not None else member.instance_id,
+            rack_id=subscription.rack_id if subscription.rack_id is not None else member.rack_id,
+            rebalance_timeout_ms=body["rebalance_timeout_ms"], subscribed_topic_names=tuple(sorted(subscription.topics)),
+            subscribed_topic_regex=None, client_id=client_id, client_host=client_host,
+            classic=ClassicMemberMetadata(body["session_timeout_ms"], protocols))
+        after = self._update_and_reconcile(group, member, updated, owned)
+        return {"error_code": Errors.NONE, "generation_id": after.member_epoch,
+                "protocol_type": consumer_protocol.PROTOCOL_TYPE, "protocol_name": after.classic.protocol_name,
+                "leader": "", "skip_assignment": False, "member_id": after.member_id, "members": []}
+
+    def _classic_member_to_join(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                                unknown: bool) -> ConsumerGroupMember:
+        """The member a JoinGroup is for (getOrMaybeSubscribe*ConsumerGroupMember with the classic
+        protocol): no epoch to check; a static member coming back without its id replaces its
+        older self even if that one did not leave."""
+        if instance_id is None:
+            member = group.members.get(member_id)
+            if member is None:
+                logger.info("[GroupId %s] Member %s joins the consumer group using the classic protocol.",
+                            group.group_id, member_id)
+                return ConsumerGroupMember(member_id)
+            return member
+        existing = group.static_member(instance_id)
+        if not unknown:
+            return self._known_static_member(group, existing, member_id, instance_id)
+        if existing is None:
+            logger.info("[GroupId %s] Static member %s with instance id %s joins the consumer group using the classic "
+                        "protocol.", group.group_id, member_id, instance_id)
+            return ConsumerGroupMember(member_id)
+        return self._replace_static_member(group, existing, member_id, "classic")
+
+    def _replace_static_member(self, group: ConsumerGroup, existing: ConsumerGroupMember, member_id: str,
+                               protocol: str) -> ConsumerGroupMember:
+        """The instance comes back under a new member id: it takes over the old member's
+        partitions and target, so nothing moves to other members."""
+        target = group.target_assignment.get(existing.member_id)
+        group.remove_member(existing.member_id)
+        self._cancel_all(group.group_id, existing.member_id)
+        replacement = dataclasses.replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        group.update_member(replacement)
+        if target is not None:
+            group.target_assignment[member_id] = target
+        logger.info("[GroupId %s] Static member with instance id %s re-joins the consumer group using the %s "
+                    "protocol. Created a new member %s to replace the existing member %s.", group.group_id,
+                    existing.instance_id, protocol, member_id, existing.member_id)
+        return replacement
+
+    @staticmethod
+    def _known_static_member(group: ConsumerGroup, member: ConsumerGroupMember | None, member_id: str,
+                             instance_id: str) -> ConsumerGroupMember:
+        if member is None:
+            raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Member with instance id {instance_id} is not a member of "
+                             f"group {group.group_id}.")
+        if member.member_id != member_id:
+            raise GroupError(Errors.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
+                             f"was fenced by member {member.member_id}.")
+        return member
+
+    def _classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                        generation_id: int) -> ConsumerGroupMember:
+        """validateConsumerGroupMember, then: the member speaks the classic protocol and is at
+        the generation it says."""
+        if instance_id is None:
+            member = group.members.get(member_id)
+            if member is None:
+                raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
+                                 f"{group.group_id}.")
+        else:
+            member = self._known_static_member(group, group.static_member(instance_id), member_id, instance_id)
+        if not member.uses_classic_protocol:
+            raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the classic protocol.")
+        if member.member_epoch != generation_id:
+            raise GroupError(Errors.ILLEGAL_GENERATION, f"The request generation id {generation_id} is not equal to "
+                             f"the member epoch {member.member_epoch} of member {member.member_id}.")
+        return member
+
+    def classic_sync(self, body: dict) -> dict:
+        """SyncGroup of a classic member of a consumer group: its partitions, nothing to write."""
+        group = self.groups.get(body["group_id"])
+        if group is None or not group.members:
+            return sync_answer(Errors.UNKNOWN_MEMBER_ID)
+        try:
+            member = self._classic_member(group, body["member_id"], body["group_instance_id"], body["generation_id"])
+            assert member.classic is not None
+            protocol_name = member.classic.protocol_name
+            if body["protocol_type"] is not None and body["protocol_type"] != consumer_protocol.PROTOCOL_TYPE:
+                raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL, f"The protocol type {body['protocol_type']} "
+                                 f"from member {member.member_id} request is not equal to the group protocol type "
+                                 f"{consumer_protocol.PROTOCOL_TYPE}.")
+            if body["protocol_name"] is not None and body["protocol_name"] != protocol_name:
+                raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL, f"The protocol name {body['protocol_name']} "
+                                 f"from member {member.member_id} request is not equal to the protocol name "
+                                 f"{protocol_name} returned in the join response.")
+            # A new target came since the join: the member joins again to catch up, unless it is
+            # still revoking (it rejoins by itself once done).
+            if (group.assignment_epoch > member.member_epoch
+                    and member.state is not MemberState.UNREVOKED_PARTITIONS):
+                self._schedule_join_timeout_if_absent(group.group_id, member.member_id, member.rebalance_timeout_ms)
+                raise GroupError(Errors.REBALANCE_IN_PROGRESS, f"A new rebalance is triggered in group "
+                                 f"{group.group_id} and member {member.member_id} should rejoin to catch up.")
+        except GroupError as exc:
+            return sync_answer(exc.code)
+        self._cancel(group.group_id, member.member_id, "sync")
+        self._schedule_session_timeout(group.group_id, member.member_id)
+        names = {topic_id: name for name, (topic_id, _) in self._topics().items()}
+        partitions = {names[topic_id]: ps for topic_id, ps in member.assigned.items() if topic_id in names}
+        version = consumer_protocol.deserialize_version(member.classic.supported_protocols[0][1])
+        return sync_answer(Errors.NONE, consumer_protocol.serialize_assignment(partitions, version),
+                           body["protocol_type"], body["protocol_name"])
+
+    def classic_heartbeat(self, body: dict) -> Errors:
+        group = self.groups.get(body["group_id"])
+        if group is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        try:
+            member = self._classic_member(group, body["member_id"], body["group_instance_id"], body["generation_id"])
+        except GroupError as exc:
+            return Errors(exc.code)
+        self._schedule_session_timeout(group.group_id, member.member_id)
+        # Rejoin when a new target came, when partitions are to be revoked, or when the
+        # partitions it waited for are free.
+        if (member.member_epoch < group.assignment_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
+                or (member.state is MemberState.UNRELEASED_PARTITIONS
+                    and not group.waiting_on_unreleased_partition(member))):
+            self._schedule_join_timeout_if_absent(group.group_id, member.member_id, member.rebalance_timeout_ms)
+            return Errors.REBALANCE_IN_PROGRESS
+        return Errors.NONE
+
+    async def classic_leave(self, group_id: str, identities: list[dict]) -> tuple[Errors, list[dict]]:
+        """LeaveGroup of members of a consumer group: every valid one is removed with one epoch bump
+        (or the group turns classic); (top-level error, one answer per identity)."""
+        group = self.groups[group_id]
+        answers, leaving = [], set()
+        for identity in identities:
+            member_id, instance_id = identity["member_id"], identity.get("group_instance_id")
+            answer = {"member_id": member_id, "group_instance_id": instance_id, "error_code": Errors.NONE}
+            answers.append(answer)
+            reason = identity.get("reason") or "not provided"
+            if instance_id is None:
+                member = group.members.get(member_id)
+                if member is None:
+                    answer["error_code"] = Errors.UNKNOWN_MEMBER_ID
+                    continue
+                logger.info("[GroupId %s] Dynamic member %s has left group through explicit `LeaveGroup` request; "
+                            "client reason: %s", group_id, member_id, reason)
+            else:
+                member = group.static_member(instance_id)
+                if member is None:
+                    answer["error_code"] = Errors.UNKNOWN_MEMBER_ID
+                    continue
+                # An admin removes a static member by its instance id alone.
+                if member_id != UNKNOWN_MEMBER_ID and member.member_id != member_id:
+                    answer["error_code"] = Errors.FENCED_INSTANCE_ID
+                    continue
+                logger.info("[GroupId %s] Static member %s with instance id %s has left group through explicit "
+                            "`LeaveGroup` request; client reason: %s", group_id, member_id, instance_id, reason)
+            leaving.add(member.member_id)
+        self.fence_members(group, leaving)
+        try:
+            await self.persist(group)
+        except GroupError as exc:
+            return Errors(exc.code), []
+        return Errors.NONE, answers
+
     # -- leaving and fencing -----------------------------------------------------------
 
-    def _leave(self, group_id: str, instance_id: str | None, member_id: str, epoch: int) -> dict:
+    def _leave(self, group_id: str, instance_id: str | None, member_id: str,
+               epoch: int) -> tuple[dict, ConsumerGroup]:
         group = self.groups.get(group_id)
         if group is None:
             raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
@@ -389,8 +651,8 @@ class ConsumerGroupCoordinator:
             if member_id not in group.members:
                 raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             logger.info("[GroupId %s] Member %s left the consumer group.", group_id, member_id)
-            self.fence_member(group, member_id)
-            return answer
+            self.fence_members(group, {member_id})
+            return answer, group
         member = group.static_member(instance_id)
         if member is None:
             raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
@@ -407,19 +669,54 @@ class ConsumerGroupCoordinator:
                 member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={},
                 assignment_epochs={(t, p): 0 for t, ps in member.assigned.items() for p in ps}))
             self._cancel(group_id, member_id, "rebalance")
-            return answer
+            return answer, group
         logger.info("[GroupId %s] Static member %s with instance id %s left the consumer group.",
                     group_id, member_id, instance_id)
-        self.fence_member(group, member_id)
-        return answer
+        self.fence_members(group, {member_id})
+        return answer, group
 
-    def fence_member(self, group: ConsumerGroup, member_id: str) -> None:
-        """Remove the member; the others are reassigned its partitions at their next heartbeat."""
-        if group.remove_member(member_id) is None:
+    def fence_members(self, group: ConsumerGroup, member_ids: set[str]) -> None:
+        """Remove the members, with one epoch bump; the others are reassigned their partitions at
+        their next heartbeat. When the last consumer-protocol members go and classic ones stay,
+        the group turns back into a classic group instead (consumerGroupFenceMembers); the
+        caller's persist of the (then dead) group writes the change."""
+        member_ids = {member_id for member_id in member_ids if member_id in group.members}
+        if not member_ids:
             return
+        if self._can_downgrade(group, member_ids):
+            try:
+                group.classic_records_after = self._hand_back_group_id(group, member_ids)
+            except GroupError as exc:
+                logger.warning("[GroupId %s] Cannot downgrade the consumer group: %s", group.group_id, exc)
+            else:
+                for member_id in group.members:
+                    self._cancel_all(group.group_id, member_id)
+                del self.groups[group.group_id]
+                group.dead = True
+                logger.info("[GroupId %s] Converted the consumer group to a classic group.", group.group_id)
+                return
+        for member_id in member_ids:
+            group.remove_member(member_id)
+            self._cancel_all(group.group_id, member_id)
         group.subscription_metadata = group.subscription_metadata_of(self._topics())
         group.group_epoch += 1
-        self._cancel_all(group.group_id, member_id)
+
+    def _can_downgrade(self, group: ConsumerGroup, leaving: set[str]) -> bool:
+        """validateOnlineDowngradeWithFencedMembers."""
+        staying = len(group.members) - len(leaving)
+        if self._hand_back_group_id is None or not group.all_members_use_classic_protocol_except(leaving):
+            return False
+        if staying <= 0:
+            return False  # an empty group stays a consumer group
+        if not self.config.migration_policy.downgrade_enabled:
+            logger.info("Cannot downgrade consumer group %s to classic group because the online downgrade is "
+                        "disabled.", group.group_id)
+            return False
+        if staying > self.config.classic_max_size:
+            logger.info("Cannot downgrade consumer group %s to classic group because its group size is greater "
+                        "than classic group max size.", group.group_id)
+            return False
+        return True
 
     # -- timers --------------------------------------------------------------------------
 
@@ -438,18 +735,34 @@ class ConsumerGroupCoordinator:
             handle.cancel()
 
     def _cancel_all(self, group_id: str, member_id: str) -> None:
-        for kind in ("session", "rebalance"):
+        for kind in ("session", "rebalance", "join", "sync"):
             self._cancel(group_id, member_id, kind)
 
+    def _fence_on_timer(self, group_id: str, member_id: str, reason: str) -> None:
+        """consumerGroupFenceMemberOperation: a timer fences the member, if it is still there."""
+        group = self.groups.get(group_id)
+        if group is not None and member_id in group.members:
+            logger.info("[GroupId %s] Member %s fenced from the group because %s.", group_id, member_id, reason)
+            self.fence_members(group, {member_id})
+            self._persist_in_background(group)
+
     def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
-        def expire() -> None:
-            group = self.groups.get(group_id)
-            if group is not None and member_id in group.members:
-                logger.info("[GroupId %s] Member %s fenced from the group because its session expired.",
-                            group_id, member_id)
-                self.fence_member(group, member_id)
-                self._persist_in_background(group)
-        self._schedule(group_id, member_id, "session", self._session_timeout_ms(group_id), expire)
+        """A classic member's session is the one it joined with; a consumer member's the group's."""
+        member = self.groups[group_id].members[member_id]
+        timeout_ms = (member.classic.session_timeout_ms if member.classic is not None
+                      else self._session_timeout_ms(group_id))
+        self._schedule(group_id, member_id, "session", timeout_ms,
+                       lambda: self._fence_on_timer(group_id, member_id, "its session expired"))
+
+    def _schedule_join_timeout_if_absent(self, group_id: str, member_id: str, timeout_ms: int) -> None:
+        """A classic member told to rejoin must within its rebalance timeout."""
+        if (group_id, member_id, "join") not in self._timers:
+            self._schedule(group_id, member_id, "join", max(timeout_ms, 0), lambda: self._fence_on_timer(
+                group_id, member_id, "the classic member failed to join within the rebalance timeout"))
+
+    def _schedule_sync_timeout(self, group_id: str, member_id: str, timeout_ms: int) -> None:
+        self._schedule(group_id, member_id, "sync", max(timeout_ms, 0), lambda: self._fence_on_timer(
+            group_id, member_id, "the member failed to sync within timeout"))
 
     def _session_timeout_ms(self, group_id: str) -> int:
         if self._group_configs is None:
@@ -468,7 +781,7 @@ class ConsumerGroupCoordinator:
             if member is not None and member.member_epoch == epoch:
                 logger.info("[GroupId %s] Member %s fenced from the group because it failed to transition from "
                             "epoch %d within %dms.", group_id, member_id, epoch, timeout_ms)
-                self.fence_member(group, member_id)
+                self.fence_members(group, {member_id})
                 self._persist_in_background(group)
         self._schedule(group_id, member_id, "rebalance", max(timeout_ms, 0), expire)
 
@@ -498,7 +811,7 @@ class ConsumerGroupCoordinator:
                 # (ConsumerGroupMember.asConsumerGroupDescribeMember, KAFKA-20431).
                 "assignment": _described(_held(m), names_by_id),
                 "target_assignment": _described(group.target_assignment.get(m.member_id, {}), names_by_id),
-                "member_type": CONSUMER_MEMBER_TYPE,  # v1 (KIP-1099); franz's consumer groups hold no classic member
+                "member_type": CLASSIC_MEMBER_TYPE if m.uses_classic_protocol else CONSUMER_MEMBER_TYPE,  # v1 (KIP-1099)
             } for m in group.members.values()]
         return answers
 

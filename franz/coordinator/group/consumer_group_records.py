@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
-from franz.coordinator.group.consumer_group import Assignment, ConsumerGroup, ConsumerGroupMember, MemberState
+from franz.coordinator.group.consumer_group import (
+    Assignment,
+    ClassicMemberMetadata,
+    ConsumerGroup,
+    ConsumerGroupMember,
+    MemberState,
+)
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
 
 Records = dict[bytes, bytes]  # key bytes -> value bytes
@@ -111,7 +117,10 @@ def _member_records(group_id: str, member: ConsumerGroupMember) -> Records:
                 "client_host": member.client_host, "subscribed_topic_names": list(member.subscribed_topic_names),
                 "subscribed_topic_regex": member.subscribed_topic_regex,
                 "rebalance_timeout_ms": member.rebalance_timeout_ms, "server_assignor": member.server_assignor,
-                "classic_member_metadata": None}),
+                "classic_member_metadata": None if member.classic is None else {
+                    "session_timeout_ms": member.classic.session_timeout_ms,
+                    "supported_protocols": [{"name": name, "metadata": metadata}
+                                            for name, metadata in member.classic.supported_protocols]}}),
         serde.consumer_group_key(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id, member.member_id):
             serde.consumer_group_value(serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, {
                 "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
@@ -162,5 +171,13 @@ def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> Consume
             data.get("subscribed_topic_regex"), data.get("server_assignor"), member_epoch,
             data.get("previous_member_epoch", 0), _STATES.get(data.get("state", 0), MemberState.STABLE),
             _assignment(data.get("assigned_partitions", [])),
-            _assignment(data.get("partitions_pending_revocation", [])), _assignment_epochs(held, member_epoch)))
+            _assignment(data.get("partitions_pending_revocation", [])), _assignment_epochs(held, member_epoch),
+            _classic_metadata(data.get("classic_member_metadata"))))
     return group
+
+
+def _classic_metadata(data: dict | None) -> ClassicMemberMetadata | None:
+    if data is None:
+        return None
+    return ClassicMemberMetadata(data["session_timeout_ms"], tuple(
+        (p["name"], bytes(p["metadata"])) for p in data["supported_protocols"]))

@@ -115,14 +115,22 @@ class GroupCoordinator:
 
     # -- JoinGroup ---------------------------------------------------------------
 
+    def invalid_join(self, version: int, body: dict) -> dict | None:
+        """The answer to a JoinGroup refused whatever the group (GroupCoordinatorService.joinGroup):
+        no group id, or a session timeout outside the broker's bounds."""
+        if not body["group_id"]:
+            return join_error(version, Errors.INVALID_GROUP_ID, body["member_id"])
+        if not self.config.min_session_timeout_ms <= body["session_timeout_ms"] <= self.config.max_session_timeout_ms:
+            return join_error(version, Errors.INVALID_SESSION_TIMEOUT, body["member_id"])
+        return None
+
     async def join_group(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
         group_id, member_id = body["group_id"], body["member_id"]
         instance_id = body["group_instance_id"]
         session_timeout_ms = body["session_timeout_ms"]
-        if not group_id:
-            return join_error(version, Errors.INVALID_GROUP_ID, member_id)
-        if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
-            return join_error(version, Errors.INVALID_SESSION_TIMEOUT, member_id)
+        invalid = self.invalid_join(version, body)
+        if invalid is not None:
+            return invalid
         rebalance_timeout_ms = body["rebalance_timeout_ms"]
         if rebalance_timeout_ms < 0:
             rebalance_timeout_ms = session_timeout_ms  # v0 has no rebalance timeout

@@ -9,7 +9,10 @@ FindCoordinator for a group, or the first write), the load of every group and
 offset from that topic at startup (group_coordinator_shard.py; clean stop or
 SIGKILL alike: the log is the truth), and the expiration of offsets every
 offsets.retention.check.interval.ms. Classic groups are the GroupCoordinator's,
-KIP-848 groups the ConsumerGroupCoordinator's; a group id belongs to one kind.
+KIP-848 groups the ConsumerGroupCoordinator's; a group id belongs to one kind at
+a time, and a non-empty group moves between them as KIP-848's online migration
+moves it (group_migration.py): classic requests to a consumer group go to the
+ConsumerGroupCoordinator, which serves its classic members.
 
 Invariant: in-memory offsets change only by replaying records after their
 append returned (OffsetMetadataManager.replay), so what a client was told is
@@ -28,6 +31,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from franz.coordinator.group import consumer_protocol, group_migration
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.coordinator_loader import (
     OFFSETS_TOPIC,
@@ -80,7 +84,8 @@ class GroupCoordinatorService:
         if GROUP_TYPE_CONSUMER in config["group.coordinator.rebalance.protocols"]:
             self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_kafka_config(config),
                                                             self._topics_view, self._claim_for_consumer_group,
-                                                            self._append, group_configs)
+                                                            self._append, group_configs,
+                                                            self._hand_back_to_classic_group)
         self._clock_ms = clock_ms
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
@@ -190,15 +195,20 @@ class GroupCoordinatorService:
 
     async def handle_join_group(self, request, body: dict) -> dict:
         client_host = "/" + request.client_address[0]
+        version, client_id = request.api_version, request.client_id or ""
         consumer_group = self._consumer_group(body["group_id"])
-        if consumer_group is not None:
-            try:
-                if consumer_group.members:  # classic members do not join a consumer group (no migration)
-                    raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL)
-                await self.consumer_groups.delete_group(body["group_id"])  # an empty one gives its id up
-            except GroupError as exc:
-                return {**join_error(request.api_version, exc.code, body["member_id"]), "throttle_time_ms": 0}
-        answer = await self.coordinator.join_group(request.api_version, request.client_id or "", client_host, body)
+        if consumer_group is not None and consumer_group.members:
+            # A classic member joins a consumer group (online migration).
+            answer = self.coordinator.invalid_join(version, body)
+            if answer is None:
+                answer = await self.consumer_groups.classic_join(version, client_id, client_host, body)
+        else:
+            if consumer_group is not None:
+                try:
+                    await self.consumer_groups.delete_group(body["group_id"])  # an empty one gives its id up
+                except GroupError as exc:
+                    return {**join_error(version, exc.code, body["member_id"]), "throttle_time_ms": 0}
+            answer = await self.coordinator.join_group(version, client_id, client_host, body)
         answer["throttle_time_ms"] = 0
         # A parked join may be answered by code that does not know its version
         # (JoinGroupResponse's constructor): before v7 the protocol name is not nullable.
@@ -213,13 +223,18 @@ class GroupCoordinatorService:
             return {"throttle_time_ms": 0, **sync_answer(Errors.INVALID_GROUP_ID)}
         if request.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
             return {"throttle_time_ms": 0, **sync_answer(Errors.INCONSISTENT_GROUP_PROTOCOL)}  # mandatory from v5
-        answer = await self.coordinator.sync_group(body)
+        if self._consumer_group(body["group_id"]) is not None:
+            answer = self.consumer_groups.classic_sync(body)
+        else:
+            answer = await self.coordinator.sync_group(body)
         answer["throttle_time_ms"] = 0
         return answer
 
     async def handle_heartbeat(self, request, body: dict) -> dict:
         if not body["group_id"]:
             return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID}
+        if self._consumer_group(body["group_id"]) is not None:
+            return {"throttle_time_ms": 0, "error_code": self.consumer_groups.classic_heartbeat(body)}
         return {"throttle_time_ms": 0, "error_code": self.coordinator.heartbeat(body)}
 
     async def handle_leave_group(self, request, body: dict) -> dict:
@@ -230,7 +245,10 @@ class GroupCoordinatorService:
             identities = [{"member_id": body["member_id"], "group_instance_id": None}]
         if not body["group_id"]:
             return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID, "members": []}
-        error, answers = self.coordinator.leave_group(body["group_id"], identities)
+        if self._consumer_group(body["group_id"]) is not None:
+            error, answers = await self.consumer_groups.classic_leave(body["group_id"], identities)
+        else:
+            error, answers = self.coordinator.leave_group(body["group_id"], identities)
         if version < 3 and error == Errors.NONE and answers:
             error = Errors(answers[0]["error_code"])
         return {"throttle_time_ms": 0, "error_code": error, "members": answers}
@@ -264,15 +282,58 @@ class GroupCoordinatorService:
     def _topics_view(self) -> dict[str, tuple[bytes, int]]:
         return {name: (topic.topic_id.bytes, topic.num_partitions) for name, topic in self.metadata.topics.items()}
 
-    def _claim_for_consumer_group(self, group_id: str) -> None:
-        """A consumer group takes the id over from an empty classic group (its offsets stay);
-        a classic group with members keeps it (no online migration)."""
-        group = self.coordinator.group(group_id)
-        if group is None or group.is_in_state(GroupState.DEAD):
-            return
-        if not group.is_in_state(GroupState.EMPTY):
-            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-        self.coordinator.unload_group(group)
+    def _claim_for_consumer_group(self, group_id: str) -> tuple[ConsumerGroup, Callable[[], None]]:
+        """The consumer group a first ConsumerGroupHeartbeat makes of the id
+        (getOrMaybeCreateConsumerGroup): a new one, or the classic group of the id converted
+        (its offsets stay either way); and the step that retires the classic group once the
+        heartbeat has succeeded. Raises GroupError when the classic group cannot be upgraded."""
+        classic = self.coordinator.group(group_id)
+        if classic is None or classic.is_in_state(GroupState.DEAD):
+            return ConsumerGroup(group_id), lambda: None
+        if classic.is_in_state(GroupState.EMPTY):
+            group = ConsumerGroup(group_id)
+            group.classic_records_before = [(serde.group_metadata_key(group_id), None)]
+
+            def retire_empty() -> None:
+                self.coordinator.unload_group(classic)
+                logger.info("[GroupId %s] Converted the empty classic group to a consumer group.", group_id)
+            return group, retire_empty
+        self._validate_online_upgrade(classic)
+        group = group_migration.consumer_group_from_classic(classic, self._topics_view())
+        group.classic_records_before = [(serde.group_metadata_key(group_id), None)]
+
+        def retire() -> None:
+            # Members parked in a join or a sync join again, into the consumer group.
+            for member in list(classic.members.values()):
+                classic.complete_join_future(member, join_error(9, Errors.REBALANCE_IN_PROGRESS, member.member_id))
+                classic.complete_sync_future(member, sync_answer(Errors.REBALANCE_IN_PROGRESS))
+            self.coordinator.unload_group(classic)
+            logger.info("[GroupId %s] Converted the classic group to a consumer group.", group_id)
+        return group, retire
+
+    def _validate_online_upgrade(self, classic: ClassicGroup) -> None:
+        group_id = classic.group_id
+        reason = None
+        if not self.consumer_groups.config.migration_policy.upgrade_enabled:
+            reason = "online upgrade is disabled"
+        elif classic.protocol_type != consumer_protocol.PROTOCOL_TYPE:
+            reason = "the group does not use the consumer embedded protocol"
+        elif classic.size > self.consumer_groups.config.max_size:
+            reason = "the group size exceeds the consumer group maximum size"
+        if reason is not None:
+            logger.info("Cannot upgrade classic group %s to consumer group because %s.", group_id, reason)
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer "
+                             f"group because {reason}.")
+
+    def _hand_back_to_classic_group(self, group: ConsumerGroup, leaving: set[str]) -> list[tuple[bytes, bytes | None]]:
+        """convertToClassicGroup: the classic group the remaining (classic) members form takes the
+        id, with their sessions running, and starts a rebalance; its GroupMetadata record."""
+        classic = group_migration.classic_group_from_consumer(group, leaving, self.metadata.name_of, self._clock_ms())
+        record = serde.group_metadata_value(classic.metadata_value())
+        self.coordinator.load_group(classic)
+        self.coordinator.prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic "
+                                                    "for member leaving.")
+        return [(serde.group_metadata_key(group.group_id), record)]
 
     # -- offsets -------------------------------------------------------------------------
 

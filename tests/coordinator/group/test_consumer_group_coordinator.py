@@ -238,7 +238,7 @@ def test_list_describe_and_delete_see_consumer_groups(tmp_path):
         "Stable", 1, True, Errors.GROUP_ID_NOT_FOUND, Errors.NON_EMPTY_GROUP, Errors.NONE, None)
 
 
-def test_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_path):
+def test_with_migration_disabled_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_path):
     from tests.coordinator.group.test_group_coordinator import join, join_body
 
     async def scenario(server):
@@ -248,7 +248,8 @@ def test_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_pa
         joined = await join(server, "classic")
         modern_into_classic = await beat(server, "m2", 0, group_id="classic")
         return classic_into_modern["error_code"], joined["error_code"], modern_into_classic["error_code"]
-    assert run(tmp_path, scenario) == (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.NONE, Errors.GROUP_ID_NOT_FOUND)
+    assert run(tmp_path, scenario, **{"group.consumer.migration.policy": "Disabled"}) == (
+        Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.NONE, Errors.GROUP_ID_NOT_FOUND)
 
 
 def test_a_restarted_broker_loads_the_group_and_its_members_carry_on_at_their_epochs(tmp_path):

@@ -49,6 +49,7 @@ public class FranzDriver {
             case "reassignments": reassignments(bootstrap, args[2]); break;
             case "produce-keys": produceKeys(bootstrap, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4])); break;
             case "read-compacted": readCompacted(bootstrap, args[2]); break;
+            case "rolling-migration": rollingMigration(bootstrap, args[2], Integer.parseInt(args[3])); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
     }
@@ -94,6 +95,112 @@ public class FranzDriver {
             producer.send(new ProducerRecord<>(topic, 0, "key-0", null)).get(30, TimeUnit.SECONDS);
         }
         System.out.println("produced " + (rounds * keys + 1));
+    }
+
+    // KIP-848 online migration with the Java client: a classic member, then a consumer-protocol
+    // member joins (the group upgrades), the classic one commits and leaves; a classic member
+    // joins again and the consumer one leaves (the group downgrades). One thread polls every
+    // live consumer in turn; values seen are counted once each.
+    static void rollingMigration(String bootstrap, String topic, int count) throws Exception {
+        int partitions = 4;
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props(bootstrap), new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < count; i++) producer.send(new ProducerRecord<>(topic, i % partitions, null, "value-" + i));
+            producer.flush();
+        }
+        String group = "rolling-" + topic;
+        Set<String> seen = new HashSet<>();
+        StringBuilder out = new StringBuilder("migration");
+        KafkaConsumer<String, String> classic = member(bootstrap, group, "classic", topic);
+        KafkaConsumer<String, String> modern = null, back = null;
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            pollUntilSplit(List.of(classic), partitions, seen);
+            out.append(" start=").append(admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group).type());
+            modern = member(bootstrap, group, "consumer", topic);
+            pollUntilSplit(List.of(classic, modern), partitions, seen);
+            ConsumerGroupDescription upgraded = admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
+            List<String> kinds = new ArrayList<>();
+            for (MemberDescription m : upgraded.members()) kinds.add(m.upgraded().map(u -> u ? "consumer" : "classic").orElse("?"));
+            Collections.sort(kinds);
+            out.append(" upgraded=").append(upgraded.type()).append(kinds);
+            drain(List.of(classic, modern), seen);
+            classic.commitSync();  // a classic member's commit, at its generation, into a consumer group
+            classic.close();
+            classic = null;
+            out.append(" classic-committed=").append(committed(admin, group));
+            pollUntilSplit(List.of(modern), partitions, seen);
+            back = member(bootstrap, group, "classic", topic);
+            pollUntilSplit(List.of(modern, back), partitions, seen);
+            modern.close();
+            modern = null;
+            pollUntilSplit(List.of(back), partitions, seen);
+            drain(List.of(back), seen);
+            back.commitSync();
+            ConsumerGroupDescription downgraded = admin.describeConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS).get(group);
+            out.append(" downgraded=").append(downgraded.type()).append(" members=").append(downgraded.members().size());
+            back.close();
+            back = null;
+            out.append(" seen=").append(seen.size()).append(" committed=").append(committed(admin, group));
+        } finally {
+            for (KafkaConsumer<String, String> c : Arrays.asList(classic, modern, back)) if (c != null) c.close();
+        }
+        System.out.println(out);
+    }
+
+    static KafkaConsumer<String, String> member(String bootstrap, String group, String protocol, String topic) {
+        Properties p = props(bootstrap);
+        p.put("group.id", group);
+        p.put("group.protocol", protocol);
+        p.put("enable.auto.commit", "false");
+        p.put("auto.offset.reset", "earliest");
+        if (protocol.equals("classic")) {
+            p.put("session.timeout.ms", "6000");
+            p.put("heartbeat.interval.ms", "300");
+        }
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+        consumer.subscribe(List.of(topic));
+        return consumer;
+    }
+
+    static long committed(Admin admin, String group) throws Exception {
+        long sum = 0;
+        for (OffsetAndMetadata o : admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).values())
+            sum += o.offset();
+        return sum;
+    }
+
+    // Poll the consumers in turn until each has read every partition it owns to its end offset.
+    static void drain(List<KafkaConsumer<String, String>> consumers, Set<String> seen) {
+        long deadline = System.currentTimeMillis() + DEADLINE_MS;
+        for (KafkaConsumer<String, String> c : consumers) {
+            Map<TopicPartition, Long> ends = c.endOffsets(c.assignment());
+            while (ends.entrySet().stream().anyMatch(e -> c.position(e.getKey()) < e.getValue())) {
+                for (KafkaConsumer<String, String> any : consumers)
+                    for (ConsumerRecord<String, String> r : any.poll(Duration.ofMillis(50))) seen.add(r.value());
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("not drained: " + c.assignment());
+            }
+        }
+    }
+
+    // Poll the consumers in turn until each owns a partition and together they own every one, once.
+    static void pollUntilSplit(List<KafkaConsumer<String, String>> consumers, int partitions, Set<String> seen) {
+        long deadline = System.currentTimeMillis() + DEADLINE_MS;
+        while (true) {
+            Set<TopicPartition> owned = new HashSet<>();
+            int total = 0;
+            boolean each = true;
+            for (KafkaConsumer<String, String> c : consumers) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(50))) seen.add(r.value());
+                owned.addAll(c.assignment());
+                total += c.assignment().size();
+                each &= !c.assignment().isEmpty();
+            }
+            if (each && total == partitions && owned.size() == partitions) return;
+            if (System.currentTimeMillis() > deadline)
+                throw new IllegalStateException("no split of " + partitions + " partitions: " + owned + " total " + total);
+        }
     }
 
     // Every record of partition 0 from the beginning to the end offset: "offset key value" per record.
