@@ -208,10 +208,7 @@ class ConsumerGroup:
         return any(all(name in dict(m.classic.supported_protocols) for m in classic) for name in names)
 
     def all_members_use_classic_protocol_except(self, leaving: set[str]) -> bool:
-        """Every member but the leaving ones speaks the classic protocol, and none of the leaving
-        ones does (allMembersUseClassicProtocolExcept): the last consumer member is going."""
-        if any(self.members[m].uses_classic_protocol for m in leaving):
-            return False
+        """Every member but the leaving ones speaks the classic protocol (allMembersUseClassicProtocolExcept)."""
         return all(m.uses_classic_protocol for mid, m in self.members.items() if mid not in leaving)
 
     def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:

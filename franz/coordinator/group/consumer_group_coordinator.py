@@ -33,11 +33,12 @@ callback, group_migration.py); members that speak the classic protocol live in
 the group as members with ClassicMemberMetadata and are served their JoinGroup,
 SyncGroup, Heartbeat and LeaveGroup here, with the broker as their assignor; when
 the last consumer-protocol member goes and classic members stay, the group is
-handed back as a classic group (the hand-back callback). With the policy
-disabled, a JoinGroup into a non-empty consumer group gets
-INCONSISTENT_GROUP_PROTOCOL and a heartbeat into a non-empty classic group
-GROUP_ID_NOT_FOUND. Not done: the downgrade Kafka makes when a classic member
-replaces the last consumer-protocol member under its static instance id.
+handed back as a classic group (the hand-back callback), as it is when a classic
+member takes the last consumer-protocol member's place under its static
+instance id. With the policy disabled, a JoinGroup into a non-empty consumer
+group gets INCONSISTENT_GROUP_PROTOCOL and a heartbeat into a non-empty classic
+group GROUP_ID_NOT_FOUND. After a restart a classic member's first session is
+its own session timeout (Kafka restarts every member's at the group's).
 """
 
 from __future__ import annotations
@@ -109,10 +110,11 @@ TopicsView = Callable[[], dict[str, tuple[bytes, int]]]
 # the heartbeat has succeeded (take the id from the classic group). Raises GroupError when the
 # classic group keeps the id.
 ClaimGroupId = Callable[[str], tuple[ConsumerGroup, Callable[[], None]]]
-# Called when the last consumer-protocol member of a group is going (the ids in the set) and
-# only classic members stay: makes and starts their classic group, and returns its records.
-# Raises GroupError when it cannot be made.
-HandBackGroupId = Callable[[ConsumerGroup, set[str]], list[tuple[bytes, bytes | None]]]
+# Called when the last consumer-protocol member of a group is going (the ids in the set, or
+# replaced by a classic member already in the group) and only classic members stay: makes their
+# classic group, starts it (a rebalance when asked), and returns its records. Raises GroupError
+# when it cannot be made.
+HandBackGroupId = Callable[[ConsumerGroup, set[str], bool], list[tuple[bytes, bytes | None]]]
 # appends records of the group (value None: a tombstone); raises GroupError with Kafka's code
 WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 
@@ -204,8 +206,11 @@ class ConsumerGroupCoordinator:
                 continue
             group.persisted = consumer_group_records.records_of(group)
             self.groups[group_id] = group
-            for member_id in group.members:
-                self._schedule_session_timeout(group_id, member_id)
+            for member in group.members.values():
+                self._schedule_session_timeout(group_id, member.member_id)
+                if member.state is MemberState.UNREVOKED_PARTITIONS and not member.uses_classic_protocol:
+                    self._schedule_rebalance_timeout(group_id, member.member_id, member.member_epoch,
+                                                     member.rebalance_timeout_ms)
         return len(self.groups)
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------
@@ -340,19 +345,30 @@ class ConsumerGroupCoordinator:
         """Put the updated member in, bump the group epoch when what the assignor sees changed,
         compute the target when it is behind, and move the member one step towards its own;
         the member after."""
-        group_id, member_id = group.group_id, updated.member_id
-        bump = member_id not in group.members or _subscription(member) != _subscription(updated)
+        self._update_subscription(group, member, updated)
+        self._update_target_assignment_if_behind(group)
+        return self._reconcile(group, updated.member_id, owned)
+
+    def _update_subscription(self, group: ConsumerGroup, member: ConsumerGroupMember,
+                             updated: ConsumerGroupMember) -> None:
+        """Put the updated member in; bump the group epoch when what the assignor sees changed."""
+        bump = updated.member_id not in group.members or _subscription(member) != _subscription(updated)
         group.update_member(updated)
-        topics = self._topics()
-        metadata = group.subscription_metadata_of(topics)
+        metadata = group.subscription_metadata_of(self._topics())
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
             bump = True
         if bump:
             group.group_epoch += 1
-            logger.info("[GroupId %s] Bumped group epoch to %d.", group_id, group.group_epoch)
+            logger.info("[GroupId %s] Bumped group epoch to %d.", group.group_id, group.group_epoch)
+
+    def _update_target_assignment_if_behind(self, group: ConsumerGroup) -> None:
         if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group, topics)
+            self._update_target_assignment(group, self._topics())
+
+    def _reconcile(self, group: ConsumerGroup, member_id: str, owned: OwnedPartitions) -> ConsumerGroupMember:
+        """Move the member one step towards its target (CurrentAssignmentBuilder); the member after."""
+        group_id = group.group_id
         before = group.members[member_id]
         after = reconcile(before, group.assignment_epoch, group.target_assignment.get(member_id, {}),
                           group.current_partition_epoch, owned)
@@ -438,13 +454,12 @@ class ConsumerGroupCoordinator:
             answer = self._classic_join(group, version, client_id, client_host, body)
             if answer["error_code"] == Errors.MEMBER_ID_REQUIRED:
                 return answer
-            await self.persist(group)
+            await self.persist(group)  # after a downgrade, the group's last write (it is dead)
         except GroupError as exc:
-            return join_error(version, exc.code, body["member_id"])
+            return join_error(version, exc.code)  # Kafka's answer to a failed operation names no member
         group_id, member_id = group.group_id, answer["member_id"]
         if self.groups.get(group_id) is group and member_id in group.members:
             self._cancel(group_id, member_id, "join")
-            self._schedule_session_timeout(group_id, member_id)
             self._schedule_sync_timeout(group_id, member_id, body["rebalance_timeout_ms"])
         return answer
 
@@ -464,12 +479,17 @@ class ConsumerGroupCoordinator:
             logger.info("[GroupId %s] Dynamic member with unknown member id joins the consumer group. Created a new "
                         "member id %s and requesting the member to rejoin with this id.", group_id, member_id)
             return join_error(version, Errors.MEMBER_ID_REQUIRED, member_id)
-        member = self._classic_member_to_join(group, member_id, instance_id, unknown)
+        member, replaced = self._classic_member_to_join(group, member_id, instance_id, unknown)
         try:
             subscription = consumer_protocol.deserialize_subscription(protocols[0][1])
         except ConsumerProtocolError:
             raise GroupError(Errors.INCONSISTENT_GROUP_PROTOCOL, "Malformed embedded consumer protocol in "
                              "subscription deserialization.") from None
+        # Nothing below refuses the join: the group may change now.
+        existing = group.static_member(instance_id) if instance_id is not None else None
+        downgrade = existing is not None and self._can_downgrade_replacing(group, existing)
+        if replaced is not None:
+            member = self._replace_static_member(group, replaced, member_id, "classic")
         topics = self._topics()
         owned = [(topics[topic][0], list(partitions)) for topic, partitions in subscription.owned_partitions
                  if topic in topics]
@@ -479,31 +499,56 @@ class ConsumerGroupCoordinator:
             rebalance_timeout_ms=body["rebalance_timeout_ms"], subscribed_topic_names=tuple(sorted(subscription.topics)),
             subscribed_topic_regex=None, client_id=client_id, client_host=client_host,
             classic=ClassicMemberMetadata(body["session_timeout_ms"], protocols))
-        after = self._update_and_reconcile(group, member, updated, owned)
+        if downgrade:
+            after = self._join_and_downgrade(group, member, updated, owned)
+        else:
+            after = self._update_and_reconcile(group, member, updated, owned)
+            self._schedule_session_timeout(group_id, after.member_id)
         return {"error_code": Errors.NONE, "generation_id": after.member_epoch,
                 "protocol_type": consumer_protocol.PROTOCOL_TYPE, "protocol_name": after.classic.protocol_name,
                 "leader": "", "skip_assignment": False, "member_id": after.member_id, "members": []}
 
     def _classic_member_to_join(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
-                                unknown: bool) -> ConsumerGroupMember:
+                                unknown: bool) -> tuple[ConsumerGroupMember | None, ConsumerGroupMember | None]:
         """The member a JoinGroup is for (getOrMaybeSubscribe*ConsumerGroupMember with the classic
-        protocol): no epoch to check; a static member coming back without its id replaces its
-        older self even if that one did not leave."""
+        protocol), or (None, the member it replaces): a static member coming back without its id
+        replaces its older self even if that one did not leave. No epoch to check; the group is
+        not changed here."""
         if instance_id is None:
             member = group.members.get(member_id)
             if member is None:
                 logger.info("[GroupId %s] Member %s joins the consumer group using the classic protocol.",
                             group.group_id, member_id)
-                return ConsumerGroupMember(member_id)
-            return member
+                return ConsumerGroupMember(member_id), None
+            return member, None
         existing = group.static_member(instance_id)
         if not unknown:
-            return self._known_static_member(group, existing, member_id, instance_id)
+            return self._known_static_member(group, existing, member_id, instance_id), None
         if existing is None:
             logger.info("[GroupId %s] Static member %s with instance id %s joins the consumer group using the classic "
                         "protocol.", group.group_id, member_id, instance_id)
-            return ConsumerGroupMember(member_id)
-        return self._replace_static_member(group, existing, member_id, "classic")
+            return ConsumerGroupMember(member_id), None
+        return None, existing
+
+    def _join_and_downgrade(self, group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember,
+                            owned: OwnedPartitions) -> ConsumerGroupMember:
+        """A classic member took the place of the last consumer-protocol member (same instance id):
+        the group turns classic at once. With the target still current the member takes the
+        replaced one's assignment and the classic group stays Stable; a changed subscription
+        makes the classic group rebalance instead. The member after."""
+        self._update_subscription(group, member, updated)
+        rebalance = group.assignment_epoch < group.group_epoch
+        after = group.members[updated.member_id] if rebalance else self._reconcile(group, updated.member_id, owned)
+        try:
+            group.classic_records_after = self._hand_back_group_id(group, set(), rebalance)
+        except GroupError as exc:
+            logger.warning("[GroupId %s] Cannot downgrade the consumer group: %s", group.group_id, exc)
+            self._update_target_assignment_if_behind(group)
+            after = self._reconcile(group, updated.member_id, owned)
+            self._schedule_session_timeout(group.group_id, after.member_id)
+            return after
+        self._retire(group)
+        return after
 
     def _replace_static_member(self, group: ConsumerGroup, existing: ConsumerGroupMember, member_id: str,
                                protocol: str) -> ConsumerGroupMember:
@@ -631,8 +676,8 @@ class ConsumerGroupCoordinator:
                 logger.info("[GroupId %s] Static member %s with instance id %s has left group through explicit "
                             "`LeaveGroup` request; client reason: %s", group_id, member_id, instance_id, reason)
             leaving.add(member.member_id)
-        self.fence_members(group, leaving)
         try:
+            self.fence_members(group, leaving)
             await self.persist(group)
         except GroupError as exc:
             return Errors(exc.code), []
@@ -679,27 +724,28 @@ class ConsumerGroupCoordinator:
         """Remove the members, with one epoch bump; the others are reassigned their partitions at
         their next heartbeat. When the last consumer-protocol members go and classic ones stay,
         the group turns back into a classic group instead (consumerGroupFenceMembers); the
-        caller's persist of the (then dead) group writes the change."""
+        caller's persist of the (then dead) group writes the change. Raises GroupError
+        (GROUP_ID_NOT_FOUND) when that classic group cannot be made; nobody is fenced then."""
         member_ids = {member_id for member_id in member_ids if member_id in group.members}
         if not member_ids:
             return
         if self._can_downgrade(group, member_ids):
-            try:
-                group.classic_records_after = self._hand_back_group_id(group, member_ids)
-            except GroupError as exc:
-                logger.warning("[GroupId %s] Cannot downgrade the consumer group: %s", group.group_id, exc)
-            else:
-                for member_id in group.members:
-                    self._cancel_all(group.group_id, member_id)
-                del self.groups[group.group_id]
-                group.dead = True
-                logger.info("[GroupId %s] Converted the consumer group to a classic group.", group.group_id)
-                return
+            group.classic_records_after = self._hand_back_group_id(group, member_ids, True)
+            self._retire(group)
+            return
         for member_id in member_ids:
             group.remove_member(member_id)
             self._cancel_all(group.group_id, member_id)
         group.subscription_metadata = group.subscription_metadata_of(self._topics())
         group.group_epoch += 1
+
+    def _retire(self, group: ConsumerGroup) -> None:
+        """The group was handed back to a classic group: it is dead here, its timers stopped."""
+        for member_id in group.members:
+            self._cancel_all(group.group_id, member_id)
+        del self.groups[group.group_id]
+        group.dead = True
+        logger.info("[GroupId %s] Converted the consumer group to a classic group.", group.group_id)
 
     def _can_downgrade(self, group: ConsumerGroup, leaving: set[str]) -> bool:
         """validateOnlineDowngradeWithFencedMembers."""
@@ -708,6 +754,18 @@ class ConsumerGroupCoordinator:
             return False
         if staying <= 0:
             return False  # an empty group stays a consumer group
+        return self._downgrade_allowed(group, staying)
+
+    def _can_downgrade_replacing(self, group: ConsumerGroup, replaced: ConsumerGroupMember) -> bool:
+        """validateOnlineDowngradeWithReplacedMember: a classic member takes the place of the only
+        consumer-protocol member."""
+        if self._hand_back_group_id is None or replaced.uses_classic_protocol:
+            return False
+        if not group.all_members_use_classic_protocol_except({replaced.member_id}):
+            return False
+        return self._downgrade_allowed(group, len(group.members))
+
+    def _downgrade_allowed(self, group: ConsumerGroup, staying: int) -> bool:
         if not self.config.migration_policy.downgrade_enabled:
             logger.info("Cannot downgrade consumer group %s to classic group because the online downgrade is "
                         "disabled.", group.group_id)
@@ -743,8 +801,15 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         if group is not None and member_id in group.members:
             logger.info("[GroupId %s] Member %s fenced from the group because %s.", group_id, member_id, reason)
-            self.fence_members(group, {member_id})
-            self._persist_in_background(group)
+            self._fence_in_background(group, {member_id})
+
+    def _fence_in_background(self, group: ConsumerGroup, member_ids: set[str]) -> None:
+        try:
+            self.fence_members(group, member_ids)
+        except GroupError as exc:
+            logger.warning("[GroupId %s] Could not fence %s: %s", group.group_id, ", ".join(sorted(member_ids)), exc)
+            return
+        self._persist_in_background(group)
 
     def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
         """A classic member's session is the one it joined with; a consumer member's the group's."""
@@ -781,8 +846,7 @@ class ConsumerGroupCoordinator:
             if member is not None and member.member_epoch == epoch:
                 logger.info("[GroupId %s] Member %s fenced from the group because it failed to transition from "
                             "epoch %d within %dms.", group_id, member_id, epoch, timeout_ms)
-                self.fence_members(group, {member_id})
-                self._persist_in_background(group)
+                self._fence_in_background(group, {member_id})
         self._schedule(group_id, member_id, "rebalance", max(timeout_ms, 0), expire)
 
     # -- ConsumerGroupDescribe ------------------------------------------------------------

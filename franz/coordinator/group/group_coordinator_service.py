@@ -196,6 +196,8 @@ class GroupCoordinatorService:
     async def handle_join_group(self, request, body: dict) -> dict:
         client_host = "/" + request.client_address[0]
         version, client_id = request.api_version, request.client_id or ""
+        if version == 0:  # no rebalance timeout in v0: the session timeout stands in (JoinGroupRequest)
+            body = {**body, "rebalance_timeout_ms": body["session_timeout_ms"]}
         consumer_group = self._consumer_group(body["group_id"])
         if consumer_group is not None and consumer_group.members:
             # A classic member joins a consumer group (online migration).
@@ -219,10 +221,10 @@ class GroupCoordinatorService:
         return answer
 
     async def handle_sync_group(self, request, body: dict) -> dict:
-        if not body["group_id"]:
-            return {"throttle_time_ms": 0, **sync_answer(Errors.INVALID_GROUP_ID)}
         if request.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
             return {"throttle_time_ms": 0, **sync_answer(Errors.INCONSISTENT_GROUP_PROTOCOL)}  # mandatory from v5
+        if not body["group_id"]:
+            return {"throttle_time_ms": 0, **sync_answer(Errors.INVALID_GROUP_ID)}
         if self._consumer_group(body["group_id"]) is not None:
             answer = self.consumer_groups.classic_sync(body)
         else:
@@ -325,14 +327,17 @@ class GroupCoordinatorService:
             raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer "
                              f"group because {reason}.")
 
-    def _hand_back_to_classic_group(self, group: ConsumerGroup, leaving: set[str]) -> list[tuple[bytes, bytes | None]]:
+    def _hand_back_to_classic_group(self, group: ConsumerGroup, leaving: set[str],
+                                    rebalance: bool) -> list[tuple[bytes, bytes | None]]:
         """convertToClassicGroup: the classic group the remaining (classic) members form takes the
-        id, with their sessions running, and starts a rebalance; its GroupMetadata record."""
+        id, with their sessions running, and rebalances when asked; its GroupMetadata record."""
         classic = group_migration.classic_group_from_consumer(group, leaving, self.metadata.name_of, self._clock_ms())
         record = serde.group_metadata_value(classic.metadata_value())
         self.coordinator.load_group(classic)
-        self.coordinator.prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic "
-                                                    "for member leaving.")
+        if rebalance:
+            reason = "member leaving" if leaving else "stale assignment"
+            self.coordinator.prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic "
+                                                        f"for {reason}.")
         return [(serde.group_metadata_key(group.group_id), record)]
 
     # -- offsets -------------------------------------------------------------------------

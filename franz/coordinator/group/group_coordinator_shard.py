@@ -11,6 +11,10 @@ last record wins, a tombstone deleting it.
 
 Offsets of a group that has no group record left (a simple consumer, or a
 group whose members are gone) get an Empty classic group, as Kafka keeps one.
+A group id is one kind of group at a time: a conversion between the kinds
+writes the old kind's tombstones and the new kind's records in one batch. Should
+the log still hold live records of both kinds (a conversion whose write failed),
+the kind written last is the group.
 Records that do not decode are skipped with a warning (the loader logs where).
 """
 
@@ -53,6 +57,8 @@ def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: 
     """Rebuild the state from the entries; the number of groups with members' metadata loaded."""
     groups: dict[str, dict | None] = {}
     consumer_records: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
+    # (group id, kind) -> the offset of its last record: which kind is the group's now
+    last_written: dict[tuple[str, str], tuple[int, int]] = {}
     for partition, key_bytes, value_bytes, offset, producer_id in entries:
         if key_bytes is None:
             assert isinstance(value_bytes, bool)
@@ -70,10 +76,21 @@ def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: 
                                                  offset)
             elif isinstance(key, serde.GroupMetadataKey):
                 groups[key.group] = None if value_bytes is None else serde.read_group_metadata_value(value_bytes)
+                last_written[(key.group, "classic")] = (partition, offset)
             elif isinstance(key, serde.ConsumerGroupRecordKey):
                 consumer_records.setdefault(key.group, {})[key] = value_bytes
+                last_written[(key.group, "consumer")] = (partition, offset)
         except serde.RecordFormatError as exc:
             logger.warning("Skipping an undecodable record of %s: %s", OFFSETS_TOPIC, exc)
+    for group_id in set(groups) & set(consumer_records):
+        live_consumer_group = any(value is not None for value in consumer_records[group_id].values())
+        if groups[group_id] is not None and live_consumer_group:
+            if last_written[(group_id, "classic")] > last_written[(group_id, "consumer")]:
+                del consumer_records[group_id]
+            else:
+                groups[group_id] = None
+            logger.warning("Group %s has records of a classic and of a consumer group; loading the %s group, "
+                           "written last.", group_id, "consumer" if groups[group_id] is None else "classic")
     for group_id, value in groups.items():
         if value is not None:
             classic.load_group(ClassicGroup.from_record(group_id, value, now_ms))

@@ -290,3 +290,140 @@ def test_the_policy_is_case_insensitive_and_a_bad_one_is_refused_naming_the_key(
     assert not config.migration_policy.downgrade_enabled
     with pytest.raises(ConfigError, match="group.consumer.migration.policy"):
         _config(tmp_path, **{"group.consumer.migration.policy": "sideways"})
+
+
+def test_a_static_classic_member_replacing_the_last_consumer_member_downgrades_the_group_at_once(tmp_path):
+    async def scenario(server):
+        topic = await _topic(server, "t", 2)
+        await beat(server, "modern", 0, instance_id="i-1")
+        joined = await classic_join(server)
+        await beat(server, "modern", 1, owned=[(topic, [0, 1])], instance_id="i-1")
+        await beat(server, "modern", -2, instance_id="i-1")  # a restart: it comes back as a classic consumer
+        back = await classic_join(server, instance_id="i-1")
+        classic = server.group_coordinator.coordinator.group("g")
+        synced = await classic_sync(server, back["member_id"], back["generation_id"])
+        return (back["error_code"], back["generation_id"], classic.generation_id, classic.state,
+                server.group_coordinator.consumer_groups.group("g"), sorted(classic.members),
+                sorted([joined["member_id"], back["member_id"]]),
+                consumer_protocol.deserialize_assignment(synced["assignment"]).partitions)
+
+    error, answered, generation, state, consumer_group, members, expected, partitions = run(tmp_path, scenario)
+    # The target was current: the member takes its predecessor's partition in a Stable classic group
+    # whose generation is the one it was answered.
+    assert (error, consumer_group, state, members) == (Errors.NONE, None, GroupState.STABLE, expected)
+    assert answered == generation and len(partitions) == 1 and len(partitions[0][1]) == 1
+
+
+def test_a_bad_subscription_from_a_static_classic_member_leaves_the_member_it_names_alone(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        await beat(server, "modern", 0, instance_id="i-1")
+        await classic_join(server)
+        refused = await classic_join(server, instance_id="i-1", protocols=[("range", b"\x00\x03\xff")])
+        group = server.group_coordinator.consumer_groups.group("g")
+        still = await beat(server, "modern", 1, topics=None, owned=None, rebalance_timeout_ms=-1, instance_id="i-1")
+        return refused["error_code"], refused["member_id"], group.static_member("i-1").member_id, still["error_code"]
+    assert run(tmp_path, scenario) == (Errors.INCONSISTENT_GROUP_PROTOCOL, "", "modern", Errors.NONE)
+
+
+def test_a_consumer_group_left_with_classic_members_only_downgrades_at_the_next_leave(tmp_path):
+    """With downgrades off, the last consumer-protocol member's leave leaves a consumer group of
+    classic members; once they are allowed, the next member to leave turns it classic."""
+    async def before(server):
+        await _topic(server, "t", 2)
+        await beat(server, "modern", 0)
+        first = await classic_join(server)
+        second = await classic_join(server)
+        await beat(server, "modern", -1)
+        group = server.group_coordinator.consumer_groups.group("g")
+        return first["member_id"], second["member_id"], sorted(m.uses_classic_protocol for m in group.members.values())
+
+    first, second, kinds = run(tmp_path, before, **{"group.consumer.migration.policy": "upgrade"})
+    assert kinds == [True, True]
+
+    async def after(server):
+        left = await classic_leave(server, first)
+        classic = server.group_coordinator.coordinator.group("g")
+        return left["error_code"], server.group_coordinator.consumer_groups.group("g"), list(classic.members)
+    assert run(tmp_path, after) == (Errors.NONE, None, [second])
+
+
+def test_a_downgrade_that_cannot_be_made_refuses_the_leave_and_fences_nobody(tmp_path):
+    """The classic group would select roundrobin, whose metadata from one member is no
+    ConsumerProtocol subscription: Kafka answers GROUP_ID_NOT_FOUND and keeps the group."""
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        await beat(server, "modern", 0)
+        await classic_join(server, protocols=[("range", _subscription()), ("roundrobin", b"\xff\xff")])
+        for _ in range(2):
+            await classic_join(server, protocols=[("roundrobin", _subscription()), ("range", _subscription())])
+        left = await beat(server, "modern", -1)
+        group = server.group_coordinator.consumer_groups.group("g")
+        return left["error_code"], len(group.members), server.group_coordinator.coordinator.group("g")
+    assert run(tmp_path, scenario) == (Errors.GROUP_ID_NOT_FOUND, 4, None)
+
+
+def test_a_join_group_v0_member_gets_its_session_timeout_as_rebalance_timeout(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        await beat(server, "modern", 0)
+        body = _join_body(session_timeout_ms=6000)
+        del body["rebalance_timeout_ms"], body["reason"]
+        body["rebalance_timeout_ms"] = -1  # what a v0 request decodes to
+        joined = await server.group_coordinator.handle_join_group(_Request(0), body)
+        member = server.group_coordinator.consumer_groups.group("g").members[joined["member_id"]]
+        import asyncio
+        await asyncio.sleep(0.3)  # a sync timer of max(-1, 0) ms would have fenced it by now
+        return joined["error_code"], member.rebalance_timeout_ms, joined["member_id"] in (
+            server.group_coordinator.consumer_groups.group("g").members)
+    assert run(tmp_path, scenario) == (Errors.NONE, 6000, True)
+
+
+@pytest.mark.parametrize("last", ["classic", "consumer"])
+def test_a_log_with_live_records_of_both_kinds_loads_the_kind_written_last(tmp_path, last):
+    """What a conversion whose write failed may leave behind."""
+    async def before(server):
+        await _topic(server, "t", 1)
+        await beat(server, "modern", 0)
+        service = server.group_coordinator
+        metadata = {"protocol_type": "consumer", "generation": 4, "protocol": "range", "leader": None,
+                    "current_state_timestamp": -1, "members": []}
+        classic_record = (serde.group_metadata_key("g"), serde.group_metadata_value(metadata))
+        if last == "classic":
+            await service._append("g", [classic_record])
+        else:
+            await service._append("g", [classic_record])
+            await beat(server, "modern", 1, topics=("t", "u"), owned=None)  # a later consumer group record
+
+    run(tmp_path, before)
+
+    async def after(server):
+        service = server.group_coordinator
+        classic = service.coordinator.group("g")
+        return (None if classic is None else classic.generation_id,
+                service.consumer_groups.group("g") is not None)
+    assert run(tmp_path, after) == ((4, False) if last == "classic" else (None, True))
+
+
+def test_a_classic_member_whose_join_could_not_be_written_still_has_a_session_to_expire(tmp_path):
+    from franz.coordinator.group.group_metadata import GroupError
+
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        await beat(server, "modern", 0)
+        coordinator = server.group_coordinator.consumer_groups
+        write = coordinator._write
+
+        async def failing(group_id, entries):
+            raise GroupError(Errors.NOT_COORDINATOR, "the partition moved")
+        coordinator._write = failing
+        try:
+            joined = await classic_join(server, session_timeout_ms=200)
+        finally:
+            coordinator._write = write
+        group = coordinator.group("g")
+        stranded = [m.member_id for m in group.members.values() if m.uses_classic_protocol]
+        await wait_until(lambda: not any(m.uses_classic_protocol for m in group.members.values()),
+                         "the unanswered member's session to expire")
+        return joined["error_code"], len(stranded)
+    assert run(tmp_path, scenario) == (Errors.NOT_COORDINATOR, 1)
