@@ -580,3 +580,15 @@ def test_offset_commits_keep_a_classic_members_session(tmp_path):
                 _Request(), _commit_body("g", generation, member_id, offset))) == Errors.NONE
         assert heartbeat(server, "g", generation, member_id) == Errors.NONE
     run(tmp_path, scenario)
+
+
+def test_sync_group_v5_without_its_protocol_fields_is_inconsistent_before_its_group_id_is_looked_at(tmp_path):
+    """KafkaApis refuses a SyncGroup v5+ missing the protocol type or name before the group
+    coordinator sees the request, and so before the empty group id."""
+    async def scenario(server):
+        body = {"group_id": "", "generation_id": 1, "member_id": "m", "group_instance_id": None,
+                "protocol_type": None, "protocol_name": "range", "assignments": []}
+        missing = await server.group_coordinator.handle_sync_group(_RequestV5(), body)
+        no_group = await server.group_coordinator.handle_sync_group(_RequestV5(), {**body, "protocol_type": "consumer"})
+        return missing["error_code"], no_group["error_code"]
+    assert run(tmp_path, scenario) == (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_GROUP_ID)
