@@ -29,6 +29,7 @@ import dataclasses
 import enum
 from collections.abc import Iterable, Mapping
 
+from franz.coordinator.group.metadata_hash import metadata_hash
 from franz.coordinator.group.subscription import matching_topics
 from franz.protocol.errors import Errors
 
@@ -121,8 +122,11 @@ class ConsumerGroup:
         self.static_members: dict[str, str] = {}  # instance id -> member id
         self.target_assignment: dict[str, Assignment] = {}  # member id -> its target
         self.partition_epochs: dict[tuple[bytes, int], int] = {}
-        # topic name -> (topic id, partitions) of every subscribed topic that exists
-        self.subscription_metadata: dict[str, tuple[bytes, int]] = {}
+        # the hash of every subscribed topic that exists (metadata_hash.py), as of the group epoch
+        self.metadata_hash = 0
+        self.assignment_timestamp_ms = 0  # when the target was computed (KIP-1263); 0: unknown
+        # read a 4.0 subscription metadata record: its next write tombstones it, as 4.1+ does
+        self.has_subscription_metadata_record = False
         self.dead = False
         # the group's records as `__consumer_offsets` holds them (key -> value): what a write
         # must change (franz/coordinator/group/consumer_group_records.py)
@@ -257,9 +261,9 @@ class ConsumerGroup:
         for key in owned_partitions(member.assigned) | owned_partitions(member.pending_revocation):
             self.partition_epochs.pop(key, None)
 
-    def subscription_metadata_of(self, topics: Mapping[str, tuple[bytes, int]]) -> dict[str, tuple[bytes, int]]:
-        """What the members' subscriptions select of the cluster's topics (name -> id, partitions)."""
-        return {name: topics[name] for name in sorted(self.subscribed_topic_names(set(topics)))}
+    def metadata_hash_of(self, topics: Mapping[str, tuple[bytes, int]]) -> int:
+        """The metadata hash of what the members' subscriptions select of the cluster's topics."""
+        return metadata_hash(self.subscribed_topic_names(set(topics)), topics)
 
     def subscribed_topic_names(self, topic_names: set[str]) -> set[str]:
         """Every topic of the cluster (topic_names) some member subscribes to, by name or by regex."""

@@ -47,6 +47,7 @@ import asyncio
 import collections
 import dataclasses
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -166,6 +167,8 @@ class ConsumerGroupCoordinator:
         handed to the (single, ordered) append thread in one step of the loop, so writes
         land in the order the changes were made."""
         current = consumer_group_records.records_of(group)
+        if group.dead:  # Kafka tombstones the 4.0 subscription metadata of every deleted group
+            group.persisted.setdefault(consumer_group_records.subscription_metadata_key(group.group_id), b"")
         before, after = group.classic_records_before, group.classic_records_after
         entries = [*before, *consumer_group_records.changes(group.persisted, current), *after]
         if not entries:
@@ -205,6 +208,8 @@ class ConsumerGroupCoordinator:
             if group is None:
                 continue
             group.persisted = consumer_group_records.records_of(group)
+            if group.has_subscription_metadata_record:  # the next write tombstones it
+                group.persisted[consumer_group_records.subscription_metadata_key(group_id)] = b""
             self.groups[group_id] = group
             for member in group.members.values():
                 self._schedule_session_timeout(group_id, member.member_id)
@@ -354,13 +359,14 @@ class ConsumerGroupCoordinator:
         """Put the updated member in; bump the group epoch when what the assignor sees changed."""
         bump = updated.member_id not in group.members or _subscription(member) != _subscription(updated)
         group.update_member(updated)
-        metadata = group.subscription_metadata_of(self._topics())
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
+        metadata_hash = group.metadata_hash_of(self._topics())
+        if metadata_hash != group.metadata_hash:  # a subscribed topic appeared, went or grew
+            group.metadata_hash = metadata_hash
             bump = True
         if bump:
             group.group_epoch += 1
-            logger.info("[GroupId %s] Bumped group epoch to %d.", group.group_id, group.group_epoch)
+            logger.info("[GroupId %s] Bumped group epoch to %d with metadata hash %d.", group.group_id,
+                        group.group_epoch, group.metadata_hash)
 
     def _update_target_assignment_if_behind(self, group: ConsumerGroup) -> None:
         if group.group_epoch > group.assignment_epoch:
@@ -421,13 +427,14 @@ class ConsumerGroupCoordinator:
 
     def _update_target_assignment(self, group: ConsumerGroup, topics: dict[str, tuple[bytes, int]]) -> None:
         names = set(topics)
-        partitions = {topic_id: count for topic_id, count in group.subscription_metadata.values()}
+        partitions = dict(topics[name] for name in group.subscribed_topic_names(names))
         specs = [MemberSpec(m.member_id, m.instance_id,
                             frozenset(topics[name][0] for name in member_topics(m, names)),
                             group.target_assignment.get(m.member_id, {})) for m in group.members.values()]
         assignor = self.assignors[self._preferred_assignor(group)]
         group.target_assignment = assignor.assign(specs, partitions)
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp_ms = int(time.time() * 1000)
         logger.info("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor.",
                     group.group_id, group.group_epoch, assignor.name)
 
@@ -736,7 +743,7 @@ class ConsumerGroupCoordinator:
         for member_id in member_ids:
             group.remove_member(member_id)
             self._cancel_all(group.group_id, member_id)
-        group.subscription_metadata = group.subscription_metadata_of(self._topics())
+        group.metadata_hash = group.metadata_hash_of(self._topics())
         group.group_epoch += 1
 
     def _retire(self, group: ConsumerGroup) -> None:

@@ -1,15 +1,18 @@
 """A consumer group as the records Kafka keeps of it in `__consumer_offsets`, and back.
 
-Kafka writes six record types for a KIP-848 group (GroupCoordinatorRecordHelpers):
-the group epoch (3), the subscription metadata (4), each member's subscription
-(5), the target assignment epoch (6), each member's target (7) and each
-member's current assignment (8). `records_of(group)` is the full set a group
-is made of now; `changes(persisted, current)` is what to append so that the
-log says the same: new or changed records, in the order Kafka writes them
-(subscription, metadata, epoch, targets, target epoch, current assignments),
-then tombstones for records that are gone (members before the group's own
-records, so a load never sees members of a deleted group). `load(...)` turns
-the last record of every key back into a group.
+Kafka 4.1+ writes five record types for a KIP-848 group (GroupCoordinatorRecordHelpers):
+the group epoch with the metadata hash of its subscribed topics (3), each
+member's subscription (5), the target assignment epoch with the time it was
+computed (6), each member's target (7) and each member's current assignment (8).
+The subscription metadata record of 4.0 (4) is read but no longer written: a
+group loaded with one tombstones it at its next write, as Kafka does.
+`records_of(group)` is the full set a group is made of now;
+`changes(persisted, current)` is what to append so that the log says the same:
+new or changed records, in the order Kafka writes them (subscription, epoch,
+targets, target epoch, current assignments), then tombstones for records that
+are gone (members before the group's own records, so a load never sees members
+of a deleted group). `load(...)` turns the last record of every key back into a
+group.
 """
 
 from __future__ import annotations
@@ -74,14 +77,11 @@ def records_of(group: ConsumerGroup) -> Records:
     group_id = group.group_id
     records: Records = {
         serde.consumer_group_key(serde.CONSUMER_GROUP_METADATA, group_id):
-            serde.consumer_group_value(serde.CONSUMER_GROUP_METADATA, {"epoch": group.group_epoch}),
-        serde.consumer_group_key(serde.CONSUMER_GROUP_PARTITION_METADATA, group_id):
-            serde.consumer_group_value(serde.CONSUMER_GROUP_PARTITION_METADATA, {"topics": [
-                {"topic_id": topic_id, "topic_name": name, "num_partitions": count, "partition_metadata": []}
-                for name, (topic_id, count) in sorted(group.subscription_metadata.items())]}),
+            serde.consumer_group_value(serde.CONSUMER_GROUP_METADATA, {"epoch": group.group_epoch,
+                                                                       "metadata_hash": group.metadata_hash}),
         serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group_id):
-            serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
-                                       {"assignment_epoch": group.assignment_epoch}),
+            serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {
+                "assignment_epoch": group.assignment_epoch, "assignment_timestamp": group.assignment_timestamp_ms}),
     }
     # A heartbeat changes one member: the records of the others are reused, encoded once per
     # value of their (immutable) member or target object, so a heartbeat costs O(1) encodings.
@@ -130,6 +130,11 @@ def _member_records(group_id: str, member: ConsumerGroupMember) -> Records:
     }
 
 
+def subscription_metadata_key(group_id: str) -> bytes:
+    """The key of the 4.0 subscription metadata record, which a write of 4.1+ tombstones."""
+    return serde.consumer_group_key(serde.CONSUMER_GROUP_PARTITION_METADATA, group_id)
+
+
 def changes(persisted: Records, current: Records) -> list[tuple[bytes, bytes | None]]:
     """The records to append so that the log, after `persisted`, says `current`."""
     def record_type(key: bytes) -> int:
@@ -153,11 +158,12 @@ def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> Consume
         data = serde.read_consumer_group_value(key.record_type, value)
         if key.record_type == serde.CONSUMER_GROUP_METADATA:
             group.group_epoch = data["epoch"]
+            group.metadata_hash = data.get("metadata_hash", 0)
         elif key.record_type == serde.CONSUMER_GROUP_PARTITION_METADATA:
-            group.subscription_metadata = {t["topic_name"]: (bytes(t["topic_id"]), t["num_partitions"])
-                                           for t in data["topics"]}
+            group.has_subscription_metadata_record = True
         elif key.record_type == serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
             group.assignment_epoch = data["assignment_epoch"]
+            group.assignment_timestamp_ms = data.get("assignment_timestamp", 0)
         elif key.record_type == serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
             group.target_assignment[key.member_id] = _assignment(data["topic_partitions"])
         else:

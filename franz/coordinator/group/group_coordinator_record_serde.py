@@ -112,6 +112,7 @@ ConsumerGroupMetadataKey key=3 versions=3
 ConsumerGroupMetadataValue key=3 versions=0 flex=0+
  request
     epoch int32
+    metadata_hash int64 tag=0 default=0
  response
 
 ConsumerGroupPartitionMetadataKey key=4 versions=4
@@ -161,6 +162,7 @@ ConsumerGroupTargetAssignmentMetadataKey key=6 versions=6
 ConsumerGroupTargetAssignmentMetadataValue key=6 versions=0 flex=0+
  request
     assignment_epoch int32
+    assignment_timestamp int64 tag=0 default=0
  response
 
 ConsumerGroupTargetAssignmentMemberKey key=7 versions=7

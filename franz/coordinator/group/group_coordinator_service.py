@@ -790,7 +790,7 @@ class GroupCoordinatorService:
         for consumer_group in list(self.consumer_groups.groups.values() if self.consumer_groups is not None else ()):
             group_id = consumer_group.group_id
             empty = not consumer_group.members
-            subscribed = None if empty else set(consumer_group.subscription_metadata).__contains__
+            subscribed = None if empty else consumer_group.subscribed_topic_names(set(self.metadata.topics)).__contains__
             expired = self.offsets.expired_offsets(group_id, now, self.config.offsets_retention_ms, empty,
                                                    None, subscribed)
             if expired and await self._tombstone_offsets(group_id, expired) == Errors.NONE:

@@ -96,7 +96,7 @@ def consumer_group_from_classic(classic: ClassicGroup, topics: Mapping[str, tupl
         held |= partitions
         group.update_member(member)
         group.target_assignment[member.member_id] = member.assigned
-    group.subscription_metadata = group.subscription_metadata_of(topics)
+    group.metadata_hash = group.metadata_hash_of(topics)
     return group
 
 

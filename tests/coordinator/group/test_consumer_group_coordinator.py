@@ -485,3 +485,25 @@ def test_an_offset_of_a_topic_since_made_again_is_no_offset_for_the_new_topic_by
 
         return await fetch(10, {"topic_id": new_id}), await fetch(9, {"name": "t"})
     assert run(tmp_path, scenario) == (-1, 9)
+
+
+def test_a_subscribed_topic_growing_bumps_the_group_epoch_and_a_restart_does_not(tmp_path):
+    """The group epoch record keeps the metadata hash of the subscribed topics (KIP-1101): a new
+    partition changes it, so the group epoch goes up and the partition is assigned; loaded back
+    after a restart with the topics unchanged, the hash matches and nothing moves."""
+    async def before(server):
+        topic = await _topic(server, "t", 1)
+        joined = await beat(server, "m", 0)
+        await server.controller.create_partitions("t", 2, None, False)
+        grown = await beat(server, "m", joined["member_epoch"], topics=None, owned=[(topic, [0])])
+        group = server.group_coordinator.consumer_groups.group("g")
+        return topic, grown["member_epoch"], _partitions(grown), group.metadata_hash
+
+    topic, epoch, partitions, metadata_hash = run(tmp_path, before)
+    assert epoch == 2 and partitions == {topic: [0, 1]} and metadata_hash != 0
+
+    async def after(server):
+        again = await beat(server, "m", 2, topics=None, owned=[(topic, [0, 1])])
+        group = server.group_coordinator.consumer_groups.group("g")
+        return again["member_epoch"], group.group_epoch, group.metadata_hash
+    assert run(tmp_path, after) == (2, 2, metadata_hash)

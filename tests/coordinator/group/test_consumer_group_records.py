@@ -21,7 +21,8 @@ T = b"\x05" * 16
 def _group() -> ConsumerGroup:
     group = ConsumerGroup("g")
     group.group_epoch = group.assignment_epoch = 3
-    group.subscription_metadata = {"t": (T, 2)}
+    group.metadata_hash = -1234567890123
+    group.assignment_timestamp_ms = 1_795_000_000_000
     group.update_member(ConsumerGroupMember("a", instance_id="i", rebalance_timeout_ms=500, client_id="c",
                                             subscribed_topic_names=("t",), member_epoch=3, previous_member_epoch=2,
                                             state=MemberState.UNRELEASED_PARTITIONS, assigned={T: frozenset({0})},
@@ -38,7 +39,8 @@ def test_records_load_back_into_the_same_group():
     group = _group()
     records = consumer_group_records.records_of(group)
     loaded = consumer_group_records.load("g", {serde.read_key(k): v for k, v in records.items()})
-    assert (loaded.group_epoch, loaded.assignment_epoch, loaded.subscription_metadata) == (3, 3, {"t": (T, 2)})
+    assert (loaded.group_epoch, loaded.assignment_epoch, loaded.metadata_hash, loaded.assignment_timestamp_ms) == (
+        3, 3, -1234567890123, 1_795_000_000_000)
     assert loaded.members == group.members and loaded.target_assignment == group.target_assignment
     assert loaded.partition_epochs == {(T, 0): 3}
 
@@ -66,16 +68,17 @@ def test_assignment_epochs_travel_as_the_tagged_field_and_default_to_the_member_
 def test_changes_put_in_kafkas_order_then_tombstone_members_before_the_group():
     group = _group()
     first = consumer_group_records.changes({}, consumer_group_records.records_of(group))
-    assert _types(first) == [(5, False), (4, False), (3, False), (7, False), (6, False), (8, False)]
+    # Since 4.1 no subscription metadata record (4): the epoch record carries the metadata hash.
+    assert _types(first) == [(5, False), (3, False), (7, False), (6, False), (8, False)]
     persisted = consumer_group_records.records_of(group)
     group.remove_member("a")
     group.group_epoch = 4
     assert _types(consumer_group_records.changes(persisted, consumer_group_records.records_of(group))) == [
         (3, False), (8, True), (7, True), (5, True)]
-    persisted = consumer_group_records.records_of(group)  # now the empty group's own three records
+    persisted = consumer_group_records.records_of(group)  # now the empty group's own two records
     group.dead = True  # deleted: every record goes
     assert _types(consumer_group_records.changes(persisted, consumer_group_records.records_of(group))) == [
-        (6, True), (4, True), (3, True)]
+        (6, True), (3, True)]
 
 
 def test_after_a_failed_write_the_next_one_rewrites_the_group_and_tombstones_what_is_gone():
@@ -97,7 +100,7 @@ def test_after_a_failed_write_the_next_one_rewrites_the_group_and_tombstones_wha
         await coordinator.persist(group)
         await coordinator.shutdown()
     asyncio.run(scenario())
-    assert _types(written[0]) == [(4, False), (3, False), (6, False), (8, True), (7, True), (5, True)]
+    assert _types(written[0]) == [(3, False), (6, False), (8, True), (7, True), (5, True)]
 
 
 def test_records_of_reencodes_only_the_members_that_changed():
@@ -110,3 +113,37 @@ def test_records_of_reencodes_only_the_members_that_changed():
     assert changed - {None} == {"b"}  # the other members' bytes are the same objects: not encoded again
     assert consumer_group_records.changes(first, second) == [
         (key, value) for key, value in second.items() if value != first[key]]
+
+
+def test_the_group_epoch_record_carries_the_metadata_hash_and_the_target_its_timestamp_as_tagged_fields():
+    """ConsumerGroupMetadataValue's MetadataHash (KIP-1101, 4.1) and
+    ConsumerGroupTargetAssignmentMetadataValue's AssignmentTimestamp (KIP-1263, 4.3): tag 0
+    each; a record without the tag reads 0."""
+    records = consumer_group_records.records_of(_group())
+    epoch = records[serde.consumer_group_key(serde.CONSUMER_GROUP_METADATA, "g")]
+    # version 0, epoch 3, one tagged field: tag 0, 8 bytes, the hash
+    assert epoch == bytes(2) + (3).to_bytes(4, "big") + bytes([1, 0, 8]) + (-1234567890123).to_bytes(8, "big", signed=True)
+    target = records[serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, "g")]
+    assert target == bytes(2) + (3).to_bytes(4, "big") + bytes([1, 0, 8]) + (1_795_000_000_000).to_bytes(8, "big")
+    assert serde.read_consumer_group_value(serde.CONSUMER_GROUP_METADATA, bytes(2) + (3).to_bytes(4, "big") + bytes(1)) \
+        == {"epoch": 3, "metadata_hash": 0}
+
+
+def test_a_group_loaded_with_a_subscription_metadata_record_of_4_0_tombstones_it_at_its_next_write():
+    group = _group()
+    records = {serde.read_key(k): v for k, v in consumer_group_records.records_of(group).items()}
+    old_key = consumer_group_records.subscription_metadata_key("g")
+    records[serde.read_key(old_key)] = serde.consumer_group_value(serde.CONSUMER_GROUP_PARTITION_METADATA, {
+        "topics": [{"topic_id": T, "topic_name": "t", "num_partitions": 2, "partition_metadata": []}]})
+    written: list = []
+
+    async def write(group_id, entries):
+        written.append(entries)
+
+    async def scenario():
+        coordinator = ConsumerGroupCoordinator(ConsumerGroupConfig(), lambda: {"t": (T, 2)}, None, write)
+        assert coordinator.load({"g": records}) == 1
+        await coordinator.persist(coordinator.group("g"))
+        await coordinator.shutdown()
+    asyncio.run(scenario())
+    assert written == [[(old_key, None)]]
