@@ -495,7 +495,9 @@ class GroupCoordinatorService:
             first_offset = end_offset - len(committed)
             for position, (name, index, value) in enumerate(committed):
                 self.offsets.replay(group_id, name, index, value, first_offset + position)
-            if self.coordinator.group(group_id) is None:
+            # A simple group keeps the offsets, but only where no group of either kind is
+            # (OffsetMetadataManager.replay): a consumer group's commits make no classic group.
+            if self.coordinator.group(group_id) is None and self._consumer_group(group_id) is None:
                 self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
         return {"throttle_time_ms": 0, "topics": topics}
 
