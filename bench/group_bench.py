@@ -135,6 +135,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         broker = BrokerProcess(Path(data), {"group.initial.rebalance.delay.ms": "0",
                                             "group.consumer.heartbeat.interval.ms": "100",
+                                            "group.consumer.min.heartbeat.interval.ms": "100",
                                             "offsets.topic.num.partitions": "5"}).start()
         try:
             bootstrap = broker.bootstrap

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from franz.common.config_def import (
     INT32_MAX,
@@ -133,6 +133,10 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("group.consumer.max.session.timeout.ms", "int", 60_000, at_least(1)),
     ConfigKey("group.consumer.min.heartbeat.interval.ms", "int", 5000, at_least(1)),
     ConfigKey("group.consumer.max.heartbeat.interval.ms", "int", 15_000, at_least(1)),
+    # KIP-1263 (4.3): a group's target assignment is computed at most once per interval
+    ConfigKey("group.consumer.assignment.interval.ms", "int", 1000, at_least(0)),
+    ConfigKey("group.consumer.min.assignment.interval.ms", "int", 0, at_least(0)),
+    ConfigKey("group.consumer.max.assignment.interval.ms", "int", 15_000, at_least(0)),
     ConfigKey("group.share.session.timeout.ms", "int", 45_000, at_least(1)),
     ConfigKey("group.share.min.session.timeout.ms", "int", 45_000, at_least(1)),
     ConfigKey("group.share.max.session.timeout.ms", "int", 60_000, at_least(1)),
@@ -237,6 +241,32 @@ def cleaner_config_problem(config: CleanerConfig) -> str | None:
     return None
 
 
+# GroupCoordinatorConfig's requirements between its keys, in its order: (kind, key, other key).
+# "min": key >= other; "max": key <= other; "below": key < other.
+_GROUP_COORDINATOR_BOUNDS: Final = tuple(
+    check for prefix in ("group.consumer.", "group.share.") for check in (
+        ("min", f"{prefix}max.heartbeat.interval.ms", f"{prefix}min.heartbeat.interval.ms"),
+        ("min", f"{prefix}heartbeat.interval.ms", f"{prefix}min.heartbeat.interval.ms"),
+        ("max", f"{prefix}heartbeat.interval.ms", f"{prefix}max.heartbeat.interval.ms"),
+        ("min", f"{prefix}max.session.timeout.ms", f"{prefix}min.session.timeout.ms"),
+        ("min", f"{prefix}session.timeout.ms", f"{prefix}min.session.timeout.ms"),
+        ("max", f"{prefix}session.timeout.ms", f"{prefix}max.session.timeout.ms"),
+        ("below", f"{prefix}heartbeat.interval.ms", f"{prefix}session.timeout.ms"),
+        *((("min", "group.consumer.max.assignment.interval.ms", "group.consumer.min.assignment.interval.ms"),
+           ("min", "group.consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms"),
+           ("max", "group.consumer.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"))
+          if prefix == "group.consumer." else ())))
+_BOUND_WORDS: Final = {"min": "greater than or equal to", "max": "less than or equal to", "below": "less than"}
+
+
+def _require_group_coordinator_bounds(values: Mapping[str, Any]) -> None:
+    """GroupCoordinatorConfig's checks: Kafka refuses to start when one fails."""
+    for kind, key, other in _GROUP_COORDINATOR_BOUNDS:
+        value, limit = values[key], values[other]
+        if not {"min": value >= limit, "max": value <= limit, "below": value < limit}[kind]:
+            raise ConfigError(key, value, f"{key} must be {_BOUND_WORDS[kind]} {other}")
+
+
 class KafkaConfig:
     """The resolved broker configuration. `values` holds typed values by key."""
 
@@ -256,6 +286,7 @@ class KafkaConfig:
         self.listeners = [Endpoint.parse("listeners", text) for text in self.values["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners", self.originals.get("listeners"), "At least one listener is required")
+        _require_group_coordinator_bounds(self.values)
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))

@@ -234,7 +234,8 @@ def test_java_consumers_of_both_protocols_migrate_a_live_group_up_and_down(broke
     (the classic member stays, answered by the broker, and commits at its generation); the
     last consumer-protocol member leaving a group of classic members downgrades it."""
     broker = broker_factory({"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
-                             "group.consumer.heartbeat.interval.ms": "500"})
+                             "group.consumer.heartbeat.interval.ms": "500",
+                             "group.consumer.min.heartbeat.interval.ms": "500"})
     assert _run(java_driver, "rolling-migration", broker.bootstrap, "java-migrate", "400") == [
         "migration", "start=Classic", "upgraded=Consumer[classic,", "consumer]", "classic-committed=200",
         "downgraded=Classic", "members=1", "seen=400", "committed=400"]

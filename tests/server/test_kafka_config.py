@@ -74,3 +74,27 @@ def test_the_cleaner_gets_the_brokers_log_cleaner_keys():
         KafkaConfig.from_sources(None, ["log.cleaner.enable=false", "log.cleaner.threads=2",
                                         "log.cleaner.dedupe.buffer.size=2097152"])
     assert KafkaConfig.from_sources(None, ["log.cleaner.threads=2", "log.cleaner.dedupe.buffer.size=2097154"])
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["group.consumer.heartbeat.interval.ms=300"],
+     "group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms"),
+    (["group.consumer.session.timeout.ms=90000"],
+     "group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms"),
+    (["group.consumer.min.session.timeout.ms=1000", "group.consumer.session.timeout.ms=4000"],
+     "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+    (["group.consumer.min.assignment.interval.ms=2000"],
+     "group.consumer.assignment.interval.ms must be greater than or equal to "
+     "group.consumer.min.assignment.interval.ms"),
+    (["group.share.max.heartbeat.interval.ms=1000"],
+     "group.share.max.heartbeat.interval.ms must be greater than or equal to group.share.min.heartbeat.interval.ms"),
+])
+def test_group_coordinator_keys_must_lie_within_their_bounds_as_kafka_requires(overrides, message):
+    """GroupCoordinatorConfig's requirements: a broker whose defaults fall outside its own
+    bounds does not start."""
+    with pytest.raises(ConfigError, match=message):
+        KafkaConfig.from_sources(None, overrides)
+    lowered = [f"group.consumer.min.{o.split('=')[0].rsplit('consumer.', 1)[1]}={o.split('=')[1]}"
+               for o in overrides[:1] if o.startswith("group.consumer.heartbeat")]
+    if lowered:  # with its bound lowered too, the same value is taken
+        assert KafkaConfig.from_sources(None, overrides + lowered)["group.consumer.heartbeat.interval.ms"] == 300

@@ -93,6 +93,7 @@ class ConsumerGroupConfig:
     assignors: tuple[str, ...] = ("uniform", "range")
     migration_policy: ConsumerGroupMigrationPolicy = ConsumerGroupMigrationPolicy.BIDIRECTIONAL
     classic_max_size: int = 2**31 - 1  # group.max.size: a downgrade must fit a classic group
+    assignment_interval_ms: int = 1000
 
     @classmethod
     def from_kafka_config(cls, config) -> ConsumerGroupConfig:
@@ -101,7 +102,7 @@ class ConsumerGroupConfig:
         return cls(config["group.consumer.session.timeout.ms"], config["group.consumer.heartbeat.interval.ms"],
                    config["group.consumer.max.size"], assignors,
                    ConsumerGroupMigrationPolicy.parse(config["group.consumer.migration.policy"]),
-                   config["group.max.size"])
+                   config["group.max.size"], config["group.consumer.assignment.interval.ms"])
 
 
 # the cluster's topics: name -> (topic id, partitions)
@@ -369,7 +370,11 @@ class ConsumerGroupCoordinator:
                         group.group_epoch, group.metadata_hash)
 
     def _update_target_assignment_if_behind(self, group: ConsumerGroup) -> None:
-        if group.group_epoch > group.assignment_epoch:
+        """maybeUpdateTargetAssignment: when the group epoch is ahead, and the last target is at
+        least the group's assignment interval old (KIP-1263, 4.3: changes that come together are
+        assigned together); until then members reconcile towards the last target."""
+        if group.group_epoch > group.assignment_epoch and _can_compute_next_target_assignment(
+                group.assignment_timestamp_ms, self._assignment_interval_ms(group.group_id), int(time.time() * 1000)):
             self._update_target_assignment(group, self._topics())
 
     def _reconcile(self, group: ConsumerGroup, member_id: str, owned: OwnedPartitions) -> ConsumerGroupMember:
@@ -841,6 +846,11 @@ class ConsumerGroupCoordinator:
             return self.config.session_timeout_ms
         return self._group_configs.session_timeout_ms(group_id)
 
+    def _assignment_interval_ms(self, group_id: str) -> int:
+        if self._group_configs is None:
+            return self.config.assignment_interval_ms
+        return self._group_configs.assignment_interval_ms(group_id)
+
     def _heartbeat_interval_ms(self, group_id: str) -> int:
         if self._group_configs is None:
             return self.config.heartbeat_interval_ms
@@ -885,6 +895,12 @@ class ConsumerGroupCoordinator:
                 "member_type": CLASSIC_MEMBER_TYPE if m.uses_classic_protocol else CONSUMER_MEMBER_TYPE,  # v1 (KIP-1099)
             } for m in group.members.values()]
         return answers
+
+
+def _can_compute_next_target_assignment(assignment_timestamp_ms: int, interval_ms: int, now_ms: int) -> bool:
+    """GroupMetadataManager.canComputeNextTargetAssignment: at once with no earlier target (or
+    none whose time is known) or no interval (also the way out of a wall clock moved back)."""
+    return assignment_timestamp_ms == 0 or interval_ms == 0 or now_ms >= assignment_timestamp_ms + interval_ms
 
 
 def _subscription(member: ConsumerGroupMember) -> tuple:

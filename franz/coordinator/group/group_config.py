@@ -1,8 +1,8 @@
 """Dynamic configs of one group (org.apache.kafka.coordinator.group.GroupConfig, GroupConfigManager).
 
 `kafka-configs.sh --entity-type groups` sets, per group id, the consumer
-group's session timeout and heartbeat interval (KIP-848) and the share-group
-keys. A key a group does not override takes the broker's value
+group's session timeout, heartbeat interval and assignment interval (KIP-848,
+KIP-1263) and the share-group keys. A key a group does not override takes the broker's value
 (`group.consumer.session.timeout.ms`, ...). Values are checked as
 GroupConfig.validate checks them: known names only, ints, each within the
 broker's `group.*.min.*` / `group.*.max.*` bounds, a session timeout above
@@ -33,6 +33,7 @@ from franz.server.controller import DELETE, SET, ApiError
 GROUP_CONFIGS_FILE: Final = "group-configs.json"
 CONSUMER_SESSION_TIMEOUT_MS: Final = "consumer.session.timeout.ms"
 CONSUMER_HEARTBEAT_INTERVAL_MS: Final = "consumer.heartbeat.interval.ms"
+CONSUMER_ASSIGNMENT_INTERVAL_MS: Final = "consumer.assignment.interval.ms"
 SHARE_SESSION_TIMEOUT_MS: Final = "share.session.timeout.ms"
 SHARE_HEARTBEAT_INTERVAL_MS: Final = "share.heartbeat.interval.ms"
 SHARE_RECORD_LOCK_DURATION_MS: Final = "share.record.lock.duration.ms"
@@ -41,6 +42,7 @@ SHARE_RECORD_LOCK_DURATION_MS: Final = "share.record.lock.duration.ms"
 GROUP_CONFIG_DEF: Final = ConfigDef([
     ConfigKey(CONSUMER_SESSION_TIMEOUT_MS, "int", 45_000, at_least(1)),
     ConfigKey(CONSUMER_HEARTBEAT_INTERVAL_MS, "int", 5000, at_least(1)),
+    ConfigKey(CONSUMER_ASSIGNMENT_INTERVAL_MS, "int", 1000, at_least(0)),
     ConfigKey(SHARE_SESSION_TIMEOUT_MS, "int", 45_000, at_least(1)),
     ConfigKey(SHARE_HEARTBEAT_INTERVAL_MS, "int", 5000, at_least(1)),
     ConfigKey(SHARE_RECORD_LOCK_DURATION_MS, "int", 30_000, at_least(1000)),
@@ -52,6 +54,9 @@ BROKER_KEYS: Final = {
     CONSUMER_HEARTBEAT_INTERVAL_MS: ("group.consumer.heartbeat.interval.ms",
                                      "group.consumer.min.heartbeat.interval.ms",
                                      "group.consumer.max.heartbeat.interval.ms"),
+    CONSUMER_ASSIGNMENT_INTERVAL_MS: ("group.consumer.assignment.interval.ms",
+                                      "group.consumer.min.assignment.interval.ms",
+                                      "group.consumer.max.assignment.interval.ms"),
     SHARE_SESSION_TIMEOUT_MS: ("group.share.session.timeout.ms", "group.share.min.session.timeout.ms",
                                "group.share.max.session.timeout.ms"),
     SHARE_HEARTBEAT_INTERVAL_MS: ("group.share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms",
@@ -61,8 +66,10 @@ BROKER_KEYS: Final = {
                                     "group.share.max.record.lock.duration.ms"),
 }
 # The order GroupConfig.validateValues checks in: heartbeat before session timeout.
-_CHECK_ORDER: Final = (CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS,
-                       SHARE_SESSION_TIMEOUT_MS, SHARE_RECORD_LOCK_DURATION_MS)
+_CHECK_ORDER: Final = (CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_ASSIGNMENT_INTERVAL_MS,
+                       SHARE_HEARTBEAT_INTERVAL_MS, SHARE_SESSION_TIMEOUT_MS, SHARE_RECORD_LOCK_DURATION_MS)
+# Checked against the broker's bounds only when the group sets it (the broker's value can change).
+_CHECKED_WHEN_SET: Final = frozenset((CONSUMER_ASSIGNMENT_INTERVAL_MS,))
 DYNAMIC_GROUP_CONFIG: Final = 8  # DescribeConfigs' ConfigSource.GROUP_CONFIG
 DEFAULT_CONFIG: Final = 5
 INT_TYPE: Final = 3
@@ -82,6 +89,8 @@ def validate(overrides: dict[str, str], broker_config) -> None:
     except ConfigError as exc:
         raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
     for name in _CHECK_ORDER:
+        if name in _CHECKED_WHEN_SET and name not in overrides:
+            continue
         _default, low_key, high_key = BROKER_KEYS[name]
         if values[name] < broker_config[low_key]:
             raise ApiError(Errors.INVALID_CONFIG, f"{name} must be greater than or equal to {low_key}")
@@ -122,6 +131,9 @@ class GroupConfigManager:
 
     def heartbeat_interval_ms(self, group_id: str) -> int:
         return self.value(group_id, CONSUMER_HEARTBEAT_INTERVAL_MS)
+
+    def assignment_interval_ms(self, group_id: str) -> int:
+        return self.value(group_id, CONSUMER_ASSIGNMENT_INTERVAL_MS)
 
     async def alter(self, group_id: str, operations: list[tuple[str, int, str | None]], validate_only: bool) -> None:
         """IncrementalAlterConfigs on a GROUP resource: SET and DELETE (no key is a list)."""

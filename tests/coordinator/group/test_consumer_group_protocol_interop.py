@@ -21,6 +21,7 @@ pytestmark = pytest.mark.interop
 DEADLINE_S = 30.0
 CONSUMER_GROUP_HEARTBEAT = 68
 OVERRIDES = {"group.consumer.heartbeat.interval.ms": "300", "group.consumer.session.timeout.ms": "3000",
+             "group.consumer.min.heartbeat.interval.ms": "300", "group.consumer.min.session.timeout.ms": "3000",
              "offsets.topic.num.partitions": "5"}
 
 

@@ -84,3 +84,37 @@ def test_a_consumer_group_heartbeats_and_expires_by_its_own_configs(tmp_path):
     # The broker's bounds let a group go down to 1 s; the broker's own defaults stay.
     assert run(tmp_path, scenario, group_consumer_min_session_timeout_ms="1000",
                group_consumer_min_heartbeat_interval_ms="1000") == (1500, 5000)
+
+
+def test_a_group_batches_target_assignments_by_its_assignment_interval(tmp_path):
+    """KIP-1263 (4.3): a target is computed at most once per assignment interval; a member
+    joining within it is answered from the last target (here: nothing for it, the group stays
+    Assigning) until a heartbeat comes after it. The group's own interval overrides the broker's."""
+    async def scenario(server):
+        topic = await _topic(server, "t", 2)
+        first = await beat(server, "m1", 0)
+        second = await beat(server, "m2", 0)
+        group = server.group_coordinator.consumer_groups.group("g")
+        waiting = (group.state.value, group.group_epoch, group.assignment_epoch)
+        await server.apis.group_configs.alter("g", [("consumer.assignment.interval.ms", SET, "0")], False)
+        await beat(server, "m2", second["member_epoch"], topics=None, owned=[])
+        return first["member_epoch"], second["assignment"], waiting, (group.group_epoch, group.assignment_epoch), \
+            {t: len(ps) for t, ps in group.target_assignment["m2"].items()} == {topic: 1}
+    # 60 s: nothing here comes after it; the group's 0 lets the next heartbeat compute.
+    first, second, waiting, after, assigned = run(tmp_path, scenario, group_consumer_assignment_interval_ms="60000",
+                                                  group_consumer_max_assignment_interval_ms="60000")
+    assert (first, second, waiting) == (1, {"topic_partitions": []}, ("Assigning", 2, 1))
+    assert after == (2, 2) and assigned  # computed: m2's target is one of the two partitions
+
+
+def test_the_assignment_interval_of_a_group_is_checked_only_when_it_sets_one(broker):
+    with RawClient(broker.bootstrap) as client:
+        above = _alter(client, "g", ("consumer.assignment.interval.ms", SET, "20000"))
+        negative = _alter(client, "g", ("consumer.assignment.interval.ms", SET, "-1"))
+        assert _alter(client, "g", ("consumer.assignment.interval.ms", SET, "250")) == (Errors.NONE, None)
+        described = _describe(client, "g")
+        assert _describe(client, "h")["consumer.assignment.interval.ms"] == ("1000", DEFAULT_CONFIG)
+    assert above == (Errors.INVALID_CONFIG, "consumer.assignment.interval.ms must be less than or equal to "
+                                            "group.consumer.max.assignment.interval.ms")
+    assert negative[0] == Errors.INVALID_CONFIG and "consumer.assignment.interval.ms" in negative[1]
+    assert described["consumer.assignment.interval.ms"] == ("250", DYNAMIC_GROUP_CONFIG)

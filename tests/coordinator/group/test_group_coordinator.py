@@ -26,7 +26,10 @@ DEADLINE_S = 15.0
 def _config(data_dir: Path, **overrides: str) -> KafkaConfig:
     props = {"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(data_dir),
              "group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "100",
-             "offsets.topic.num.partitions": "3", "log.initial.task.delay.ms": "60000"}
+             "offsets.topic.num.partitions": "3", "log.initial.task.delay.ms": "60000",
+             # Targets computed at every change, not batched per second (KIP-1263's default): the
+             # scenarios step through each change; test_consumer_group_coordinator.py tests the batching.
+             "group.consumer.assignment.interval.ms": "0"}
     props.update({k.replace("_", "."): v for k, v in overrides.items()})
     return KafkaConfig(props)
 

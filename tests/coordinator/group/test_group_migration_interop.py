@@ -20,6 +20,7 @@ pytestmark = pytest.mark.interop
 LIST_GROUPS, DESCRIBE_GROUPS, CONSUMER_GROUP_DESCRIBE = 16, 15, 69
 OVERRIDES = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
              "group.consumer.heartbeat.interval.ms": "300", "group.consumer.session.timeout.ms": "6000",
+             "group.consumer.min.heartbeat.interval.ms": "300", "group.consumer.min.session.timeout.ms": "6000",
              "offsets.topic.num.partitions": "3"}
 PARTITIONS = 6
 
