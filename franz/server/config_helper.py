@@ -139,6 +139,20 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
     return entries
 
 
+def _cluster_default_entries(controller: Controller, config: KafkaConfig, keys, include_synonyms: bool) -> list[dict]:
+    """The broker resource named "" (kafka-configs --entity-default): only the keys set as the
+    dynamic cluster default (currentDynamicDefaultConfigs), each from its layers without this
+    broker's own dynamic value (createBrokerConfigEntry with perBrokerConfig false)."""
+    defaults = set(controller.dynamic_broker_configs.get(CLUSTER_DEFAULT, {}))
+    wanted = defaults if keys is None else defaults & set(keys)
+    entries = []
+    for entry in _broker_entries(controller, config, wanted, True):
+        layers = [synonym for synonym in entry["synonyms"] if synonym["source"] != DYNAMIC_BROKER_CONFIG]
+        entries.append({**entry, "value": layers[0]["value"], "config_source": layers[0]["source"],
+                        "synonyms": layers if include_synonyms else []})
+    return entries
+
+
 def describe(controller: Controller, config: KafkaConfig, resource: dict, include_synonyms: bool,
              include_documentation: bool, version: int, group_configs=None) -> dict:
     kind, name, keys = resource["resource_type"], resource["resource_name"], resource["configuration_keys"]
@@ -159,6 +173,8 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
             result.update(error_code=Errors.INVALID_REQUEST,
                           error_message=f"Unexpected broker id, expected {config.node_id} or empty string, "
                                         f"but received {name}")
+        elif name == CLUSTER_DEFAULT:
+            result["configs"] = _cluster_default_entries(controller, config, wanted, include_synonyms)
         else:
             result["configs"] = _broker_entries(controller, config, wanted, include_synonyms)
     elif kind == BROKER_LOGGER_RESOURCE:

@@ -71,6 +71,14 @@ def test_dynamic_broker_log_configs_apply_at_once_rank_by_layer_and_survive_a_re
                 {"name": "message.max.bytes", "config_operation": 0, "value": "1000"}]}]})
         assert answer["responses"][0]["error_code"] == Errors.NONE
     _alter(admin, broker_type, "1", ConfigEntry("log.retention.ms", "5000", incremental_operation=AlterConfigOpType.SET))
+    # kafka-configs --entity-default --describe: the cluster default's own keys only, at their
+    # default layer (this broker's 5000 is not the cluster's).
+    with RawClient(broker.bootstrap) as client:
+        described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 4, "resource_name": "", "configuration_keys": None}], "include_synonyms": True})
+    assert sorted((c["name"], c["value"], c["config_source"], [s["source"] for s in c["synonyms"]])
+                  for c in described["results"][0]["configs"]) == [
+        ("log.retention.ms", "7000", 3, [3, 5]), ("message.max.bytes", "1000", 3, [3, 5])]
     topic = _described(admin, topic_type, "dyn")
     assert (topic["retention.ms"].value, topic["retention.ms"].source) == ("5000", 2)  # DYNAMIC_BROKER_CONFIG
     assert (topic["max.message.bytes"].value, topic["max.message.bytes"].source) == ("1000", 3)  # cluster default
