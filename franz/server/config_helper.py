@@ -22,6 +22,7 @@ so both APIs validate and store alike.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from franz.common.config_def import ConfigDef
@@ -154,7 +155,10 @@ def _cluster_default_entries(controller: Controller, config: KafkaConfig, keys, 
 
 
 def describe(controller: Controller, config: KafkaConfig, resource: dict, include_synonyms: bool,
-             include_documentation: bool, version: int, group_configs=None) -> dict:
+             include_documentation: bool, version: int, managers: Mapping[int, Any] | None = None) -> dict:
+    """`managers`: the keepers of the GROUP and CLIENT_METRICS resources by resource type
+    (GroupConfigManager, ClientMetricsConfigManager), each with describe, alter and overrides."""
+    managers = managers or {}
     kind, name, keys = resource["resource_type"], resource["resource_name"], resource["configuration_keys"]
     result = {"error_code": 0, "error_message": None, "resource_type": kind, "resource_name": name, "configs": []}
     wanted = set(keys) if keys else None  # null or empty: every key (ConfigHelperUtils)
@@ -186,9 +190,9 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
                 for logger, level in logging_controller.loggers().items() if wanted is None or logger in wanted]
         except ApiError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
-    elif kind == GROUP_RESOURCE and group_configs is not None:
+    elif kind in (GROUP_RESOURCE, CLIENT_METRICS_RESOURCE) and kind in managers:
         try:
-            result["configs"] = group_configs.describe(name, wanted, include_synonyms)
+            result["configs"] = managers[kind].describe(name, wanted, include_synonyms)
         except ApiError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
     else:
@@ -278,7 +282,8 @@ def answer(resource: dict, error: ApiError | None = None) -> dict:
 
 
 async def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool,
-                            group_configs=None) -> dict:
+                            managers: Mapping[int, Any] | None = None) -> dict:
+    managers = managers or {}
     kind, name = resource["resource_type"], resource["resource_name"]
     operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
     try:
@@ -289,8 +294,8 @@ async def incremental_alter(controller: Controller, config: KafkaConfig, resourc
             await controller.alter_broker_configs(name, operations, validate_only)
         elif kind == BROKER_LOGGER_RESOURCE:
             _alter_log_levels(config, name, operations, validate_only)
-        elif kind == GROUP_RESOURCE and group_configs is not None:
-            await group_configs.alter(name, operations, validate_only)
+        elif kind in (GROUP_RESOURCE, CLIENT_METRICS_RESOURCE) and kind in managers:
+            await managers[kind].alter(name, operations, validate_only)
         else:
             raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
     except ApiError as exc:
@@ -298,7 +303,8 @@ async def incremental_alter(controller: Controller, config: KafkaConfig, resourc
     return answer(resource)
 
 
-async def legacy_alter(controller: Controller, resource: dict, validate_only: bool, group_configs=None) -> dict:
+async def legacy_alter(controller: Controller, resource: dict, validate_only: bool,
+                       managers: Mapping[int, Any] | None = None) -> dict:
     """AlterConfigs (the legacy, non-incremental API): the given configs become the resource's
     whole set of overrides, and every override left out is removed
     (ConfigurationControlManager.legacyAlterConfigs). Topics, brokers and groups, as in Kafka."""
@@ -313,9 +319,9 @@ async def legacy_alter(controller: Controller, resource: dict, validate_only: bo
         elif kind == BROKER_RESOURCE:
             current = controller.dynamic_broker_configs.get(name, {})
             await controller.alter_broker_configs(name, _replacing(current, wanted), validate_only)
-        elif kind == GROUP_RESOURCE and group_configs is not None:
-            current = group_configs.overrides.get(name, {})
-            await group_configs.alter(name, _replacing(current, wanted), validate_only)
+        elif kind in (GROUP_RESOURCE, CLIENT_METRICS_RESOURCE) and kind in (managers or {}):
+            current = managers[kind].overrides.get(name, {})
+            await managers[kind].alter(name, _replacing(current, wanted), validate_only)
         else:  # BROKER_LOGGER too: its levels are altered only incrementally
             raise ApiError(Errors.INVALID_REQUEST, f"Unknown resource type {kind}")
     except ApiError as exc:

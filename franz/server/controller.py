@@ -46,7 +46,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-from franz.common.config_def import ConfigError
+from franz.common.config_def import ConfigDef, ConfigError
 from franz.protocol.errors import Errors
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
@@ -99,10 +99,10 @@ class Controller:
         self._broker_configs_path = self._configs_path.with_name(BROKER_CONFIGS_FILE)
         self.static_broker_defaults = config._log_config_props()
         # resource name (node id, or CLUSTER_DEFAULT) -> broker key -> value
-        self.dynamic_broker_configs = {name: configs for name, configs in _read_json(self._broker_configs_path).items()
+        self.dynamic_broker_configs = {name: configs for name, configs in read_json(self._broker_configs_path).items()
                                        if name in (CLUSTER_DEFAULT, str(config.node_id))}
         self._broker_defaults = self._merged_broker_defaults(self.dynamic_broker_configs)
-        self._stored_configs = _read_json(self._configs_path)
+        self._stored_configs = read_json(self._configs_path)
         self._creating: dict[str, asyncio.Future[TopicMetadata]] = {}  # topic name -> its creation under way
         self._pending: dict[str, TopicMetadata] = {}  # the topics of those creations, not yet published
         self._growing: dict[str, asyncio.Future[None]] = {}  # topic name -> its CreatePartitions under way
@@ -505,7 +505,7 @@ class Controller:
             if op in (APPEND, SUBTRACT) and (key not in TOPIC_CONFIG_DEF or TOPIC_CONFIG_DEF.keys[key].type != "list"):
                 raise ApiError(Errors.INVALID_CONFIG,
                                f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
-        configs = _apply_operations(current, operations, lambda key: key, _static_default_text)
+        configs = apply_operations(current, operations, lambda key: key, _static_default_text)
         for key in sorted(set(configs) | set(current)):
             if configs.get(key) != current.get(key) and key not in TOPIC_CONFIG_DEF:
                 raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
@@ -534,7 +534,7 @@ class Controller:
         for key, op, _value in operations:
             if key in reconfigurable and op in (APPEND, SUBTRACT):
                 raise ApiError(Errors.INVALID_CONFIG, f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
-        configs = _apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
+        configs = apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
                                     BROKER_SYNONYMS.__getitem__, lambda key: _static_default_text(BROKER_SYNONYMS[key]))
         for key, value in configs.items():  # named by the broker key the operator used
             definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
@@ -624,10 +624,11 @@ def _static_default_text(key: str) -> str:
     return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int, str | None]],
-                      topic_key: Callable[[str], str], default_text: Callable[[str], str]) -> dict[str, str]:
+def apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int, str | None]],
+                     topic_key: Callable[[str], str], default_text: Callable[[str], str],
+                     definition: ConfigDef = TOPIC_CONFIG_DEF) -> dict[str, str]:
     """The configs after IncrementalAlterConfigs' operations; APPEND and SUBTRACT only on list
-    keys (their topic config's type), starting from the value in force."""
+    keys (their type in `definition`, of the key topic_key names), starting from the value in force."""
     result = dict(configs)
     for key, op, value in operations:
         if op == SET:
@@ -637,7 +638,7 @@ def _apply_operations(configs: Mapping[str, str], operations: list[tuple[str, in
         elif op == DELETE:
             result.pop(key, None)
         elif op in (APPEND, SUBTRACT):
-            if TOPIC_CONFIG_DEF.keys[topic_key(key)].type != "list":
+            if definition.keys[topic_key(key)].type != "list":
                 raise ApiError(Errors.INVALID_CONFIG, f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
             current = [item for item in result.get(key, default_text(key)).split(",") if item]
             items = [item for item in (value or "").split(",") if item]
@@ -651,7 +652,18 @@ def _apply_operations(configs: Mapping[str, str], operations: list[tuple[str, in
     return result
 
 
-def _read_json(path: Path) -> dict[str, dict[str, str]]:
+async def store_overrides(overrides: dict[str, dict[str, str]], name: str, configs: dict[str, str], path: Path,
+                          write: Callable[[Path, object], Awaitable[None]]) -> None:
+    """A resource's overrides become `configs` (none left: the resource goes), then the whole
+    {name: {key: value}} file is written again."""
+    if configs:
+        overrides[name] = configs
+    else:
+        overrides.pop(name, None)
+    await write(path, {resource: dict(values) for resource, values in overrides.items()})
+
+
+def read_json(path: Path) -> dict[str, dict[str, str]]:
     """A {name: {key: value}} file; empty when absent, and (with a warning) when unreadable."""
     if not path.exists():
         return {}

@@ -34,13 +34,14 @@ PARTITIONS_PER_REQUEST_MAX: Final = 10_000
 class ControllerApis:
     def __init__(self, config, controller: Controller, metadata: MetadataCache, replica_manager,
                  mutation_quota: ControllerMutationQuotaManager, broker_metrics: BrokerMetrics,
-                 group_configs=None) -> None:
+                 config_managers: dict | None = None) -> None:
         self.config = config
         self.controller = controller
         self.metadata = metadata
         self.replica_manager = replica_manager
         self.mutation_quota = mutation_quota
-        self.group_configs = group_configs
+        # resource type -> keeper of GROUP / CLIENT_METRICS configs (config_helper.describe)
+        self.config_managers = config_managers or {}
         self.broker_metrics = broker_metrics
 
     def register(self, apis) -> None:
@@ -209,8 +210,8 @@ class ControllerApis:
     async def handle_list_config_resources(self, request: Request, body: dict) -> dict:
         """KafkaApis.handleListConfigResources (KIP-1142, Admin.listConfigResources): the
         resources of the asked types (all five when none is asked) that have configs: groups
-        with overrides, client metrics subscriptions (franz keeps none: it has no telemetry
-        receiver), this broker and its loggers, every topic. v0 was ListClientMetricsResources:
+        with overrides, client metrics subscriptions (client_metrics_configs.py), this broker
+        and its loggers, every topic. v0 was ListClientMetricsResources:
         client metrics only. A type outside those is UNSUPPORTED_VERSION for the whole request."""
         supported = ((config_helper.CLIENT_METRICS_RESOURCE,) if request.api_version == 0 else (
             config_helper.TOPIC_RESOURCE, config_helper.BROKER_RESOURCE, config_helper.BROKER_LOGGER_RESOURCE,
@@ -219,8 +220,9 @@ class ControllerApis:
         if any(kind not in supported for kind in asked):
             return {"throttle_time_ms": 0, "error_code": Errors.UNSUPPORTED_VERSION, "config_resources": []}
         listed: list[tuple[str, int]] = []
-        if config_helper.GROUP_RESOURCE in asked and self.group_configs is not None:
-            listed += [(group_id, config_helper.GROUP_RESOURCE) for group_id in self.group_configs.overrides]
+        for kind in (config_helper.GROUP_RESOURCE, config_helper.CLIENT_METRICS_RESOURCE):
+            if kind in asked and kind in self.config_managers:
+                listed += [(name, kind) for name in self.config_managers[kind].overrides]
         node = str(self.metadata.node_id)
         for kind in (config_helper.BROKER_LOGGER_RESOURCE, config_helper.BROKER_RESOURCE):
             if kind in asked:
@@ -232,11 +234,11 @@ class ControllerApis:
 
     async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
         return await self._alter_configs(body, lambda resource: config_helper.incremental_alter(
-            self.controller, self.config, resource, body["validate_only"], self.group_configs))
+            self.controller, self.config, resource, body["validate_only"], self.config_managers))
 
     async def handle_alter_configs(self, request: Request, body: dict) -> dict:
         return await self._alter_configs(body, lambda resource: config_helper.legacy_alter(
-            self.controller, resource, body["validate_only"], self.group_configs))
+            self.controller, resource, body["validate_only"], self.config_managers))
 
     async def _alter_configs(self, body: dict, alter) -> dict:
         """Each resource altered in request order; one named twice is refused every time."""

@@ -179,6 +179,7 @@ class KafkaApis:
         # Internal topic name -> the coroutine function its coordinator makes it with.
         self.internal_topic_creators: dict[str, Callable[[], Awaitable[None]]] = {}
         self.group_configs = None  # GroupConfigManager, set by KafkaServer: GROUP config resources
+        self.config_managers: dict = {}  # resource type -> its keeper (config_helper.describe), set by KafkaServer
         # Byte-rate quotas (their limits are set by ClientQuotaControlManager).
         self.produce_quota = ClientQuotaManager("producer_byte_rate", config["quota.window.num"],
                                                 config["quota.window.size.seconds"])
@@ -803,7 +804,7 @@ class KafkaApis:
 
     async def handle_describe_configs(self, request: Request, body: dict) -> dict:
         results = [config_helper.describe(self.controller, self.config, resource, body["include_synonyms"],
-                                          body["include_documentation"], request.api_version, self.group_configs)
+                                          body["include_documentation"], request.api_version, self.config_managers)
                    for resource in body["resources"]]
         return {"throttle_time_ms": 0, "results": results}
 

@@ -31,7 +31,9 @@ from franz.coordinator.transaction.transaction_coordinator import TransactionCoo
 from franz.protocol import api_keys
 from franz.server.acl_apis import AclApis
 from franz.server.allocator import keep_request_buffers_in_heap, reserve_request_heap
+from franz.server import config_helper
 from franz.server.broker_metrics import BrokerMetrics
+from franz.server.client_metrics_configs import CLIENT_METRICS_FILE, ClientMetricsConfigManager
 from franz.server.client_quota_control_manager import CLIENT_QUOTAS_FILE, ClientQuotaControlManager
 from franz.server.controller import Controller
 from franz.server.controller_apis import ControllerApis
@@ -109,10 +111,14 @@ class KafkaServer:
         first_dir = Path(config.log_dirs[0]).resolve()
         group_configs = GroupConfigManager(first_dir / GROUP_CONFIGS_FILE, controller.write_file, config)
         self.apis.group_configs = group_configs
+        self.apis.config_managers = {
+            config_helper.GROUP_RESOURCE: group_configs,
+            config_helper.CLIENT_METRICS_RESOURCE: ClientMetricsConfigManager(first_dir / CLIENT_METRICS_FILE,
+                                                                              controller.write_file)}
         mutation_quota = ControllerMutationQuotaManager(config["quota.window.num"], config["quota.window.size.seconds"],
                                                         lambda: time.monotonic_ns() // 1_000_000)
         ControllerApis(config, controller, metadata, self.replica_manager, mutation_quota, self.apis.metrics,
-                       group_configs).register(self.apis)
+                       self.apis.config_managers).register(self.apis)
         AclApis().register(self.apis)
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
         ClientQuotaControlManager(first_dir / CLIENT_QUOTAS_FILE, controller.write_file,

@@ -158,6 +158,17 @@ def test_java_admin_lists_config_resources(broker, java_driver):
         "topics=TOPIC:listed-config", "client-metrics=0"]
 
 
+def test_java_admin_keeps_client_metrics_subscriptions(broker, java_driver):
+    """KIP-714's CLIENT_METRICS config resources, as kafka-client-metrics.sh sets them: set,
+    appended to, described (CLIENT_METRICS_CONFIG), listed, refused out of bounds, deleted;
+    kept across a restart."""
+    assert _run(java_driver, "client-metrics", broker.bootstrap, "producers") == [
+        "client-metrics", "metrics=org.apache.kafka.producer.,org.apache.kafka.consumer.(DYNAMIC_CLIENT_METRICS_CONFIG)",
+        "interval.ms=60000(DYNAMIC_CLIENT_METRICS_CONFIG)",
+        "match=client_software_name=kafka.python,client_id=app-.*(DYNAMIC_CLIENT_METRICS_CONFIG)",
+        "listed=[producers]", "bad=InvalidRequestException", "after-delete=0"]
+
+
 def test_java_admin_acl_calls_say_security_is_disabled(broker, java_driver):
     """A Kafka broker without an authorizer answers the ACL APIs SECURITY_DISABLED."""
     assert _run(java_driver, "acls", broker.bootstrap) == [

@@ -28,7 +28,7 @@ from typing import Final
 
 from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least
 from franz.protocol.errors import Errors
-from franz.server.controller import DELETE, SET, ApiError
+from franz.server.controller import DELETE, SET, ApiError, store_overrides
 
 GROUP_CONFIGS_FILE: Final = "group-configs.json"
 CONSUMER_SESSION_TIMEOUT_MS: Final = "consumer.session.timeout.ms"
@@ -150,11 +150,7 @@ class GroupConfigManager:
         validate(configs, self.broker_config)
         if validate_only:
             return
-        if configs:
-            self.overrides[group_id] = configs
-        else:
-            self.overrides.pop(group_id, None)
-        await self._write(self.path, {group: dict(values) for group, values in self.overrides.items()})
+        await store_overrides(self.overrides, group_id, configs, self.path, self._write)
         logger.info("Updated configs of group %s: %s", group_id, configs)
 
     def describe(self, group_id: str, keys: set[str] | None, include_synonyms: bool) -> list[dict]:

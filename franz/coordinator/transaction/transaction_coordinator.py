@@ -47,6 +47,7 @@ import logging
 import re
 from typing import Final
 
+from franz.common.java_regex import java_pattern
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
 from franz.coordinator.transaction import transaction_log
 from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
@@ -95,17 +96,6 @@ def add_partitions_version(api_version: int) -> int:
 def end_txn_version(api_version: int) -> int:
     """TransactionVersion.transactionVersionForEndTxn."""
     return TV_2 if api_version > 4 else TV_0
-
-
-def _java_pattern(text: str) -> re.Pattern:
-    """A java.util.regex pattern in Python's re, where the two differ in what an id pattern
-    uses: character classes are ASCII (Java's \\d and \\w), \\Q...\\E quotes, (?<name>...)
-    names a group; Python's own (?P...) is not Java syntax and does not compile there."""
-    if "(?P" in text:
-        raise re.error("(?P is not java.util.regex syntax")
-    text = re.sub(r"\\Q(.*?)(?:\\E|$)", lambda quoted: re.escape(quoted.group(1)), text, flags=re.DOTALL)
-    text = re.sub(r"\(\?<([A-Za-z][A-Za-z0-9]*)>", r"(?P<\1>", text)
-    return re.compile(text, re.ASCII)
 
 
 def as_add_partitions_manager_answers(error: Errors, abortable_known: bool) -> Errors:
@@ -629,12 +619,12 @@ class TransactionCoordinator:
         """TransactionStateManager.listTransactionStates: every id but Dead ones, filtered by
         producer id, by state (a name Kafka does not know is echoed back, not an error), from
         v1 by having run longer than duration_filter ms, and from v2 by a regular expression
-        the whole transactional id must match (KIP-1152: java.util.regex, see _java_pattern);
+        the whole transactional id must match (KIP-1152: java.util.regex, see franz.common.java_regex);
         one that does not compile is INVALID_REGULAR_EXPRESSION."""
         pattern = None
         if body.get("transactional_id_pattern"):
             try:
-                pattern = _java_pattern(body["transactional_id_pattern"])
+                pattern = java_pattern(body["transactional_id_pattern"])
             except re.error:
                 return {"throttle_time_ms": 0, "error_code": Errors.INVALID_REGULAR_EXPRESSION,
                         "unknown_state_filters": [], "transaction_states": []}

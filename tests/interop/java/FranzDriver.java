@@ -44,6 +44,7 @@ public class FranzDriver {
             case "mutation-quota": mutationQuota(bootstrap); break;
             case "group-configs": groupConfigs(bootstrap, args[2]); break;
             case "config-resources": configResources(bootstrap, args[2]); break;
+            case "client-metrics": clientMetrics(bootstrap, args[2]); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
@@ -466,6 +467,46 @@ public class FranzDriver {
             System.out.println("resources all=" + String.join(",", all) + " topics=" + String.join(",", topics)
                 + " client-metrics=" + clientMetrics);
         }
+    }
+
+    // What kafka-client-metrics.sh does (KIP-714): set a subscription, append to its metrics,
+    // describe and list it, refuse a bad one, delete it.
+    static void clientMetrics(String bootstrap, String name) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.CLIENT_METRICS, name);
+        StringBuilder out = new StringBuilder("client-metrics");
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                new AlterConfigOp(new ConfigEntry("metrics", "org.apache.kafka.producer."), AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("interval.ms", "60000"), AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("match", "client_software_name=kafka.python,client_id=app-.*"),
+                    AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
+                new ConfigEntry("metrics", "org.apache.kafka.consumer."), AlterConfigOp.OpType.APPEND))))
+                .all().get(30, TimeUnit.SECONDS);
+            Config config = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
+            for (String key : List.of("metrics", "interval.ms", "match"))
+                out.append(" ").append(key).append("=").append(config.get(key).value())
+                   .append("(").append(config.get(key).source()).append(")");
+            List<String> listed = new ArrayList<>();
+            for (ConfigResource r : admin.listConfigResources(Set.of(ConfigResource.Type.CLIENT_METRICS),
+                    new ListConfigResourcesOptions()).all().get(30, TimeUnit.SECONDS)) listed.add(r.name());
+            out.append(" listed=").append(listed);
+            try {
+                admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
+                    new ConfigEntry("interval.ms", "50"), AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+                out.append(" bad=accepted");
+            } catch (ExecutionException e) {
+                out.append(" bad=").append(e.getCause().getClass().getSimpleName());
+            }
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                new AlterConfigOp(new ConfigEntry("metrics", null), AlterConfigOp.OpType.DELETE),
+                new AlterConfigOp(new ConfigEntry("interval.ms", null), AlterConfigOp.OpType.DELETE),
+                new AlterConfigOp(new ConfigEntry("match", null), AlterConfigOp.OpType.DELETE))))
+                .all().get(30, TimeUnit.SECONDS);
+            out.append(" after-delete=").append(admin.listConfigResources(Set.of(ConfigResource.Type.CLIENT_METRICS),
+                new ListConfigResourcesOptions()).all().get(30, TimeUnit.SECONDS).size());
+        }
+        System.out.println(out);
     }
 
     // The ACL calls of Admin on a broker with no authorizer: each fails with the exception it names.
