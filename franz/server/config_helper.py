@@ -142,13 +142,13 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
 
 def _cluster_default_entries(controller: Controller, config: KafkaConfig, keys, include_synonyms: bool) -> list[dict]:
     """The broker resource named "" (kafka-configs --entity-default): only the keys set as the
-    dynamic cluster default (currentDynamicDefaultConfigs), each from its layers without this
-    broker's own dynamic value (createBrokerConfigEntry with perBrokerConfig false)."""
+    dynamic cluster default (currentDynamicDefaultConfigs), each with that layer alone
+    (createBrokerConfigEntry with perBrokerConfig false keeps only DYNAMIC_DEFAULT synonyms)."""
     defaults = set(controller.dynamic_broker_configs.get(CLUSTER_DEFAULT, {}))
     wanted = defaults if keys is None else defaults & set(keys)
     entries = []
     for entry in _broker_entries(controller, config, wanted, True):
-        layers = [synonym for synonym in entry["synonyms"] if synonym["source"] != DYNAMIC_BROKER_CONFIG]
+        layers = [synonym for synonym in entry["synonyms"] if synonym["source"] == DYNAMIC_DEFAULT_BROKER_CONFIG]
         entries.append({**entry, "value": layers[0]["value"], "config_source": layers[0]["source"],
                         "synonyms": layers if include_synonyms else []})
     return entries

@@ -78,7 +78,7 @@ def test_dynamic_broker_log_configs_apply_at_once_rank_by_layer_and_survive_a_re
             {"resource_type": 4, "resource_name": "", "configuration_keys": None}], "include_synonyms": True})
     assert sorted((c["name"], c["value"], c["config_source"], [s["source"] for s in c["synonyms"]])
                   for c in described["results"][0]["configs"]) == [
-        ("log.retention.ms", "7000", 3, [3, 5]), ("message.max.bytes", "1000", 3, [3, 5])]
+        ("log.retention.ms", "7000", 3, [3]), ("message.max.bytes", "1000", 3, [3])]
     topic = _described(admin, topic_type, "dyn")
     assert (topic["retention.ms"].value, topic["retention.ms"].source) == ("5000", 2)  # DYNAMIC_BROKER_CONFIG
     assert (topic["max.message.bytes"].value, topic["max.message.bytes"].source) == ("1000", 3)  # cluster default
