@@ -13,6 +13,7 @@ that know THROTTLING_QUOTA_EXCEEDED. Describing configs stays with the broker
 from __future__ import annotations
 
 import collections
+import logging
 from typing import Any, Final
 
 from franz.protocol.errors import Errors
@@ -24,6 +25,8 @@ from franz.server.controller_mutation_quota import ControllerMutationQuota, Cont
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.server.request_channel import Request
 from franz.storage.checkpoint import random_kafka_uuid
+
+logger = logging.getLogger(__name__)
 
 # KRaft's own log: no client may make a topic of that name.
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
@@ -53,7 +56,8 @@ class ControllerApis:
                               ("ElectLeaders", self.handle_elect_leaders),
                               ("AlterPartitionReassignments", self.handle_alter_partition_reassignments),
                               ("ListPartitionReassignments", self.handle_list_partition_reassignments),
-                              ("ListConfigResources", self.handle_list_config_resources)):
+                              ("ListConfigResources", self.handle_list_config_resources),
+                              ("UnregisterBroker", self.handle_unregister_broker)):
             apis.register(name, handler)
 
     def _mutation_quota(self, request: Request, strict_since_version: int) -> ControllerMutationQuota:
@@ -190,6 +194,18 @@ class ControllerApis:
                 answer.update(error_code=exc.code, error_message=exc.message)
             results.append(answer)
         return {"throttle_time_ms": quota.throttle_time_ms(), "results": results}
+
+    async def handle_unregister_broker(self, request: Request, body: dict) -> dict:
+        """ReplicationControlManager.unregisterBroker (kafka-cluster.sh unregister): an id with no
+        registration is BROKER_ID_NOT_REGISTERED. The one registered broker here is this node,
+        which, unregistered, registers again as a Kafka broker does after its next heartbeat
+        (the partitions it leads are leaderless meanwhile in Kafka; here there is no meanwhile)."""
+        broker_id = body["broker_id"]
+        if broker_id != self.metadata.node_id:
+            return {"throttle_time_ms": 0, "error_code": Errors.BROKER_ID_NOT_REGISTERED,
+                    "error_message": f"Broker ID {broker_id} is not currently registered"}
+        logger.info("Broker %d unregistered by request; this node registers again at once.", broker_id)
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None}
 
     async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,

@@ -188,6 +188,13 @@ def test_java_admin_reads_and_sets_broker_logger_levels(broker, java_driver):
         "SET=InvalidConfigurationException"]
 
 
+def test_java_admin_unregisters_only_a_registered_broker(broker, java_driver):
+    """UnregisterBroker (kafka-cluster.sh unregister): an unknown id is BrokerIdNotRegistered;
+    this node, unregistered, registers again and keeps serving."""
+    assert _run(java_driver, "unregister-broker", broker.bootstrap, "java-unregistered") == [
+        "unregister", "other=BrokerIdNotRegisteredException", "self=ok", "nodes=1"]
+
+
 def test_java_admin_leader_elections_are_never_needed_on_one_node(broker, java_driver):
     """ElectLeaders: this node already leads every partition; asked for all of them, the answer
     lists none (Kafka leaves out the partitions that need no election)."""

@@ -381,6 +381,14 @@ AlterPartitionReassignments key=45 versions=0-1 flex=0+
         error_code int16
         error_message string null
 
+UnregisterBroker key=64 versions=0 flex=0+
+ request
+    broker_id int32
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null
+
 ListConfigResources key=74 versions=0-1 flex=0+
  request
     resource_types []int8 1+

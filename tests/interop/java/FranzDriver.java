@@ -45,6 +45,7 @@ public class FranzDriver {
             case "group-configs": groupConfigs(bootstrap, args[2]); break;
             case "config-resources": configResources(bootstrap, args[2]); break;
             case "client-metrics": clientMetrics(bootstrap, args[2]); break;
+            case "unregister-broker": unregisterBroker(bootstrap, args[2]); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
@@ -566,6 +567,24 @@ public class FranzDriver {
             }
             System.out.println(line);
         }
+    }
+
+    // kafka-cluster.sh unregister: an id never registered, then this node's own; it still serves.
+    static void unregisterBroker(String bootstrap, String topic) throws Exception {
+        StringBuilder out = new StringBuilder("unregister");
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            try {
+                admin.unregisterBroker(99).all().get(30, TimeUnit.SECONDS);
+                out.append(" other=ok");
+            } catch (ExecutionException e) {
+                out.append(" other=").append(e.getCause().getClass().getSimpleName());
+            }
+            int self = admin.describeCluster().controller().get(30, TimeUnit.SECONDS).id();
+            admin.unregisterBroker(self).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            out.append(" self=ok nodes=").append(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size());
+        }
+        System.out.println(out);
     }
 
     // kafka-leader-election.sh: a preferred election of partition 0, then of every partition.
