@@ -32,7 +32,7 @@ from typing import Any, Final
 from franz.common.config_def import ConfigDef, ConfigError, ConfigKey
 from franz.common.java_regex import java_pattern
 from franz.protocol.errors import Errors
-from franz.server.controller import APPEND, SUBTRACT, ApiError, apply_operations, read_json, store_overrides
+from franz.server.controller import APPEND, OP_NAMES, SUBTRACT, ApiError, apply_operations, read_json, store_overrides
 
 CLIENT_METRICS_FILE: Final = "client-metrics.json"
 METRICS: Final = "metrics"
@@ -120,14 +120,14 @@ class ClientMetricsConfigManager:
         self.overrides: dict[str, dict[str, str]] = read_json(path)  # subscription -> key -> value
 
     async def alter(self, name: str, operations: list[tuple[str, int, str | None]], validate_only: bool) -> None:
-        """IncrementalAlterConfigs on a CLIENT_METRICS resource (APPEND and SUBTRACT on its lists)."""
+        """IncrementalAlterConfigs on a CLIENT_METRICS resource: SET and DELETE. The controller's
+        config schema has only broker and topic keys, so no client metrics key is a list to
+        APPEND to or SUBTRACT from there (KafkaConfigSchema.isSplittable), its lists included."""
         current = self.overrides.get(name, {})
         for key, op, _value in operations:
-            if op in (APPEND, SUBTRACT) and key not in CLIENT_METRICS_CONFIG_DEF:
-                raise ApiError(Errors.INVALID_REQUEST, f"Unknown client metrics configuration: {key}")
-        configs = apply_operations(current, operations, lambda key: key,
-                                   lambda key: _render(CLIENT_METRICS_CONFIG_DEF.keys[key].default),
-                                   CLIENT_METRICS_CONFIG_DEF)
+            if op in (APPEND, SUBTRACT):
+                raise ApiError(Errors.INVALID_CONFIG, f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
+        configs = apply_operations(current, operations, lambda key: key, lambda key: "", CLIENT_METRICS_CONFIG_DEF)
         validate(name, configs)
         if validate_only:
             return

@@ -504,7 +504,7 @@ class Controller:
         for key, op, _value in operations:
             if op in (APPEND, SUBTRACT) and (key not in TOPIC_CONFIG_DEF or TOPIC_CONFIG_DEF.keys[key].type != "list"):
                 raise ApiError(Errors.INVALID_CONFIG,
-                               f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
+                               f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
         configs = apply_operations(current, operations, lambda key: key, _static_default_text)
         for key in sorted(set(configs) | set(current)):
             if configs.get(key) != current.get(key) and key not in TOPIC_CONFIG_DEF:
@@ -533,7 +533,7 @@ class Controller:
             raise ApiError(Errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})")
         for key, op, _value in operations:
             if key in reconfigurable and op in (APPEND, SUBTRACT):
-                raise ApiError(Errors.INVALID_CONFIG, f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
+                raise ApiError(Errors.INVALID_CONFIG, f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
         configs = apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
                                     BROKER_SYNONYMS.__getitem__, lambda key: _static_default_text(BROKER_SYNONYMS[key]))
         for key, value in configs.items():  # named by the broker key the operator used
@@ -612,7 +612,7 @@ def _log_failed_creation(creation: asyncio.Future) -> None:
 
 
 # IncrementalAlterConfigs' operations by code, as AlterConfigOp.OpType names them.
-_OP_NAMES: Final = {0: "SET", 1: "DELETE", 2: "APPEND", 3: "SUBTRACT"}
+OP_NAMES: Final = {0: "SET", 1: "DELETE", 2: "APPEND", 3: "SUBTRACT"}
 
 
 def _static_default_text(key: str) -> str:
@@ -639,7 +639,7 @@ def apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int
             result.pop(key, None)
         elif op in (APPEND, SUBTRACT):
             if definition.keys[topic_key(key)].type != "list":
-                raise ApiError(Errors.INVALID_CONFIG, f"Can't {_OP_NAMES[op]} to key {key} because its type is not LIST.")
+                raise ApiError(Errors.INVALID_CONFIG, f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
             current = [item for item in result.get(key, default_text(key)).split(",") if item]
             items = [item for item in (value or "").split(",") if item]
             if op == APPEND:

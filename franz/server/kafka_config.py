@@ -143,9 +143,9 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("group.share.heartbeat.interval.ms", "int", 5000, at_least(1)),
     ConfigKey("group.share.min.heartbeat.interval.ms", "int", 5000, at_least(1)),
     ConfigKey("group.share.max.heartbeat.interval.ms", "int", 15_000, at_least(1)),
-    ConfigKey("group.share.record.lock.duration.ms", "int", 30_000, at_least(1000)),
-    ConfigKey("group.share.min.record.lock.duration.ms", "int", 15_000, at_least(1000)),
-    ConfigKey("group.share.max.record.lock.duration.ms", "int", 60_000, at_least(1000)),
+    ConfigKey("group.share.record.lock.duration.ms", "int", 30_000, between(1000, 3_600_000)),
+    ConfigKey("group.share.min.record.lock.duration.ms", "int", 15_000, between(1000, 30_000)),
+    ConfigKey("group.share.max.record.lock.duration.ms", "int", 60_000, between(30_000, 3_600_000)),
     ConfigKey("group.consumer.max.size", "int", INT32_MAX, at_least(1)),
     # online conversion of a non-empty group between the classic and the consumer protocol
     ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
@@ -255,16 +255,21 @@ _GROUP_COORDINATOR_BOUNDS: Final = tuple(
         *((("min", "group.consumer.max.assignment.interval.ms", "group.consumer.min.assignment.interval.ms"),
            ("min", "group.consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms"),
            ("max", "group.consumer.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"))
-          if prefix == "group.consumer." else ())))
+          if prefix == "group.consumer." else ()))) + (
+    # ShareGroupConfig's, after GroupCoordinatorConfig's
+    ("min", "group.share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms"),
+    ("min", "group.share.max.record.lock.duration.ms", "group.share.record.lock.duration.ms"))
 _BOUND_WORDS: Final = {"min": "greater than or equal to", "max": "less than or equal to", "below": "less than"}
 
 
 def _require_group_coordinator_bounds(values: Mapping[str, Any]) -> None:
-    """GroupCoordinatorConfig's checks: Kafka refuses to start when one fails."""
+    """GroupCoordinatorConfig's and ShareGroupConfig's checks: Kafka refuses to start when one
+    fails, with Utils.require's message alone."""
     for kind, key, other in _GROUP_COORDINATOR_BOUNDS:
         value, limit = values[key], values[other]
         if not {"min": value >= limit, "max": value <= limit, "below": value < limit}[kind]:
-            raise ConfigError(key, value, f"{key} must be {_BOUND_WORDS[kind]} {other}")
+            message = f"{key} must be {_BOUND_WORDS[kind]} {other}"
+            raise ConfigError(key, value, message, message)
 
 
 class KafkaConfig:

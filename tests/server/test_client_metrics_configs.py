@@ -29,6 +29,10 @@ async def _write(path, content) -> None:
      "Illegal client matching pattern: client_id=(unclosed"),
     ("s", [("interval.ms", APPEND, "5")], Errors.INVALID_CONFIG,
      "Can't APPEND to key interval.ms because its type is not LIST."),
+    # The controller's schema knows no client metrics key as a list: its lists neither.
+    ("s", [("metrics", APPEND, "a.")], Errors.INVALID_CONFIG, "Can't APPEND to key metrics because its type is not LIST."),
+    ("s", [("match", SUBTRACT, "client_id=a")], Errors.INVALID_CONFIG,
+     "Can't SUBTRACT to key match because its type is not LIST."),
 ])
 def test_a_bad_subscription_is_refused_with_kafkas_code_and_words(tmp_path, name, operations, code, message):
     manager = ClientMetricsConfigManager(tmp_path / "client-metrics.json", _write)
@@ -38,11 +42,11 @@ def test_a_bad_subscription_is_refused_with_kafkas_code_and_words(tmp_path, name
     assert manager.overrides == {} and not (tmp_path / "client-metrics.json").exists()
 
 
-def test_subscriptions_are_kept_appended_to_described_and_gone_when_empty(tmp_path):
+def test_subscriptions_are_kept_described_and_gone_when_empty(tmp_path):
     path = tmp_path / "client-metrics.json"
     manager = ClientMetricsConfigManager(path, _write)
     asyncio.run(manager.alter("s", [("metrics", SET, "a.,b."), ("match", SET, r"client_id=\Qapp.1\E")], False))
-    asyncio.run(manager.alter("s", [("metrics", APPEND, "c."), ("metrics", SUBTRACT, "a.")], False))
+    asyncio.run(manager.alter("s", [("metrics", SET, "b.,c.")], False))
     asyncio.run(manager.alter("v", [("interval.ms", SET, "100")], True))  # validate only: nothing kept
     reloaded = ClientMetricsConfigManager(path, _write)
     described = {e["name"]: (e["value"], e["config_source"], e["synonyms"]) for e in reloaded.describe("s", None, True)}

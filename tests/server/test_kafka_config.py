@@ -88,12 +88,16 @@ def test_the_cleaner_gets_the_brokers_log_cleaner_keys():
      "group.consumer.min.assignment.interval.ms"),
     (["group.share.max.heartbeat.interval.ms=1000"],
      "group.share.max.heartbeat.interval.ms must be greater than or equal to group.share.min.heartbeat.interval.ms"),
+    (["group.share.min.record.lock.duration.ms=20000", "group.share.record.lock.duration.ms=15000"],
+     "group.share.record.lock.duration.ms must be greater than or equal to group.share.min.record.lock.duration.ms"),
+    (["group.share.min.record.lock.duration.ms=40000"], "group.share.min.record.lock.duration.ms"),  # 1000-30000
 ])
 def test_group_coordinator_keys_must_lie_within_their_bounds_as_kafka_requires(overrides, message):
     """GroupCoordinatorConfig's requirements: a broker whose defaults fall outside its own
     bounds does not start."""
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ConfigError, match=message) as refused:
         KafkaConfig.from_sources(None, overrides)
+    assert refused.value.key in message
     lowered = [f"group.consumer.min.{o.split('=')[0].rsplit('consumer.', 1)[1]}={o.split('=')[1]}"
                for o in overrides[:1] if o.startswith("group.consumer.heartbeat")]
     if lowered:  # with its bound lowered too, the same value is taken

@@ -28,7 +28,7 @@ from typing import Final
 
 from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least
 from franz.protocol.errors import Errors
-from franz.server.controller import DELETE, SET, ApiError, store_overrides
+from franz.server.controller import DELETE, OP_NAMES, SET, ApiError, store_overrides
 
 GROUP_CONFIGS_FILE: Final = "group-configs.json"
 CONSUMER_SESSION_TIMEOUT_MS: Final = "consumer.session.timeout.ms"
@@ -80,12 +80,17 @@ Writer = Callable[[Path, object], Awaitable[None]]
 
 
 def validate(overrides: dict[str, str], broker_config) -> None:
-    """GroupConfig.validate: raises ApiError(INVALID_CONFIG) naming the key."""
+    """GroupConfig.validate: the overrides over the broker's values of the keys they leave out
+    (extractGroupConfigMap; the assignment interval is the broker's dynamic one and only
+    checked when set); raises ApiError(INVALID_CONFIG) naming the key."""
     for name in overrides:
         if name not in GROUP_CONFIG_DEF:
             raise ApiError(Errors.INVALID_CONFIG, f"Unknown group config name: {name}")
+    combined: dict[str, object] = {name: broker_config[keys[0]] for name, keys in BROKER_KEYS.items()
+                                   if name not in _CHECKED_WHEN_SET}
+    combined.update(overrides)
     try:
-        values, _unknown = GROUP_CONFIG_DEF.parse(overrides)
+        values, _unknown = GROUP_CONFIG_DEF.parse(combined)
     except ConfigError as exc:
         raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
     for name in _CHECK_ORDER:
@@ -120,11 +125,20 @@ class GroupConfigManager:
             return {}
 
     def value(self, group_id: str, name: str) -> int:
-        """The group's value of `name`: its override, else the broker's."""
+        """The group's value of `name`: its override, kept within the broker's bounds as they
+        are now (GroupConfig.evaluate caps it, with a warning), else the broker's."""
         override = self.overrides.get(group_id, {}).get(name)
-        if override is not None:
-            return GROUP_CONFIG_DEF.keys[name].parse(override)
-        return self.broker_config[BROKER_KEYS[name][0]]
+        if override is None:
+            return self.broker_config[BROKER_KEYS[name][0]]
+        value = GROUP_CONFIG_DEF.keys[name].parse(override)
+        _default, low_key, high_key = BROKER_KEYS[name]
+        low, high = self.broker_config[low_key], self.broker_config[high_key]
+        if not low <= value <= high:
+            capped = min(max(value, low), high)
+            logger.warning("Group %s's %s of %d is outside the broker's bounds [%d, %d]: %d is used.", group_id, name,
+                           value, low, high, capped)
+            return capped
+        return value
 
     def session_timeout_ms(self, group_id: str) -> int:
         return self.value(group_id, CONSUMER_SESSION_TIMEOUT_MS)
@@ -145,8 +159,9 @@ class GroupConfigManager:
                 configs[name] = value
             elif op == DELETE:
                 configs.pop(name, None)
-            else:
-                raise ApiError(Errors.INVALID_CONFIG, f"Config value append is not allowed for config key: {name}")
+            else:  # the controller's schema knows no GROUP key as a list (KafkaConfigSchema.isSplittable)
+                raise ApiError(Errors.INVALID_CONFIG, f"Can't {OP_NAMES.get(op, op)} to key {name} because its type "
+                                                      "is not LIST.")
         validate(configs, self.broker_config)
         if validate_only:
             return

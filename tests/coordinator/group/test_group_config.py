@@ -118,3 +118,25 @@ def test_the_assignment_interval_of_a_group_is_checked_only_when_it_sets_one(bro
                                             "group.consumer.max.assignment.interval.ms")
     assert negative[0] == Errors.INVALID_CONFIG and "consumer.assignment.interval.ms" in negative[1]
     assert described["consumer.assignment.interval.ms"] == ("250", DYNAMIC_GROUP_CONFIG)
+
+
+def test_a_group_config_is_checked_with_the_brokers_values_and_capped_by_its_bounds(tmp_path):
+    """GroupConfig.validate checks an alteration over the broker's values of the keys it leaves
+    out; GroupConfig.evaluate caps an override the broker's bounds have since moved past."""
+    from franz.coordinator.group.group_config import GroupConfigManager
+    from franz.server.controller import ApiError
+    from tests.coordinator.group.test_group_coordinator import _config
+    import pytest
+
+    async def write(path, content) -> None:
+        pass
+
+    broker = _config(tmp_path, **{"group.consumer.min.session.timeout.ms": "10000",
+                                  "group.consumer.session.timeout.ms": "12000",
+                                  "group.consumer.max.heartbeat.interval.ms": "15000"})
+    manager = GroupConfigManager(tmp_path / "group-configs.json", write, broker)
+    with pytest.raises(ApiError, match="consumer.session.timeout.ms must be greater than consumer.heartbeat"):
+        asyncio.run(manager.alter("g", [("consumer.heartbeat.interval.ms", SET, "14000")], False))
+    asyncio.run(manager.alter("g", [("consumer.session.timeout.ms", SET, "55000")], False))
+    manager.broker_config = _config(tmp_path, **{"group.consumer.max.session.timeout.ms": "50000"})
+    assert manager.session_timeout_ms("g") == 50000  # 55000, capped to the broker's new maximum
