@@ -29,8 +29,13 @@ from franz.common.config_def import ConfigDef
 from franz.protocol.errors import Errors
 from franz.server import logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
-from franz.server.kafka_config import (BROKER_CONFIG_DEF, CLEANER_RECONFIGURABLE_KEYS, PRODUCER_STATE_RECONFIGURABLE_KEYS,
-                                      KafkaConfig)
+from franz.server.kafka_config import (
+    BROKER_CONFIG_DEF,
+    CLEANER_RECONFIGURABLE_KEYS,
+    GROUP_COORDINATOR_RECONFIGURABLE_KEYS,
+    PRODUCER_STATE_RECONFIGURABLE_KEYS,
+    KafkaConfig,
+)
 from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 
@@ -110,7 +115,8 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
         if keys is not None and key not in keys:
             continue
         layers = []
-        reconfigurable = key in CLEANER_RECONFIGURABLE_KEYS or key in PRODUCER_STATE_RECONFIGURABLE_KEYS
+        reconfigurable = (key in CLEANER_RECONFIGURABLE_KEYS or key in PRODUCER_STATE_RECONFIGURABLE_KEYS
+                          or key in GROUP_COORDINATOR_RECONFIGURABLE_KEYS)
         if reconfigurable:  # dynamic: the stored layers rank first
             dynamic = controller.dynamic_broker_configs
             for resource, dynamic_source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),

@@ -44,18 +44,20 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from franz.common.config_def import ConfigDef, ConfigError
 from franz.protocol.errors import Errors
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
     CLEANER_RECONFIGURABLE_KEYS,
+    GROUP_COORDINATOR_RECONFIGURABLE_KEYS,
     PRODUCER_STATE_RECONFIGURABLE_KEYS,
     KafkaConfig,
     cleaner_config,
     cleaner_config_problem,
     producer_state_config,
+    require_group_coordinator_bounds,
 )
 from franz.server.metadata_cache import (
     LEADER_EPOCH,
@@ -88,6 +90,18 @@ class ApiError(Exception):
         self.code = code
         self.error_code = code  # what error_responses reads, when a handler lets one escape
         self.message = message
+
+
+class BrokerConfigInForce:
+    """config[key] as Controller.broker_value answers it: what reads a dynamic key on every use holds."""
+
+    __slots__ = ("_controller",)
+
+    def __init__(self, controller: Controller) -> None:
+        self._controller = controller
+
+    def __getitem__(self, key: str) -> Any:
+        return self._controller.broker_value(key)
 
 
 class Controller:
@@ -124,6 +138,21 @@ class Controller:
         """Every log's producer-state settings in force."""
         return producer_state_config(self._broker_values(PRODUCER_STATE_RECONFIGURABLE_KEYS,
                                                          self.dynamic_broker_configs))
+
+    def broker_value(self, key: str) -> Any:
+        """A broker key's typed value in force now: for a key a running broker can change, this
+        broker's dynamic value, else the cluster default's, else the config file's."""
+        if key in GROUP_COORDINATOR_RECONFIGURABLE_KEYS:
+            for resource in (str(self.config.node_id), CLUSTER_DEFAULT):
+                raw = self.dynamic_broker_configs.get(resource, {}).get(key)
+                if raw is not None:
+                    return BROKER_CONFIG_DEF.keys[key].parse(raw)
+        return self.config[key]
+
+    @property
+    def live_config(self) -> BrokerConfigInForce:
+        """The broker config as in force now, read by key as a KafkaConfig is."""
+        return BrokerConfigInForce(self)
 
     def _broker_values(self, reconfigurable: tuple[str, ...], dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """Typed broker values in force: the config file's, then the dynamic cluster default's,
@@ -526,7 +555,8 @@ class Controller:
         if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
             raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
                            f"string, but received {resource_name}")
-        reconfigurable = CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
+        reconfigurable = (CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
+                          + GROUP_COORDINATOR_RECONFIGURABLE_KEYS)
         static = sorted({key for key, _op, _value in operations
                          if key not in BROKER_SYNONYMS and key not in reconfigurable})
         if static:
@@ -544,6 +574,11 @@ class Controller:
             except ConfigError as exc:
                 raise ApiError(Errors.INVALID_CONFIG, str(ConfigError(key, value, exc.reason))) from None
         proposed = {**self.dynamic_broker_configs, resource_name: configs}
+        # A proposed value must pass what the broker checks at startup (GroupCoordinatorConfig).
+        try:
+            require_group_coordinator_bounds(self._broker_values(GROUP_COORDINATOR_RECONFIGURABLE_KEYS, proposed))
+        except ConfigError as exc:
+            raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
         merged = self._merged_broker_defaults(proposed)
         try:
             LogConfig.from_props({}, merged)

@@ -217,6 +217,11 @@ CLEANER_RECONFIGURABLE_KEYS = ("log.cleaner.threads", "log.cleaner.dedupe.buffer
 PRODUCER_STATE_RECONFIGURABLE_KEYS = ("producer.id.expiration.ms", "transaction.partition.verification.enable")
 
 
+# The group coordinator keys a running broker can change (GroupCoordinatorConfig.RECONFIGURABLE_CONFIGS
+# that franz has): each within its min/max keys, which are static.
+GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms",)
+
+
 def producer_state_config(values: Mapping[str, Any]) -> ProducerStateManagerConfig:
     """Every log's producer-state settings from typed broker values."""
     return ProducerStateManagerConfig(values["producer.id.expiration.ms"],
@@ -262,7 +267,7 @@ _GROUP_COORDINATOR_BOUNDS: Final = tuple(
 _BOUND_WORDS: Final = {"min": "greater than or equal to", "max": "less than or equal to", "below": "less than"}
 
 
-def _require_group_coordinator_bounds(values: Mapping[str, Any]) -> None:
+def require_group_coordinator_bounds(values: Mapping[str, Any]) -> None:
     """GroupCoordinatorConfig's and ShareGroupConfig's checks: Kafka refuses to start when one
     fails, with Utils.require's message alone."""
     for kind, key, other in _GROUP_COORDINATOR_BOUNDS:
@@ -291,7 +296,7 @@ class KafkaConfig:
         self.listeners = [Endpoint.parse("listeners", text) for text in self.values["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners", self.originals.get("listeners"), "At least one listener is required")
-        _require_group_coordinator_bounds(self.values)
+        require_group_coordinator_bounds(self.values)
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))

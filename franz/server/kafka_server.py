@@ -109,7 +109,8 @@ class KafkaServer:
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         first_dir = Path(config.log_dirs[0]).resolve()
-        group_configs = GroupConfigManager(first_dir / GROUP_CONFIGS_FILE, controller.write_file, config)
+        # read on every use: group.consumer.assignment.interval.ms may change at run time
+        group_configs = GroupConfigManager(first_dir / GROUP_CONFIGS_FILE, controller.write_file, controller.live_config)
         self.apis.group_configs = group_configs
         self.apis.config_managers = {
             config_helper.GROUP_RESOURCE: group_configs,

@@ -140,3 +140,30 @@ def test_a_group_config_is_checked_with_the_brokers_values_and_capped_by_its_bou
     asyncio.run(manager.alter("g", [("consumer.session.timeout.ms", SET, "55000")], False))
     manager.broker_config = _config(tmp_path, **{"group.consumer.max.session.timeout.ms": "50000"})
     assert manager.session_timeout_ms("g") == 50000  # 55000, capped to the broker's new maximum
+
+
+def test_the_brokers_assignment_interval_changes_at_run_time_within_its_bounds(tmp_path):
+    """group.consumer.assignment.interval.ms is a dynamic broker config (RECONFIGURABLE_CONFIGS):
+    set for the cluster default, the next heartbeat uses it; outside its min/max it is refused."""
+    from franz.server.controller import ApiError
+
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        await beat(server, "m1", 0)
+        second = await beat(server, "m2", 0)
+        group = server.group_coordinator.consumer_groups.group("g")
+        waiting = group.state.value
+        try:
+            await server.controller.alter_broker_configs("", [("group.consumer.assignment.interval.ms", SET, "70000")],
+                                                         False)
+            refused = None
+        except ApiError as exc:
+            refused = (exc.code, exc.message)
+        await server.controller.alter_broker_configs("", [("group.consumer.assignment.interval.ms", SET, "0")], False)
+        await beat(server, "m2", second["member_epoch"], topics=None, owned=[])
+        return waiting, refused, (group.group_epoch, group.assignment_epoch)
+    waiting, refused, epochs = run(tmp_path, scenario, group_consumer_assignment_interval_ms="60000",
+                                   group_consumer_max_assignment_interval_ms="60000")
+    assert waiting == "Assigning" and epochs == (2, 2)
+    assert refused == (Errors.INVALID_CONFIG, "group.consumer.assignment.interval.ms must be less than or equal to "
+                                              "group.consumer.max.assignment.interval.ms")
