@@ -34,8 +34,10 @@ Records = dict[bytes, bytes]  # key bytes -> value bytes
 _PUT_ORDER = (serde.CONSUMER_GROUP_MEMBER_METADATA, serde.CONSUMER_GROUP_PARTITION_METADATA,
               serde.CONSUMER_GROUP_METADATA, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
               serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+# ConsumerGroup.createGroupTombstoneRecords' order for a deleted group; a leaving member's three
+# (current, target, subscription) keep it too.
 _TOMBSTONE_ORDER = (serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                    serde.CONSUMER_GROUP_MEMBER_METADATA, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                    serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, serde.CONSUMER_GROUP_MEMBER_METADATA,
                     serde.CONSUMER_GROUP_PARTITION_METADATA, serde.CONSUMER_GROUP_METADATA)
 # MemberState as Kafka numbers it in ConsumerGroupCurrentMemberAssignmentValue.State
 _STATE_CODES = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1, MemberState.UNRELEASED_PARTITIONS: 2}

@@ -147,3 +147,15 @@ def test_a_group_loaded_with_a_subscription_metadata_record_of_4_0_tombstones_it
         await coordinator.shutdown()
     asyncio.run(scenario())
     assert written == [[(old_key, None)]]
+
+
+def test_a_deleted_group_is_tombstoned_in_kafkas_order():
+    """ConsumerGroup.createGroupTombstoneRecords: current assignments, targets, the target
+    metadata, subscriptions, then the group's own records (the 4.0 subscription metadata, the
+    epoch)."""
+    group = _group()
+    persisted = consumer_group_records.records_of(group)
+    persisted[consumer_group_records.subscription_metadata_key("g")] = b""
+    group.dead = True
+    assert _types(consumer_group_records.changes(persisted, consumer_group_records.records_of(group))) == [
+        (8, True), (7, True), (6, True), (5, True), (4, True), (3, True)]
