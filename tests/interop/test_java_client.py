@@ -189,6 +189,16 @@ def test_java_admin_reads_and_sets_broker_logger_levels(broker, java_driver):
         "SET=InvalidConfigurationException"]
 
 
+def test_java_consumer_group_protocol_subscribes_by_pattern(broker_factory, java_driver):
+    """subscribe(SubscriptionPattern) with group.protocol=consumer sends the pattern for the
+    broker to resolve (KIP-848, RE2J syntax): the matching topic is read, and so is one made while
+    the consumer runs, once its group's next target is computed (KIP-1263's 1 s interval)."""
+    broker = broker_factory({"group.consumer.heartbeat.interval.ms": "500",
+                             "group.consumer.min.heartbeat.interval.ms": "500"})
+    assert _run(java_driver, "pattern-consume", broker.bootstrap, "regex", "50") == [
+        "pattern", "regex-a=50", "regex-b=50"]
+
+
 def test_java_admin_unregisters_only_a_registered_broker(broker, java_driver):
     """UnregisterBroker (kafka-cluster.sh unregister): an unknown id is BrokerIdNotRegistered;
     this node, unregistered, registers again and keeps serving."""

@@ -46,6 +46,7 @@ public class FranzDriver {
             case "config-resources": configResources(bootstrap, args[2]); break;
             case "client-metrics": clientMetrics(bootstrap, args[2]); break;
             case "unregister-broker": unregisterBroker(bootstrap, args[2]); break;
+            case "pattern-consume": patternConsume(bootstrap, args[2], Integer.parseInt(args[3])); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
@@ -572,6 +573,46 @@ public class FranzDriver {
             }
             System.out.println(line);
         }
+    }
+
+    // A KIP-848 consumer subscribed by a SubscriptionPattern (SubscribedTopicRegex, resolved by the broker):
+    // it reads the matching topic, then one made while it runs; a topic that does not match stays
+    // unread. Prints how many records of each topic it saw.
+    static void patternConsume(String bootstrap, String prefix, int count) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(prefix + "-a", 2, (short) 1), new NewTopic("other-" + prefix, 1, (short) 1)))
+                .all().get(30, TimeUnit.SECONDS);
+        }
+        Properties pp = props(bootstrap);
+        Properties cp = props(bootstrap);
+        cp.put("group.id", "pattern-" + prefix);
+        cp.put("group.protocol", "consumer");
+        cp.put("auto.offset.reset", "earliest");
+        Map<String, Integer> seen = new TreeMap<>();
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp, new StringSerializer(), new StringSerializer());
+             KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new StringDeserializer())) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(prefix + "-a", "a-" + i));
+                producer.send(new ProducerRecord<>("other-" + prefix, "o-" + i));
+            }
+            producer.flush();
+            // SubscriptionPattern (RE2J syntax) is resolved by the broker; a java.util.regex Pattern
+            // would be resolved by the client against its own metadata (refreshed every 5 minutes).
+            consumer.subscribe(new SubscriptionPattern(prefix + "-.*"));
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            while (seen.getOrDefault(prefix + "-a", 0) < count && System.currentTimeMillis() < deadline)
+                for (ConsumerRecord<String, String> r : consumer.poll(POLL)) seen.merge(r.topic(), 1, Integer::sum);
+            try (Admin admin = Admin.create(props(bootstrap))) {
+                admin.createTopics(List.of(new NewTopic(prefix + "-b", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            }
+            for (int i = 0; i < count; i++) producer.send(new ProducerRecord<>(prefix + "-b", "b-" + i));
+            producer.flush();
+            while (seen.getOrDefault(prefix + "-b", 0) < count && System.currentTimeMillis() < deadline)
+                for (ConsumerRecord<String, String> r : consumer.poll(POLL)) seen.merge(r.topic(), 1, Integer::sum);
+        }
+        StringBuilder out = new StringBuilder("pattern");
+        for (Map.Entry<String, Integer> e : seen.entrySet()) out.append(" ").append(e.getKey()).append("=").append(e.getValue());
+        System.out.println(out);
     }
 
     // kafka-cluster.sh unregister: an id never registered, then this node's own; it still serves.
