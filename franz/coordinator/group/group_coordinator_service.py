@@ -301,14 +301,16 @@ class GroupCoordinatorService:
                 logger.info("[GroupId %s] Converted the empty classic group to a consumer group.", group_id)
             return group, retire_empty
         self._validate_online_upgrade(classic)
+        # Members parked in a join or a sync are told to join again now, as convertToConsumerGroup
+        # tells them before it converts: into the consumer group, or into the classic group
+        # should the conversion or this heartbeat be refused after all.
+        for member in list(classic.members.values()):
+            classic.complete_join_future(member, join_error(9, Errors.REBALANCE_IN_PROGRESS, member.member_id))
+            classic.complete_sync_future(member, sync_answer(Errors.REBALANCE_IN_PROGRESS))
         group = group_migration.consumer_group_from_classic(classic, self._topics_view())
         group.classic_records_before = [(serde.group_metadata_key(group_id), None)]
 
         def retire() -> None:
-            # Members parked in a join or a sync join again, into the consumer group.
-            for member in list(classic.members.values()):
-                classic.complete_join_future(member, join_error(9, Errors.REBALANCE_IN_PROGRESS, member.member_id))
-                classic.complete_sync_future(member, sync_answer(Errors.REBALANCE_IN_PROGRESS))
             self.coordinator.unload_group(classic)
             logger.info("[GroupId %s] Converted the classic group to a consumer group.", group_id)
         return group, retire

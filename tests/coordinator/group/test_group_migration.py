@@ -427,3 +427,24 @@ def test_a_classic_member_whose_join_could_not_be_written_still_has_a_session_to
                          "the unanswered member's session to expire")
         return joined["error_code"], len(stranded)
     assert run(tmp_path, scenario) == (Errors.NOT_COORDINATOR, 1)
+
+
+def test_a_refused_upgrade_still_tells_parked_classic_joins_to_join_again(tmp_path):
+    """convertToConsumerGroup answers parked joins REBALANCE_IN_PROGRESS before it converts;
+    the heartbeat refused afterwards (the group is full) leaves the classic group, whose member
+    joins it again."""
+    import asyncio
+
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        service = server.group_coordinator
+        first = await classic_join(server)
+        await classic_sync(server, first["member_id"], first["generation_id"], [(first["member_id"], b"")])
+        parked = asyncio.ensure_future(classic_join(server))  # parks: the leader has not joined again
+        await wait_until(lambda: service.coordinator.group("g").is_in_state(GroupState.PREPARING_REBALANCE),
+                         "the rebalance")
+        refused = await beat(server, "modern", 0)
+        answered = await asyncio.wait_for(parked, 5)
+        return refused["error_code"], answered["error_code"], service.coordinator.group("g") is not None
+    assert run(tmp_path, scenario, group_consumer_max_size="2") == (
+        Errors.GROUP_MAX_SIZE_REACHED, Errors.REBALANCE_IN_PROGRESS, True)
