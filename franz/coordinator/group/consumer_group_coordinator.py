@@ -37,8 +37,8 @@ handed back as a classic group (the hand-back callback), as it is when a classic
 member takes the last consumer-protocol member's place under its static
 instance id. With the policy disabled, a JoinGroup into a non-empty consumer
 group gets INCONSISTENT_GROUP_PROTOCOL and a heartbeat into a non-empty classic
-group GROUP_ID_NOT_FOUND. After a restart a classic member's first session is
-its own session timeout (Kafka restarts every member's at the group's).
+group GROUP_ID_NOT_FOUND. After a restart every member's first session is the
+group's session timeout, classic members' too, as Kafka re-arms them.
 """
 
 from __future__ import annotations
@@ -213,7 +213,10 @@ class ConsumerGroupCoordinator:
                 group.persisted[consumer_group_records.subscription_metadata_key(group_id)] = b""
             self.groups[group_id] = group
             for member in group.members.values():
-                self._schedule_session_timeout(group_id, member.member_id)
+                # The group's session timeout for every loaded member, classic ones too, as
+                # GroupMetadataManager.onLoaded arms them; a classic member's own comes back with
+                # its next heartbeat.
+                self._schedule_session_timeout(group_id, member.member_id, self._session_timeout_ms(group_id))
                 if member.state is MemberState.UNREVOKED_PARTITIONS and not member.uses_classic_protocol:
                     self._schedule_rebalance_timeout(group_id, member.member_id, member.member_epoch,
                                                      member.rebalance_timeout_ms)
@@ -823,11 +826,12 @@ class ConsumerGroupCoordinator:
             return
         self._persist_in_background(group)
 
-    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
+    def _schedule_session_timeout(self, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
         """A classic member's session is the one it joined with; a consumer member's the group's."""
         member = self.groups[group_id].members[member_id]
-        timeout_ms = (member.classic.session_timeout_ms if member.classic is not None
-                      else self._session_timeout_ms(group_id))
+        if timeout_ms is None:
+            timeout_ms = (member.classic.session_timeout_ms if member.classic is not None
+                          else self._session_timeout_ms(group_id))
         self._schedule(group_id, member_id, "session", timeout_ms,
                        lambda: self._fence_on_timer(group_id, member_id, "its session expired"))
 

@@ -448,3 +448,29 @@ def test_a_refused_upgrade_still_tells_parked_classic_joins_to_join_again(tmp_pa
         return refused["error_code"], answered["error_code"], service.coordinator.group("g") is not None
     assert run(tmp_path, scenario, group_consumer_max_size="2") == (
         Errors.GROUP_MAX_SIZE_REACHED, Errors.REBALANCE_IN_PROGRESS, True)
+
+
+def test_after_a_restart_classic_members_get_the_groups_session_until_they_heartbeat(tmp_path):
+    """GroupMetadataManager.onLoaded arms every loaded member's session at the group's timeout;
+    a classic member's own (10 s here) comes back with its next heartbeat."""
+    import asyncio
+
+    async def before(server):
+        await _topic(server, "t", 4)
+        leader, _follower, generation = await stable_classic_pair(server)
+        await beat(server, "modern", 0)
+        return leader, generation
+
+    leader, generation = run(tmp_path, before)
+
+    async def after(server):
+        coordinator = server.group_coordinator.consumer_groups
+        loop = asyncio.get_running_loop()
+
+        def remaining_s() -> float:
+            return coordinator._timers[("g", leader, "session")].when() - loop.time()
+        loaded = remaining_s()
+        await classic_heartbeat(server, leader, generation)
+        return loaded, remaining_s()
+    loaded, heartbeaten = run(tmp_path, after)
+    assert 30 < loaded <= 45 and heartbeaten <= 10
