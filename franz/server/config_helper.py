@@ -31,9 +31,7 @@ from franz.server import logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
-    CLEANER_RECONFIGURABLE_KEYS,
-    GROUP_COORDINATOR_RECONFIGURABLE_KEYS,
-    PRODUCER_STATE_RECONFIGURABLE_KEYS,
+    BROKER_RECONFIGURABLE_KEYS,
     KafkaConfig,
 )
 from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
@@ -115,8 +113,7 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
         if keys is not None and key not in keys:
             continue
         layers = []
-        reconfigurable = (key in CLEANER_RECONFIGURABLE_KEYS or key in PRODUCER_STATE_RECONFIGURABLE_KEYS
-                          or key in GROUP_COORDINATOR_RECONFIGURABLE_KEYS)
+        reconfigurable = key in BROKER_RECONFIGURABLE_KEYS
         if reconfigurable:  # dynamic: the stored layers rank first
             dynamic = controller.dynamic_broker_configs
             for resource, dynamic_source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
@@ -196,7 +193,7 @@ def describe(controller: Controller, config: KafkaConfig, resource: dict, includ
                 for logger, level in logging_controller.loggers().items() if wanted is None or logger in wanted]
         except ApiError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
-    elif kind in (GROUP_RESOURCE, CLIENT_METRICS_RESOURCE) and kind in managers:
+    elif kind in managers:
         try:
             result["configs"] = managers[kind].describe(name, wanted, include_synonyms)
         except ApiError as exc:
@@ -300,7 +297,7 @@ async def incremental_alter(controller: Controller, config: KafkaConfig, resourc
             await controller.alter_broker_configs(name, operations, validate_only)
         elif kind == BROKER_LOGGER_RESOURCE:
             _alter_log_levels(config, name, operations, validate_only)
-        elif kind in (GROUP_RESOURCE, CLIENT_METRICS_RESOURCE) and kind in managers:
+        elif kind in managers:
             await managers[kind].alter(name, operations, validate_only)
         else:
             raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
@@ -325,7 +322,7 @@ async def legacy_alter(controller: Controller, resource: dict, validate_only: bo
         elif kind == BROKER_RESOURCE:
             current = controller.dynamic_broker_configs.get(name, {})
             await controller.alter_broker_configs(name, _replacing(current, wanted), validate_only)
-        elif kind in (GROUP_RESOURCE, CLIENT_METRICS_RESOURCE) and kind in (managers or {}):
+        elif kind in (managers or {}):
             current = managers[kind].overrides.get(name, {})
             await managers[kind].alter(name, _replacing(current, wanted), validate_only)
         else:  # BROKER_LOGGER too: its levels are altered only incrementally

@@ -50,6 +50,7 @@ from franz.common.config_def import ConfigDef, ConfigError
 from franz.protocol.errors import Errors
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
+    BROKER_RECONFIGURABLE_KEYS,
     CLEANER_RECONFIGURABLE_KEYS,
     GROUP_COORDINATOR_RECONFIGURABLE_KEYS,
     PRODUCER_STATE_RECONFIGURABLE_KEYS,
@@ -142,11 +143,10 @@ class Controller:
     def broker_value(self, key: str) -> Any:
         """A broker key's typed value in force now: for a key a running broker can change, this
         broker's dynamic value, else the cluster default's, else the config file's."""
-        if key in GROUP_COORDINATOR_RECONFIGURABLE_KEYS:
-            for resource in (str(self.config.node_id), CLUSTER_DEFAULT):
-                raw = self.dynamic_broker_configs.get(resource, {}).get(key)
-                if raw is not None:
-                    return BROKER_CONFIG_DEF.keys[key].parse(raw)
+        if key in BROKER_RECONFIGURABLE_KEYS:
+            value = self._dynamic_value(key, self.dynamic_broker_configs)
+            if value is not None:
+                return value
         return self.config[key]
 
     @property
@@ -154,14 +154,22 @@ class Controller:
         """The broker config as in force now, read by key as a KafkaConfig is."""
         return BrokerConfigInForce(self)
 
+    def _dynamic_value(self, key: str, dynamic: Mapping[str, Mapping[str, str]]) -> Any:
+        """The key's typed dynamic value, this broker's before the cluster default's; None if unset."""
+        for resource in (str(self.config.node_id), CLUSTER_DEFAULT):
+            raw = dynamic.get(resource, {}).get(key)
+            if raw is not None:
+                return BROKER_CONFIG_DEF.keys[key].parse(raw)
+        return None
+
     def _broker_values(self, reconfigurable: tuple[str, ...], dynamic: Mapping[str, Mapping[str, str]]) -> dict:
         """Typed broker values in force: the config file's, then the dynamic cluster default's,
         then this broker's for the `reconfigurable` keys, as for the log configs."""
         values = dict(self.config.values)
-        for resource in (CLUSTER_DEFAULT, str(self.config.node_id)):
-            for key, value in dynamic.get(resource, {}).items():
-                if key in reconfigurable:
-                    values[key] = BROKER_CONFIG_DEF.keys[key].parse(value)
+        for key in reconfigurable:
+            value = self._dynamic_value(key, dynamic)
+            if value is not None:
+                values[key] = value
         return values
 
     def _merged_broker_defaults(self, dynamic: Mapping[str, Mapping[str, str]]) -> dict:
@@ -555,8 +563,7 @@ class Controller:
         if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
             raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
                            f"string, but received {resource_name}")
-        reconfigurable = (CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
-                          + GROUP_COORDINATOR_RECONFIGURABLE_KEYS)
+        reconfigurable = BROKER_RECONFIGURABLE_KEYS
         static = sorted({key for key, _op, _value in operations
                          if key not in BROKER_SYNONYMS and key not in reconfigurable})
         if static:

@@ -221,6 +221,10 @@ PRODUCER_STATE_RECONFIGURABLE_KEYS = ("producer.id.expiration.ms", "transaction.
 # that franz has): each within its min/max keys, which are static.
 GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms",)
 
+# Every broker key a running broker can change, besides the log configs' synonyms.
+BROKER_RECONFIGURABLE_KEYS = (CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
+                              + GROUP_COORDINATOR_RECONFIGURABLE_KEYS)
+
 
 def producer_state_config(values: Mapping[str, Any]) -> ProducerStateManagerConfig:
     """Every log's producer-state settings from typed broker values."""

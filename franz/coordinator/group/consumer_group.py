@@ -29,6 +29,7 @@ import dataclasses
 import enum
 from collections.abc import Iterable, Mapping
 
+from franz.coordinator.group import consumer_protocol
 from franz.coordinator.group.metadata_hash import metadata_hash
 from franz.coordinator.group.subscription import matching_topics
 from franz.protocol.errors import Errors
@@ -204,7 +205,7 @@ class ConsumerGroup:
     def supports_classic_protocols(self, protocol_type: str | None, names: set[str]) -> bool:
         """ConsumerGroup.supportsClassicProtocols: a classic member may join when it speaks the
         consumer protocol type and one of its protocols is supported by every classic member."""
-        if protocol_type != "consumer":
+        if protocol_type != consumer_protocol.PROTOCOL_TYPE:
             return False
         if not self.members:
             return bool(names)

@@ -113,6 +113,8 @@ class GroupConfigManager:
         self._write = write
         self.broker_config = broker_config
         self.overrides: dict[str, dict[str, str]] = self._read()  # group id -> key -> value
+        # (group id, key, value, capped value) already warned of: value() runs on every heartbeat
+        self._capped_warned: set[tuple[str, str, int, int]] = set()
 
     def _read(self) -> dict[str, dict[str, str]]:
         if not self.path.exists():
@@ -135,8 +137,10 @@ class GroupConfigManager:
         low, high = self.broker_config[low_key], self.broker_config[high_key]
         if not low <= value <= high:
             capped = min(max(value, low), high)
-            logger.warning("Group %s's %s of %d is outside the broker's bounds [%d, %d]: %d is used.", group_id, name,
-                           value, low, high, capped)
+            if (group_id, name, value, capped) not in self._capped_warned:
+                self._capped_warned.add((group_id, name, value, capped))
+                logger.warning("Group %s's %s of %d is outside the broker's bounds [%d, %d]: %d is used.", group_id,
+                               name, value, low, high, capped)
             return capped
         return value
 
