@@ -10,10 +10,11 @@ those Kafka 4.x formats a new cluster with, for the features franz implements:
   Clients that do not (librdkafka, kafka-python) keep transactions v1, which the
   coordinator still serves.
 - group.version 1 (KIP-848): the consumer group protocol.
+- share.version 1 (KIP-932): share groups, which Kafka 4.2+ enables on a new
+  cluster; the Java client's KafkaShareConsumer needs it.
 
 Features franz lacks (metadata.version and kraft.version of a KRaft quorum,
-share.version, streams.version, eligible.leader.replicas.version) are not
-advertised. The epoch says which finalized set a client holds; it never moves.
+streams.version, eligible.leader.replicas.version) are not advertised. The epoch says which finalized set a client holds; it never moves.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from typing import Final
 
 TRANSACTION_VERSION: Final = "transaction.version"
 GROUP_VERSION: Final = "group.version"
+SHARE_VERSION: Final = "share.version"
 
-SUPPORTED_FEATURES: Final[dict[str, tuple[int, int]]] = {GROUP_VERSION: (0, 1), TRANSACTION_VERSION: (0, 2)}
-FINALIZED_FEATURES: Final[dict[str, int]] = {GROUP_VERSION: 1, TRANSACTION_VERSION: 2}
+SUPPORTED_FEATURES: Final[dict[str, tuple[int, int]]] = {GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1),
+                                                          TRANSACTION_VERSION: (0, 2)}
+FINALIZED_FEATURES: Final[dict[str, int]] = {GROUP_VERSION: 1, SHARE_VERSION: 1, TRANSACTION_VERSION: 2}
 FINALIZED_FEATURES_EPOCH: Final = 0
 
 

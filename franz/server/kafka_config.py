@@ -146,6 +146,22 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("group.share.record.lock.duration.ms", "int", 30_000, between(1000, 3_600_000)),
     ConfigKey("group.share.min.record.lock.duration.ms", "int", 15_000, between(1000, 30_000)),
     ConfigKey("group.share.max.record.lock.duration.ms", "int", 60_000, between(30_000, 3_600_000)),
+    ConfigKey("group.share.max.size", "int", 200, between(1, 1000)),
+    ConfigKey("group.share.assignment.interval.ms", "int", 1000, at_least(0)),
+    ConfigKey("group.share.min.assignment.interval.ms", "int", 0, at_least(0)),
+    ConfigKey("group.share.max.assignment.interval.ms", "int", 15_000, at_least(0)),
+    ConfigKey("group.share.delivery.count.limit", "int", 5, between(2, 10)),
+    ConfigKey("group.share.min.delivery.count.limit", "int", 2, between(2, 5)),
+    ConfigKey("group.share.max.delivery.count.limit", "int", 10, between(5, 25)),
+    ConfigKey("group.share.partition.max.record.locks", "int", 2000, between(100, 10_000)),
+    ConfigKey("group.share.min.partition.max.record.locks", "int", 100, between(100, 2000)),
+    ConfigKey("group.share.max.partition.max.record.locks", "int", 4000, between(2000, 10_000)),
+    ConfigKey("group.share.max.share.sessions", "int", 2000, at_least(1)),
+    ConfigKey("share.coordinator.state.topic.num.partitions", "int", 50, at_least(1)),
+    ConfigKey("share.coordinator.state.topic.replication.factor", "short", 3, at_least(1)),
+    ConfigKey("share.coordinator.state.topic.min.isr", "short", 2, at_least(1)),
+    ConfigKey("share.coordinator.state.topic.segment.bytes", "int", 100 * 1024 * 1024, at_least(1)),
+    ConfigKey("share.coordinator.snapshot.update.records.per.snapshot", "int", 500, between(0, 500)),
     ConfigKey("group.consumer.max.size", "int", INT32_MAX, at_least(1)),
     # online conversion of a non-empty group between the classic and the consumer protocol
     ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
@@ -265,9 +281,17 @@ _GROUP_COORDINATOR_BOUNDS: Final = tuple(
            ("min", "group.consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms"),
            ("max", "group.consumer.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"))
           if prefix == "group.consumer." else ()))) + (
-    # ShareGroupConfig's, after GroupCoordinatorConfig's
+    # the share assignment interval's (GroupCoordinatorConfig), then ShareGroupConfig's
+    ("min", "group.share.max.assignment.interval.ms", "group.share.min.assignment.interval.ms"),
+    ("min", "group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms"),
+    ("max", "group.share.assignment.interval.ms", "group.share.max.assignment.interval.ms"),
     ("min", "group.share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms"),
-    ("min", "group.share.max.record.lock.duration.ms", "group.share.record.lock.duration.ms"))
+    ("min", "group.share.max.record.lock.duration.ms", "group.share.record.lock.duration.ms"),
+    ("min", "group.share.delivery.count.limit", "group.share.min.delivery.count.limit"),
+    ("max", "group.share.delivery.count.limit", "group.share.max.delivery.count.limit"),
+    ("min", "group.share.partition.max.record.locks", "group.share.min.partition.max.record.locks"),
+    ("max", "group.share.partition.max.record.locks", "group.share.max.partition.max.record.locks"),
+    ("min", "group.share.max.share.sessions", "group.share.max.size"))
 _BOUND_WORDS: Final = {"min": "greater than or equal to", "max": "less than or equal to", "below": "less than"}
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from franz.common.config_def import ConfigError
 from franz.coordinator.group.group_config import GROUP_CONFIGS_FILE, GroupConfigManager
 from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
+from franz.coordinator.share.share_coordinator import ShareCoordinator
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
 from franz.server.acl_apis import AclApis
@@ -48,6 +49,8 @@ from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import ReplicaManager
 from franz.server.sasl_apis import SaslApis
 from franz.server.scram_control_manager import SCRAM_CREDENTIALS_FILE, ScramControlManager
+from franz.server.share.share_apis import ShareApis
+from franz.server.share.share_partition_manager import SharePartitionManager
 from franz.server.socket_server import SocketServer, new_event_loop
 from franz.storage import local_log, unified_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
@@ -70,6 +73,8 @@ class KafkaServer:
         self.controller: Controller | None = None
         self.metrics: BrokerMetrics | None = None
         self.group_coordinator: GroupCoordinatorService | None = None
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_partitions: SharePartitionManager | None = None
         self.transaction_coordinator: TransactionCoordinator | None = None
         self._prefix = f"[KafkaRaftServer nodeId={config.node_id}]"
 
@@ -128,11 +133,19 @@ class KafkaServer:
         ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.write_file).register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
+        self.share_coordinator = ShareCoordinator(config, controller, self.replica_manager, metadata)
+        await self.share_coordinator.startup()  # loads share-partition state from __share_group_state
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata,
-                                                         group_configs=group_configs)
+                                                         group_configs=group_configs,
+                                                         share_coordinator=self.share_coordinator)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
         controller.topic_deletion_listeners.append(self.group_coordinator.on_topic_deleted)
+        self.share_partitions = SharePartitionManager(config, self.replica_manager, metadata,
+                                                      self.share_coordinator, group_configs)
+        ShareApis(self.share_partitions, metadata).register(self.apis)
+        self.replica_manager.append_listeners.append(self.share_partitions.on_appended)
+        controller.topic_deletion_listeners.append(self.share_partitions.on_topic_deleted)
         TxnMarkerApis(self.replica_manager, self.group_coordinator).register(self.apis)
         self.transaction_coordinator = TransactionCoordinator(config, controller, self.replica_manager, metadata,
                                                               self.apis.producer_ids, self.group_coordinator)
@@ -140,6 +153,7 @@ class KafkaServer:
         self.transaction_coordinator.register(self.apis, self.group_coordinator)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
+        self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)
         await self.socket_server.start()
         socket_server = self.socket_server
         self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests,
@@ -165,6 +179,8 @@ class KafkaServer:
             await self.socket_server.shutdown()
         if self.transaction_coordinator is not None:
             await self.transaction_coordinator.shutdown()
+        if self.share_partitions is not None:
+            await self.share_partitions.shutdown()
         if self.group_coordinator is not None:
             await self.group_coordinator.shutdown()
         if self.controller is not None:

@@ -36,7 +36,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from franz.protocol.errors import Errors
@@ -209,6 +209,7 @@ class ReplicaManager:
             DelayedOperationPurgatory("Produce", broker_id=node_id)
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = \
             DelayedOperationPurgatory("Fetch", broker_id=node_id)
+        self.append_listeners: list[Callable[[Iterable[TopicPartition]], None]] = []
 
     def startup(self) -> None:
         self.produce_purgatory.start()
@@ -346,6 +347,8 @@ class ReplicaManager:
         for key in keys:
             self.produce_purgatory.check_and_complete(key)
             self.fetch_purgatory.check_and_complete(key)
+        for listener in self.append_listeners:  # share fetches waiting for records
+            listener(keys)
 
     # -- fetch -----------------------------------------------------------------
 

@@ -63,6 +63,8 @@ class SocketServer:
         self._handle = handle
         self.header_version_of = header_version_of
         self.request_max_bytes: int = config["socket.request.max.bytes"]
+        # called with a connection's id once it is gone (share sessions end with their connection)
+        self.close_listeners: list[Callable[[str], None]] = []
         self.queued_requests_max: int = config["queued.max.requests"]
         self.idle_ms: int = config["connections.max.idle.ms"]
         self.connections_max: int = config["max.connections"]
@@ -201,6 +203,8 @@ class SocketServer:
     def _deregister(self, conn: KafkaChannel) -> None:
         if conn in self._connections:
             del self._connections[conn]
+            for listener in self.close_listeners:
+                listener(conn.connection_id)
             ip = conn.client_address[0]
             count = self._connections_per_ip[ip] - 1
             assert count >= 0

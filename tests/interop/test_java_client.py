@@ -10,7 +10,6 @@ fetch sessions, idempotence and transactions exactly as Kafka defines them.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import urllib.request
 import zlib
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker import free_port
-from tests.support.java_client import compile_driver
+from tests.support.java_client import compile_driver_or_skip
 
 pytestmark = pytest.mark.interop
 
@@ -29,9 +28,7 @@ TIMEOUT_S = 180
 
 @pytest.fixture(scope="session")
 def java_driver() -> list[str]:
-    if shutil.which("javac") is None:
-        pytest.skip("no javac on this machine (scripts/test installs a JDK)")
-    return compile_driver(DRIVER)
+    return compile_driver_or_skip(DRIVER)
 
 
 def _run(driver: list[str], *args: str) -> list[str]:

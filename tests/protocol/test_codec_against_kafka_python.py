@@ -124,11 +124,14 @@ CASES = [(schema, version, kind)
          if CLASSES[(schema.api_key, kind)].min_version <= version <= CLASSES[(schema.api_key, kind)].max_version]
 
 
-# kafka-python 3.0 has no KIP-848 consumer-group messages, no delegation token messages
-# and no UnregisterBroker; their schemas are checked by the group coordinator's interop tests
-# and by the Java client (tests/interop/test_java_client.py) instead.
+# kafka-python 3.0 has no KIP-848 consumer-group messages, no KIP-932 share-group messages,
+# no delegation token messages and no UnregisterBroker; their schemas are checked by the group
+# coordinator's interop tests and by the Java client (tests/interop/test_java_client.py,
+# tests/interop/test_java_share_consumer.py) instead.
 WITHOUT_ORACLE = {"ConsumerGroupDescribe", "ConsumerGroupHeartbeat", "CreateDelegationToken",
-                  "DescribeDelegationToken", "ExpireDelegationToken", "RenewDelegationToken", "UnregisterBroker"}
+                  "DescribeDelegationToken", "ExpireDelegationToken", "RenewDelegationToken", "UnregisterBroker",
+                  "ShareAcknowledge", "ShareFetch", "ShareGroupDescribe", "ShareGroupHeartbeat",
+                  "DescribeShareGroupOffsets", "AlterShareGroupOffsets", "DeleteShareGroupOffsets"}
 
 
 def test_every_served_api_has_an_oracle():

@@ -139,14 +139,7 @@ def subscription_metadata_key(group_id: str) -> bytes:
 
 def changes(persisted: Records, current: Records) -> list[tuple[bytes, bytes | None]]:
     """The records to append so that the log, after `persisted`, says `current`."""
-    def record_type(key: bytes) -> int:
-        return int.from_bytes(key[:2], "big")
-
-    puts = [(key, value) for key, value in current.items() if persisted.get(key) != value]
-    gone = [(key, None) for key in persisted if key not in current]
-    puts.sort(key=lambda entry: _PUT_ORDER.index(record_type(entry[0])))
-    gone.sort(key=lambda entry: _TOMBSTONE_ORDER.index(record_type(entry[0])))
-    return [*puts, *gone]
+    return serde.ordered_changes(persisted, current, _PUT_ORDER, _TOMBSTONE_ORDER)
 
 
 def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> ConsumerGroup | None:

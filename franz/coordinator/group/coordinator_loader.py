@@ -61,8 +61,9 @@ def build_records(entries: list[tuple[bytes, bytes | None]], timestamp_ms: int |
 
 
 class CoordinatorPartitionWriter:
-    def __init__(self, replica_manager: ReplicaManager) -> None:
+    def __init__(self, replica_manager: ReplicaManager, topic: str = OFFSETS_TOPIC) -> None:
         self.replica_manager = replica_manager
+        self.topic = topic
 
     def maybe_start_transaction_verification(self, partition: int, producer_id: int, producer_epoch: int,
                                              supports_epoch_bump: bool = False) -> VerificationGuard:
@@ -71,9 +72,9 @@ class CoordinatorPartitionWriter:
         made before the transaction coordinator is asked (SENTINEL when that transaction is
         open there already, or verification is off). Raises CoordinatorWriteError."""
         rm = self.replica_manager
-        log_partition = rm.get_partition(OFFSETS_TOPIC, partition)
+        log_partition = rm.get_partition(self.topic, partition)
         if log_partition is None:
-            raise CoordinatorWriteError(Errors.NOT_COORDINATOR, f"{OFFSETS_TOPIC}-{partition} is not here")
+            raise CoordinatorWriteError(Errors.NOT_COORDINATOR, f"{self.topic}-{partition} is not here")
         if not rm.log_manager.producer_state_config.transaction_verification_enabled and not supports_epoch_bump:
             return VerificationGuard.SENTINEL
         try:
@@ -85,13 +86,13 @@ class CoordinatorPartitionWriter:
     async def append(self, partition: int, entries: list[tuple[bytes, bytes | None]],
                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
                      verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> int:
-        """Append the records as one batch to `__consumer_offsets-partition` (a transactional
+        """Append the records as one batch to the topic's partition (a transactional
         one with a producer id, which opens its transaction there only with the guard of a
         verification); the offset after them. Raises CoordinatorWriteError with the Kafka
         error code."""
         if not entries:
             return -1
-        key = (OFFSETS_TOPIC, partition)
+        key = (self.topic, partition)
         payload = build_records(entries, producer_id=producer_id, producer_epoch=producer_epoch)
         rm = self.replica_manager
         results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload}, AppendOrigin.COORDINATOR,

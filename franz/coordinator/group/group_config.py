@@ -14,8 +14,8 @@ allowed.").
 The overrides live in `group-configs.json` in the first log dir, replaced
 atomically through the controller's config writer. The consumer group
 coordinator reads a group's session timeout and heartbeat interval here on
-every heartbeat, so a change applies to the next one. franz runs no share
-groups; their keys are kept, as a Kafka broker without share groups keeps them.
+every heartbeat, so a change applies to the next one; the share group coordinator
+and the share-partitions read the share keys the same way.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
-from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least
+import re
+
+from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least, one_of
 from franz.protocol.errors import Errors
 from franz.server.controller import DELETE, OP_NAMES, SET, ApiError, store_overrides
 
@@ -37,6 +39,41 @@ CONSUMER_ASSIGNMENT_INTERVAL_MS: Final = "consumer.assignment.interval.ms"
 SHARE_SESSION_TIMEOUT_MS: Final = "share.session.timeout.ms"
 SHARE_HEARTBEAT_INTERVAL_MS: Final = "share.heartbeat.interval.ms"
 SHARE_RECORD_LOCK_DURATION_MS: Final = "share.record.lock.duration.ms"
+SHARE_DELIVERY_COUNT_LIMIT: Final = "share.delivery.count.limit"
+SHARE_PARTITION_MAX_RECORD_LOCKS: Final = "share.partition.max.record.locks"
+SHARE_ASSIGNMENT_INTERVAL_MS: Final = "share.assignment.interval.ms"
+SHARE_AUTO_OFFSET_RESET: Final = "share.auto.offset.reset"
+SHARE_ISOLATION_LEVEL: Final = "share.isolation.level"
+SHARE_RENEW_ACKNOWLEDGE_ENABLE: Final = "share.renew.acknowledge.enable"
+# java.time.Duration.parse's ISO-8601 form, PnDTnHnMn.nS, as by_duration:<duration> takes it
+_DURATION: Final = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?"
+                              r"(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?", re.IGNORECASE)
+
+
+def by_duration_ms(text: str) -> int | None:
+    """The milliseconds of `by_duration:<ISO-8601 duration>`, None when `text` is not one."""
+    prefix = "by_duration:"
+    if not text.lower().startswith(prefix):
+        return None
+    found = _DURATION.fullmatch(text[len(prefix):].strip())
+    if found is None or text[len(prefix):].strip().upper() in ("P", "PT") or text.upper().endswith("T"):
+        return None
+    sign, days, hours, minutes, seconds, fraction = found.groups()
+    total_ms = ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes or 0)) * 60_000 + int(seconds or 0) * 1000
+    if fraction:
+        total_ms += int(fraction.ljust(9, "0")[:3]) * (-1 if (seconds or "").startswith("-") else 1)
+    return -total_ms if sign == "-" else total_ms
+
+
+def _auto_offset_reset(key: str, value: object) -> None:
+    """ShareGroupAutoOffsetResetStrategy.Validator: earliest, latest or a duration that is not negative."""
+    text = str(value).strip().lower()
+    if text in ("earliest", "latest"):
+        return
+    duration = by_duration_ms(text)
+    if duration is None or duration < 0:
+        raise ConfigError(key, value, "must be either 'earliest', 'latest' or of the format "
+                                      "'by_duration:<PnDTnHnMn.nS>'")
 
 # Defaults are GroupCoordinatorConfig's / ShareGroupConfig's, as in GroupConfig's own ConfigDef.
 GROUP_CONFIG_DEF: Final = ConfigDef([
@@ -46,6 +83,12 @@ GROUP_CONFIG_DEF: Final = ConfigDef([
     ConfigKey(SHARE_SESSION_TIMEOUT_MS, "int", 45_000, at_least(1)),
     ConfigKey(SHARE_HEARTBEAT_INTERVAL_MS, "int", 5000, at_least(1)),
     ConfigKey(SHARE_RECORD_LOCK_DURATION_MS, "int", 30_000, at_least(1000)),
+    ConfigKey(SHARE_DELIVERY_COUNT_LIMIT, "int", 5, at_least(2)),
+    ConfigKey(SHARE_PARTITION_MAX_RECORD_LOCKS, "int", 2000, at_least(100)),
+    ConfigKey(SHARE_AUTO_OFFSET_RESET, "string", "latest", _auto_offset_reset),
+    ConfigKey(SHARE_ISOLATION_LEVEL, "string", "read_uncommitted", one_of("read_committed", "read_uncommitted")),
+    ConfigKey(SHARE_RENEW_ACKNOWLEDGE_ENABLE, "boolean", True),
+    ConfigKey(SHARE_ASSIGNMENT_INTERVAL_MS, "int", 1000, at_least(0)),
 ])
 # group key -> (the broker key of its default, of its lower bound, of its upper bound)
 BROKER_KEYS: Final = {
@@ -64,15 +107,24 @@ BROKER_KEYS: Final = {
     SHARE_RECORD_LOCK_DURATION_MS: ("group.share.record.lock.duration.ms",
                                     "group.share.min.record.lock.duration.ms",
                                     "group.share.max.record.lock.duration.ms"),
+    SHARE_DELIVERY_COUNT_LIMIT: ("group.share.delivery.count.limit", "group.share.min.delivery.count.limit",
+                                 "group.share.max.delivery.count.limit"),
+    SHARE_PARTITION_MAX_RECORD_LOCKS: ("group.share.partition.max.record.locks",
+                                       "group.share.min.partition.max.record.locks",
+                                       "group.share.max.partition.max.record.locks"),
+    SHARE_ASSIGNMENT_INTERVAL_MS: ("group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms",
+                                   "group.share.max.assignment.interval.ms"),
 }
 # The order GroupConfig.validateValues checks in: heartbeat before session timeout.
 _CHECK_ORDER: Final = (CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_ASSIGNMENT_INTERVAL_MS,
-                       SHARE_HEARTBEAT_INTERVAL_MS, SHARE_SESSION_TIMEOUT_MS, SHARE_RECORD_LOCK_DURATION_MS)
+                       SHARE_HEARTBEAT_INTERVAL_MS, SHARE_SESSION_TIMEOUT_MS, SHARE_RECORD_LOCK_DURATION_MS,
+                       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_ASSIGNMENT_INTERVAL_MS)
 # Checked against the broker's bounds only when the group sets it (the broker's value can change).
-_CHECKED_WHEN_SET: Final = frozenset((CONSUMER_ASSIGNMENT_INTERVAL_MS,))
+_CHECKED_WHEN_SET: Final = frozenset((CONSUMER_ASSIGNMENT_INTERVAL_MS, SHARE_ASSIGNMENT_INTERVAL_MS))
 DYNAMIC_GROUP_CONFIG: Final = 8  # DescribeConfigs' ConfigSource.GROUP_CONFIG
 DEFAULT_CONFIG: Final = 5
-INT_TYPE: Final = 3
+# DescribeConfigs' ConfigType ids
+CONFIG_TYPES: Final = {"boolean": 1, "string": 2, "int": 3}
 
 logger = logging.getLogger(__name__)
 
@@ -126,10 +178,14 @@ class GroupConfigManager:
             logger.warning("Ignoring unreadable %s: %s", self.path, exc)
             return {}
 
-    def value(self, group_id: str, name: str) -> int:
+    def value(self, group_id: str, name: str):
         """The group's value of `name`: its override, kept within the broker's bounds as they
-        are now (GroupConfig.evaluate caps it, with a warning), else the broker's."""
+        are now (GroupConfig.evaluate caps it, with a warning), else the broker's (a key with
+        no broker key: GroupConfig's default)."""
         override = self.overrides.get(group_id, {}).get(name)
+        if name not in BROKER_KEYS:
+            return GROUP_CONFIG_DEF.keys[name].parse(override if override is not None
+                                                     else GROUP_CONFIG_DEF.keys[name].default)
         if override is None:
             return self.broker_config[BROKER_KEYS[name][0]]
         value = GROUP_CONFIG_DEF.keys[name].parse(override)
@@ -181,10 +237,12 @@ class GroupConfigManager:
         for name in GROUP_CONFIG_DEF.keys:
             if keys is not None and name not in keys:
                 continue
-            value = str(self.value(group_id, name))
+            raw = self.value(group_id, name)
+            value = str(raw).lower() if isinstance(raw, bool) else str(raw)
             source = DYNAMIC_GROUP_CONFIG if name in overrides else DEFAULT_CONFIG
             entries.append({"name": name, "value": value, "read_only": False, "config_source": source,
-                            "is_sensitive": False, "config_type": INT_TYPE, "documentation": None,
+                            "is_sensitive": False, "config_type": CONFIG_TYPES[GROUP_CONFIG_DEF.keys[name].type],
+                            "documentation": None,
                             "synonyms": [{"name": name, "value": value, "source": source}] if include_synonyms
                             else []})
         return entries

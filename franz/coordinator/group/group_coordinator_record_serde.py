@@ -60,8 +60,26 @@ _CONSUMER_GROUP_RECORDS: Final = {
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: "ConsumerGroupTargetAssignmentMember",
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: "ConsumerGroupCurrentMemberAssignment",
 }
+# Record types 10-15: the share group records (KIP-932) as Kafka 4.3 writes them. Type 9
+# (ShareGroupPartitionMetadata) was dropped before 4.1 and is skipped as unknown.
+SHARE_GROUP_MEMBER_METADATA: Final = 10
+SHARE_GROUP_METADATA: Final = 11
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA: Final = 12
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: Final = 13
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: Final = 14
+SHARE_GROUP_STATE_PARTITION_METADATA: Final = 15
+_CONSUMER_GROUP_RECORDS.update({
+    SHARE_GROUP_MEMBER_METADATA: "ShareGroupMemberMetadata",
+    SHARE_GROUP_METADATA: "ShareGroupMetadata",
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA: "ShareGroupTargetAssignmentMetadata",
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: "ShareGroupTargetAssignmentMember",
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: "ShareGroupCurrentMemberAssignment",
+    SHARE_GROUP_STATE_PARTITION_METADATA: "ShareGroupStatePartitionMetadata",
+})
+SHARE_GROUP_RECORD_TYPES: Final = frozenset(range(SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_STATE_PARTITION_METADATA + 1))
 _PER_MEMBER: Final = frozenset({CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                                CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT})
+                                CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, SHARE_GROUP_MEMBER_METADATA,
+                                SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT})
 
 _SCHEMAS = """\
 OffsetCommitKey key=1 versions=0-1
@@ -198,6 +216,91 @@ ConsumerGroupCurrentMemberAssignmentValue key=8 versions=0 flex=0+
       partitions []int32
       assignment_epochs []int32 tag=0 null default=null
  response
+
+ShareGroupMemberMetadataKey key=10 versions=10
+ request
+    group_id string
+    member_id string
+ response
+
+ShareGroupMemberMetadataValue key=10 versions=0 flex=0+
+ request
+    rack_id string null
+    client_id string
+    client_host string
+    subscribed_topic_names []string
+ response
+
+ShareGroupMetadataKey key=11 versions=11
+ request
+    group_id string
+ response
+
+ShareGroupMetadataValue key=11 versions=0 flex=0+
+ request
+    epoch int32
+    metadata_hash int64
+ response
+
+ShareGroupTargetAssignmentMetadataKey key=12 versions=12
+ request
+    group_id string
+ response
+
+ShareGroupTargetAssignmentMetadataValue key=12 versions=0 flex=0+
+ request
+    assignment_epoch int32
+    assignment_timestamp int64 tag=0 default=0
+ response
+
+ShareGroupTargetAssignmentMemberKey key=13 versions=13
+ request
+    group_id string
+    member_id string
+ response
+
+ShareGroupTargetAssignmentMemberValue key=13 versions=0 flex=0+
+ request
+    topic_partitions []
+      topic_id uuid
+      partitions []int32
+ response
+
+ShareGroupCurrentMemberAssignmentKey key=14 versions=14
+ request
+    group_id string
+    member_id string
+ response
+
+ShareGroupCurrentMemberAssignmentValue key=14 versions=0 flex=0+
+ request
+    member_epoch int32
+    previous_member_epoch int32
+    state int8
+    assigned_partitions []
+      topic_id uuid
+      partitions []int32
+ response
+
+ShareGroupStatePartitionMetadataKey key=15 versions=15
+ request
+    group_id string
+ response
+
+ShareGroupStatePartitionMetadataValue key=15 versions=0 flex=0+
+ request
+    initializing_topics []
+      topic_id uuid
+      topic_name string
+      partitions []int32
+    initialized_topics []
+      topic_id uuid
+      topic_name string
+      partitions []int32
+    deleting_topics []
+      topic_id uuid
+      topic_name string
+ response
 """
 
 _CODECS: Final = {schema.name: MessageCodec(schema) for schema in parse_schemas(_SCHEMAS)}
@@ -278,6 +381,21 @@ def consumer_group_value(record_type: int, data: dict) -> bytes:
 
 def read_consumer_group_value(record_type: int, buffer: bytes) -> dict:
     return _decode(_CONSUMER_GROUP_RECORDS[record_type] + "Value", buffer, 0, 0)[1]
+
+
+def ordered_changes(persisted: dict[bytes, bytes], current: dict[bytes, bytes], put_order: tuple[int, ...],
+                    tombstone_order: tuple[int, ...]) -> list[tuple[bytes, bytes | None]]:
+    """The records to append so that the log, after `persisted`, says `current`: new or changed
+    records in `put_order` of their types, then tombstones of the keys that are gone in
+    `tombstone_order`."""
+    def record_type(key: bytes) -> int:
+        return _VERSION.unpack_from(key, 0)[0]
+
+    puts = [(key, value) for key, value in current.items() if persisted.get(key) != value]
+    gone: list[tuple[bytes, bytes | None]] = [(key, None) for key in persisted if key not in current]
+    puts.sort(key=lambda entry: put_order.index(record_type(entry[0])))
+    gone.sort(key=lambda entry: tombstone_order.index(record_type(entry[0])))
+    return [*puts, *gone]
 
 
 def offset_commit_key(group: str, topic: str, partition: int) -> bytes:

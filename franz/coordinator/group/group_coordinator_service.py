@@ -46,6 +46,7 @@ from franz.coordinator.group.group_coordinator import (
 from franz.coordinator.group.group_coordinator_shard import read_partitions, replay
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
+from franz.coordinator.group.share_group_coordinator import ShareGroupConfig, ShareGroupCoordinator
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
 from franz.protocol.errors import Errors
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
@@ -58,6 +59,7 @@ KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
 GROUP_TYPE_CLASSIC: Final = "classic"
 GROUP_TYPE_CONSUMER: Final = "consumer"
+GROUP_TYPE_SHARE: Final = "share"
 # OffsetCommit and OffsetFetch name topics by id from v10 (the Java 4.x consumer's, in KIP-848 groups).
 OFFSETS_BY_TOPIC_ID_MIN_VERSION: Final = 10
 
@@ -70,7 +72,7 @@ TransactionVerifier = Callable[[str, int, int, int, int], Awaitable[Errors]]
 
 class GroupCoordinatorService:
     def __init__(self, config, controller, replica_manager, metadata,
-                 clock_ms: Callable[[], int] = now_ms, group_configs=None) -> None:
+                 clock_ms: Callable[[], int] = now_ms, group_configs=None, share_coordinator=None) -> None:
         self.config = GroupConfig.from_kafka_config(config)
         self.kafka_config = config
         self.controller = controller
@@ -86,6 +88,12 @@ class GroupCoordinatorService:
                                                             self._topics_view, self._claim_for_consumer_group,
                                                             self._append, group_configs,
                                                             self._hand_back_to_classic_group)
+        # KIP-932 share groups, with the share coordinator that keeps their partitions' state
+        self.share_groups: ShareGroupCoordinator | None = None
+        if share_coordinator is not None:
+            self.share_groups = ShareGroupCoordinator(ShareGroupConfig.from_kafka_config(config), self._topics_view,
+                                                      self._append, share_coordinator,
+                                                      self._is_classic_or_consumer_group, group_configs, clock_ms)
         self._clock_ms = clock_ms
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
@@ -101,7 +109,10 @@ class GroupCoordinatorService:
             logs = [(p, self.replica_manager.log_of((OFFSETS_TOPIC, p))) for p in range(topic.num_partitions)]
             entries = await asyncio.get_running_loop().run_in_executor(None, read_partitions, logs)
         self.coordinator.startup()
-        loaded = replay(entries, self.offsets, self.coordinator, self.consumer_groups, self._clock_ms())
+        loaded = replay(entries, self.offsets, self.coordinator, self.consumer_groups, self._clock_ms(),
+                        self.share_groups)
+        if self.share_groups is not None:
+            self.share_groups.start_sessions()
         if loaded:
             logger.info("Loaded %d groups and the offsets of %d groups from %s", loaded,
                         len(self.offsets.offsets), OFFSETS_TOPIC)
@@ -116,6 +127,8 @@ class GroupCoordinatorService:
         await self.coordinator.shutdown()
         if self.consumer_groups is not None:
             await self.consumer_groups.shutdown()
+        if self.share_groups is not None:
+            await self.share_groups.shutdown()
 
     def register(self, apis) -> None:
         for name, handler in (("FindCoordinator", self.handle_find_coordinator),
@@ -130,6 +143,12 @@ class GroupCoordinatorService:
         if self.consumer_groups is not None:
             apis.register("ConsumerGroupHeartbeat", self.handle_consumer_group_heartbeat)
             apis.register("ConsumerGroupDescribe", self.handle_consumer_group_describe)
+        if self.share_groups is not None:
+            apis.register("ShareGroupHeartbeat", self.handle_share_group_heartbeat)
+            apis.register("ShareGroupDescribe", self.handle_share_group_describe)
+            apis.register("DescribeShareGroupOffsets", self.handle_describe_share_group_offsets)
+            apis.register("AlterShareGroupOffsets", self.handle_alter_share_group_offsets)
+            apis.register("DeleteShareGroupOffsets", self.handle_delete_share_group_offsets)
 
     # -- the internal topic ------------------------------------------------------------
 
@@ -274,6 +293,52 @@ class GroupCoordinatorService:
         if body["include_authorized_operations"]:
             _add_authorized_operations(answers)
         return {"throttle_time_ms": 0, "groups": answers}
+
+    async def handle_share_group_heartbeat(self, request, body: dict) -> dict:
+        assert self.share_groups is not None
+        await self.ensure_offsets_topic()
+        answer = await self.share_groups.heartbeat(request.client_id or "", "/" + request.client_address[0], body)
+        return {"throttle_time_ms": 0, **answer}
+
+    async def handle_share_group_describe(self, request, body: dict) -> dict:
+        assert self.share_groups is not None
+        answers = self.share_groups.describe(body["group_ids"], self.metadata.name_of)
+        if body["include_authorized_operations"]:
+            _add_authorized_operations(answers)
+        return {"throttle_time_ms": 0, "groups": answers}
+
+    async def handle_describe_share_group_offsets(self, request, body: dict) -> dict:
+        assert self.share_groups is not None
+
+        def high_watermark(topic: str, partition: int) -> int | None:
+            log = self.replica_manager.log_of((topic, partition))
+            return None if log is None else log.high_watermark
+        return {"throttle_time_ms": 0, "groups": [
+            self.share_groups.describe_offsets(group["group_id"], group["topics"], high_watermark)
+            for group in body["groups"]]}
+
+    async def handle_alter_share_group_offsets(self, request, body: dict) -> dict:
+        assert self.share_groups is not None
+        if not body["group_id"]:
+            return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID, "error_message": None,
+                    "responses": []}
+        await self.ensure_offsets_topic()
+        return {"throttle_time_ms": 0, **await self.share_groups.alter_offsets(body["group_id"], body["topics"])}
+
+    async def handle_delete_share_group_offsets(self, request, body: dict) -> dict:
+        assert self.share_groups is not None
+        if not body["group_id"]:
+            return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID, "error_message": None,
+                    "responses": []}
+        return {"throttle_time_ms": 0, **await self.share_groups.delete_offsets(body["group_id"], body["topics"])}
+
+    def _is_classic_or_consumer_group(self, group_id: str) -> bool:
+        classic = self.coordinator.group(group_id)
+        return self._consumer_group(group_id) is not None or (
+            classic is not None and not classic.is_in_state(GroupState.DEAD))
+
+    def _share_group(self, group_id: str):
+        return None if self.share_groups is None else self.share_groups.groups.get(group_id)
 
     def _consumer_group(self, group_id: str) -> ConsumerGroup | None:
         if self.consumer_groups is None:
@@ -668,6 +733,12 @@ class GroupCoordinatorService:
                 continue
             groups.append({"group_id": consumer_group.group_id, "protocol_type": GROUP_TYPE_CONSUMER,
                            "group_state": state, "group_type": GROUP_TYPE_CONSUMER})
+        for share_group in (self.share_groups.groups.values() if self.share_groups is not None else ()):
+            state = share_group.state
+            if (states and state.lower() not in states) or (types and GROUP_TYPE_SHARE not in types):
+                continue
+            groups.append({"group_id": share_group.group_id, "protocol_type": GROUP_TYPE_SHARE,
+                           "group_state": state, "group_type": GROUP_TYPE_SHARE})
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "groups": groups}
 
     async def handle_describe_groups(self, request, body: dict) -> dict:
@@ -680,7 +751,7 @@ class GroupCoordinatorService:
             if not group_id:
                 answer["error_code"] = Errors.INVALID_GROUP_ID
                 continue
-            not_classic = self._consumer_group(group_id) is not None
+            not_classic = self._consumer_group(group_id) is not None or self._share_group(group_id) is not None
             group = None if not_classic else self.coordinator.group(group_id)
             if group is None:
                 # GroupMetadataManager.describeGroups: a group that is not classic is Dead; from
@@ -712,6 +783,12 @@ class GroupCoordinatorService:
         group = self.coordinator.group(group_id)
         if not group_id:
             return Errors.INVALID_GROUP_ID
+        if self._share_group(group_id) is not None:
+            try:
+                await self.share_groups.delete_group(group_id)
+            except GroupError as exc:
+                return exc.code
+            return Errors.NONE
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
             if consumer_group.members:

@@ -29,6 +29,7 @@ from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_parti
 from franz.coordinator.group.group_coordinator import GroupCoordinator
 from franz.coordinator.group.group_metadata import ClassicGroup
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
+from franz.coordinator.group.share_group_coordinator import ShareGroupCoordinator
 from franz.records.builder import NO_PRODUCER_ID
 from franz.storage.unified_log import UnifiedLog
 
@@ -53,10 +54,12 @@ def read_partitions(logs: list[tuple[int, UnifiedLog | None]]) -> list[LoadedEnt
 
 
 def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: GroupCoordinator,
-           consumer_groups: ConsumerGroupCoordinator | None, now_ms: int) -> int:
+           consumer_groups: ConsumerGroupCoordinator | None, now_ms: int,
+           share_groups: ShareGroupCoordinator | None = None) -> int:
     """Rebuild the state from the entries; the number of groups with members' metadata loaded."""
     groups: dict[str, dict | None] = {}
     consumer_records: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
+    share_records: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
     # (group id, kind) -> the offset of its last record: which kind is the group's now
     last_written: dict[tuple[str, str], tuple[int, int]] = {}
     for partition, key_bytes, value_bytes, offset, producer_id in entries:
@@ -77,6 +80,8 @@ def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: 
             elif isinstance(key, serde.GroupMetadataKey):
                 groups[key.group] = None if value_bytes is None else serde.read_group_metadata_value(value_bytes)
                 last_written[(key.group, "classic")] = (partition, offset)
+            elif isinstance(key, serde.ConsumerGroupRecordKey) and key.record_type in serde.SHARE_GROUP_RECORD_TYPES:
+                share_records.setdefault(key.group, {})[key] = value_bytes
             elif isinstance(key, serde.ConsumerGroupRecordKey):
                 consumer_records.setdefault(key.group, {})[key] = value_bytes
                 last_written[(key.group, "consumer")] = (partition, offset)
@@ -95,6 +100,8 @@ def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: 
         if value is not None:
             classic.load_group(ClassicGroup.from_record(group_id, value, now_ms))
     loaded = 0 if consumer_groups is None else consumer_groups.load(consumer_records)
+    if share_groups is not None:
+        loaded += share_groups.load(share_records)
     is_consumer_group: Callable[[str], bool] = (lambda _id: False) if consumer_groups is None else (
         lambda group_id: consumer_groups.group(group_id) is not None)
     for group_id in [*offsets.offsets, *offsets.open_transactions_by_group]:

@@ -1,0 +1,291 @@
+"""The share coordinator (ShareCoordinatorService and ShareCoordinatorShard): the durable state
+of every share-partition, kept in `__share_group_state` as Kafka 4.3 keeps it.
+
+A share-partition (group, topic id, partition) has a start offset (below it every
+record is done with), the state epoch its group gave it, the leader epoch of the
+partition that last wrote it, the count of finished records at or above the start
+offset (KIP-1226), and state batches: offset ranges with their delivery state
+(available, acknowledged, archived) and delivery count.
+
+- `initialize` (InitializeShareGroupState) writes a fresh snapshot: the group
+  coordinator calls it for each partition a share group subscribes to, with start
+  offset -1 (unset: the partition's leader applies share.auto.offset.reset when it
+  first reads the state).
+- `read` (ReadShareGroupState) answers the state; a read with a newer leader epoch
+  records that epoch, which fences writes of older leaders.
+- `write` (WriteShareGroupState) records a change: an update record, or a snapshot
+  of the combined state once share.coordinator.snapshot.update.records.per.snapshot
+  updates followed the last snapshot.
+- `delete` tombstones the share-partition; `read_summary` answers start offset and
+  finished count for the admin's offsets.
+
+Invariant: the in-memory state changes only by replaying a record after its append
+returned, so what a caller was told is written is what a restart loads. Writes of
+one share-partition are serialized, so a snapshot never misses an update computed
+beside it. Topic of 50 partitions (share.coordinator.state.topic.num.partitions),
+cleanup.policy=delete with retention.ms=-1 as Kafka makes it; franz does not yet
+prune records below every share-partition's last snapshot (Kafka's DeleteRecords
+every 5 minutes), so the topic grows with the writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from franz.common.utils import java_string_hash, kafka_abs
+from franz.coordinator.group.coordinator_loader import CoordinatorPartitionWriter, CoordinatorWriteError, load_partition
+from franz.coordinator.share import share_coordinator_record_serde as serde
+from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
+from franz.protocol.errors import Errors
+from franz.records.builder import now_ms
+
+logger = logging.getLogger(__name__)
+
+SHARE_GROUP_STATE_TOPIC: Final = "__share_group_state"
+UNINITIALIZED_START_OFFSET: Final = -1
+# RecordState ids as persisted (ACQUIRED, 1, never is)
+AVAILABLE: Final = 0
+ACKNOWLEDGED: Final = 2
+ARCHIVED: Final = 4
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StateBatch:
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ShareGroupOffset:
+    snapshot_epoch: int
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    delivery_complete_count: int
+    create_timestamp: int
+    write_timestamp: int
+    state_batches: tuple[StateBatch, ...]
+
+
+class ShareStateError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def coordinator_key(key: SharePartitionKey) -> str:
+    """SharePartitionKey.asCoordinatorKey: group:topicId:partition, the topic id as Kafka prints a Uuid."""
+    topic = base64.urlsafe_b64encode(key.topic_id).rstrip(b"=").decode("ascii")
+    return f"{key.group_id}:{topic}:{key.partition}"
+
+
+def combine(current: Iterable[StateBatch], new: Iterable[StateBatch], start_offset: int) -> tuple[StateBatch, ...]:
+    """PersisterStateBatchCombiner: one list of non-overlapping batches from both, nothing below
+    `start_offset`. Where batches overlap the one with the higher delivery count wins, then the
+    higher state; touching batches of the same state and count merge."""
+    batches = [b for b in (*current, *new) if b.last_offset >= start_offset]
+    if not batches:
+        return ()
+    points = sorted({max(b.first_offset, start_offset) for b in batches} | {b.last_offset + 1 for b in batches})
+    result: list[StateBatch] = []
+    for low, high in zip(points, points[1:]):
+        covering = [b for b in batches if b.first_offset <= low and b.last_offset >= high - 1]
+        if not covering:
+            continue
+        best = max(covering, key=lambda b: (b.delivery_count, b.delivery_state))
+        last = result[-1] if result else None
+        if (last is not None and last.last_offset + 1 == low and last.delivery_state == best.delivery_state
+                and last.delivery_count == best.delivery_count):
+            result[-1] = dataclasses.replace(last, last_offset=high - 1)
+        else:
+            result.append(StateBatch(low, high - 1, best.delivery_state, best.delivery_count))
+    return tuple(result)
+
+
+def _batches(entries: list[dict]) -> tuple[StateBatch, ...]:
+    return tuple(StateBatch(e["first_offset"], e["last_offset"], e["delivery_state"], e["delivery_count"])
+                 for e in entries)
+
+
+def _entries(batches: Iterable[StateBatch]) -> list[dict]:
+    return [{"first_offset": b.first_offset, "last_offset": b.last_offset, "delivery_state": b.delivery_state,
+             "delivery_count": b.delivery_count} for b in batches]
+
+
+class ShareCoordinator:
+    def __init__(self, config, controller, replica_manager, metadata,
+                 clock_ms: Callable[[], int] = now_ms) -> None:
+        self.controller = controller
+        self.replica_manager = replica_manager
+        self.metadata = metadata
+        self.num_partitions: int = config["share.coordinator.state.topic.num.partitions"]
+        self.segment_bytes: int = config["share.coordinator.state.topic.segment.bytes"]
+        self.updates_per_snapshot: int = config["share.coordinator.snapshot.update.records.per.snapshot"]
+        self.writer = CoordinatorPartitionWriter(replica_manager, SHARE_GROUP_STATE_TOPIC)
+        self.clock_ms = clock_ms
+        self.states: dict[SharePartitionKey, ShareGroupOffset] = {}
+        self.updates_since_snapshot: dict[SharePartitionKey, int] = {}
+        self._locks: dict[SharePartitionKey, asyncio.Lock] = {}
+
+    # -- the topic ------------------------------------------------------------------
+
+    async def startup(self) -> None:
+        topic = self.metadata.get(SHARE_GROUP_STATE_TOPIC)
+        if topic is None:
+            return
+        count = 0
+        for partition in range(topic.num_partitions):
+            log = self.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, partition))
+            if log is not None:
+                count += load_partition(log, self._replay_bytes)
+        if count:
+            logger.info("Loaded %d records of %s: %d share-partitions", count, SHARE_GROUP_STATE_TOPIC,
+                        len(self.states))
+
+    async def ensure_state_topic(self) -> None:
+        if self.metadata.get(SHARE_GROUP_STATE_TOPIC) is None:
+            # share.coordinator.state.topic.min.isr is not set on the topic: franz makes every
+            # topic with one replica, which a minimum of 2 would refuse every write.
+            await self.controller.create_topic(SHARE_GROUP_STATE_TOPIC, self.num_partitions, {
+                "cleanup.policy": "delete", "compression.type": "producer", "retention.ms": "-1",
+                "segment.bytes": str(self.segment_bytes)})
+
+    def partition_for(self, key: SharePartitionKey) -> int:
+        return kafka_abs(java_string_hash(coordinator_key(key))) % self.num_partitions
+
+    async def _append(self, key: SharePartitionKey, record_type: int, value: dict | None) -> None:
+        entry = (serde.key(record_type, key), None if value is None else serde.value(record_type, value))
+        await self.ensure_state_topic()
+        try:
+            await self.writer.append(self.partition_for(key), [entry])
+        except CoordinatorWriteError as exc:
+            logger.error("Could not write the state of share-partition %s: %s", coordinator_key(key), exc)
+            raise ShareStateError(exc.code, str(exc)) from None
+        self._replay(record_type, key, value)
+
+    # -- replay ---------------------------------------------------------------------
+
+    def _replay_bytes(self, key_bytes: bytes, value_bytes: bytes | None, _offset: int) -> None:
+        record_type, key = serde.read_key(key_bytes)
+        value = None if value_bytes is None else serde.read_value(record_type, value_bytes)
+        self._replay(record_type, key, value)
+
+    def _replay(self, record_type: int, key: SharePartitionKey, value: dict | None) -> None:
+        if value is None:
+            self.states.pop(key, None)
+            self.updates_since_snapshot.pop(key, None)
+            return
+        if record_type == serde.SHARE_SNAPSHOT:
+            current = self.states.get(key)
+            self.states[key] = ShareGroupOffset(
+                value["snapshot_epoch"], max(value["state_epoch"], current.state_epoch if current else 0),
+                max(value["leader_epoch"], current.leader_epoch if current else 0), value["start_offset"],
+                value["delivery_complete_count"], value["create_timestamp"], value["write_timestamp"],
+                _batches(value["state_batches"]))
+            if self.updates_since_snapshot.get(key, 0) >= self.updates_per_snapshot:
+                self.updates_since_snapshot[key] = 0
+            self.updates_since_snapshot.setdefault(key, 0)
+            return
+        current = self.states.get(key)
+        if current is None:
+            return  # an update of a share-partition with no snapshot: nothing to apply it to
+        start = value["start_offset"] if value["start_offset"] != UNINITIALIZED_START_OFFSET else current.start_offset
+        leader = max(current.leader_epoch, value["leader_epoch"])
+        self.states[key] = dataclasses.replace(
+            current, leader_epoch=leader, start_offset=start, delivery_complete_count=value["delivery_complete_count"],
+            state_batches=combine(current.state_batches, _batches(value["state_batches"]), start))
+        self.updates_since_snapshot[key] = self.updates_since_snapshot.get(key, 0) + 1
+
+    # -- the state RPCs -------------------------------------------------------------
+
+    def _lock(self, key: SharePartitionKey) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+    def _known_partition(self, key: SharePartitionKey) -> bool:
+        name = self.metadata.name_of(key.topic_id)
+        topic = None if name is None else self.metadata.get(name)
+        return topic is not None and 0 <= key.partition < topic.num_partitions
+
+    def _checked(self, key: SharePartitionKey, operation: str, leader_epoch: int, state_epoch: int) -> ShareGroupOffset:
+        """ShareCoordinatorShard's checks of a read or write, in its order: initialized, not
+        fenced by a newer leader or state epoch (-1: not checked), a partition that exists."""
+        current = self.states.get(key)
+        if current is None:
+            raise ShareStateError(Errors.INVALID_REQUEST,
+                                  f"{operation} operation on uninitialized share partition not allowed.")
+        if leader_epoch != -1 and current.leader_epoch > leader_epoch:
+            raise ShareStateError(Errors.FENCED_LEADER_EPOCH, Errors.FENCED_LEADER_EPOCH.name)
+        if state_epoch != -1 and current.state_epoch > state_epoch:
+            raise ShareStateError(Errors.FENCED_STATE_EPOCH, Errors.FENCED_STATE_EPOCH.name)
+        if not self._known_partition(key):
+            raise ShareStateError(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.name)
+        return current
+
+    async def initialize(self, key: SharePartitionKey, state_epoch: int, start_offset: int) -> None:
+        """A fresh snapshot of the share-partition. Raises ShareStateError."""
+        async with self._lock(key):
+            current = self.states.get(key)
+            if current is not None and state_epoch != -1 and current.state_epoch > state_epoch:
+                raise ShareStateError(Errors.FENCED_STATE_EPOCH, f"Initialize of {coordinator_key(key)} with state "
+                                      f"epoch {state_epoch} below the recorded {current.state_epoch}.")
+            if not self._known_partition(key):
+                raise ShareStateError(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.name)
+            now = self.clock_ms()
+            await self._append(key, serde.SHARE_SNAPSHOT, {
+                "snapshot_epoch": current.snapshot_epoch + 1 if current else 0, "state_epoch": state_epoch,
+                "leader_epoch": 0, "start_offset": start_offset,
+                "delivery_complete_count": (serde.UNINITIALIZED_DELIVERY_COMPLETE_COUNT
+                                            if start_offset == UNINITIALIZED_START_OFFSET else 0),
+                "create_timestamp": now, "write_timestamp": now, "state_batches": []})
+
+    async def read(self, key: SharePartitionKey, leader_epoch: int) -> ShareGroupOffset:
+        """The state, for the partition's leader at `leader_epoch`. Raises ShareStateError."""
+        async with self._lock(key):
+            current = self._checked(key, "Read", leader_epoch, -1)
+            if leader_epoch > current.leader_epoch:
+                await self._append(key, serde.SHARE_UPDATE, {
+                    "snapshot_epoch": current.snapshot_epoch, "leader_epoch": leader_epoch,
+                    "start_offset": UNINITIALIZED_START_OFFSET,
+                    "delivery_complete_count": current.delivery_complete_count, "state_batches": []})
+            return self.states[key]
+
+    async def write(self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start_offset: int,
+                    delivery_complete_count: int, batches: Iterable[StateBatch]) -> None:
+        """Record a change of the share-partition's state. Raises ShareStateError."""
+        async with self._lock(key):
+            current = self._checked(key, "Write", leader_epoch, state_epoch)
+            batches = tuple(batches)
+            if self.updates_since_snapshot.get(key, 0) >= self.updates_per_snapshot:
+                start = start_offset if start_offset != UNINITIALIZED_START_OFFSET else current.start_offset
+                now = self.clock_ms()
+                await self._append(key, serde.SHARE_SNAPSHOT, {
+                    "snapshot_epoch": current.snapshot_epoch + 1, "state_epoch": current.state_epoch,
+                    "leader_epoch": current.leader_epoch, "start_offset": start,
+                    "delivery_complete_count": delivery_complete_count, "create_timestamp": now,
+                    "write_timestamp": now,
+                    "state_batches": _entries(combine(current.state_batches, batches, start))})
+            else:
+                await self._append(key, serde.SHARE_UPDATE, {
+                    "snapshot_epoch": current.snapshot_epoch, "leader_epoch": current.leader_epoch,
+                    "start_offset": start_offset, "delivery_complete_count": delivery_complete_count,
+                    "state_batches": _entries(combine((), batches, max(start_offset, 0)))})
+
+    async def delete(self, key: SharePartitionKey) -> None:
+        """Forget the share-partition (a tombstone); nothing to do when it has no state."""
+        async with self._lock(key):
+            if key in self.states:
+                await self._append(key, serde.SHARE_SNAPSHOT, None)
+
+    def read_summary(self, key: SharePartitionKey) -> ShareGroupOffset | None:
+        return self.states.get(key)
+
+    def on_topic_deleted(self, topic_id: bytes) -> list[SharePartitionKey]:
+        """The share-partitions of a deleted topic, whose state the caller deletes."""
+        return [key for key in self.states if key.topic_id == topic_id]

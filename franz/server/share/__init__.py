@@ -1,0 +1,1 @@
+"""KIP-932 share groups on the broker: share-partitions, share sessions, ShareFetch and ShareAcknowledge."""

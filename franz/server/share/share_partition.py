@@ -1,0 +1,478 @@
+"""One share-partition: the records of a topic partition as a share group hands them out
+(Kafka's SharePartition, KIP-932).
+
+Offsets below the share-partition start offset (SPSO) are done with. From the SPSO
+on, each offset the group has fetched is in flight with a state, a delivery count
+and, while acquired, the member holding it:
+
+- AVAILABLE (0): may be handed out (again);
+- ACQUIRED (1): handed to one member, locked for share.record.lock.duration.ms; the
+  lock's expiry makes it AVAILABLE again;
+- ACKNOWLEDGED (2) and ARCHIVED (4): finished. A record released or timed out
+  once its delivery count reached share.delivery.count.limit is archived instead
+  of made available: poison messages stop coming back.
+
+A fetch acquires available offsets first (lowest first), then new records from
+the log, whole log batches at a time (so MaxRecords may be exceeded at a batch
+boundary, as Kafka's batch-optimized mode does), never more offsets in flight than
+share.partition.max.record.locks past the SPSO. Acknowledgements: 0 gap and 3
+reject archive, 1 accept acknowledges, 2 release makes available, 4 renew restarts
+the lock. The SPSO moves past every leading finished offset.
+
+Durability: the state is read from the share coordinator when the share-partition
+is first used; a start offset of -1 means none yet, and share.auto.offset.reset
+(latest, earliest or by_duration) picks it from the log. Every acknowledgement,
+release and lock expiry writes the changed offsets (never ACQUIRED: a restart
+hands acquired records out again) with the SPSO and the finished count, and an
+acknowledgement is answered only once that write returned; if it fails, the
+changes are rolled back and the member gets the error.
+
+Everything runs on the broker's event loop: no locks. Limits: offsets are kept
+one entry each (at most max.record.locks plus a batch's worth); Kafka's delivery
+throttling of records near the delivery limit (handing them out alone) and its
+record-limit acquire mode are not implemented: batch-optimized is the only mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from franz.coordinator.group.group_config import by_duration_ms
+from franz.coordinator.share.share_coordinator import (
+    ACKNOWLEDGED,
+    ARCHIVED,
+    AVAILABLE,
+    UNINITIALIZED_START_OFFSET,
+    ShareGroupOffset,
+    StateBatch,
+)
+from franz.protocol.errors import Errors
+from franz.records.file_records import FileRecords
+from franz.storage.unified_log import FetchIsolation, OffsetOutOfRangeError, UnifiedLog
+
+logger = logging.getLogger(__name__)
+
+ACQUIRED: Final = 1
+ACK_GAP: Final = 0
+ACK_ACCEPT: Final = 1
+ACK_RELEASE: Final = 2
+ACK_REJECT: Final = 3
+ACK_RENEW: Final = 4
+_ACK_STATES: Final = {ACK_GAP: ARCHIVED, ACK_ACCEPT: ACKNOWLEDGED, ACK_RELEASE: AVAILABLE, ACK_REJECT: ARCHIVED}
+TERMINAL: Final = frozenset((ACKNOWLEDGED, ARCHIVED))
+EARLIEST_TIMESTAMP: Final = -2
+LATEST_TIMESTAMP: Final = -1
+
+
+class SharePartitionError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclasses.dataclass(slots=True)
+class InFlight:
+    state: int
+    delivery_count: int
+    member_id: str = ""
+    acquisition: int = 0  # which acquisition (and lock timer) holds it
+
+
+@dataclasses.dataclass(slots=True)
+class Acquired:
+    """What one fetch got from this share-partition."""
+    records: Any  # the log's records holding the acquired offsets (bytes-like, FileRecords or empty)
+    ranges: list[dict]  # AcquiredRecords: first_offset, last_offset, delivery_count
+
+    @property
+    def count(self) -> int:
+        return sum(r["last_offset"] - r["first_offset"] + 1 for r in self.ranges)
+
+
+@dataclasses.dataclass(frozen=True)
+class SharePartitionConfig:
+    """The group's values, read on every use (group configs change at run time)."""
+    record_lock_duration_ms: int
+    delivery_count_limit: int
+    max_in_flight_records: int
+    auto_offset_reset: str
+    isolation: FetchIsolation
+    renew_enabled: bool
+
+
+ReadState = Callable[[], Awaitable[ShareGroupOffset]]
+# state epoch, start offset, finished count, batches
+WriteState = Callable[[int, int, int, list[StateBatch]], Awaitable[None]]
+
+
+class SharePartition:
+    def __init__(self, group_id: str, topic_id: bytes, topic: str, partition: int, log: UnifiedLog,
+                 config: Callable[[], SharePartitionConfig], read_state: ReadState, write_state: WriteState,
+                 on_available: Callable[[], None]) -> None:
+        self.group_id, self.topic_id, self.topic, self.partition = group_id, topic_id, topic, partition
+        self.log = log
+        self._config = config
+        self._read_state = read_state
+        self._write_state = write_state
+        self._on_available = on_available  # records became acquirable: wake waiting fetches
+        self.start_offset = 0
+        self.end_offset = 0  # the offset after the last one in flight
+        self.in_flight: dict[int, InFlight] = {}
+        self._initialized = False
+        self._initializing: asyncio.Future | None = None
+        self.state_epoch = -1  # the state's, once read: a newer one at the coordinator fences this one
+        self._acquisitions = 0
+        self._locks: dict[int, asyncio.TimerHandle] = {}
+        self.fenced = False
+
+    # -- initialization ------------------------------------------------------------------
+
+    async def maybe_initialize(self) -> None:
+        """Read the persisted state once (concurrent callers wait for the same read). Raises
+        SharePartitionError."""
+        if self._initialized:
+            return
+        if self._initializing is None:
+            self._initializing = asyncio.get_running_loop().create_future()
+            try:
+                self._initialize(await self._read_state())
+            except SharePartitionError as exc:
+                self._initializing.set_exception(exc)
+                self._initializing.exception()  # retrieved: the caller below raises it
+                self._initializing = None
+                raise
+            self._initialized = True
+            self._initializing.set_result(None)
+            return
+        await asyncio.shield(self._initializing)
+
+    def _initialize(self, state: ShareGroupOffset) -> None:
+        self.state_epoch = state.state_epoch
+        start = state.start_offset
+        if start == UNINITIALIZED_START_OFFSET:
+            start = self._reset_offset(self._config().auto_offset_reset)
+        self.start_offset = start
+        self.end_offset = start
+        for batch in state.state_batches:
+            if batch.last_offset < start:
+                continue
+            for offset in range(max(batch.first_offset, start), batch.last_offset + 1):
+                self.in_flight[offset] = InFlight(batch.delivery_state, batch.delivery_count)
+            self.end_offset = max(self.end_offset, batch.last_offset + 1)
+        self._advance_start()
+        logger.info("Initialized share-partition %s-%d of group %s at start offset %d (%d offsets in flight)",
+                    self.topic, self.partition, self.group_id, self.start_offset, len(self.in_flight))
+
+    def _reset_offset(self, strategy: str) -> int:
+        """share.auto.offset.reset over the log, read uncommitted (ShareFetchUtils)."""
+        strategy = strategy.strip().lower()
+        if strategy == "earliest":
+            return self.log.log_start_offset
+        if strategy == "latest":
+            return self.log.high_watermark
+        duration = by_duration_ms(strategy)
+        found = self.log.fetch_offset_by_timestamp(int(time.time() * 1000) - (duration or 0))
+        return self.log.high_watermark if found is None else found.offset
+
+    # -- acquiring -----------------------------------------------------------------------
+
+    def next_fetch_offset(self) -> int | None:
+        """The first offset a fetch may acquire: an available one in flight, else the first new
+        one while room is left under max.record.locks; None when nothing can be acquired."""
+        for offset in range(self.start_offset, self.end_offset):
+            entry = self.in_flight.get(offset)
+            if entry is not None and entry.state == AVAILABLE:
+                return offset
+        if self.end_offset - self.start_offset < self._config().max_in_flight_records:
+            return self.end_offset
+        return None
+
+    def acquirable_bytes(self) -> int:
+        """Whether (and roughly how much) a fetch would get now, for a waiting fetch's min bytes."""
+        offset = self.next_fetch_offset()
+        if offset is None:
+            return 0
+        if offset < self.end_offset:
+            return 1
+        bound = (self.log.last_stable_offset if self._config().isolation == FetchIsolation.TXN_COMMITTED
+                 else self.log.high_watermark)
+        return max(bound - offset, 0)
+
+    def acquire(self, member_id: str, max_records: int, batch_size: int, max_bytes: int) -> Acquired | None:
+        """Acquire up to `max_records` (rounded up to whole log batches) for the member; None when
+        nothing was acquired."""
+        if self.fenced or not self._initialized or max_records <= 0:
+            return None
+        offset = self.next_fetch_offset()
+        if offset is None:
+            return None
+        config = self._config()
+        if offset < self.log.log_start_offset:
+            self._move_to_log_start(self.log.log_start_offset)
+            offset = self.next_fetch_offset()
+            if offset is None:
+                return None
+        try:
+            info = self.log.read(offset, max_bytes, config.isolation, True)
+        except OffsetOutOfRangeError:  # retention moved the log start meanwhile: the next fetch starts there
+            self._move_to_log_start(self.log.log_start_offset)
+            return None
+        batches = list(info.records.batches())
+        if not batches:
+            return None
+        aborted = _AbortedTransactions(info.aborted_transactions if config.isolation == FetchIsolation.TXN_COMMITTED
+                                       else None)
+        self._acquisitions += 1
+        acquisition = self._acquisitions
+        acquired: list[int] = []
+        batch_bounds: list[tuple[int, int, Any]] = []
+        limit = self.start_offset + config.max_in_flight_records
+        for batch in batches:
+            first, last = batch.base_offset, batch.last_offset
+            if last < offset:
+                continue
+            if acquired and len(acquired) >= max_records:
+                break
+            took = False
+            batch_aborted = aborted.at(batch)
+            for at in range(max(first, offset), last + 1):
+                entry = self.in_flight.get(at)
+                if at < self.end_offset:
+                    if entry is None or entry.state != AVAILABLE:
+                        continue
+                elif at >= limit and acquired:
+                    break
+                if batch_aborted:  # read_committed: an aborted transaction's records are archived
+                    self.in_flight[at] = InFlight(ARCHIVED, 0)
+                else:
+                    count = (entry.delivery_count if entry is not None else 0) + 1
+                    self.in_flight[at] = InFlight(ACQUIRED, count, member_id, acquisition)
+                    acquired.append(at)
+                    took = True
+                self.end_offset = max(self.end_offset, at + 1)
+            if took:
+                batch_bounds.append((first, last, batch))
+        for at in range(offset, self.end_offset):  # offsets the log no longer has (compaction, gaps)
+            if at not in self.in_flight:
+                self.in_flight[at] = InFlight(ARCHIVED, 0)
+        if not acquired:
+            self._advance_start()
+            return None
+        self._locks[acquisition] = asyncio.get_running_loop().call_later(
+            config.record_lock_duration_ms / 1000, self._lock_expired, acquisition)
+        return Acquired(_slice(info.records, batch_bounds), self._ranges(acquired, batch_bounds, batch_size))
+
+    def _ranges(self, acquired: list[int], batch_bounds: list[tuple[int, int, Any]], batch_size: int) -> list[dict]:
+        """AcquiredRecords: runs of consecutive offsets with one delivery count, cut at a log batch
+        boundary once a run holds batch_size offsets (createBatches)."""
+        starts = {first for first, _, _ in batch_bounds}
+        ranges: list[dict] = []
+        for at in acquired:
+            count = self.in_flight[at].delivery_count
+            last = ranges[-1] if ranges else None
+            if (last is not None and last["last_offset"] + 1 == at and last["delivery_count"] == count
+                    and not (at in starts and batch_size > 0
+                             and at - last["first_offset"] >= batch_size)):
+                last["last_offset"] = at
+            else:
+                ranges.append({"first_offset": at, "last_offset": at, "delivery_count": count})
+        return ranges
+
+    def _move_to_log_start(self, log_start: int) -> None:
+        """The log start moved past the SPSO (retention, DeleteRecords): available records below it
+        are archived, acquired ones wait for their members or locks, and the SPSO goes to the log
+        start once none is left below it (updateCacheAndOffsets)."""
+        acquired_below = [at for at, entry in self.in_flight.items() if at < log_start and entry.state == ACQUIRED]
+        for at, entry in list(self.in_flight.items()):
+            if at < log_start and entry.state == AVAILABLE:
+                self.in_flight[at] = InFlight(ARCHIVED, entry.delivery_count)
+        if not acquired_below:
+            for at in [at for at in self.in_flight if at < log_start]:
+                del self.in_flight[at]
+            self.start_offset = max(self.start_offset, log_start)
+        self.end_offset = max(self.end_offset, log_start)
+        self._advance_start()
+
+    # -- acknowledging -------------------------------------------------------------------
+
+    async def acknowledge(self, member_id: str, batches: list[dict]) -> None:
+        """Apply a member's acknowledgement batches (first_offset, last_offset, acknowledge_types)
+        all or nothing, and write them. Raises SharePartitionError."""
+        if self.fenced or not self._initialized:
+            raise SharePartitionError(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.name)
+        config = self._config()
+        before: dict[int, InFlight] = {}
+        renewed: list[int] = []
+        try:
+            for batch in batches:
+                first, last, types = batch["first_offset"], batch["last_offset"], batch["acknowledge_types"]
+                if last < self.start_offset:
+                    continue
+                if first >= self.end_offset or last >= self.end_offset:
+                    raise SharePartitionError(Errors.INVALID_REQUEST,
+                                              f"Batch {first}-{last} is past the last offset in flight "
+                                              f"({self.end_offset - 1}).")
+                for at in range(max(first, self.start_offset), last + 1):
+                    kind = types[0] if len(types) == 1 else types[at - first]
+                    entry = self.in_flight.get(at)
+                    if entry is None or entry.state != ACQUIRED:
+                        raise SharePartitionError(Errors.INVALID_RECORD_STATE,
+                                                  "The offset cannot be acknowledged. The offset is not acquired.")
+                    if entry.member_id != member_id:
+                        raise SharePartitionError(Errors.INVALID_RECORD_STATE, "Member is not the owner of offset")
+                    if kind == ACK_RENEW:
+                        if not config.renew_enabled:
+                            raise SharePartitionError(Errors.INVALID_RECORD_STATE,
+                                                      "Renewing acquisition locks is not enabled for the group.")
+                        renewed.append(at)
+                        continue
+                    before.setdefault(at, dataclasses.replace(entry))
+                    state = _ACK_STATES[kind]
+                    if state == AVAILABLE and entry.delivery_count >= config.delivery_count_limit:
+                        state = ARCHIVED
+                    self.in_flight[at] = InFlight(state, entry.delivery_count)
+        except SharePartitionError:
+            self.in_flight.update(before)
+            raise
+        if renewed:
+            self._renew(renewed, member_id, config)
+        if before:
+            await self._write_changes(before)
+
+    def _renew(self, offsets: list[int], member_id: str, config: SharePartitionConfig) -> None:
+        self._acquisitions += 1
+        acquisition = self._acquisitions
+        for at in offsets:
+            self.in_flight[at].acquisition = acquisition
+        self._locks[acquisition] = asyncio.get_running_loop().call_later(
+            config.record_lock_duration_ms / 1000, self._lock_expired, acquisition)
+
+    def release_member(self, member_id: str) -> Awaitable[None] | None:
+        """The member's session ended: its acquired records go back (archived at the delivery
+        limit); the write, or None when it held nothing."""
+        before = self._give_back(lambda entry: entry.member_id == member_id)
+        if not before:
+            return None
+        return self._write_changes(before, rollback=False)
+
+    def _lock_expired(self, acquisition: int) -> None:
+        self._locks.pop(acquisition, None)
+        if self.fenced:
+            return
+        before = self._give_back(lambda entry: entry.acquisition == acquisition)
+        if before:
+            logger.debug("Acquisition lock of %d records of %s-%d (group %s) expired", len(before), self.topic,
+                         self.partition, self.group_id)
+            task = asyncio.get_running_loop().create_task(self._write_changes(before, rollback=False))
+            task.add_done_callback(_log_failure)
+
+    def _give_back(self, which: Callable[[InFlight], bool]) -> dict[int, InFlight]:
+        """Acquired records `which` selects become available, or archived at the delivery limit;
+        their entries as they were."""
+        limit = self._config().delivery_count_limit
+        before: dict[int, InFlight] = {}
+        for at, entry in self.in_flight.items():
+            if entry.state == ACQUIRED and which(entry):
+                before[at] = dataclasses.replace(entry)
+                self.in_flight[at] = InFlight(ARCHIVED if entry.delivery_count >= limit else AVAILABLE,
+                                              entry.delivery_count)
+        return before
+
+    async def _write_changes(self, before: dict[int, InFlight], rollback: bool = True) -> None:
+        """Persist the offsets changed from `before`, with the SPSO they allow; on failure put
+        them back when `rollback` (an acknowledgement's error goes to its member), else keep them
+        (a lock expiry or a release happened whatever the log says, as Kafka keeps them)."""
+        changed = sorted(before)
+        batches: list[StateBatch] = []
+        for at in changed:
+            entry = self.in_flight[at]
+            last = batches[-1] if batches else None
+            if (last is not None and last.last_offset + 1 == at and last.delivery_state == entry.state
+                    and last.delivery_count == entry.delivery_count):
+                batches[-1] = dataclasses.replace(last, last_offset=at)
+            else:
+                batches.append(StateBatch(at, at, entry.state, entry.delivery_count))
+        start = self._leading_finished_end()
+        finished = sum(1 for at, entry in self.in_flight.items() if at >= start and entry.state in TERMINAL)
+        try:
+            await self._write_state(self.state_epoch, start, finished, batches)
+        except SharePartitionError:
+            if rollback:
+                for at, entry in before.items():
+                    self.in_flight[at] = entry
+            raise
+        finally:
+            self._advance_start()
+            self._on_available()
+
+    def _leading_finished_end(self) -> int:
+        """Where the SPSO may move: past every finished offset at its head, and past offsets the
+        log no longer has (below its start) that nothing holds."""
+        start = self.start_offset
+        log_start = self.log.log_start_offset
+        while start < self.end_offset:
+            entry = self.in_flight.get(start)
+            if entry is None and start < log_start:
+                later = [at for at in self.in_flight if start < at < log_start]
+                start = min(later) if later else log_start
+                continue
+            if entry is None or entry.state not in TERMINAL:
+                break
+            start += 1
+        return start
+
+    def _advance_start(self) -> None:
+        new_start = self._leading_finished_end()
+        for at in range(self.start_offset, new_start):
+            self.in_flight.pop(at, None)
+        self.start_offset = new_start
+
+    def finished_count(self) -> int:
+        return sum(1 for entry in self.in_flight.values() if entry.state in TERMINAL)
+
+    def fence(self) -> None:
+        """Taken out of use (topic deleted, group gone): its locks stop."""
+        self.fenced = True
+        for handle in self._locks.values():
+            handle.cancel()
+        self._locks.clear()
+
+
+class _AbortedTransactions:
+    """Which batches of a read_committed read belong to aborted transactions, as a consumer tells
+    them: a producer's transactional batches from its aborted transaction's first offset on, up to
+    its ABORT marker."""
+
+    def __init__(self, aborted) -> None:
+        self._pending = sorted(((txn.first_offset, txn.producer_id) for txn in aborted or ()), reverse=True)
+        self._open: set[int] = set()
+
+    def at(self, batch) -> bool:
+        while self._pending and self._pending[-1][0] <= batch.last_offset:
+            self._open.add(self._pending.pop()[1])
+        if batch.is_control_batch:
+            self._open.discard(batch.producer_id)  # the marker ends it (and is itself no record to hand out)
+            return False
+        return batch.is_transactional and batch.producer_id in self._open
+
+
+def _slice(records, batch_bounds: list[tuple[int, int, Any]]):
+    """The log's bytes from the first batch holding an acquired offset to the last (maybeSliceFetchRecords)."""
+    if not batch_bounds:
+        return records
+    if not isinstance(records, FileRecords):
+        return records
+    first_batch, last_batch = batch_bounds[0][2], batch_bounds[-1][2]
+    start = first_batch.position - records.start
+    end = last_batch.position + last_batch.size_in_bytes - records.start
+    return records.slice(start, end - start)
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.warning("Could not write a share-partition's state: %s", task.exception())

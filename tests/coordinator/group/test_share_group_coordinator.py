@@ -1,0 +1,179 @@
+"""KIP-932 share groups on a real in-process KafkaServer: ShareGroupHeartbeat joins, the
+initialization of share-partition state before assignment, shared partitions, leaving,
+fencing by session timeout, errors, ShareGroupDescribe, and the records a restart loads."""
+
+from __future__ import annotations
+
+import asyncio
+
+from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
+from franz.protocol.errors import Errors
+from tests.coordinator.group.test_consumer_group_coordinator import beat as consumer_beat
+from tests.coordinator.group.test_group_coordinator import run, wait_until
+
+OVERRIDES = {"group_share_assignment_interval_ms": "0"}
+
+
+class _Request:
+    api_version = 1
+    listener_name = "PLAINTEXT"
+    client_address = ("127.0.0.1", 1)
+    client_id = "c"
+
+
+async def _topic(server, name: str, partitions: int) -> bytes:
+    await server.controller.create_topic(name, partitions, {})
+    return server.metadata.get(name).topic_id.bytes
+
+
+async def beat(server, member_id: str, epoch: int, group_id: str = "g", topics=("t",), rack=None) -> dict:
+    body = {"group_id": group_id, "member_id": member_id, "member_epoch": epoch, "rack_id": rack,
+            "subscribed_topic_names": None if topics is None else list(topics)}
+    return await server.group_coordinator.handle_share_group_heartbeat(_Request(), body)
+
+
+def _partitions(answer: dict) -> dict[bytes, list[int]]:
+    assert answer["assignment"] is not None
+    return {tp["topic_id"]: tp["partitions"] for tp in answer["assignment"]["topic_partitions"]}
+
+
+async def _initialized(server, group_id: str = "g") -> None:
+    groups = server.group_coordinator.share_groups
+    await wait_until(lambda: not groups.groups[group_id].initializing, "the share state initialized")
+
+
+def test_a_member_is_assigned_partitions_once_their_share_state_is_initialized(tmp_path):
+    async def scenario(server):
+        topic = await _topic(server, "t", 3)
+        first = await beat(server, "m1", 0)
+        # 4.3 starts a group at epoch 1: the join takes it to 2. Nothing is initialized yet.
+        assert (first["error_code"], first["member_id"], first["member_epoch"]) == (Errors.NONE, "m1", 2)
+        assert _partitions(first) == {} and first["heartbeat_interval_ms"] == 5000
+        await _initialized(server)
+        second = await beat(server, "m1", 2, topics=None)
+        assert second["member_epoch"] == 3 and _partitions(second) == {topic: [0, 1, 2]}
+        state = server.share_coordinator.read_summary
+        return [state(SharePartitionKey("g", topic, p)).state_epoch for p in range(3)]
+    assert run(tmp_path, scenario, **OVERRIDES) == [2, 2, 2]
+
+
+def test_members_share_a_partition_and_a_leaving_member_bumps_the_epoch(tmp_path):
+    async def scenario(server):
+        topic = await _topic(server, "t", 1)
+        await beat(server, "m1", 0)
+        await _initialized(server)
+        one = await beat(server, "m1", 2, topics=None)
+        two = await beat(server, "m2", 0)
+        assert _partitions(two) == {topic: [0]}
+        assert two["member_epoch"] == 4
+        again = await beat(server, "m1", one["member_epoch"], topics=None)
+        assert again["member_epoch"] == 4 and again["assignment"] is None  # still partition 0: unchanged
+        left = await beat(server, "m2", -1, topics=None)
+        assert (left["error_code"], left["member_epoch"]) == (Errors.NONE, -1)
+        group = server.group_coordinator.share_groups.groups["g"]
+        return group.group_epoch, sorted(group.members)
+    assert run(tmp_path, scenario, **OVERRIDES) == (5, ["m1"])
+
+
+def test_heartbeats_are_refused_as_kafka_refuses_them(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 1)
+        codes = {
+            "no member id": (await beat(server, "", 0))["error_code"],
+            "member id too long": (await beat(server, "x" * 37, 0))["error_code"],
+            "no topics at join": (await beat(server, "m1", 0, topics=()))["error_code"],
+            "epoch below -1": (await beat(server, "m1", -2))["error_code"],
+            "unknown group": (await beat(server, "m1", 3, group_id="nobody"))["error_code"],
+            "unknown group leaving": (await beat(server, "m1", -1, group_id="nobody"))["error_code"],
+        }
+        await beat(server, "m1", 0)
+        codes["unknown member"] = (await beat(server, "m9", 2))["error_code"]
+        codes["epoch ahead"] = (await beat(server, "m1", 7, topics=None))["error_code"]
+        await consumer_beat(server, "c1", 0, group_id="consumers")
+        codes["a consumer group's id"] = (await beat(server, "m1", 0, group_id="consumers"))["error_code"]
+        return codes
+    assert run(tmp_path, scenario, **OVERRIDES) == {
+        "no member id": Errors.INVALID_REQUEST, "member id too long": Errors.INVALID_REQUEST,
+        "no topics at join": Errors.INVALID_REQUEST, "epoch below -1": Errors.INVALID_REQUEST,
+        "unknown group": Errors.GROUP_ID_NOT_FOUND, "unknown group leaving": Errors.GROUP_ID_NOT_FOUND,
+        "unknown member": Errors.UNKNOWN_MEMBER_ID, "epoch ahead": Errors.FENCED_MEMBER_EPOCH,
+        "a consumer group's id": Errors.GROUP_ID_NOT_FOUND}
+
+
+def test_a_full_group_refuses_a_new_member(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 1)
+        await beat(server, "m1", 0)
+        refused = await beat(server, "m2", 0)
+        kept = await beat(server, "m1", 0)
+        return refused["error_code"], kept["error_code"]
+    assert run(tmp_path, scenario, group_share_max_size="1", **OVERRIDES) == (Errors.GROUP_MAX_SIZE_REACHED,
+                                                                               Errors.NONE)
+
+
+def test_a_silent_member_is_fenced_when_its_session_ends(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 1)
+        await beat(server, "m1", 0)
+        groups = server.group_coordinator.share_groups
+        await wait_until(lambda: not groups.groups["g"].members, "the member fenced")
+        return groups.groups["g"].state, (await beat(server, "m1", 2, topics=None))["error_code"]
+    assert run(tmp_path, scenario, group_share_session_timeout_ms="300", group_share_min_session_timeout_ms="100",
+               group_share_heartbeat_interval_ms="100", group_share_min_heartbeat_interval_ms="100",
+               **OVERRIDES) == ("Empty", Errors.UNKNOWN_MEMBER_ID)
+
+
+def test_describe_names_members_and_their_partitions(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 2)
+        await beat(server, "m1", 0, rack="r1")
+        await _initialized(server)
+        await beat(server, "m1", 2, topics=None)
+        answer = await server.group_coordinator.handle_share_group_describe(
+            _Request(), {"group_ids": ["g", "nobody", ""], "include_authorized_operations": False})
+        return answer["groups"]
+    described, missing, empty = run(tmp_path, scenario, **OVERRIDES)
+    assert (described["group_state"], described["group_epoch"], described["assignor_name"]) == ("Stable", 3, "simple")
+    member = described["members"][0]
+    assert (member["member_id"], member["rack_id"], member["client_id"], member["member_epoch"]) == ("m1", "r1", "c", 3)
+    assert [(tp["topic_name"], tp["partitions"]) for tp in member["assignment"]["topic_partitions"]] == [("t", [0, 1])]
+    assert missing["error_code"] == Errors.GROUP_ID_NOT_FOUND and empty["error_code"] == Errors.INVALID_GROUP_ID
+
+
+def test_a_restarted_broker_loads_the_group_and_its_member_carries_on(tmp_path):
+    async def first(server):
+        topic = await _topic(server, "t", 2)
+        await beat(server, "m1", 0)
+        await _initialized(server)
+        answer = await beat(server, "m1", 2, topics=None)
+        await asyncio.sleep(0)
+        return topic, answer["member_epoch"]
+    topic, epoch = run(tmp_path, first, **OVERRIDES)
+
+    async def second(server):
+        group = server.group_coordinator.share_groups.groups["g"]
+        loaded = (group.group_epoch, group.assignment_epoch, sorted(group.members), dict(group.initialized))
+        again = await beat(server, "m1", epoch, topics=None)
+        listed = await server.group_coordinator.handle_list_groups(_Request(), {"states_filter": [],
+                                                                                "types_filter": ["share"]})
+        return loaded, again["error_code"], again["member_epoch"], listed["groups"]
+    loaded, code, again_epoch, listed = run(tmp_path, second, **OVERRIDES)
+    assert loaded == (3, 3, ["m1"], {topic: ("t", frozenset({0, 1}))})
+    assert (code, again_epoch) == (Errors.NONE, 3)
+    assert listed == [{"group_id": "g", "protocol_type": "share", "group_state": "Stable", "group_type": "share"}]
+
+
+def test_offsets_of_a_group_with_members_cannot_be_altered_or_deleted(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 1)
+        await beat(server, "m1", 0)
+        groups = server.group_coordinator.share_groups
+        altered = await groups.alter_offsets("g", [{"topic_name": "t", "partitions": [
+            {"partition_index": 0, "start_offset": 0}]}])
+        deleted = await groups.delete_offsets("g", [{"topic_name": "t"}])
+        unknown = await groups.delete_offsets("nobody", [{"topic_name": "t"}])
+        await consumer_beat(server, "c1", 0, group_id="consumers")
+        other = await groups.alter_offsets("consumers", [])
+        return [answer["error_code"] for answer in (altered, deleted, unknown, other)]
+    assert run(tmp_path, scenario, **OVERRIDES) == [Errors.NON_EMPTY_GROUP, Errors.NON_EMPTY_GROUP,
+                                                    Errors.GROUP_ID_NOT_FOUND, Errors.GROUP_ID_NOT_FOUND]

@@ -1,0 +1,104 @@
+"""The share coordinator: `__share_group_state` records byte for byte, the batch combiner, and
+initialize / read / write / delete on a real in-process KafkaServer, across restarts."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from franz.coordinator.group.coordinator_loader import load_partition
+from franz.coordinator.share import share_coordinator_record_serde as serde
+from franz.coordinator.share.share_coordinator import (
+    ACKNOWLEDGED,
+    ARCHIVED,
+    AVAILABLE,
+    SHARE_GROUP_STATE_TOPIC,
+    ShareStateError,
+    StateBatch,
+    combine,
+    coordinator_key,
+)
+from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
+from franz.protocol.errors import Errors
+from tests.coordinator.group.test_group_coordinator import run
+
+TOPIC_ID = bytes(range(16))
+
+
+def test_a_snapshot_key_is_the_record_type_then_group_topic_id_and_partition():
+    key = serde.key(serde.SHARE_SNAPSHOT, SharePartitionKey("g", TOPIC_ID, 3))
+    assert key == struct.pack(">hh", 0, 1) + b"g" + TOPIC_ID + struct.pack(">i", 3)
+    assert serde.read_key(key) == (serde.SHARE_SNAPSHOT, SharePartitionKey("g", TOPIC_ID, 3))
+    assert serde.key(serde.SHARE_UPDATE, SharePartitionKey("g", TOPIC_ID, 3))[:2] == b"\x00\x01"
+
+
+def test_the_finished_count_is_a_tagged_field_left_out_at_its_default():
+    batch = {"first_offset": 5, "last_offset": 9, "delivery_state": ACKNOWLEDGED, "delivery_count": 1}
+    unset = serde.value(serde.SHARE_UPDATE, {"snapshot_epoch": 0, "leader_epoch": 0, "start_offset": 5,
+                                             "delivery_complete_count": -1, "state_batches": [batch]})
+    counted = serde.value(serde.SHARE_UPDATE, {"snapshot_epoch": 0, "leader_epoch": 0, "start_offset": 5,
+                                               "delivery_complete_count": 5, "state_batches": [batch]})
+    assert unset.endswith(b"\x00") and len(counted) == len(unset) + 6  # tag 0, size 4, int32
+    assert serde.read_value(serde.SHARE_UPDATE, counted)["delivery_complete_count"] == 5
+    assert serde.read_value(serde.SHARE_UPDATE, unset)["state_batches"] == [batch]
+
+
+def test_the_coordinator_key_prints_the_topic_id_as_kafka_prints_a_uuid():
+    assert coordinator_key(SharePartitionKey("my:group", TOPIC_ID, 7)) == "my:group:AAECAwQFBgcICQoLDA0ODw:7"
+
+
+def test_combining_keeps_the_higher_delivery_count_where_batches_overlap_and_prunes_below_the_start():
+    current = (StateBatch(0, 9, AVAILABLE, 1),)
+    new = (StateBatch(3, 5, ACKNOWLEDGED, 2), StateBatch(6, 6, ARCHIVED, 1))
+    assert combine(current, new, 2) == (StateBatch(2, 2, AVAILABLE, 1), StateBatch(3, 5, ACKNOWLEDGED, 2),
+                                        StateBatch(6, 6, ARCHIVED, 1), StateBatch(7, 9, AVAILABLE, 1))
+    assert combine((StateBatch(0, 4, ACKNOWLEDGED, 1),), (StateBatch(5, 8, ACKNOWLEDGED, 1),), 0) == (
+        StateBatch(0, 8, ACKNOWLEDGED, 1),)
+    assert combine((StateBatch(0, 4, ACKNOWLEDGED, 1),), (), 5) == ()
+
+
+async def _topic(server, name: str) -> bytes:
+    await server.controller.create_topic(name, 2, {})
+    return server.metadata.get(name).topic_id.bytes
+
+
+def test_state_is_initialized_written_and_read_back_after_a_restart(tmp_path):
+    overrides = {"share_coordinator_snapshot_update_records_per_snapshot": "2"}
+
+    async def write(server):
+        coordinator = server.share_coordinator
+        key = SharePartitionKey("g", await _topic(server, "t"), 1)
+        with pytest.raises(ShareStateError) as uninitialized:
+            await coordinator.read(key, 0)
+        assert uninitialized.value.code == Errors.INVALID_REQUEST
+        await coordinator.initialize(key, 2, -1)
+        assert (await coordinator.read(key, 0)).start_offset == -1
+        await coordinator.write(key, 2, 0, 0, 3, [StateBatch(0, 2, ACKNOWLEDGED, 1), StateBatch(3, 4, AVAILABLE, 1)])
+        await coordinator.write(key, 2, 0, 3, 0, [StateBatch(3, 3, ACKNOWLEDGED, 2)])
+        await coordinator.write(key, 2, 0, 4, 0, [StateBatch(4, 4, ARCHIVED, 2), StateBatch(5, 6, AVAILABLE, 1)])
+        with pytest.raises(ShareStateError) as fenced:
+            await coordinator.write(key, 1, 0, 4, 0, [])
+        assert fenced.value.code == Errors.FENCED_STATE_EPOCH
+        log = server.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, coordinator.partition_for(key)))
+        types: list[int] = []
+        load_partition(log, lambda k, v, _offset: types.append(serde.read_key(k)[0]))
+        return key, types
+
+    key, types = run(tmp_path, write, **overrides)
+    # initialize is a snapshot; two updates; then, the update count reached, a snapshot
+    assert types == [serde.SHARE_SNAPSHOT, serde.SHARE_UPDATE, serde.SHARE_UPDATE, serde.SHARE_SNAPSHOT]
+
+    async def read(server):
+        state = await server.share_coordinator.read(key, 0)
+        await server.share_coordinator.delete(key)
+        return state, server.share_coordinator.read_summary(key)
+
+    state, deleted = run(tmp_path, read, **overrides)
+    assert (state.state_epoch, state.start_offset) == (2, 4)
+    assert state.state_batches == (StateBatch(4, 4, ARCHIVED, 2), StateBatch(5, 6, AVAILABLE, 1))
+    assert deleted is None
+
+    async def after_delete(server):
+        return server.share_coordinator.read_summary(key)
+    assert run(tmp_path, after_delete, **overrides) is None

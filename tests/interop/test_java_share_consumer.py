@@ -1,0 +1,191 @@
+"""KIP-932 share groups driven by Kafka's own Java client (KafkaShareConsumer and Admin, 4.3.0).
+
+The driver (java/ShareDriver.java) runs one consumer per process, so several can share
+a partition, and a test can stop one (SIGSTOP) to keep its records acquired, or kill
+the broker under it. Heartbeats come every 500 ms here (Kafka's default 5 s would only
+slow the tests: a new partition is assigned a heartbeat after its state is initialized).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.support.java_client import compile_driver_or_skip
+
+pytestmark = pytest.mark.interop
+
+DRIVER = Path(__file__).parent / "java" / "ShareDriver.java"
+TIMEOUT_S = 120
+FAST_HEARTBEATS = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
+
+
+@pytest.fixture(scope="session")
+def share_driver() -> list[str]:
+    return compile_driver_or_skip(DRIVER)
+
+
+def _run(driver: list[str], *args: str) -> list[str]:
+    result = subprocess.run([*driver, *args], capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.splitlines()
+
+
+def _records(lines: list[str]) -> list[tuple[int, str, int]]:
+    """(offset, value, delivery count) of every "rec" line."""
+    return [(int(w[2]), w[3], int(w[4])) for w in (line.split() for line in lines) if w and w[0] == "rec"]
+
+
+def test_java_share_consumer_reads_every_record_once_and_keeps_its_acknowledgements_over_a_crash(
+        broker_factory, share_driver):
+    broker = broker_factory(FAST_HEARTBEATS)
+    _run(share_driver, "produce", broker.bootstrap, "shared", "50", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "queue")
+    first = _run(share_driver, "consume", broker.bootstrap, "shared", "queue", "50")
+    assert first[-1] == "consumed 50"
+    assert _records(first) == [(i, f"value-{i}", 1) for i in range(50)]
+    _run(share_driver, "produce", broker.bootstrap, "shared", "20", "50")
+    broker.restart(signal.SIGKILL)  # the acknowledgements were written to __share_group_state
+    again = _run(share_driver, "consume", broker.bootstrap, "shared", "queue", "20")
+    assert _records(again) == [(i, f"value-{i}", 1) for i in range(50, 70)]
+
+
+def test_two_java_share_consumers_split_one_partition_with_no_record_twice(broker_factory, share_driver):
+    broker = broker_factory(FAST_HEARTBEATS)
+    _run(share_driver, "produce", broker.bootstrap, "split", "3000", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "pair")
+    # slow workers (100 records a poll, 100 ms on each): neither drains the partition before the other joins
+    consumers = [subprocess.Popen([*share_driver, "drain", broker.bootstrap, "split", "pair", "3000", "100"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = []
+    for process in consumers:
+        out, err = process.communicate(timeout=TIMEOUT_S)
+        assert process.returncode == 0, err[-3000:]
+        outputs.append(_records(out.splitlines()))
+    offsets = Counter(offset for output in outputs for offset, _, _ in output)
+    assert sorted(offsets) == list(range(3000)) and set(offsets.values()) == {1}
+    assert all(count == 1 for output in outputs for _, _, count in output)
+    assert all(outputs), [len(output) for output in outputs]  # both members got records of the one partition
+
+
+def test_released_records_come_back_with_a_higher_delivery_count_and_rejected_ones_never(
+        broker_factory, share_driver):
+    broker = broker_factory(FAST_HEARTBEATS)
+    _run(share_driver, "produce", broker.bootstrap, "again", "10", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "redeliver")
+    released = _run(share_driver, "release", broker.bootstrap, "again", "redeliver", "10")
+    assert released[-1] == "accepted 10"
+    deliveries = _records(released)
+    assert sorted((offset, count) for offset, _, count in deliveries) == [
+        (i, n) for i in range(10) for n in (1, 2)]
+    _run(share_driver, "produce", broker.bootstrap, "again", "5", "10")
+    rejected = _run(share_driver, "reject", broker.bootstrap, "again", "redeliver", "5")
+    assert rejected[-1] == "rejected 5 again 0"
+    assert [offset for offset, _, _ in _records(rejected)] == list(range(10, 15))
+
+
+def test_a_record_released_delivery_count_limit_times_is_archived(broker_factory, share_driver):
+    broker = broker_factory({**FAST_HEARTBEATS, "group.share.delivery.count.limit": "2"})
+    _run(share_driver, "produce", broker.bootstrap, "poison", "3", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "limited")
+    deliveries = _records(_run(share_driver, "release-all", broker.bootstrap, "poison", "limited", "2000"))
+    assert sorted((offset, count) for offset, _, count in deliveries) == [(i, n) for i in range(3) for n in (1, 2)]
+    assert _run(share_driver, "drain", broker.bootstrap, "poison", "limited", "1000")[-1] == "drained 0"
+
+
+def test_records_a_stopped_consumer_holds_go_to_another_once_their_lock_expires(broker_factory, share_driver):
+    broker = broker_factory({**FAST_HEARTBEATS, "group.share.record.lock.duration.ms": "1000",
+                             "group.share.min.record.lock.duration.ms": "1000"})
+    _run(share_driver, "produce", broker.bootstrap, "locked", "10", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "stalled")
+    holder = subprocess.Popen([*share_driver, "hold", broker.bootstrap, "locked", "stalled", "10"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        held = []
+        while True:  # bounded by the driver's own deadline: it prints "held N" either way
+            line = holder.stdout.readline()
+            assert line, holder.stderr.read()[-3000:]
+            if line.startswith("held"):
+                break
+            held.append(line)
+        assert _records(held) == [(i, f"value-{i}", 1) for i in range(10)]
+        holder.send_signal(signal.SIGSTOP)  # its connection stays open: only the lock frees the records
+        taken = _run(share_driver, "consume", broker.bootstrap, "locked", "stalled", "10")
+        assert _records(taken) == [(i, f"value-{i}", 2) for i in range(10)]
+    finally:
+        holder.kill()
+        holder.communicate(timeout=TIMEOUT_S)
+
+
+def test_java_admin_lists_describes_and_deletes_a_share_group(broker_factory, share_driver):
+    """Admin.listGroups and describeShareGroups see a member and its partition; a group with a
+    member cannot be deleted. A consumer killed mid-way has its records released when its
+    connection closes (not a lock duration later), and its member leaves at its session's end."""
+    broker = broker_factory({**FAST_HEARTBEATS, "group.share.session.timeout.ms": "2000",
+                             "group.share.min.session.timeout.ms": "1000"})
+    _run(share_driver, "produce", broker.bootstrap, "admin-share", "5", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "described")
+    holder = subprocess.Popen([*share_driver, "hold", broker.bootstrap, "admin-share", "described", "5"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not (line := holder.stdout.readline()).startswith("held"):
+            assert line, holder.stderr.read()[-3000:]
+        assert _run(share_driver, "describe", broker.bootstrap, "described") == [
+            "listed described Share Stable", "group described state=Stable members=1 epoch=assigned",
+            "member admin-share-0"]
+        assert _run(share_driver, "delete", broker.bootstrap, "described") == ["refused GroupNotEmptyException"]
+    finally:
+        holder.kill()
+        holder.communicate(timeout=TIMEOUT_S)
+    drained = _run(share_driver, "drain", broker.bootstrap, "admin-share", "described", "500")
+    assert _records(drained) == [(i, f"value-{i}", 2) for i in range(5)]
+    for _ in range(50):  # the killed member's 2 s session ends
+        described = _run(share_driver, "describe", broker.bootstrap, "described")
+        if described[1].startswith("group described state=Empty"):
+            break
+        time.sleep(0.2)
+    # The last member's leaving moved the group epoch; no heartbeat computed a target since.
+    assert described == ["listed described Share Empty", "group described state=Empty members=0 epoch=behind"]
+    assert _run(share_driver, "delete", broker.bootstrap, "described") == ["deleted"]
+    assert _run(share_driver, "describe", broker.bootstrap, "described") == ["missing GroupIdNotFoundException"]
+
+
+def test_a_read_committed_share_group_never_hands_out_aborted_records(broker_factory, share_driver):
+    broker = broker_factory(FAST_HEARTBEATS)
+    _run(share_driver, "transactions", broker.bootstrap, "txn-share")
+    _run(share_driver, "earliest", broker.bootstrap, "committed-only", "share.isolation.level=read_committed")
+    _run(share_driver, "earliest", broker.bootstrap, "everything")
+    committed = [value for _, value, _ in _records(_run(share_driver, "drain", broker.bootstrap, "txn-share",
+                                                        "committed-only", "1000"))]
+    assert committed == [f"committed-{i}" for i in range(10)]
+    everything = [value for _, value, _ in _records(_run(share_driver, "drain", broker.bootstrap, "txn-share",
+                                                         "everything", "1000"))]
+    assert everything == [f"committed-{i}" for i in range(5)] + [f"aborted-{i}" for i in range(5)] + [
+        f"committed-{i}" for i in range(5, 10)]
+
+
+def test_java_admin_lists_resets_and_deletes_share_group_offsets(broker_factory, share_driver):
+    """kafka-share-groups.sh's --describe --offsets, --reset-offsets and --delete-offsets: the start
+    offset and lag of each share-partition, a new start for an empty group, and state forgotten
+    until a member initializes it again."""
+    broker = broker_factory(FAST_HEARTBEATS)
+    _run(share_driver, "produce", broker.bootstrap, "offsets-share", "10", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "offsets")
+    assert _run(share_driver, "consume", broker.bootstrap, "offsets-share", "offsets", "10")[-1] == "consumed 10"
+    _run(share_driver, "produce", broker.bootstrap, "offsets-share", "5", "10")
+    assert _run(share_driver, "offsets", broker.bootstrap, "offsets") == ["offset offsets-share-0 10 5", "offsets 1"]
+    assert _run(share_driver, "reset", broker.bootstrap, "offsets", "offsets-share", "3") == ["reset"]
+    assert _run(share_driver, "offsets", broker.bootstrap, "offsets") == ["offset offsets-share-0 3 12", "offsets 1"]
+    again = _records(_run(share_driver, "drain", broker.bootstrap, "offsets-share", "offsets", "1000"))
+    assert again == [(i, f"value-{i}", 1) for i in range(3, 15)]
+    assert _run(share_driver, "forget", broker.bootstrap, "offsets", "offsets-share") == ["forgot"]
+    assert _run(share_driver, "offsets", broker.bootstrap, "offsets") == ["offsets 0"]
+    assert _run(share_driver, "forget", broker.bootstrap, "offsets", "offsets-share") == [
+        "refused UnknownTopicOrPartitionException"]
+    from_scratch = _records(_run(share_driver, "drain", broker.bootstrap, "offsets-share", "offsets", "1000"))
+    assert [offset for offset, _, _ in from_scratch] == list(range(15))  # earliest again, state made anew

@@ -1,0 +1,111 @@
+"""ShareFetch and ShareAcknowledge on the wire, against a real broker process: the record flow
+of one member (acquire, accept, release and re-acquire in one request, reject) and the error
+codes Kafka answers for bad requests and bad sessions."""
+
+from __future__ import annotations
+
+import time
+
+from franz.protocol.errors import Errors
+from franz.records import MemoryRecords, SimpleRecord, build_batch
+from tests.support.raw_client import RawClient, create_topic, produce
+
+SHARE_GROUP_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
+FAST = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.interval.ms": "500"}
+
+
+def _fetch(client: RawClient, epoch: int, topic_id: bytes | None, acks=(), member: str | None = "member-1",
+           group: str | None = "raw", max_wait_ms: int = 0) -> dict:
+    topics = [] if topic_id is None else [{"topic_id": topic_id, "partitions": [
+        {"partition_index": 0, "acknowledgement_batches": [
+            {"first_offset": f, "last_offset": last, "acknowledge_types": list(t)} for f, last, t in acks]}]}]
+    return client.request(SHARE_FETCH, 1, {
+        "group_id": group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
+        "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 500, "batch_size": 500, "topics": topics,
+        "forgotten_topics_data": []})
+
+
+def _acknowledge(client: RawClient, epoch: int, topic_id: bytes, acks, member: str = "member-1") -> dict:
+    return client.request(SHARE_ACKNOWLEDGE, 1, {
+        "group_id": "raw", "member_id": member, "share_session_epoch": epoch, "topics": [
+            {"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                {"first_offset": f, "last_offset": last, "acknowledge_types": list(t)} for f, last, t in acks]}]}]})
+
+
+def _partition(answer: dict) -> dict:
+    assert answer["error_code"] == Errors.NONE, answer
+    [topic] = answer["responses"]
+    [partition] = topic["partitions"]
+    return partition
+
+
+def _join(client: RawClient, topic: str) -> bytes:
+    """Join the share group and heartbeat until the partition's state is initialized and assigned."""
+    epoch = 0
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        answer = client.request(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "raw", "member_id": "member-1",
+                                                           "member_epoch": epoch, "rack_id": None,
+                                                           "subscribed_topic_names": [topic]})
+        assert answer["error_code"] == Errors.NONE, answer
+        epoch = answer["member_epoch"]
+        if answer["assignment"] and answer["assignment"]["topic_partitions"]:
+            return bytes(answer["assignment"]["topic_partitions"][0]["topic_id"])
+        time.sleep(0.2)
+    raise AssertionError("no assignment")
+
+
+def _offsets(records: bytes) -> list[int]:
+    return [record.offset for batch in MemoryRecords(bytearray(records)).batches() for record in batch]
+
+
+def test_a_member_acquires_accepts_releases_and_rejects_records(broker_factory):
+    broker = broker_factory(FAST)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "raw-share")
+        topic_id = _join(client, "raw-share")
+        # The first fetch reads the share-partition's state: no start offset yet, so
+        # share.auto.offset.reset (latest) puts it at the log end.
+        opened = _partition(_fetch(client, 0, topic_id))
+        assert (opened["error_code"], opened["acquired_records"]) == (Errors.NONE, [])
+        produce(client, "raw-share", build_batch([SimpleRecord(value=b"v%d" % i) for i in range(10)]))
+        first = _partition(_fetch(client, 1, topic_id, max_wait_ms=2000))
+        assert first["acquired_records"] == [{"first_offset": 0, "last_offset": 9, "delivery_count": 1}]
+        assert _offsets(first["records"]) == list(range(10))
+        # Acknowledgements ride on the next fetch and come before it: the released half is
+        # acquired again at once, with a delivery count of 2.
+        second = _partition(_fetch(client, 2, topic_id, acks=[(0, 4, [1]), (5, 9, [2])]))
+        assert second["acknowledge_error_code"] == Errors.NONE
+        assert second["acquired_records"] == [{"first_offset": 5, "last_offset": 9, "delivery_count": 2}]
+        for epoch, acks in ((3, [(5, 9, [9])]), (4, [(9, 5, [3])]), (5, [(5, 12, [3])]), (6, [(5, 9, [1, 3])])):
+            refused = _acknowledge(client, epoch, topic_id, acks)  # unknown type, backwards, past the end, too few
+            assert refused["responses"][0]["partitions"][0]["error_code"] == Errors.INVALID_REQUEST, acks
+        other = _acknowledge(client, 7, topic_id, [(5, 9, [3])], member="member-2")
+        assert other["error_code"] == Errors.SHARE_SESSION_NOT_FOUND
+        rejected = _acknowledge(client, 7, topic_id, [(5, 9, [3])])
+        assert rejected["responses"][0]["partitions"][0]["error_code"] == Errors.NONE
+        again = _acknowledge(client, 8, topic_id, [(6, 6, [1])])  # below the start offset now: nothing to do
+        assert again["responses"][0]["partitions"][0]["error_code"] == Errors.NONE
+        produce(client, "raw-share", build_batch([SimpleRecord(value=b"late")]))
+        third = _partition(_fetch(client, 9, topic_id, max_wait_ms=2000))
+        assert third["acquired_records"] == [{"first_offset": 10, "last_offset": 10, "delivery_count": 1}]
+        assert _fetch(client, 10, topic_id)["responses"] == []  # nothing new: the partition is not named
+        assert _fetch(client, -1, None)["error_code"] == Errors.NONE
+        assert _fetch(client, 11, topic_id)["error_code"] == Errors.SHARE_SESSION_NOT_FOUND
+
+
+def test_bad_share_requests_get_kafkas_error_codes(broker):
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "raw-bad")
+        topic_id = bytes(16)
+        assert _fetch(client, 0, topic_id, group=None)["error_code"] == Errors.INVALID_REQUEST
+        assert _fetch(client, 0, topic_id, member="")["error_code"] == Errors.INVALID_REQUEST
+        assert _fetch(client, 0, topic_id, member="m" * 37)["error_code"] == Errors.INVALID_REQUEST
+        assert _fetch(client, 0, topic_id, acks=[(0, 0, [1])])["error_code"] == Errors.INVALID_REQUEST
+        assert _fetch(client, 3, topic_id)["error_code"] == Errors.SHARE_SESSION_NOT_FOUND
+        assert _acknowledge(client, 0, topic_id, [(0, 0, [1])])["error_code"] == Errors.INVALID_SHARE_SESSION_EPOCH
+        opened = _fetch(client, 0, topic_id)  # a topic id nobody knows
+        assert _partition(opened)["error_code"] == Errors.UNKNOWN_TOPIC_ID
+        assert _fetch(client, 5, topic_id)["error_code"] == Errors.INVALID_SHARE_SESSION_EPOCH
+        unknown = _acknowledge(client, 1, topic_id, [(3, 1, [1])])
+        assert unknown["responses"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_TOPIC_ID

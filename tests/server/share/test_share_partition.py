@@ -1,0 +1,114 @@
+"""SharePartition's record states on a real in-process KafkaServer and its log: the in-flight
+limit, ownership and all-or-nothing acknowledgements, lock expiry up to the delivery limit,
+and lock renewal."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from franz.coordinator.share.share_coordinator import ARCHIVED, AVAILABLE
+from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
+from franz.protocol.errors import Errors
+from franz.records import SimpleRecord, build_batch
+from franz.server.share.share_partition import ACQUIRED, SharePartitionError
+from franz.storage.producer_append_info import AppendOrigin
+from tests.coordinator.group.test_group_coordinator import run
+
+
+async def _share_partition(server, records: int, batch: int = 10):
+    """A topic of `records` records in batches of `batch`, and group g's share-partition of it
+    with its state initialized at offset 0."""
+    await server.controller.create_topic("t", 1, {})
+    topic_id = server.metadata.get("t").topic_id.bytes
+    for first in range(0, records, batch):
+        server.replica_manager.append_records(1, {("t", 0): build_batch(
+            [SimpleRecord(value=b"%d" % i) for i in range(first, first + batch)])}, AppendOrigin.CLIENT)
+    await server.share_coordinator.initialize(SharePartitionKey("g", topic_id, 0), 1, 0)
+    manager = server.share_partitions
+    return await manager._ready("g", topic_id, 0)
+
+
+def _states(share_partition, offsets) -> list[tuple[int, int]]:
+    return [(share_partition.in_flight[at].state, share_partition.in_flight[at].delivery_count) for at in offsets]
+
+
+def test_no_more_records_are_in_flight_than_the_record_locks(tmp_path):
+    async def scenario(server):
+        sp = await _share_partition(server, 250)
+        first = sp.acquire("a", 1000, 500, 1 << 20)
+        assert first.ranges == [{"first_offset": 0, "last_offset": 99, "delivery_count": 1}]
+        assert sp.acquire("b", 1000, 500, 1 << 20) is None  # 100 in flight: no room
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 49, "acknowledge_types": [1]}])
+        assert sp.start_offset == 50
+        second = sp.acquire("b", 1000, 500, 1 << 20)
+        return second.ranges
+    assert run(tmp_path, scenario, group_share_partition_max_record_locks="100") == [
+        {"first_offset": 100, "last_offset": 149, "delivery_count": 1}]
+
+
+def test_acknowledgements_are_the_owners_and_all_or_nothing(tmp_path):
+    async def scenario(server):
+        sp = await _share_partition(server, 10)
+        sp.acquire("a", 500, 500, 1 << 20)
+        with pytest.raises(SharePartitionError) as not_owner:
+            await sp.acknowledge("b", [{"first_offset": 0, "last_offset": 9, "acknowledge_types": [1]}])
+        with pytest.raises(SharePartitionError) as past_end:
+            await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 4, "acknowledge_types": [1]},
+                                       {"first_offset": 5, "last_offset": 12, "acknowledge_types": [1]}])
+        untouched = _states(sp, range(10))
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 3, "acknowledge_types": [1, 2, 3, 0]}])
+        return not_owner.value.code, past_end.value.code, untouched, sp.start_offset, _states(sp, range(1, 4))
+    not_owner, past_end, untouched, start, mixed = run(tmp_path, scenario)
+    assert (not_owner, past_end) == (Errors.INVALID_RECORD_STATE, Errors.INVALID_REQUEST)
+    assert untouched == [(ACQUIRED, 1)] * 10  # the accepted first batch was rolled back
+    # offset 0 accepted (the start moved past it), 1 released, 2 rejected, 3 a gap
+    assert start == 1 and mixed == [(AVAILABLE, 1), (ARCHIVED, 1), (ARCHIVED, 1)]
+
+
+def test_expired_locks_make_records_available_until_the_delivery_limit_archives_them(tmp_path):
+    async def scenario(server):
+        sp = await _share_partition(server, 5, batch=5)
+        seen = []
+        for _ in range(2):
+            got = sp.acquire("a", 500, 500, 1 << 20)
+            seen.append(got.ranges)
+            await asyncio.sleep(1.3)
+        return seen, sp.start_offset, sp.acquire("a", 500, 500, 1 << 20)
+    seen, start, after = run(tmp_path, scenario, group_share_record_lock_duration_ms="1000",
+                             group_share_min_record_lock_duration_ms="1000", group_share_delivery_count_limit="2")
+    assert seen == [[{"first_offset": 0, "last_offset": 4, "delivery_count": n}] for n in (1, 2)]
+    assert start == 5 and after is None  # archived at the limit: nothing comes back
+
+
+def test_a_renewed_lock_keeps_records_acquired(tmp_path):
+    async def scenario(server):
+        sp = await _share_partition(server, 5, batch=5)
+        sp.acquire("a", 500, 500, 1 << 20)
+        await asyncio.sleep(0.7)
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 4, "acknowledge_types": [4]}])
+        await asyncio.sleep(0.7)  # past the first lock, within the renewed one
+        held = _states(sp, range(5))
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 4, "acknowledge_types": [1]}])
+        state = server.share_coordinator.read_summary(SharePartitionKey("g", sp.topic_id, 0))
+        return held, sp.start_offset, (state.start_offset, state.state_batches)
+    held, start, persisted = run(tmp_path, scenario, group_share_record_lock_duration_ms="1000",
+                                 group_share_min_record_lock_duration_ms="1000")
+    assert held == [(ACQUIRED, 1)] * 5 and start == 5
+    assert persisted == (5, ())  # all acknowledged: the start offset is past them, no batch is left
+
+
+def test_records_deleted_below_the_start_offset_are_skipped(tmp_path):
+    async def scenario(server):
+        sp = await _share_partition(server, 20)
+        first = sp.acquire("a", 5, 500, 1 << 20)  # one batch of 10: the budget rounds up to it
+        sp.log.maybe_increment_log_start_offset(15, "DeleteRecords")
+        held_back = sp.acquire("b", 500, 500, 1 << 20)
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 9, "acknowledge_types": [1]}])
+        after = sp.acquire("b", 500, 500, 1 << 20)
+        return first.ranges, held_back.ranges if held_back else None, sp.start_offset, after
+    first, held_back, start, after = run(tmp_path, scenario)
+    assert first == [{"first_offset": 0, "last_offset": 9, "delivery_count": 1}]
+    assert held_back == [{"first_offset": 15, "last_offset": 19, "delivery_count": 1}]
+    assert start == 15 and after is None  # 15-19 are b's until it answers
