@@ -189,3 +189,16 @@ def test_java_admin_lists_resets_and_deletes_share_group_offsets(broker_factory,
         "refused UnknownTopicOrPartitionException"]
     from_scratch = _records(_run(share_driver, "drain", broker.bootstrap, "offsets-share", "offsets", "1000"))
     assert [offset for offset, _, _ in from_scratch] == list(range(15))  # earliest again, state made anew
+
+
+def test_a_record_limit_java_consumer_reads_every_record_once(broker_factory, share_driver):
+    """share.acquire.mode=record_limit (KIP-1206): the Java client sends ShareFetch v2 with
+    ShareAcquireMode 1 and takes the cut batches franz answers (that the broker acquires no
+    more than MaxRecords is tested on the wire, tests/server/share/test_share_apis.py)."""
+    broker = broker_factory(FAST_HEARTBEATS)
+    _run(share_driver, "produce", broker.bootstrap, "limited-share", "10", "0")  # one producer batch
+    _run(share_driver, "earliest", broker.bootstrap, "limited")
+    lines = _run(share_driver, "limited", broker.bootstrap, "limited-share", "limited", "10")
+    polls = [int(line.split()[1]) for line in lines if line.startswith("poll")]
+    assert sum(polls) == 10 and max(polls) <= 3, polls
+    assert _records(lines) == [(i, f"value-{i}", 1) for i in range(10)]

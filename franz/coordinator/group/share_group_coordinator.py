@@ -438,7 +438,8 @@ class ShareGroupCoordinator:
         if topics is None:  # every initialized partition of the group
             group = self.groups.get(group_id)
             wanted = [] if group is None else [
-                (name, topic_id, sorted(partitions)) for topic_id, (name, partitions) in sorted(group.initialized.items())
+                (name, topic_id, sorted(partitions))
+                for topic_id, (name, partitions) in sorted(group.initialized.items())
                 if view.get(name, (None,))[0] == topic_id]
         else:
             wanted = [(t["topic_name"], view.get(t["topic_name"], (bytes(16),))[0], t["partitions"]) for t in topics]

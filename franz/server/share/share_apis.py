@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 MEMBER_ID_MAX_LENGTH: Final = 36
 ACK_TYPE_MAX_V1: Final = 3
 ACK_TYPE_RENEW: Final = 4
+RECORD_LIMIT_MODE: Final = 1  # ShareAcquireMode (v2): 0 batch-optimized, 1 record-limit
 
 
 def _member_id_valid(member_id: str | None) -> bool:
@@ -152,7 +153,8 @@ class ShareApis:
                     fetchable.append(topic_partition)
             fetched = await self.manager.fetch(group_id, member_id, fetchable, session.epoch,
                                                body["max_records"], body["batch_size"], body["max_bytes"],
-                                               body["min_bytes"], body["max_wait_ms"])
+                                               body["min_bytes"], body["max_wait_ms"],
+                                               record_limit=body["share_acquire_mode"] == RECORD_LIMIT_MODE)
             for topic_partition, (code, acquired) in fetched.items():
                 answer = _partition_answer(topic_partition[1], code)
                 if acquired is not None:

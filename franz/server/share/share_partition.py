@@ -29,8 +29,9 @@ changes are rolled back and the member gets the error.
 
 Everything runs on the broker's event loop: no locks. Limits: offsets are kept
 one entry each (at most max.record.locks plus a batch's worth); Kafka's delivery
-throttling of records near the delivery limit (handing them out alone) and its
-record-limit acquire mode are not implemented: batch-optimized is the only mode.
+throttling of records near the delivery limit (handing them out alone) is not
+implemented. KIP-1206's record-limit mode acquires exactly MaxRecords, cutting a log
+batch.
 """
 
 from __future__ import annotations
@@ -203,9 +204,10 @@ class SharePartition:
                  else self.log.high_watermark)
         return max(bound - offset, 0)
 
-    def acquire(self, member_id: str, max_records: int, batch_size: int, max_bytes: int) -> Acquired | None:
-        """Acquire up to `max_records` (rounded up to whole log batches) for the member; None when
-        nothing was acquired."""
+    def acquire(self, member_id: str, max_records: int, batch_size: int, max_bytes: int,
+                record_limit: bool = False) -> Acquired | None:
+        """Acquire up to `max_records` for the member, rounded up to whole log batches, or exactly
+        that many in record-limit mode (ShareAcquireMode 1); None when nothing was acquired."""
         if self.fenced or not self._initialized or max_records <= 0:
             return None
         offset = self.next_fetch_offset()
@@ -247,6 +249,8 @@ class SharePartition:
                         continue
                 elif at >= limit and acquired:
                     break
+                if record_limit and len(acquired) >= max_records:
+                    break  # the rest of the batch stays where it was: available or unread
                 if batch_aborted:  # read_committed: an aborted transaction's records are archived
                     self.in_flight[at] = InFlight(ARCHIVED, 0)
                 else:

@@ -121,7 +121,8 @@ class SharePartitionManager:
 
     async def fetch(self, group_id: str, member_id: str, partitions: list[TopicIdPartition], epoch: int,
                     max_records: int, batch_size: int, max_bytes: int, min_bytes: int,
-                    max_wait_ms: int) -> dict[TopicIdPartition, tuple[int, Acquired | None]]:
+                    max_wait_ms: int, record_limit: bool = False
+                    ) -> dict[TopicIdPartition, tuple[int, Acquired | None]]:
         """(error, what was acquired) of each partition."""
         results: dict[TopicIdPartition, tuple[int, Acquired | None]] = {}
         ready: list[tuple[TopicIdPartition, SharePartition]] = []
@@ -141,19 +142,20 @@ class SharePartitionManager:
         while True:
             enough = sum(sp.acquirable_bytes() for _, sp in ready) >= max(min_bytes, 1)
             if enough or time.monotonic() >= deadline:
-                acquired = self._acquire(ready, member_id, max_records, batch_size, max_bytes)
+                acquired = self._acquire(ready, member_id, max_records, batch_size, max_bytes, record_limit)
                 if any(a is not None for a in acquired.values()) or time.monotonic() >= deadline:
                     results.update((tp, (Errors.NONE, a)) for tp, a in acquired.items())
                     return results
             await self._wait_for_records([sp for _, sp in ready], deadline - time.monotonic())
 
     def _acquire(self, ready: list[tuple[TopicIdPartition, SharePartition]], member_id: str, max_records: int,
-                 batch_size: int, max_bytes: int) -> dict[TopicIdPartition, Acquired | None]:
+                 batch_size: int, max_bytes: int, record_limit: bool) -> dict[TopicIdPartition, Acquired | None]:
         per_partition = max(max_bytes // len(ready), 1)
         acquired: dict[TopicIdPartition, Acquired | None] = {}
         budget = max_records
         for topic_partition, share_partition in ready:
-            got = share_partition.acquire(member_id, budget, batch_size, per_partition) if budget > 0 else None
+            got = (share_partition.acquire(member_id, budget, batch_size, per_partition, record_limit)
+                   if budget > 0 else None)
             acquired[topic_partition] = got
             if got is not None:
                 budget -= got.count
@@ -192,7 +194,8 @@ class SharePartitionManager:
     # -- acknowledging -------------------------------------------------------------------
 
     async def acknowledge(self, group_id: str, member_id: str,
-                          batches: dict[TopicIdPartition, list[dict]]) -> dict[TopicIdPartition, tuple[int, str | None]]:
+                          batches: dict[TopicIdPartition, list[dict]]
+                          ) -> dict[TopicIdPartition, tuple[int, str | None]]:
         results: dict[TopicIdPartition, tuple[int, str | None]] = {}
         for (topic_id, partition), partition_batches in batches.items():
             share_partition = self.existing(group_id, topic_id, partition)

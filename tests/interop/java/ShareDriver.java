@@ -25,6 +25,7 @@ import org.apache.kafka.common.serialization.*;
  * drain BOOTSTRAP TOPIC GROUP IDLE_MS [PAUSE_MS]  records until none came for IDLE_MS, accepting each
  *                                            (100 a poll and PAUSE_MS on each batch when given: a slow worker)
  * release-all BOOTSTRAP TOPIC GROUP IDLE_MS  explicit mode: release every record, until none came for IDLE_MS
+ * limited BOOTSTRAP TOPIC GROUP COUNT        share.acquire.mode=record_limit, max.poll.records=3: "poll N" per poll
  * hold BOOTSTRAP TOPIC GROUP COUNT           implicit mode: receive COUNT records, print "held",
  *                                            then sleep until killed (never acknowledges)
  * describe BOOTSTRAP GROUP                   listGroups(share), describeShareGroups
@@ -48,6 +49,7 @@ public class ShareDriver {
             case "drain": drain(bootstrap, args[2], args[3], Integer.parseInt(args[4]), AcknowledgeType.ACCEPT,
                                 args.length > 5 ? Integer.parseInt(args[5]) : 0); break;
             case "release-all": drain(bootstrap, args[2], args[3], Integer.parseInt(args[4]), AcknowledgeType.RELEASE, 0); break;
+            case "limited": limited(bootstrap, args[2], args[3], Integer.parseInt(args[4])); break;
             case "hold": hold(bootstrap, args[2], args[3], Integer.parseInt(args[4])); break;
             case "describe": describe(bootstrap, args[2]); break;
             case "delete": delete(bootstrap, args[2]); break;
@@ -215,6 +217,28 @@ public class ShareDriver {
                 c.commitSync();
             }
             System.out.println("drained " + got);
+        }
+    }
+
+    static void limited(String bootstrap, String topic, String group, int count) {
+        Properties p = new Properties();
+        p.put("share.acquire.mode", "record_limit");
+        p.put("max.poll.records", "3");
+        try (KafkaShareConsumer<String, String> c = consumer(bootstrap, group, "implicit", p)) {
+            c.subscribe(List.of(topic));
+            int got = 0;
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            while (got < count && System.currentTimeMillis() < deadline) {
+                ConsumerRecords<String, String> batch = c.poll(Duration.ofMillis(200));
+                if (batch.isEmpty()) continue;
+                System.out.println("poll " + batch.count());
+                for (ConsumerRecord<String, String> r : batch) {
+                    print(r);
+                    got++;
+                }
+            }
+            c.commitSync();
+            System.out.println("consumed " + got);
         }
     }
 

@@ -109,3 +109,24 @@ def test_bad_share_requests_get_kafkas_error_codes(broker):
         assert _fetch(client, 5, topic_id)["error_code"] == Errors.INVALID_SHARE_SESSION_EPOCH
         unknown = _acknowledge(client, 1, topic_id, [(3, 1, [1])])
         assert unknown["responses"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_TOPIC_ID
+
+
+def test_record_limit_mode_acquires_exactly_max_records(broker_factory):
+    """ShareFetch v2 with ShareAcquireMode 1 (record_limit): the log batch of 10 records is cut at
+    MaxRecords; the rest stays for the next fetch, of any member."""
+    broker = broker_factory(FAST)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "raw-limit")
+        topic_id = _join(client, "raw-limit")
+        assert _partition(_fetch(client, 0, topic_id))["acquired_records"] == []  # state read: at the log end
+        produce(client, "raw-limit", build_batch([SimpleRecord(value=b"v%d" % i) for i in range(10)]))
+        acquired = []
+        for epoch in (1, 2):
+            answer = client.request(SHARE_FETCH, 2, {
+                "group_id": "raw", "member_id": "member-1", "share_session_epoch": epoch, "max_wait_ms": 2000,
+                "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 3, "batch_size": 3, "share_acquire_mode": 1,
+                "is_renew_ack": False, "topics": [{"topic_id": topic_id, "partitions": [
+                    {"partition_index": 0, "acknowledgement_batches": []}]}], "forgotten_topics_data": []})
+            acquired += _partition(answer)["acquired_records"]
+    assert acquired == [{"first_offset": 0, "last_offset": 2, "delivery_count": 1},
+                        {"first_offset": 3, "last_offset": 5, "delivery_count": 1}]

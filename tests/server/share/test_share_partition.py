@@ -112,3 +112,16 @@ def test_records_deleted_below_the_start_offset_are_skipped(tmp_path):
     assert first == [{"first_offset": 0, "last_offset": 9, "delivery_count": 1}]
     assert held_back == [{"first_offset": 15, "last_offset": 19, "delivery_count": 1}]
     assert start == 15 and after is None  # 15-19 are b's until it answers
+
+
+def test_record_limit_mode_acquires_exactly_max_records_cutting_a_batch(tmp_path):
+    async def scenario(server):
+        sp = await _share_partition(server, 20)
+        first = sp.acquire("a", 3, 500, 1 << 20, record_limit=True)
+        second = sp.acquire("b", 9, 500, 1 << 20, record_limit=True)
+        batch_optimized = sp.acquire("c", 1, 500, 1 << 20)
+        return first.ranges, second.ranges, batch_optimized.ranges
+    assert run(tmp_path, scenario) == (
+        [{"first_offset": 0, "last_offset": 2, "delivery_count": 1}],
+        [{"first_offset": 3, "last_offset": 11, "delivery_count": 1}],
+        [{"first_offset": 12, "last_offset": 19, "delivery_count": 1}])  # the rest of the batch of 10-19
