@@ -15,6 +15,9 @@
 //
 //   produce BOOTSTRAP TOPIC RECORDS SIZE PRODUCERS [WARMUP [RATE]]
 //   consume BOOTSTRAP TOPIC RECORDS [WARMUP]   (reads WARMUP + RECORDS, times what is left after WARMUP)
+//   share-consume BOOTSTRAP TOPIC RECORDS GROUP  (a KafkaShareConsumer of GROUP, implicit acknowledgement,
+//                                                 from the first record to the last; the group reads from
+//                                                 the earliest offset)
 import java.time.Duration;
 import java.util.*;
 import org.apache.kafka.clients.consumer.*;
@@ -26,7 +29,9 @@ public class PerfDriver {
     public static void main(String[] args) throws Exception {
         String command = args[0], bootstrap = args[1], topic = args[2];
         int records = Integer.parseInt(args[3]);
-        if (command.equals("produce")) {
+        if (command.equals("share-consume")) {
+            shareConsume(bootstrap, topic, records, args[4]);
+        } else if (command.equals("produce")) {
             int warmup = args.length > 6 ? Integer.parseInt(args[6]) : 0;
             double rate = args.length > 7 ? Double.parseDouble(args[7]) : 0;
             produce(bootstrap, topic, records, Integer.parseInt(args[4]), Integer.parseInt(args[5]), warmup, rate);
@@ -138,6 +143,47 @@ public class PerfDriver {
                 }
             }
             if (seen < remaining) throw new IllegalStateException("consumed only " + seen + " of " + remaining);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            System.out.printf(Locale.ROOT, "RESULT %.1f %.2f%n", seen / seconds, bytes / (double) (1 << 20) / seconds);
+        }
+    }
+
+    // A share group acknowledges what it read (implicitly, at the next poll and at the commit), so
+    // the clock stops once the last record's acknowledgement is written, not when it arrives.
+    // No warm-up consumer: a share group hands each record out once, so a second consumer would
+    // find nothing left; the JIT's share of the time is the same for every broker it runs against.
+    static void shareConsume(String bootstrap, String topic, int records, String group) throws Exception {
+        Properties a = new Properties();
+        a.put("bootstrap.servers", bootstrap);
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(a)) {
+            org.apache.kafka.common.config.ConfigResource resource =
+                new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.GROUP, group);
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+        }
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", group);
+        // as the plain consumer's: a poll takes all it has (the broker acquires at most
+        // group.share.partition.max.record.locks, 2000, of a partition at a time anyway)
+        p.put("max.poll.records", "100000");
+        p.put("max.partition.fetch.bytes", "1048576");
+        p.put("fetch.max.bytes", "52428800");
+        p.put("receive.buffer.bytes", "4194304");
+        try (KafkaShareConsumer<byte[], byte[]> consumer = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long bytes = 0, seen = 0, start = 0;
+            long deadline = System.currentTimeMillis() + 180_000;
+            while (seen < records && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    if (seen == 0) start = System.nanoTime();
+                    bytes += r.value().length;
+                    seen++;
+                }
+            }
+            if (seen < records) throw new IllegalStateException("share-consumed only " + seen + " of " + records);
+            consumer.commitSync();
             double seconds = (System.nanoTime() - start) / 1e9;
             System.out.printf(Locale.ROOT, "RESULT %.1f %.2f%n", seen / seconds, bytes / (double) (1 << 20) / seconds);
         }

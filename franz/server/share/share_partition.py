@@ -335,7 +335,7 @@ class SharePartition:
                                                       "Renewing acquisition locks is not enabled for the group.")
                         renewed.append(at)
                         continue
-                    before.setdefault(at, dataclasses.replace(entry))
+                    before.setdefault(at, entry)  # the entry is replaced, never changed: kept as it was
                     state = _ACK_STATES[kind]
                     if state == AVAILABLE and entry.delivery_count >= config.delivery_count_limit:
                         state = ARCHIVED
@@ -382,7 +382,7 @@ class SharePartition:
         before: dict[int, InFlight] = {}
         for at, entry in self.in_flight.items():
             if entry.state == ACQUIRED and which(entry):
-                before[at] = dataclasses.replace(entry)
+                before[at] = entry
                 self.in_flight[at] = InFlight(ARCHIVED if entry.delivery_count >= limit else AVAILABLE,
                                               entry.delivery_count)
         return before
@@ -391,16 +391,15 @@ class SharePartition:
         """Persist the offsets changed from `before`, with the SPSO they allow; on failure put
         them back when `rollback` (an acknowledgement's error goes to its member), else keep them
         (a lock expiry or a release happened whatever the log says, as Kafka keeps them)."""
-        changed = sorted(before)
-        batches: list[StateBatch] = []
-        for at in changed:
+        runs: list[list[int]] = []  # [first, last, state, delivery count]
+        for at in sorted(before):
             entry = self.in_flight[at]
-            last = batches[-1] if batches else None
-            if (last is not None and last.last_offset + 1 == at and last.delivery_state == entry.state
-                    and last.delivery_count == entry.delivery_count):
-                batches[-1] = dataclasses.replace(last, last_offset=at)
+            last = runs[-1] if runs else None
+            if last is not None and last[1] + 1 == at and last[2] == entry.state and last[3] == entry.delivery_count:
+                last[1] = at
             else:
-                batches.append(StateBatch(at, at, entry.state, entry.delivery_count))
+                runs.append([at, at, entry.state, entry.delivery_count])
+        batches = [StateBatch(*run) for run in runs]
         start = self._leading_finished_end()
         finished = sum(1 for at, entry in self.in_flight.items() if at >= start and entry.state in TERMINAL)
         try:
