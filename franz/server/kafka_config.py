@@ -162,6 +162,10 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("share.coordinator.state.topic.min.isr", "short", 2, at_least(1)),
     ConfigKey("share.coordinator.state.topic.segment.bytes", "int", 100 * 1024 * 1024, at_least(1)),
     ConfigKey("share.coordinator.snapshot.update.records.per.snapshot", "int", 500, between(0, 500)),
+    # internal in Kafka: how often the share coordinator deletes the records of __share_group_state
+    # that later snapshots made redundant, and rewrites the snapshots of share-partitions idle that long
+    ConfigKey("share.coordinator.state.topic.prune.interval.ms", "int", 300_000, at_least(1)),
+    ConfigKey("share.coordinator.cold.partition.snapshot.interval.ms", "int", 300_000, at_least(1)),
     ConfigKey("group.consumer.max.size", "int", INT32_MAX, at_least(1)),
     # online conversion of a non-empty group between the classic and the consumer protocol
     ConfigKey("group.consumer.migration.policy", "string", "bidirectional",

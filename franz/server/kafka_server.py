@@ -135,6 +135,7 @@ class KafkaServer:
         DelegationTokenApis().register(self.apis)
         self.share_coordinator = ShareCoordinator(config, controller, self.replica_manager, metadata)
         await self.share_coordinator.startup()  # loads share-partition state from __share_group_state
+        self.share_coordinator.start_maintenance()
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata,
                                                          group_configs=group_configs,
                                                          share_coordinator=self.share_coordinator)
@@ -181,6 +182,8 @@ class KafkaServer:
             await self.transaction_coordinator.shutdown()
         if self.share_partitions is not None:
             await self.share_partitions.shutdown()
+        if self.share_coordinator is not None:
+            await self.share_coordinator.shutdown()
         if self.group_coordinator is not None:
             await self.group_coordinator.shutdown()
         if self.controller is not None:

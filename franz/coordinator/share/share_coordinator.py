@@ -22,10 +22,15 @@ offset (KIP-1226), and state batches: offset ranges with their delivery state
 Invariant: the in-memory state changes only by replaying a record after its append
 returned, so what a caller was told is written is what a restart loads. Writes of
 one share-partition are serialized, so a snapshot never misses an update computed
-beside it. Topic of 50 partitions (share.coordinator.state.topic.num.partitions),
-cleanup.policy=delete with retention.ms=-1 as Kafka makes it; franz does not yet
-prune records below every share-partition's last snapshot (Kafka's DeleteRecords
-every 5 minutes), so the topic grows with the writes.
+beside it.
+
+Space: the topic (share.coordinator.state.topic.num.partitions, 50; cleanup.policy=
+delete with retention.ms=-1, as Kafka makes it) is kept small as Kafka keeps it: every
+share.coordinator.state.topic.prune.interval.ms the log start of each partition moves
+up to the oldest latest-snapshot of the share-partitions living there (everything
+before it is redundant; retention then deletes whole segments below it), and every
+share.coordinator.cold.partition.snapshot.interval.ms a share-partition whose snapshot
+is that old is snapshotted again, so an idle one does not hold the log start back.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import asyncio
 import base64
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
 from franz.common.utils import java_string_hash, kafka_abs
@@ -130,9 +135,13 @@ class ShareCoordinator:
         self.updates_per_snapshot: int = config["share.coordinator.snapshot.update.records.per.snapshot"]
         self.writer = CoordinatorPartitionWriter(replica_manager, SHARE_GROUP_STATE_TOPIC)
         self.clock_ms = clock_ms
+        self.prune_interval_ms: int = config["share.coordinator.state.topic.prune.interval.ms"]
+        self.cold_snapshot_interval_ms: int = config["share.coordinator.cold.partition.snapshot.interval.ms"]
         self.states: dict[SharePartitionKey, ShareGroupOffset] = {}
         self.updates_since_snapshot: dict[SharePartitionKey, int] = {}
+        self.snapshot_offsets: dict[SharePartitionKey, int] = {}  # where each one's latest snapshot is
         self._locks: dict[SharePartitionKey, asyncio.Lock] = {}
+        self._maintenance: list[asyncio.Task] = []
 
     # -- the topic ------------------------------------------------------------------
 
@@ -149,6 +158,69 @@ class ShareCoordinator:
             logger.info("Loaded %d records of %s: %d share-partitions", count, SHARE_GROUP_STATE_TOPIC,
                         len(self.states))
 
+    def start_maintenance(self) -> None:
+        """On the running loop: the periodic pruning and cold snapshots."""
+        self._maintenance = [asyncio.get_running_loop().create_task(self._every(interval_ms, work))
+                             for interval_ms, work in ((self.cold_snapshot_interval_ms, self.write_cold_snapshots),
+                                                       (self.prune_interval_ms, self.prune))]
+
+    async def shutdown(self) -> None:
+        tasks, self._maintenance = self._maintenance, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    @staticmethod
+    async def _every(interval_ms: int, work: Callable[[], Awaitable[object]]) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            try:
+                await work()
+            except ShareStateError as exc:
+                logger.warning("Share state maintenance failed: %s", exc)
+
+    async def write_cold_snapshots(self) -> int:
+        """A fresh snapshot of every share-partition whose latest is cold.partition.snapshot.interval.ms
+        old (same state and epochs, its creation time kept); how many were written."""
+        now = self.clock_ms()
+        written = 0
+        for key, state in list(self.states.items()):
+            if now - state.write_timestamp < self.cold_snapshot_interval_ms:
+                continue
+            async with self._lock(key):
+                current = self.states.get(key)
+                if current is None or now - current.write_timestamp < self.cold_snapshot_interval_ms:
+                    continue
+                await self._append(key, serde.SHARE_SNAPSHOT, {
+                    "snapshot_epoch": current.snapshot_epoch + 1, "state_epoch": current.state_epoch,
+                    "leader_epoch": current.leader_epoch, "start_offset": current.start_offset,
+                    "delivery_complete_count": current.delivery_complete_count,
+                    "create_timestamp": current.create_timestamp, "write_timestamp": now,
+                    "state_batches": _entries(current.state_batches)})
+                written += 1
+        return written
+
+    async def prune(self) -> dict[int, int]:
+        """Move each partition's log start to its oldest latest-snapshot (to its end when no
+        share-partition lives there any more); the new log starts by partition."""
+        topic = self.metadata.get(SHARE_GROUP_STATE_TOPIC)
+        if topic is None:
+            return {}
+        oldest: dict[int, int] = {}
+        for key, offset in self.snapshot_offsets.items():
+            partition = self.partition_for(key)
+            oldest[partition] = min(offset, oldest.get(partition, offset))
+        moved = {}
+        for partition in range(topic.num_partitions):
+            log = self.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, partition))
+            if log is None:
+                continue
+            redundant_below = oldest.get(partition, log.high_watermark)
+            if redundant_below > log.log_start_offset and log.maybe_increment_log_start_offset(
+                    redundant_below, "share state snapshots made earlier records redundant"):
+                moved[partition] = redundant_below
+        return moved
+
     async def ensure_state_topic(self) -> None:
         if self.metadata.get(SHARE_GROUP_STATE_TOPIC) is None:
             # share.coordinator.state.topic.min.isr is not set on the topic: franz makes every
@@ -164,25 +236,27 @@ class ShareCoordinator:
         entry = (serde.key(record_type, key), None if value is None else serde.value(record_type, value))
         await self.ensure_state_topic()
         try:
-            await self.writer.append(self.partition_for(key), [entry])
+            next_offset = await self.writer.append(self.partition_for(key), [entry])
         except CoordinatorWriteError as exc:
             logger.error("Could not write the state of share-partition %s: %s", coordinator_key(key), exc)
             raise ShareStateError(exc.code, str(exc)) from None
-        self._replay(record_type, key, value)
+        self._replay(record_type, key, value, next_offset - 1)
 
     # -- replay ---------------------------------------------------------------------
 
-    def _replay_bytes(self, key_bytes: bytes, value_bytes: bytes | None, _offset: int) -> None:
+    def _replay_bytes(self, key_bytes: bytes, value_bytes: bytes | None, offset: int) -> None:
         record_type, key = serde.read_key(key_bytes)
         value = None if value_bytes is None else serde.read_value(record_type, value_bytes)
-        self._replay(record_type, key, value)
+        self._replay(record_type, key, value, offset)
 
-    def _replay(self, record_type: int, key: SharePartitionKey, value: dict | None) -> None:
+    def _replay(self, record_type: int, key: SharePartitionKey, value: dict | None, offset: int) -> None:
         if value is None:
             self.states.pop(key, None)
             self.updates_since_snapshot.pop(key, None)
+            self.snapshot_offsets.pop(key, None)
             return
         if record_type == serde.SHARE_SNAPSHOT:
+            self.snapshot_offsets[key] = offset
             current = self.states.get(key)
             self.states[key] = ShareGroupOffset(
                 value["snapshot_epoch"], max(value["state_epoch"], current.state_epoch if current else 0),

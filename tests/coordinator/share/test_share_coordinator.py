@@ -3,6 +3,7 @@ initialize / read / write / delete on a real in-process KafkaServer, across rest
 
 from __future__ import annotations
 
+import asyncio
 import struct
 
 import pytest
@@ -102,3 +103,38 @@ def test_state_is_initialized_written_and_read_back_after_a_restart(tmp_path):
     async def after_delete(server):
         return server.share_coordinator.read_summary(key)
     assert run(tmp_path, after_delete, **overrides) is None
+
+
+def test_pruning_keeps_only_what_the_latest_snapshots_need_and_cold_snapshots_let_it_advance(tmp_path):
+    overrides = {"share_coordinator_state_topic_num_partitions": "1"}
+
+    async def scenario(server):
+        coordinator = server.share_coordinator
+        topic_id = await _topic(server, "t")
+        a, b = SharePartitionKey("g", topic_id, 0), SharePartitionKey("g", topic_id, 1)
+        await coordinator.initialize(a, 2, 0)  # offset 0
+        await coordinator.initialize(b, 2, 0)  # offset 1
+        for start in (1, 2, 3):  # offsets 2-4: updates of a
+            await coordinator.write(a, 2, 0, start, 0, [StateBatch(start, start + 1, AVAILABLE, 1)])
+        log = server.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, 0))
+        nothing_redundant = await coordinator.prune(), log.log_start_offset
+        assert await coordinator.write_cold_snapshots() == 0  # written just now: not cold
+        coordinator.cold_snapshot_interval_ms = 1  # (its timer runs every 5 minutes: called here instead)
+        await asyncio.sleep(0.01)
+        cold = await coordinator.write_cold_snapshots()  # offsets 5 and 6
+        after_cold = await coordinator.prune(), log.log_start_offset
+        await coordinator.delete(b)  # offset 7, a tombstone
+        after_delete = await coordinator.prune(), log.log_start_offset
+        return nothing_redundant, cold, after_cold, after_delete, coordinator.read_summary(a)
+
+    nothing_redundant, cold, after_cold, after_delete, state = run(tmp_path, scenario, **overrides)
+    assert nothing_redundant == ({}, 0) and cold == 2
+    assert after_cold == ({0: 5}, 5) and after_delete == ({}, 5)  # a's snapshot at 5 is still its latest
+
+    async def reload(server):
+        topic_id = server.metadata.get("t").topic_id.bytes
+        return (server.share_coordinator.read_summary(SharePartitionKey("g", topic_id, 0)),
+                server.share_coordinator.read_summary(SharePartitionKey("g", topic_id, 1)))
+    loaded, gone = run(tmp_path, reload, **overrides)
+    assert (loaded.start_offset, loaded.state_batches) == (state.start_offset, state.state_batches)
+    assert gone is None
