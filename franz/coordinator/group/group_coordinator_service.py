@@ -662,6 +662,8 @@ class GroupCoordinatorService:
         for group_id, partitions in self.offsets.partitions_of_topics({topic}).items():
             # A failed write is logged by _append; the offsets stay until the group's next cleanup.
             await self._tombstone_offsets(group_id, sorted(partitions))
+        if self.share_groups is not None:
+            self.share_groups.forget_deleted_topics()
 
     def on_transaction_marker(self, partition: int, producer_id: int, commit: bool) -> None:
         """The transaction coordinator wrote the producer's marker into this partition."""

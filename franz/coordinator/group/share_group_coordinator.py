@@ -395,6 +395,19 @@ class ShareGroupCoordinator:
         if handle is not None:
             handle.cancel()
 
+    def forget_deleted_topics(self) -> None:
+        """Topics deleted since: gone from every group's share-partition bookkeeping (record 15),
+        written in the background (GroupMetadataManager.onTopicsDeleted)."""
+        known = {topic_id for topic_id, _ in self._topics().values()}
+        for group in self.groups.values():
+            stale = [t for t in (*group.initialized, *group.initializing, *group.deleting) if t not in known]
+            for topic_id in stale:
+                group.initialized.pop(topic_id, None)
+                group.initializing.pop(topic_id, None)
+                group.deleting.pop(topic_id, None)
+            if stale:
+                self._persist_in_background(group)
+
     # -- admin -----------------------------------------------------------------------------
 
     def describe(self, group_ids: list[str], names_by_id: Callable[[bytes], str | None]) -> list[dict]:

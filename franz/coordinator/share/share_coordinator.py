@@ -360,6 +360,10 @@ class ShareCoordinator:
     def read_summary(self, key: SharePartitionKey) -> ShareGroupOffset | None:
         return self.states.get(key)
 
-    def on_topic_deleted(self, topic_id: bytes) -> list[SharePartitionKey]:
-        """The share-partitions of a deleted topic, whose state the caller deletes."""
-        return [key for key in self.states if key.topic_id == topic_id]
+    async def delete_states_of_deleted_topics(self) -> int:
+        """Tombstone the state of every share-partition whose topic is gone (Kafka does it as the
+        metadata of a deletion arrives); how many."""
+        gone = [key for key in self.states if self.metadata.name_of(key.topic_id) is None]
+        for key in gone:
+            await self.delete(key)
+        return len(gone)

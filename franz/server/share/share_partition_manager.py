@@ -238,18 +238,15 @@ class SharePartitionManager:
         task.add_done_callback(self._background.discard)
 
     async def on_topic_deleted(self, topic: str) -> None:
-        """Drop the topic's share-partitions and delete the share state of those in use here."""
-        topic_ids = set()
+        """Drop the topic's share-partitions; the share coordinator forgets their state."""
         for key, share_partition in list(self.partitions.items()):
             if share_partition.topic == topic:
                 share_partition.fence()
                 del self.partitions[key]
-                topic_ids.add(key.topic_id)
-        for state_key in [k for k in self.share_coordinator.states if k.topic_id in topic_ids]:
-            try:
-                await self.share_coordinator.delete(state_key)
-            except ShareStateError as exc:
-                logger.warning("Could not delete the share state of %s: %s", state_key, exc)
+        try:
+            await self.share_coordinator.delete_states_of_deleted_topics()
+        except ShareStateError as exc:
+            logger.warning("Could not delete the share state of topic %s: %s", topic, exc)
 
     async def shutdown(self) -> None:
         for share_partition in self.partitions.values():

@@ -177,3 +177,18 @@ def test_offsets_of_a_group_with_members_cannot_be_altered_or_deleted(tmp_path):
         return [answer["error_code"] for answer in (altered, deleted, unknown, other)]
     assert run(tmp_path, scenario, **OVERRIDES) == [Errors.NON_EMPTY_GROUP, Errors.NON_EMPTY_GROUP,
                                                     Errors.GROUP_ID_NOT_FOUND, Errors.GROUP_ID_NOT_FOUND]
+
+
+def test_a_deleted_topic_leaves_no_share_state_behind(tmp_path):
+    async def scenario(server):
+        topic = await _topic(server, "t", 2)
+        await _topic(server, "kept", 1)
+        await beat(server, "m1", 0, topics=("t", "kept"))
+        await _initialized(server)
+        await server.controller.delete_topic("t")
+        group = server.group_coordinator.share_groups.groups["g"]
+        await wait_until(lambda: not group.persisted or all(
+            topic not in entries for entries in (group.initialized, group.initializing)), "the group forgot t")
+        states = server.share_coordinator.states
+        return topic in group.initialized, sorted(server.metadata.name_of(k.topic_id) for k in states)
+    assert run(tmp_path, scenario, **OVERRIDES) == (False, ["kept"])
