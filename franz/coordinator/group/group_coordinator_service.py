@@ -217,6 +217,9 @@ class GroupCoordinatorService:
         version, client_id = request.api_version, request.client_id or ""
         if version == 0:  # no rebalance timeout in v0: the session timeout stands in (JoinGroupRequest)
             body = {**body, "rebalance_timeout_ms": body["session_timeout_ms"]}
+        if self._share_group(body["group_id"]) is not None:  # classicGroupJoin: not a classic group
+            return {**join_error(version, Errors.INCONSISTENT_GROUP_PROTOCOL, body["member_id"]),
+                    "throttle_time_ms": 0}
         consumer_group = self._consumer_group(body["group_id"])
         if consumer_group is not None and consumer_group.members:
             # A classic member joins a consumer group (online migration).
@@ -354,6 +357,8 @@ class GroupCoordinatorService:
         (getOrMaybeCreateConsumerGroup): a new one, or the classic group of the id converted
         (its offsets stay either way); and the step that retires the classic group once the
         heartbeat has succeeded. Raises GroupError when the classic group cannot be upgraded."""
+        if self._share_group(group_id) is not None:
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         classic = self.coordinator.group(group_id)
         if classic is None or classic.is_in_state(GroupState.DEAD):
             return ConsumerGroup(group_id), lambda: None
@@ -532,6 +537,8 @@ class GroupCoordinatorService:
         generation_id = body["generation_id_or_member_epoch"]
         if not group_id:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
+        if self._share_group(group_id) is not None:  # ShareGroup.validateOffsetCommit: not a consumer group
+            return _answer_all(body, Errors.GROUP_ID_NOT_FOUND)
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:
             error = consumer_group.validate_offset_commit(body["member_id"], body["group_instance_id"], generation_id,
@@ -577,6 +584,8 @@ class GroupCoordinatorService:
                 consumer_group = self._consumer_group(entry["group_id"])
                 error = Errors.NONE if consumer_group is None else consumer_group.validate_offset_fetch(
                     entry.get("member_id"), entry.get("member_epoch", -1))
+                if self._share_group(entry["group_id"]) is not None:  # ShareGroup.validateOffsetFetch
+                    error = Errors.GROUP_ID_NOT_FOUND
                 asked, unknown_ids = entry["topics"], []
                 if by_id and asked is not None:
                     asked, unknown_ids = self._named_by_id(asked, "partition_indexes", _unknown_topic_id_offset)
@@ -607,6 +616,8 @@ class GroupCoordinatorService:
         instance_id = body.get("group_instance_id")
         if not group_id:
             return _answer_all(body, Errors.INVALID_GROUP_ID)
+        if self._share_group(group_id) is not None:
+            return _answer_all(body, Errors.GROUP_ID_NOT_FOUND)
         await self.ensure_offsets_topic()
         guard = VerificationGuard.SENTINEL
         if self.transaction_verifier is not None:
@@ -684,6 +695,8 @@ class GroupCoordinatorService:
 
     async def _delete_offsets(self, group_id: str, request_topics: list[dict]) -> dict:
         subscribed: set[str] | None = set()
+        if self._share_group(group_id) is not None:  # ShareGroup.validateOffsetDelete
+            return {"error_code": Errors.GROUP_ID_NOT_FOUND, "throttle_time_ms": 0, "topics": []}
         consumer_group = self._consumer_group(group_id)
         if consumer_group is not None:  # the topics its members subscribe to keep their offsets
             subscribed = consumer_group.subscribed_topic_names(set(self.metadata.topics))

@@ -9,7 +9,7 @@ import asyncio
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
 from tests.coordinator.group.test_consumer_group_coordinator import beat as consumer_beat
-from tests.coordinator.group.test_group_coordinator import run, wait_until
+from tests.coordinator.group.test_group_coordinator import _commit_body, join_body, run, wait_until
 
 OVERRIDES = {"group_share_assignment_interval_ms": "0"}
 
@@ -192,3 +192,31 @@ def test_a_deleted_topic_leaves_no_share_state_behind(tmp_path):
         states = server.share_coordinator.states
         return topic in group.initialized, sorted(server.metadata.name_of(k.topic_id) for k in states)
     assert run(tmp_path, scenario, **OVERRIDES) == (False, ["kept"])
+
+
+def test_a_share_groups_id_is_refused_to_the_other_protocols(tmp_path):
+    """GROUP_ID_NOT_FOUND to a consumer group heartbeat, commits and fetches of offsets;
+    INCONSISTENT_GROUP_PROTOCOL to a classic join; and no classic group is made of the id."""
+    async def scenario(server):
+        await _topic(server, "t", 1)
+        await beat(server, "m1", 0)
+        service = server.group_coordinator
+
+        class Version:
+            def __init__(self, version: int) -> None:
+                self.api_version, self.listener_name = version, "PLAINTEXT"
+                self.client_address, self.client_id = ("127.0.0.1", 1), "c"
+        codes = {"consumer heartbeat": (await consumer_beat(server, "c1", 0))["error_code"]}
+        joined = await service.handle_join_group(Version(9), join_body("g"))
+        codes["join"] = joined["error_code"]
+        committed = await service.handle_offset_commit(Version(9), _commit_body("g", -1, "", 5))
+        codes["commit"] = committed["topics"][0]["partitions"][0]["error_code"]
+        fetched = await service.handle_offset_fetch(Version(8), {"groups": [
+            {"group_id": "g", "topics": None}], "require_stable": False})
+        codes["fetch"] = fetched["groups"][0]["error_code"]
+        listed = await service.handle_list_groups(Version(5), {"states_filter": [], "types_filter": []})
+        return codes, [(g["group_id"], g["group_type"]) for g in listed["groups"]]
+    codes, listed = run(tmp_path, scenario, **OVERRIDES)
+    assert codes == {"consumer heartbeat": Errors.GROUP_ID_NOT_FOUND, "join": Errors.INCONSISTENT_GROUP_PROTOCOL,
+                     "commit": Errors.GROUP_ID_NOT_FOUND, "fetch": Errors.GROUP_ID_NOT_FOUND}
+    assert listed == [("g", "share")]
