@@ -151,7 +151,7 @@ class ShareApis:
                                                                     Errors.UNKNOWN_TOPIC_OR_PARTITION)
                 else:
                     fetchable.append(topic_partition)
-            fetched = await self.manager.fetch(group_id, member_id, fetchable, session.epoch,
+            fetched = await self.manager.fetch(group_id, member_id, fetchable, epoch,
                                                body["max_records"], body["batch_size"], body["max_bytes"],
                                                body["min_bytes"], body["max_wait_ms"],
                                                record_limit=body["share_acquire_mode"] == RECORD_LIMIT_MODE)
@@ -171,6 +171,9 @@ class ShareApis:
                             session.partitions[topic_partition] = False
                     else:
                         del partitions[topic_partition]
+            for topic_partition, answer in partitions.items():  # those with records go to the back
+                if answer["acquired_records"] and topic_partition in session.partitions:
+                    session.partitions[topic_partition] = session.partitions.pop(topic_partition)
         for topic_partition, (code, message) in acks.items():
             answer = partitions.setdefault(topic_partition, _partition_answer(topic_partition[1], Errors.NONE))
             answer["acknowledge_error_code"], answer["acknowledge_error_message"] = code, message

@@ -165,13 +165,17 @@ class SharePartition:
             for offset in range(max(batch.first_offset, start), batch.last_offset + 1):
                 self.in_flight[offset] = InFlight(batch.delivery_state, batch.delivery_count)
             self.end_offset = max(self.end_offset, batch.last_offset + 1)
+        # Offsets between the written batches were acquired when the state was last written
+        # (ACQUIRED is never written): they are handed out again, as new records (Kafka's gap
+        # window), and the SPSO waits for them.
+        for offset in range(start, self.end_offset):
+            self.in_flight.setdefault(offset, InFlight(AVAILABLE, 0))
         self._advance_start()
         logger.info("Initialized share-partition %s-%d of group %s at start offset %d (%d offsets in flight)",
                     self.topic, self.partition, self.group_id, self.start_offset, len(self.in_flight))
 
     def _reset_offset(self, strategy: str) -> int:
         """share.auto.offset.reset over the log, read uncommitted (ShareFetchUtils)."""
-        strategy = strategy.strip().lower()
         if strategy == "earliest":
             return self.log.log_start_offset
         if strategy == "latest":
@@ -233,21 +237,25 @@ class SharePartition:
         acquisition = self._acquisitions
         acquired: list[int] = []
         batch_bounds: list[tuple[int, int, Any]] = []
+        # No more than max.record.locks past the SPSO: batch-optimized acquisition stops at the
+        # batch boundary past it (rounding up, as Kafka's lastOffsetFromBatchWithRequestOffset),
+        # record-limit acquisition exactly there.
         limit = self.start_offset + config.max_in_flight_records
         for batch in batches:
             first, last = batch.base_offset, batch.last_offset
             if last < offset:
                 continue
-            if acquired and len(acquired) >= max_records:
+            begin = max(first, offset)
+            if acquired and (len(acquired) >= max_records or (begin >= self.end_offset and begin >= limit)):
                 break
             took = False
             batch_aborted = aborted.at(batch)
-            for at in range(max(first, offset), last + 1):
+            for at in range(begin, last + 1):
                 entry = self.in_flight.get(at)
                 if at < self.end_offset:
                     if entry is None or entry.state != AVAILABLE:
                         continue
-                elif at >= limit and acquired:
+                elif record_limit and at >= limit:
                     break
                 if record_limit and len(acquired) >= max_records:
                     break  # the rest of the batch stays where it was: available or unread
@@ -261,15 +269,29 @@ class SharePartition:
                 self.end_offset = max(self.end_offset, at + 1)
             if took:
                 batch_bounds.append((first, last, batch))
-        for at in range(offset, self.end_offset):  # offsets the log no longer has (compaction, gaps)
-            if at not in self.in_flight:
-                self.in_flight[at] = InFlight(ARCHIVED, 0)
+        self._archive_missing(offset, [(b.base_offset, b.last_offset) for b in batches])
         if not acquired:
             self._advance_start()
             return None
         self._locks[acquisition] = asyncio.get_running_loop().call_later(
             config.record_lock_duration_ms / 1000, self._lock_expired, acquisition)
         return Acquired(_slice(info.records, batch_bounds), self._ranges(acquired, batch_bounds, batch_size))
+
+    def _archive_missing(self, offset: int, spans: list[tuple[int, int]]) -> None:
+        """Offsets from `offset` up to what this read covered that no batch holds (compacted away,
+        or gaps a reload left that the log never had) are archived: nothing can hand them out."""
+        if not spans:
+            return
+        end = min(self.end_offset, spans[-1][1] + 1)
+        span = 0
+        for at in range(offset, end):
+            while span < len(spans) and spans[span][1] < at:
+                span += 1
+            if span < len(spans) and spans[span][0] <= at:
+                continue
+            entry = self.in_flight.get(at)
+            if entry is None or entry.state == AVAILABLE:
+                self.in_flight[at] = InFlight(ARCHIVED, entry.delivery_count if entry else 0)
 
     def _ranges(self, acquired: list[int], batch_bounds: list[tuple[int, int, Any]], batch_size: int) -> list[dict]:
         """AcquiredRecords: runs of consecutive offsets with one delivery count, cut at a log batch
@@ -400,7 +422,9 @@ class SharePartition:
             else:
                 runs.append([at, at, entry.state, entry.delivery_count])
         batches = [StateBatch(*run) for run in runs]
-        start = self._leading_finished_end()
+        # The SPSO and finished count as they are before the SPSO moves past what this change
+        # finished, as Kafka writes them: the next write carries the move.
+        start = self.start_offset
         finished = sum(1 for at, entry in self.in_flight.items() if at >= start and entry.state in TERMINAL)
         try:
             await self._write_state(self.state_epoch, start, finished, batches)

@@ -82,17 +82,13 @@ class SharePartitionManager:
             try:
                 return await coordinator.read(key, 0)
             except ShareStateError as exc:
-                # SharePartition.fetchPersisterError: fencing means another leader owns it now
-                code = (Errors.NOT_LEADER_OR_FOLLOWER if exc.code in (Errors.FENCED_LEADER_EPOCH,
-                                                                       Errors.FENCED_STATE_EPOCH)
-                        else Errors.UNKNOWN_SERVER_ERROR if exc.code == Errors.INVALID_REQUEST else exc.code)
-                raise SharePartitionError(code, str(exc)) from None
+                raise SharePartitionError(_persister_error(exc.code), str(exc)) from None
 
         async def write_state(state_epoch: int, start_offset: int, finished: int, batches: list[StateBatch]) -> None:
             try:
                 await coordinator.write(key, state_epoch, 0, start_offset, finished, batches)
             except ShareStateError as exc:
-                raise SharePartitionError(exc.code, str(exc)) from None
+                raise SharePartitionError(_persister_error(exc.code), str(exc)) from None
 
         share_partition = SharePartition(group_id, topic_id, name, partition, log,
                                          lambda: self.partition_config(group_id), read_state, write_state,
@@ -131,7 +127,7 @@ class SharePartitionManager:
                 ready.append((topic_partition, await self._ready(group_id, *topic_partition)))
             except SharePartitionError as exc:
                 results[topic_partition] = (exc.code, None)
-        if len(ready) > 1 and epoch >= 1:  # PartitionRotateStrategy: turn by the session epoch
+        if len(ready) > 1 and epoch >= 1:  # PartitionRotateStrategy: turn by the request's session epoch
             turn = epoch % len(ready)
             ready = ready[turn:] + ready[:turn]
         max_bytes = min(max_bytes, self.fetch_max_bytes)
@@ -207,12 +203,18 @@ class SharePartitionManager:
                 results[(topic_id, partition)] = (Errors.NONE, None)
             except SharePartitionError as exc:
                 results[(topic_id, partition)] = (exc.code, str(exc))
+                if exc.code in _FENCING_ERRORS:  # fencedSharePartitionHandler: the next fetch reads it again
+                    share_partition.fence()
+                    self.partitions.pop(SharePartitionKey(group_id, topic_id, partition), None)
         return results
 
     # -- sessions ------------------------------------------------------------------------
 
     async def release_session(self, group_id: str, member_id: str) -> None:
-        """The session ends: the member's acquired records in its partitions go back."""
+        """The session ends: the member's acquired records in its partitions go back. When it was
+        the group's last session here, the group's share-partitions are dropped (onGroupEmpty):
+        the next fetch reads their state afresh, so a group deleted and made again, or whose
+        offsets an admin set, starts from what the share coordinator holds."""
         session = self.sessions.remove((group_id, member_id))
         if session is None:
             return
@@ -227,6 +229,8 @@ class SharePartitionManager:
             if isinstance(outcome, Exception):
                 logger.warning("Could not write released records of member %s of group %s: %s", member_id,
                                group_id, outcome)
+        if not any(key[0] == group_id for key in self.sessions.sessions):
+            self.fence_group(group_id)
 
     def on_connection_closed(self, connection_id: str) -> None:
         for session in self.sessions.of_connection(connection_id):
@@ -258,3 +262,18 @@ class SharePartitionManager:
         for key in [k for k in self.partitions if k.group_id == group_id]:
             self.partitions.pop(key).fence()
 
+
+# Errors of a write or read of the share state that fence the share-partition here.
+_FENCING_ERRORS = frozenset((Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                             Errors.GROUP_ID_NOT_FOUND))
+
+
+def _persister_error(code: int) -> int:
+    """SharePartition.fetchPersisterError: what a client is told of a share state error."""
+    if code in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if code in (Errors.FENCED_LEADER_EPOCH, Errors.FENCED_STATE_EPOCH):
+        return Errors.NOT_LEADER_OR_FOLLOWER  # another leader, or a newer state, owns it now
+    if code in (Errors.GROUP_ID_NOT_FOUND, Errors.UNKNOWN_TOPIC_OR_PARTITION):
+        return code
+    return Errors.UNKNOWN_SERVER_ERROR

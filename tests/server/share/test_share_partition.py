@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from franz.coordinator.share.share_coordinator import ARCHIVED, AVAILABLE
+from franz.coordinator.share.share_coordinator import ACKNOWLEDGED, ARCHIVED, AVAILABLE, StateBatch
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
 from franz.records import SimpleRecord, build_batch
@@ -34,18 +34,19 @@ def _states(share_partition, offsets) -> list[tuple[int, int]]:
     return [(share_partition.in_flight[at].state, share_partition.in_flight[at].delivery_count) for at in offsets]
 
 
-def test_no_more_records_are_in_flight_than_the_record_locks(tmp_path):
+def test_no_more_records_are_in_flight_than_the_record_locks_rounded_up_to_a_batch(tmp_path):
     async def scenario(server):
-        sp = await _share_partition(server, 250)
+        sp = await _share_partition(server, 250, batch=30)
         first = sp.acquire("a", 1000, 500, 1 << 20)
-        assert first.ranges == [{"first_offset": 0, "last_offset": 99, "delivery_count": 1}]
-        assert sp.acquire("b", 1000, 500, 1 << 20) is None  # 100 in flight: no room
-        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 49, "acknowledge_types": [1]}])
-        assert sp.start_offset == 50
+        # the batch 90-119 holding the 100th offset is taken whole, as Kafka takes it
+        assert first.ranges == [{"first_offset": 0, "last_offset": 119, "delivery_count": 1}]
+        assert sp.acquire("b", 1000, 500, 1 << 20) is None  # 120 in flight: no room
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 59, "acknowledge_types": [1]}])
+        assert sp.start_offset == 60
         second = sp.acquire("b", 1000, 500, 1 << 20)
         return second.ranges
     assert run(tmp_path, scenario, group_share_partition_max_record_locks="100") == [
-        {"first_offset": 100, "last_offset": 149, "delivery_count": 1}]
+        {"first_offset": 120, "last_offset": 179, "delivery_count": 1}]
 
 
 def test_acknowledgements_are_the_owners_and_all_or_nothing(tmp_path):
@@ -96,7 +97,8 @@ def test_a_renewed_lock_keeps_records_acquired(tmp_path):
     held, start, persisted = run(tmp_path, scenario, group_share_record_lock_duration_ms="1000",
                                  group_share_min_record_lock_duration_ms="1000")
     assert held == [(ACQUIRED, 1)] * 5 and start == 5
-    assert persisted == (5, ())  # all acknowledged: the start offset is past them, no batch is left
+    # Kafka writes the SPSO as it was before the acknowledgement: the next write moves it
+    assert persisted == (0, (StateBatch(0, 4, ACKNOWLEDGED, 1),))
 
 
 def test_records_deleted_below_the_start_offset_are_skipped(tmp_path):
@@ -125,3 +127,53 @@ def test_record_limit_mode_acquires_exactly_max_records_cutting_a_batch(tmp_path
         [{"first_offset": 0, "last_offset": 2, "delivery_count": 1}],
         [{"first_offset": 3, "last_offset": 11, "delivery_count": 1}],
         [{"first_offset": 12, "last_offset": 19, "delivery_count": 1}])  # the rest of the batch of 10-19
+
+
+def test_records_acquired_when_the_state_was_last_written_come_back_after_a_reload(tmp_path):
+    """ACQUIRED is never written: after a restart the offsets between written batches are handed
+    out again (Kafka's gap window), and the SPSO waits for them."""
+    async def first(server):
+        sp = await _share_partition(server, 20)
+        sp.acquire("a", 5, 500, 1 << 20)  # 0-9
+        sp.acquire("b", 5, 500, 1 << 20)  # 10-19
+        await sp.acknowledge("b", [{"first_offset": 10, "last_offset": 19, "acknowledge_types": [1]}])
+    run(tmp_path, first)
+
+    async def reloaded(server):
+        topic_id = server.metadata.get("t").topic_id.bytes
+        sp = await server.share_partitions._ready("g", topic_id, 0)
+        again = sp.acquire("c", 500, 500, 1 << 20)
+        await sp.acknowledge("c", [{"first_offset": 0, "last_offset": 9, "acknowledge_types": [1]}])
+        return again.ranges, sp.start_offset
+    assert run(tmp_path, reloaded) == ([{"first_offset": 0, "last_offset": 9, "delivery_count": 1}], 20)
+
+
+def test_a_write_fenced_by_a_newer_state_drops_the_share_partition(tmp_path):
+    """An admin's AlterShareGroupOffsets made a newer state while a member held records: its
+    acknowledgement is answered NOT_LEADER_OR_FOLLOWER (fetchPersisterError) and the next fetch
+    reads the new state."""
+    async def scenario(server):
+        sp = await _share_partition(server, 10)
+        sp.acquire("a", 500, 500, 1 << 20)
+        key = SharePartitionKey("g", sp.topic_id, 0)
+        await server.share_coordinator.initialize(key, 5, 7)
+        manager = server.share_partitions
+        answer = await manager.acknowledge("g", "a", {(sp.topic_id, 0): [
+            {"first_offset": 0, "last_offset": 9, "acknowledge_types": [1]}]})
+        dropped = key not in manager.partitions
+        fresh = await manager._ready("g", sp.topic_id, 0)
+        return answer[(sp.topic_id, 0)][0], dropped, fresh.start_offset
+    assert run(tmp_path, scenario) == (Errors.NOT_LEADER_OR_FOLLOWER, True, 7)
+
+
+def test_the_groups_last_session_ending_drops_its_share_partitions(tmp_path):
+    async def scenario(server):
+        sp = await _share_partition(server, 10)
+        manager = server.share_partitions
+        manager.sessions.open(("g", "a"), [(sp.topic_id, 0)], "connection-1")
+        manager.sessions.open(("g", "b"), [(sp.topic_id, 0)], "connection-2")
+        await manager.release_session("g", "a")
+        kept = bool(manager.partitions)
+        await manager.release_session("g", "b")
+        return kept, bool(manager.partitions)
+    assert run(tmp_path, scenario) == (True, False)
