@@ -239,7 +239,7 @@ PRODUCER_STATE_RECONFIGURABLE_KEYS = ("producer.id.expiration.ms", "transaction.
 
 # The group coordinator keys a running broker can change (GroupCoordinatorConfig.RECONFIGURABLE_CONFIGS
 # that franz has): each within its min/max keys, which are static.
-GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms",)
+GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms", "group.share.assignment.interval.ms")
 
 # Every broker key a running broker can change, besides the log configs' synonyms.
 BROKER_RECONFIGURABLE_KEYS = (CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS

@@ -51,12 +51,13 @@ _DURATION: Final = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:(
 
 
 def by_duration_ms(text: str) -> int | None:
-    """The milliseconds of `by_duration:<ISO-8601 duration>`, None when `text` is not one."""
+    """The milliseconds of `by_duration:<ISO-8601 duration>` (the prefix exactly so, as
+    AutoOffsetResetStrategy.fromString matches it), None when `text` is not one."""
     prefix = "by_duration:"
-    if not text.lower().startswith(prefix):
+    if not text.startswith(prefix):
         return None
-    found = _DURATION.fullmatch(text[len(prefix):].strip())
-    if found is None or text[len(prefix):].strip().upper() in ("P", "PT") or text.upper().endswith("T"):
+    found = _DURATION.fullmatch(text[len(prefix):])
+    if found is None or text[len(prefix):].upper() in ("P", "PT") or text.upper().endswith("T"):
         return None
     sign, days, hours, minutes, seconds, fraction = found.groups()
     total_ms = ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes or 0)) * 60_000 + int(seconds or 0) * 1000
@@ -66,8 +67,9 @@ def by_duration_ms(text: str) -> int | None:
 
 
 def _auto_offset_reset(key: str, value: object) -> None:
-    """ShareGroupAutoOffsetResetStrategy.Validator: earliest, latest or a duration that is not negative."""
-    text = str(value).strip().lower()
+    """ShareGroupAutoOffsetResetStrategy.Validator: earliest, latest or a duration that is not
+    negative, written exactly so (no case folding, no spaces)."""
+    text = str(value)
     if text in ("earliest", "latest"):
         return
     duration = by_duration_ms(text)

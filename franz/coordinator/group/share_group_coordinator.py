@@ -224,10 +224,10 @@ class ShareGroupCoordinator:
         elif epoch != JOIN_GROUP_MEMBER_EPOCH and (epoch > member.member_epoch or (
                 epoch < member.member_epoch and epoch != member.previous_member_epoch)):
             raise GroupError(Errors.FENCED_MEMBER_EPOCH, f"The share group member has a greater member epoch "
-                             f"({member.member_epoch}) than the one known by the group coordinator ({epoch})."
-                             if epoch < member.member_epoch else
-                             f"The share group member has a smaller member epoch ({member.member_epoch}) than "
-                             f"the one known by the group coordinator ({epoch}).")
+                             f"({epoch}) than the one known by the group coordinator ({member.member_epoch})."
+                             if epoch > member.member_epoch else
+                             f"The share group member has a smaller member epoch ({epoch}) than the one known "
+                             f"by the group coordinator ({member.member_epoch}).")
         names = body["subscribed_topic_names"]
         updated = dataclasses.replace(
             member, rack_id=body["rack_id"] if body["rack_id"] is not None else member.rack_id,
@@ -423,7 +423,7 @@ class ShareGroupCoordinator:
                 message = (f"Group {group_id} is not a share group." if self._is_other_group(group_id)
                            else f"Group {group_id} not found.")
                 answers.append({"error_code": Errors.GROUP_ID_NOT_FOUND, "error_message": message,
-                                "group_id": group_id, "group_state": "Dead", "group_epoch": 0,
+                                "group_id": group_id, "group_state": "", "group_epoch": 0,
                                 "assignment_epoch": 0, "assignor_name": "", "members": []})
                 continue
             answers.append({
@@ -482,7 +482,7 @@ class ShareGroupCoordinator:
         if group is None:
             if not create:
                 raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-            group = self.groups.setdefault(group_id, ShareGroup(group_id))
+            group = ShareGroup(group_id)  # kept only once a partition's state is set (alter_offsets)
         if group.members:
             raise GroupError(Errors.NON_EMPTY_GROUP, f"Share group {group_id} is not empty.")
         return group
@@ -525,7 +525,10 @@ class ShareGroupCoordinator:
                 answers.append({"partition_index": partition, "error_code": code, "error_message": message})
             if done:
                 group.mark_initialized(topic_id, name, frozenset(done))
+                self.groups.setdefault(group_id, group)
             responses.append({"topic_name": name, "topic_id": topic_id, "partitions": answers})
+        if self.groups.get(group_id) is not group:  # nothing was set: no group, no records
+            return _admin_answer(Errors.NONE, None, responses)
         return await self._persisted_answer(group, responses)
 
     async def delete_offsets(self, group_id: str, topics: list[dict]) -> dict:
@@ -563,7 +566,9 @@ class ShareGroupCoordinator:
             return
         if group.members:
             raise GroupError(Errors.NON_EMPTY_GROUP, f"Share group {group_id} is not empty.")
-        for topic_id, (_, partitions) in list(group.initialized.items()):
+        with_state = [(topic_id, partitions) for topic_id, (_, partitions) in group.initialized.items()]
+        with_state += [(topic_id, entry.partitions) for topic_id, entry in group.initializing.items()]
+        for topic_id, partitions in with_state:  # shareGroupBuildPartitionDeleteRequest: both kinds
             for partition in sorted(partitions):
                 try:
                     await self._share_coordinator.delete(SharePartitionKey(group_id, topic_id, partition))

@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
-from franz.coordinator.group.share_group import Assignment, InitializingPartitions, ShareGroup, ShareGroupMember
+from franz.coordinator.group.share_group import (
+    INITIAL_GROUP_EPOCH,
+    Assignment,
+    InitializingPartitions,
+    ShareGroup,
+    ShareGroupMember,
+)
 
 Records = dict[bytes, bytes]
 
@@ -46,12 +52,16 @@ def records_of(group: ShareGroup) -> Records:
     if group.dead:
         return {}
     group_id = group.group_id
-    records = dict((
-        _record(serde.SHARE_GROUP_METADATA, group_id,
-                {"epoch": group.group_epoch, "metadata_hash": group.metadata_hash}),
-        _record(serde.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, group_id,
-                {"assignment_epoch": group.assignment_epoch, "assignment_timestamp": group.assignment_timestamp_ms}),
-    ))
+    records: Records = {}
+    if group.group_epoch != INITIAL_GROUP_EPOCH or group.assignment_epoch != INITIAL_GROUP_EPOCH:
+        # A group no member ever joined (AlterShareGroupOffsets makes one) is record 15 alone.
+        records.update((
+            _record(serde.SHARE_GROUP_METADATA, group_id,
+                    {"epoch": group.group_epoch, "metadata_hash": group.metadata_hash}),
+            _record(serde.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, group_id,
+                    {"assignment_epoch": group.assignment_epoch,
+                     "assignment_timestamp": group.assignment_timestamp_ms}),
+        ))
     if group.initialized or group.initializing or group.deleting:
         records.update((_record(serde.SHARE_GROUP_STATE_PARTITION_METADATA, group_id, {
             "initializing_topics": [{"topic_id": topic_id, "topic_name": entry.name,

@@ -140,6 +140,7 @@ class ShareCoordinator:
         self.states: dict[SharePartitionKey, ShareGroupOffset] = {}
         self.updates_since_snapshot: dict[SharePartitionKey, int] = {}
         self.snapshot_offsets: dict[SharePartitionKey, int] = {}  # where each one's latest snapshot is
+        self.last_tombstones: dict[int, int] = {}  # partition -> offset of its latest tombstone
         self._locks: dict[SharePartitionKey, asyncio.Lock] = {}
         self._maintenance: list[asyncio.Task] = []
 
@@ -184,6 +185,8 @@ class ShareCoordinator:
         old (same state and epochs, its creation time kept); how many were written."""
         now = self.clock_ms()
         written = 0
+        if all(state.create_timestamp != state.write_timestamp for state in self.states.values()):
+            return 0  # snapshotColdPartitions: every one has had its cold snapshot already
         for key, state in list(self.states.items()):
             if now - state.write_timestamp < self.cold_snapshot_interval_ms:
                 continue
@@ -210,12 +213,14 @@ class ShareCoordinator:
         for key, offset in self.snapshot_offsets.items():
             partition = self.partition_for(key)
             oldest[partition] = min(offset, oldest.get(partition, offset))
+        for partition, offset in self.last_tombstones.items():  # a tombstone stays, as Kafka keeps it
+            oldest[partition] = min(offset, oldest.get(partition, offset))
         moved = {}
         for partition in range(topic.num_partitions):
             log = self.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, partition))
             if log is None:
                 continue
-            redundant_below = oldest.get(partition, log.high_watermark)
+            redundant_below = oldest.get(partition, log.log_start_offset)
             if redundant_below > log.log_start_offset and log.maybe_increment_log_start_offset(
                     redundant_below, "share state snapshots made earlier records redundant"):
                 moved[partition] = redundant_below
@@ -254,6 +259,7 @@ class ShareCoordinator:
             self.states.pop(key, None)
             self.updates_since_snapshot.pop(key, None)
             self.snapshot_offsets.pop(key, None)
+            self.last_tombstones[self.partition_for(key)] = offset
             return
         if record_type == serde.SHARE_SNAPSHOT:
             self.snapshot_offsets[key] = offset

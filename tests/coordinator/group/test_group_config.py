@@ -167,3 +167,36 @@ def test_the_brokers_assignment_interval_changes_at_run_time_within_its_bounds(t
     assert waiting == "Assigning" and epochs == (2, 2)
     assert refused == (Errors.INVALID_CONFIG, "group.consumer.assignment.interval.ms must be less than or equal to "
                                               "group.consumer.max.assignment.interval.ms")
+
+
+def test_share_group_configs_are_checked_as_kafka_checks_them(broker):
+    """share.auto.offset.reset takes earliest, latest or by_duration:<ISO-8601 duration> exactly
+    so (AutoOffsetResetStrategy.fromString, after ConfigDef trims a string); share.isolation.level
+    two values; the share ints their broker bounds."""
+    with RawClient(broker.bootstrap) as client:
+        accepted = [_alter(client, "sg", (name, SET, value))[0] for name, value in (
+            ("share.auto.offset.reset", "earliest"), ("share.auto.offset.reset", "by_duration:PT1H30M"),
+            ("share.isolation.level", "read_committed"), ("share.delivery.count.limit", "3"))]
+        refused = [_alter(client, "sg", (name, SET, value))[0] for name, value in (
+            ("share.auto.offset.reset", "EARLIEST"), ("share.auto.offset.reset", "Latest"),
+            ("share.auto.offset.reset", "BY_DURATION:PT1H"), ("share.auto.offset.reset", "by_duration:-PT1H"),
+            ("share.isolation.level", "committed"), ("share.delivery.count.limit", "11"),
+            ("share.partition.max.record.locks", "99"))]
+        described = _describe(client, "sg")
+    assert accepted == [Errors.NONE] * 4 and refused == [Errors.INVALID_CONFIG] * 7
+    assert described["share.delivery.count.limit"] == ("3", DYNAMIC_GROUP_CONFIG)
+    assert described["share.isolation.level"] == ("read_committed", DYNAMIC_GROUP_CONFIG)
+    assert described["share.renew.acknowledge.enable"] == ("true", DEFAULT_CONFIG)
+
+
+def test_the_brokers_share_assignment_interval_is_dynamic_too(tmp_path):
+    from franz.server.controller import ApiError
+
+    async def scenario(server):
+        await server.controller.alter_broker_configs("", [("group.share.assignment.interval.ms", SET, "0")], False)
+        try:
+            await server.controller.alter_broker_configs("", [("group.share.assignment.interval.ms", SET, "20000")],
+                                                         False)
+        except ApiError as exc:
+            return exc.code
+    assert run(tmp_path, scenario) == Errors.INVALID_CONFIG  # beyond group.share.max.assignment.interval.ms

@@ -220,3 +220,19 @@ def test_a_share_groups_id_is_refused_to_the_other_protocols(tmp_path):
     assert codes == {"consumer heartbeat": Errors.GROUP_ID_NOT_FOUND, "join": Errors.INCONSISTENT_GROUP_PROTOCOL,
                      "commit": Errors.GROUP_ID_NOT_FOUND, "fetch": Errors.GROUP_ID_NOT_FOUND}
     assert listed == [("g", "share")]
+
+
+def test_altering_offsets_makes_a_group_only_when_a_partitions_state_is_set(tmp_path):
+    async def scenario(server):
+        topic = await _topic(server, "t", 1)
+        groups = server.group_coordinator.share_groups
+        nothing = await groups.alter_offsets("phantom", [{"topic_name": "missing", "partitions": [
+            {"partition_index": 0, "start_offset": 3}]}])
+        made = await groups.alter_offsets("made", [{"topic_name": "t", "partitions": [
+            {"partition_index": 0, "start_offset": 3}]}])
+        state = server.share_coordinator.read_summary(SharePartitionKey("made", topic, 0))
+        return (nothing["responses"][0]["partitions"][0]["error_code"], sorted(groups.groups),
+                made["error_code"], state.start_offset, sorted(groups.groups["made"].persisted))
+    missing, names, made, start, records = run(tmp_path, scenario, **OVERRIDES)
+    assert (missing, names, made, start) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, ["made"], Errors.NONE, 3)
+    assert [int.from_bytes(key[:2], "big") for key in records] == [15]  # ShareGroupStatePartitionMetadata alone
