@@ -384,10 +384,11 @@ def read_consumer_group_value(record_type: int, buffer: bytes) -> dict:
 
 
 def ordered_changes(persisted: dict[bytes, bytes], current: dict[bytes, bytes], put_order: tuple[int, ...],
-                    tombstone_order: tuple[int, ...]) -> list[tuple[bytes, bytes | None]]:
+                    tombstone_order: tuple[int, ...],
+                    tombstones_first: bool = False) -> list[tuple[bytes, bytes | None]]:
     """The records to append so that the log, after `persisted`, says `current`: new or changed
-    records in `put_order` of their types, then tombstones of the keys that are gone in
-    `tombstone_order`."""
+    records in `put_order` of their types, and tombstones of the keys that are gone in
+    `tombstone_order`, after the new records or (`tombstones_first`) before them."""
     def record_type(key: bytes) -> int:
         return _VERSION.unpack_from(key, 0)[0]
 
@@ -395,7 +396,7 @@ def ordered_changes(persisted: dict[bytes, bytes], current: dict[bytes, bytes], 
     gone: list[tuple[bytes, bytes | None]] = [(key, None) for key in persisted if key not in current]
     puts.sort(key=lambda entry: put_order.index(record_type(entry[0])))
     gone.sort(key=lambda entry: tombstone_order.index(record_type(entry[0])))
-    return [*puts, *gone]
+    return [*gone, *puts] if tombstones_first else [*puts, *gone]
 
 
 def offset_commit_key(group: str, topic: str, partition: int) -> bytes:

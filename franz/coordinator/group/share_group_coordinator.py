@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from franz.coordinator.group import group_config, share_group_records, simple_assignor
+from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
 from franz.coordinator.group.group_metadata import GroupError
 from franz.coordinator.group.metadata_hash import metadata_hash
@@ -538,6 +539,9 @@ class ShareGroupCoordinator:
             group = self._empty_share_group(group_id, create=False)
         except GroupError as exc:
             return _admin_answer(exc.code, str(exc), [])
+        state_key = serde.consumer_group_key(serde.SHARE_GROUP_STATE_PARTITION_METADATA, group_id)
+        if not (group.initialized or group.initializing or group.deleting or state_key in group.persisted):
+            return _admin_answer(Errors.NONE, None, [])  # no ShareGroupStatePartitionMetadata: nothing to say
         view = self._topics()
         responses = []
         for topic in topics:
@@ -555,7 +559,9 @@ class ShareGroupCoordinator:
                     del group.initialized[topic_id]
                 except ShareStateError as exc:
                     code, message = exc.code, str(exc)
-            responses.append({"topic_name": name, "topic_id": topic_id, "error_code": code, "error_message": message})
+            # an error names the topic only (its id stays zero), as Kafka's answer does
+            responses.append({"topic_name": name, "topic_id": topic_id if code == Errors.NONE else bytes(16),
+                              "error_code": code, "error_message": message})
         return await self._persisted_answer(group, responses)
 
     async def delete_group(self, group_id: str) -> None:

@@ -27,9 +27,11 @@ from franz.coordinator.group.share_group import (
 
 Records = dict[bytes, bytes]
 
+# A heartbeat's order (GroupMetadataManager.shareGroupHeartbeat): subscription, epoch, targets,
+# target epoch, current assignment, then the share-partition bookkeeping last.
 _PUT_ORDER = (serde.SHARE_GROUP_MEMBER_METADATA, serde.SHARE_GROUP_METADATA,
-              serde.SHARE_GROUP_STATE_PARTITION_METADATA, serde.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
-              serde.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, serde.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+              serde.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, serde.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA,
+              serde.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, serde.SHARE_GROUP_STATE_PARTITION_METADATA)
 _TOMBSTONE_ORDER = (serde.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, serde.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
                     serde.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, serde.SHARE_GROUP_MEMBER_METADATA,
                     serde.SHARE_GROUP_STATE_PARTITION_METADATA, serde.SHARE_GROUP_METADATA)
@@ -62,7 +64,9 @@ def records_of(group: ShareGroup) -> Records:
                     {"assignment_epoch": group.assignment_epoch,
                      "assignment_timestamp": group.assignment_timestamp_ms}),
         ))
-    if group.initialized or group.initializing or group.deleting:
+    state_key = serde.consumer_group_key(serde.SHARE_GROUP_STATE_PARTITION_METADATA, group_id)
+    if group.initialized or group.initializing or group.deleting or state_key in group.persisted:
+        # once written, record 15 stays (with empty lists) until the group is deleted
         records.update((_record(serde.SHARE_GROUP_STATE_PARTITION_METADATA, group_id, {
             "initializing_topics": [{"topic_id": topic_id, "topic_name": entry.name,
                                      "partitions": sorted(entry.partitions)}
@@ -88,7 +92,8 @@ def records_of(group: ShareGroup) -> Records:
 
 def changes(persisted: Records, current: Records) -> list[tuple[bytes, bytes | None]]:
     """The records to append so that the log, after `persisted`, says `current`."""
-    return serde.ordered_changes(persisted, current, _PUT_ORDER, _TOMBSTONE_ORDER)
+    # A leaving member's tombstones come before the group epoch it moves (shareGroupFenceMember).
+    return serde.ordered_changes(persisted, current, _PUT_ORDER, _TOMBSTONE_ORDER, tombstones_first=True)
 
 
 def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes], now_ms: int) -> ShareGroup | None:

@@ -131,6 +131,7 @@ class SharePartitionManager:
             turn = epoch % len(ready)
             ready = ready[turn:] + ready[:turn]
         max_bytes = min(max_bytes, self.fetch_max_bytes)
+        min_bytes = min(min_bytes, max_bytes)  # KafkaApis: fetchMinBytes = min(minBytes, fetchMaxBytes)
         if not ready or max_records <= 0 or max_bytes <= 0:
             results.update((tp, (Errors.NONE, None)) for tp, _ in ready)
             return results

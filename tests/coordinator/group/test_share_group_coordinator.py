@@ -9,7 +9,7 @@ import asyncio
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
 from tests.coordinator.group.test_consumer_group_coordinator import beat as consumer_beat
-from tests.coordinator.group.test_group_coordinator import _commit_body, join_body, run, wait_until
+from tests.coordinator.group.test_group_coordinator import _commit_body, group_records, join_body, run, wait_until
 
 OVERRIDES = {"group_share_assignment_interval_ms": "0"}
 
@@ -236,3 +236,26 @@ def test_altering_offsets_makes_a_group_only_when_a_partitions_state_is_set(tmp_
     missing, names, made, start, records = run(tmp_path, scenario, **OVERRIDES)
     assert (missing, names, made, start) == (Errors.UNKNOWN_TOPIC_OR_PARTITION, ["made"], Errors.NONE, 3)
     assert [int.from_bytes(key[:2], "big") for key in records] == [15]  # ShareGroupStatePartitionMetadata alone
+
+
+def test_records_come_in_kafkas_order_and_record_15_stays_once_written(tmp_path):
+    async def scenario(server):
+        await _topic(server, "t", 1)
+        await beat(server, "m1", 0)
+        await _initialized(server)
+        joined = [(key.record_type, value is None) for key, value in group_records(server, "g")]
+        await beat(server, "m1", -1, topics=None)
+        groups = server.group_coordinator.share_groups
+        deleted = await groups.delete_offsets("g", [{"topic_name": "t"}, {"topic_name": "nope"}])
+        again = await groups.delete_offsets("g", [{"topic_name": "t"}])
+        records = [(key.record_type, value is None) for key, value in group_records(server, "g")]
+        return joined, records[len(joined):], deleted["responses"], again["responses"]
+    joined, after, deleted, again = run(tmp_path, scenario, **OVERRIDES)
+    # the join: subscription, epoch, target, target epoch, current assignment, then record 15;
+    # the initialization's record 15 after it
+    assert joined == [(10, False), (11, False), (13, False), (12, False), (14, False), (15, False), (15, False)]
+    # leaving: the member's tombstones, then the epoch; deleting the offsets: record 15 with empty lists
+    assert after == [(14, True), (13, True), (10, True), (11, False), (15, False)]
+    assert [(d["topic_name"], d["topic_id"] == bytes(16), d["error_code"]) for d in deleted] == [
+        ("t", False, Errors.NONE), ("nope", True, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert [(d["topic_name"], d["error_code"]) for d in again] == [("t", Errors.UNKNOWN_TOPIC_OR_PARTITION)]
