@@ -82,6 +82,7 @@ class InFlight:
     delivery_count: int
     member_id: str = ""
     acquisition: int = 0  # which acquisition (and lock timer) holds it
+    writing: bool = False  # an acknowledgement's new state, not yet written: not to be handed out or passed
 
 
 @dataclasses.dataclass(slots=True)
@@ -191,7 +192,7 @@ class SharePartition:
         one while room is left under max.record.locks; None when nothing can be acquired."""
         for offset in range(self.start_offset, self.end_offset):
             entry = self.in_flight.get(offset)
-            if entry is not None and entry.state == AVAILABLE:
+            if entry is not None and entry.state == AVAILABLE and not entry.writing:
                 return offset
         if self.end_offset - self.start_offset < self._config().max_in_flight_records:
             return self.end_offset
@@ -253,7 +254,7 @@ class SharePartition:
             for at in range(begin, last + 1):
                 entry = self.in_flight.get(at)
                 if at < self.end_offset:
-                    if entry is None or entry.state != AVAILABLE:
+                    if entry is None or entry.state != AVAILABLE or entry.writing:
                         continue
                 elif record_limit and at >= limit:
                     break
@@ -361,7 +362,7 @@ class SharePartition:
                     state = _ACK_STATES[kind]
                     if state == AVAILABLE and entry.delivery_count >= config.delivery_count_limit:
                         state = ARCHIVED
-                    self.in_flight[at] = InFlight(state, entry.delivery_count)
+                    self.in_flight[at] = InFlight(state, entry.delivery_count, writing=True)
         except SharePartitionError:
             self.in_flight.update(before)
             raise
@@ -429,11 +430,18 @@ class SharePartition:
         try:
             await self._write_state(self.state_epoch, start, finished, batches)
         except SharePartitionError:
-            if rollback:
+            if rollback:  # InFlightState.completeStateTransition(false)
+                limit = self._config().delivery_count_limit
                 for at, entry in before.items():
+                    if entry.state == ACQUIRED and entry.acquisition not in self._locks:  # its lock expired meanwhile
+                        entry = InFlight(ARCHIVED if entry.delivery_count >= limit else AVAILABLE, entry.delivery_count)
                     self.in_flight[at] = entry
             raise
         finally:
+            for at in before:
+                written = self.in_flight.get(at)  # a release's entries may be past the SPSO by now
+                if written is not None:
+                    written.writing = False
             self._advance_start()
             self._on_available()
 
@@ -448,7 +456,7 @@ class SharePartition:
                 later = [at for at in self.in_flight if start < at < log_start]
                 start = min(later) if later else log_start
                 continue
-            if entry is None or entry.state not in TERMINAL:
+            if entry is None or entry.state not in TERMINAL or entry.writing:
                 break
             start += 1
         return start

@@ -177,3 +177,17 @@ def test_the_groups_last_session_ending_drops_its_share_partitions(tmp_path):
         await manager.release_session("g", "b")
         return kept, bool(manager.partitions)
     assert run(tmp_path, scenario) == (True, False)
+
+
+def test_an_acknowledgement_whose_write_fails_is_rolled_back(tmp_path):
+    """The state is gone at the share coordinator (the write is refused): the acknowledged
+    records are the member's again, acquired, and the member is told UNKNOWN_SERVER_ERROR
+    (fetchPersisterError)."""
+    async def scenario(server):
+        sp = await _share_partition(server, 10)
+        sp.acquire("a", 500, 500, 1 << 20)
+        await server.share_coordinator.delete(SharePartitionKey("g", sp.topic_id, 0))
+        answer = await server.share_partitions.acknowledge("g", "a", {(sp.topic_id, 0): [
+            {"first_offset": 0, "last_offset": 9, "acknowledge_types": [1]}]})
+        return answer[(sp.topic_id, 0)][0], _states(sp, range(10)), sp.start_offset
+    assert run(tmp_path, scenario) == (Errors.UNKNOWN_SERVER_ERROR, [(ACQUIRED, 1)] * 10, 0)
