@@ -25,7 +25,12 @@ INITIAL_GROUP_EPOCH: Final = 1
 LEAVE_GROUP_MEMBER_EPOCH: Final = -1
 JOIN_GROUP_MEMBER_EPOCH: Final = 0
 MEMBER_STATE_STABLE: Final = 0
-PROTOCOL_TYPE: Final = "share"
+MEMBER_ID_MAX_LENGTH: Final = 36
+
+
+def member_id_valid(member_id: str | None) -> bool:
+    """KafkaApis.isMemberIdValid: what every share API asks of the client's own member id."""
+    return bool(member_id) and len(member_id) <= MEMBER_ID_MAX_LENGTH
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

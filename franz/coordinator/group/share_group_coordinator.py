@@ -47,6 +47,7 @@ from franz.coordinator.group.share_group import (
     InitializingPartitions,
     ShareGroup,
     ShareGroupMember,
+    member_id_valid,
 )
 from franz.coordinator.share.share_coordinator import UNINITIALIZED_START_OFFSET, ShareCoordinator, ShareStateError
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
@@ -54,7 +55,6 @@ from franz.protocol.errors import Errors
 
 logger = logging.getLogger(__name__)
 
-MEMBER_ID_MAX_LENGTH: Final = 36
 # group.share.initialize.retry.interval.ms (internal): partitions still initializing after it
 # are asked for again.
 INITIALIZE_RETRY_INTERVAL_MS: Final = 30_000
@@ -180,7 +180,7 @@ class ShareGroupCoordinator:
         def invalid(message: str) -> GroupError:
             return GroupError(Errors.INVALID_REQUEST, message)
         member_id = body["member_id"]
-        if not member_id or len(member_id) > MEMBER_ID_MAX_LENGTH:  # KafkaApis.isMemberIdValid
+        if not member_id_valid(member_id):
             raise invalid("Invalid member id in the request.")
         if not member_id.strip():
             raise invalid("MemberId can't be empty.")

@@ -129,5 +129,6 @@ def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes], now_ms: in
             tuple(data.get("subscribed_topic_names", ())), data.get("member_epoch", 0),
             data.get("previous_member_epoch", -1), data.get("state", 0),
             _assignment(data.get("assigned_partitions", [])))
-    group.persisted = records_of(group)
+    group.persisted = {serde.consumer_group_key(key.record_type, group_id, key.member_id): value
+                       for key, value in records.items()}  # what the log holds (record 15 with empty lists too)
     return group

@@ -23,34 +23,30 @@ import asyncio
 import logging
 from typing import Final
 
+from franz.coordinator.group.share_group import member_id_valid
 from franz.protocol.errors import Errors
 from franz.server.replica_manager import response_records
+from franz.server.share.share_partition import ACK_RENEW
 from franz.server.share.share_partition_manager import SharePartitionManager
 from franz.server.share.share_session_cache import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionError
 
 logger = logging.getLogger(__name__)
 
-MEMBER_ID_MAX_LENGTH: Final = 36
 ACK_TYPE_MAX_V1: Final = 3
-ACK_TYPE_RENEW: Final = 4
 RECORD_LIMIT_MODE: Final = 1  # ShareAcquireMode (v2): 0 batch-optimized, 1 record-limit
-
-
-def _member_id_valid(member_id: str | None) -> bool:
-    return bool(member_id) and len(member_id) <= MEMBER_ID_MAX_LENGTH
 
 
 def _batches_valid(batches: list[dict], version: int, is_renew_ack: bool) -> bool:
     """KafkaApis.validateAcknowledgementBatches for one partition."""
     previous_end = -1
-    max_type = ACK_TYPE_RENEW if version >= 2 else ACK_TYPE_MAX_V1
+    max_type = ACK_RENEW if version >= 2 else ACK_TYPE_MAX_V1
     for batch in batches:
         first, last, types = batch["first_offset"], batch["last_offset"], batch["acknowledge_types"]
         if first > last or first < previous_end or not types:
             return False
         if len(types) > 1 and last - first != len(types) - 1:
             return False
-        if any(t < 0 or t > max_type for t in types) or (ACK_TYPE_RENEW in types and not is_renew_ack):
+        if any(t < 0 or t > max_type for t in types) or (ACK_RENEW in types and not is_renew_ack):
             return False
         previous_end = last
     return True
@@ -101,7 +97,7 @@ class ShareApis:
         group_id, member_id, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
         if group_id is None:
             return self._fetch_error(Errors.INVALID_REQUEST, "Invalid group id in the request.")
-        if not _member_id_valid(member_id):
+        if not member_id_valid(member_id):
             return self._fetch_error(Errors.INVALID_REQUEST, "Invalid member id in the request.")
         is_renew_ack = request.api_version >= 2 and body["is_renew_ack"]
         if is_renew_ack:
@@ -193,7 +189,7 @@ class ShareApis:
                     "node_endpoints": []}
         if group_id is None:
             return error(Errors.INVALID_REQUEST, "Invalid group id in the request.")
-        if not _member_id_valid(member_id):
+        if not member_id_valid(member_id):
             return error(Errors.INVALID_REQUEST, "Invalid member id in the request.")
         sessions = self.manager.sessions
         if epoch == INITIAL_EPOCH:

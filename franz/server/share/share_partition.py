@@ -66,8 +66,6 @@ ACK_REJECT: Final = 3
 ACK_RENEW: Final = 4
 _ACK_STATES: Final = {ACK_GAP: ARCHIVED, ACK_ACCEPT: ACKNOWLEDGED, ACK_RELEASE: AVAILABLE, ACK_REJECT: ARCHIVED}
 TERMINAL: Final = frozenset((ACKNOWLEDGED, ARCHIVED))
-EARLIEST_TIMESTAMP: Final = -2
-LATEST_TIMESTAMP: Final = -1
 
 
 class SharePartitionError(Exception):
@@ -466,9 +464,6 @@ class SharePartition:
         for at in range(self.start_offset, new_start):
             self.in_flight.pop(at, None)
         self.start_offset = new_start
-
-    def finished_count(self) -> int:
-        return sum(1 for entry in self.in_flight.values() if entry.state in TERMINAL)
 
     def fence(self) -> None:
         """Taken out of use (topic deleted, group gone): its locks stop."""

@@ -259,3 +259,21 @@ def test_records_come_in_kafkas_order_and_record_15_stays_once_written(tmp_path)
     assert [(d["topic_name"], d["topic_id"] == bytes(16), d["error_code"]) for d in deleted] == [
         ("t", False, Errors.NONE), ("nope", True, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
     assert [(d["topic_name"], d["error_code"]) for d in again] == [("t", Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+
+
+def test_a_record_15_with_empty_lists_is_still_the_groups_after_a_restart(tmp_path):
+    async def first(server):
+        await _topic(server, "t", 1)
+        await beat(server, "m1", 0)
+        await _initialized(server)
+        await beat(server, "m1", -1, topics=None)
+        await server.group_coordinator.share_groups.delete_offsets("g", [{"topic_name": "t"}])
+    run(tmp_path, first, **OVERRIDES)
+
+    async def second(server):
+        before = len(group_records(server, "g"))
+        answer = await server.group_coordinator.share_groups.delete_offsets("g", [{"topic_name": "t"}])
+        written = len(group_records(server, "g")) - before
+        return [(d["topic_name"], d["error_code"]) for d in answer["responses"]], written
+    # answered per topic, as for a group whose record 15 is there; and nothing written again
+    assert run(tmp_path, second, **OVERRIDES) == ([("t", Errors.UNKNOWN_TOPIC_OR_PARTITION)], 0)
