@@ -44,7 +44,7 @@ from franz.protocol.codegen import MessageDecodeError
 from franz.protocol.errors import Errors
 from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
                                             validate_records)
-from franz.server import broker_features, config_helper
+from franz.server import config_helper
 from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
@@ -71,6 +71,8 @@ from franz.storage.unified_log import (
 
 logger = logging.getLogger(__name__)
 
+# The answer of an API whose feature is off (Errors.UNSUPPORTED_VERSION's message, where the response has one).
+_FEATURE_DISABLED: Final = ApiError(Errors.UNSUPPORTED_VERSION, "The version of API is not supported.")
 _SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 API = api_keys.SCHEMAS_BY_NAME
 
@@ -227,6 +229,10 @@ class KafkaApis:
             logger.warning("Closing connection %s from %s: invalid %s request v%d: %s", request.connection_id,
                            request.client_address[0], schema.name, version, exc)
             return CLOSE_CONNECTION
+        features = self.metadata.features
+        if not features.api_enabled(api_key):  # a feature level below what the API needs (KafkaApis' checks)
+            return Response(encode_response(api_key, version, request.correlation_id,
+                                            error_response(api_key, version, body, _FEATURE_DISABLED)))
         start = time.perf_counter()
         timed = None
         try:
@@ -277,7 +283,7 @@ class KafkaApis:
 
     def _api_versions_body(self, error: Errors = Errors.NONE, version: int = 4) -> dict:
         rows = api_keys.advertised_ranges(set(self.handlers))
-        return {"error_code": error, "throttle_time_ms": 0, **broker_features.api_versions_fields(version),
+        return {"error_code": error, "throttle_time_ms": 0, **self.metadata.features.api_versions_fields(version),
                 "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi} for k, lo, hi in rows]}
 
     async def handle_api_versions(self, request: Request, body: dict) -> dict:

@@ -33,6 +33,7 @@ from franz.protocol import api_keys
 from franz.server.acl_apis import AclApis
 from franz.server.allocator import keep_request_buffers_in_heap, reserve_request_heap
 from franz.server import config_helper
+from franz.server.broker_features import SHARE_VERSION
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_metrics_configs import CLIENT_METRICS_FILE, ClientMetricsConfigManager
 from franz.server.client_quota_control_manager import CLIENT_QUOTAS_FILE, ClientQuotaControlManager
@@ -41,6 +42,7 @@ from franz.server.controller_apis import ControllerApis
 from franz.server.controller_mutation_quota import ControllerMutationQuotaManager
 from franz.server.delegation_token_apis import DelegationTokenApis
 from franz.server.describe_topic_partitions import DescribeTopicPartitionsApi
+from franz.server.feature_control_manager import FEATURES_FILE, FeatureControlManager
 from franz.server.garbage_collector import configure_collector, freeze_startup_objects
 from franz.server.kafka_apis import KafkaApis
 from franz.server.kafka_config import Endpoint, KafkaConfig
@@ -114,6 +116,10 @@ class KafkaServer:
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         first_dir = Path(config.log_dirs[0]).resolve()
+        # The finalized feature levels, before any coordinator starts: they follow them.
+        feature_control = FeatureControlManager(first_dir / FEATURES_FILE, controller.write_file, metadata.features,
+                                                config.node_id)
+        feature_control.register(self.apis)
         # read on every use: group.consumer.assignment.interval.ms may change at run time
         group_configs = GroupConfigManager(first_dir / GROUP_CONFIGS_FILE, controller.write_file, controller.live_config)
         self.apis.group_configs = group_configs
@@ -145,6 +151,7 @@ class KafkaServer:
         self.share_partitions = SharePartitionManager(config, self.replica_manager, metadata,
                                                       self.share_coordinator, group_configs)
         ShareApis(self.share_partitions, metadata).register(self.apis)
+        feature_control.level_listeners[SHARE_VERSION] = [self.share_partitions.on_share_version_toggle]
         self.replica_manager.append_listeners.append(self.share_partitions.on_appended)
         controller.topic_deletion_listeners.append(self.share_partitions.on_topic_deleted)
         TxnMarkerApis(self.replica_manager, self.group_coordinator).register(self.apis)

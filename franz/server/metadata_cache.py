@@ -16,6 +16,7 @@ import re
 import uuid
 from typing import Final
 
+from franz.server.broker_features import FinalizedFeatures
 from franz.server.kafka_config import Endpoint
 
 LEADER_EPOCH: Final = 0
@@ -68,6 +69,7 @@ class MetadataCache:
         self.advertised = advertised
         self.topics: dict[str, TopicMetadata] = {}
         self.topic_names_by_id: dict[bytes, str] = {}
+        self.features = FinalizedFeatures()  # FeatureControlManager loads the stored levels over these
 
     def put(self, topic: TopicMetadata) -> None:
         self.topics[topic.name] = topic

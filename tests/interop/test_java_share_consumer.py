@@ -204,3 +204,28 @@ def test_a_record_limit_java_consumer_reads_every_record_once(broker_factory, sh
     polls = [int(line.split()[1]) for line in lines if line.startswith("poll")]
     assert sum(polls) == 10 and max(polls) <= 3, polls
     assert _records(lines) == [(i, f"value-{i}", 1) for i in range(10)]
+
+
+def test_java_share_consumer_is_refused_while_share_version_is_0(broker_factory, share_driver):
+    """kafka-features.sh downgrade --feature share.version=0 (UpdateFeatures): the share group
+    APIs answer UNSUPPORTED_VERSION, which KafkaShareConsumer reports as the cluster lacking
+    share groups; upgraded again, the same group reads."""
+    from tests.support.raw_client import RawClient
+    broker = broker_factory(FAST_HEARTBEATS)
+    _run(share_driver, "produce", broker.bootstrap, "off-and-on", "5", "0")
+
+    def set_share_version(level: int, upgrade_type: int) -> None:
+        with RawClient(broker.bootstrap) as client:
+            answer = client.request(57, 2, {"timeout_ms": 30_000, "validate_only": False, "feature_updates": [
+                {"feature": "share.version", "max_version_level": level, "upgrade_type": upgrade_type}]})
+        assert answer["error_code"] == 0, answer
+
+    set_share_version(0, 2)  # a safe downgrade
+    refused = subprocess.run([*share_driver, "consume", broker.bootstrap, "off-and-on", "queue", "5"],
+                             capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert refused.returncode != 0
+    assert ("UnsupportedVersionException: The cluster does not support the share group protocol."
+            in refused.stderr), refused.stderr[-2000:]
+    set_share_version(1, 1)
+    _run(share_driver, "earliest", broker.bootstrap, "queue")
+    assert _run(share_driver, "consume", broker.bootstrap, "off-and-on", "queue", "5")[-1] == "consumed 5"

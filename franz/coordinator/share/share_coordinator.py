@@ -48,6 +48,7 @@ from franz.coordinator.share import share_coordinator_record_serde as serde
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
 from franz.records.builder import now_ms
+from franz.server.broker_features import SHARE_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -171,10 +172,11 @@ class ShareCoordinator:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    @staticmethod
-    async def _every(interval_ms: int, work: Callable[[], Awaitable[object]]) -> None:
+    async def _every(self, interval_ms: int, work: Callable[[], Awaitable[object]]) -> None:
         while True:
             await asyncio.sleep(interval_ms / 1000)
+            if self.metadata.features.level(SHARE_VERSION) < 1:
+                continue  # ShareCoordinatorService runs its periodic jobs only while share groups are on
             try:
                 await work()
             except ShareStateError as exc:

@@ -61,7 +61,7 @@ from franz.coordinator.transaction.transaction_metadata import (
 from franz.protocol.errors import Errors
 from franz.records import ControlRecordType, MemoryRecords
 from franz.records.builder import SimpleRecord, build_batch, build_control_batch, now_ms
-from franz.server.broker_features import FINALIZED_FEATURES, TRANSACTION_VERSION
+from franz.server.broker_features import TRANSACTION_VERSION
 from franz.storage.producer_append_info import INT16_MAX, AppendOrigin
 
 logger = logging.getLogger(__name__)
@@ -81,8 +81,6 @@ _APPEND_ERRORS: Final = {
     Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
     Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
 }
-# The finalized transaction.version: the coordinator's own aborts (fencing, timeouts) follow it.
-SERVER_TRANSACTION_VERSION: Final = FINALIZED_FEATURES[TRANSACTION_VERSION]
 TV_0: Final = 0
 TV_2: Final = 2
 
@@ -220,7 +218,9 @@ class TransactionCoordinator:
         await self._ensure_topic()
         partition = transaction_log.partition_for(metadata.transactional_id, self.partition_count)
         key = (TRANSACTION_STATE_TOPIC, partition)
-        payload = build_batch([SimpleRecord(transaction_log.value_bytes(metadata),
+        # The value's version follows the finalized transaction.version (TransactionStateManager).
+        value_version = transaction_log.log_value_version(self.server_transaction_version())
+        payload = build_batch([SimpleRecord(transaction_log.value_bytes(metadata, value_version),
                                             transaction_log.key_bytes(metadata.transactional_id))])
         rm = self.replica_manager
         results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload})
@@ -336,7 +336,12 @@ class TransactionCoordinator:
         """Abort an open transaction for the coordinator's own reasons (a new producer's
         InitProducerId, a timeout): prepareFenceProducerEpoch, then an abort at the server's
         transaction version, which bumps the epoch once, so its old producer is fenced."""
-        await self._end(metadata, commit=False, transaction_version=SERVER_TRANSACTION_VERSION)
+        await self._end(metadata, commit=False, transaction_version=self.server_transaction_version())
+
+    def server_transaction_version(self) -> int:
+        """The finalized transaction.version (TransactionStateManager.transactionVersionLevel):
+        what the coordinator's own aborts and its log values follow."""
+        return self.metadata.features.level(TRANSACTION_VERSION)
 
     # -- handlers ----------------------------------------------------------------
 

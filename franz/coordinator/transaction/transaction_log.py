@@ -36,7 +36,7 @@ _I64: Final = struct.Struct(">q")
 _TAG_PREVIOUS_PRODUCER_ID: Final = 0
 _TAG_NEXT_PRODUCER_ID: Final = 1
 _TAG_CLIENT_TRANSACTION_VERSION: Final = 2
-LOG_VALUE_VERSION: Final = 1  # TransactionVersion.transactionLogValueVersion at transaction.version 2
+LOG_VALUE_VERSION: Final = 1  # TransactionVersion.transactionLogValueVersion at transaction.version 1 and 2
 _VALUE_HEAD: Final = struct.Struct(">qhib")
 _TIMES: Final = struct.Struct(">qq")
 
@@ -52,6 +52,12 @@ def partition_for(transactional_id: str, partitions: int) -> int:
 
 def key_bytes(transactional_id: str) -> bytes:
     return _VERSION.pack(0) + _string(transactional_id)
+
+
+def log_value_version(transaction_version: int) -> int:
+    """TransactionVersion.transactionLogValueVersion: the value version the finalized
+    transaction.version writes."""
+    return LOG_VALUE_VERSION if transaction_version >= 1 else 0
 
 
 def value_bytes(metadata: TransactionMetadata, version: int = LOG_VALUE_VERSION) -> bytes:

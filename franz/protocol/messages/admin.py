@@ -381,6 +381,24 @@ AlterPartitionReassignments key=45 versions=0-1 flex=0+
         error_code int16
         error_message string null
 
+UpdateFeatures key=57 versions=0-2 flex=0+
+ request
+    timeout_ms int32 default=60000
+    feature_updates []
+      feature string
+      max_version_level int16
+      allow_downgrade bool 0-0
+      upgrade_type int8 1+ default=1
+    validate_only bool 1+
+ response
+    throttle_time_ms int32
+    error_code int16
+    error_message string null
+    results [] 0-1
+      feature string
+      error_code int16
+      error_message string null
+
 UnregisterBroker key=64 versions=0 flex=0+
  request
     broker_id int32

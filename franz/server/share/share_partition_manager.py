@@ -259,6 +259,17 @@ class SharePartitionManager:
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
 
+    def on_share_version_toggle(self, level: int) -> None:
+        """share.version turned off (onShareVersionToggle): every share session ends and every
+        share-partition is dropped, fenced; waiting fetches wake to find them gone."""
+        if level >= 1:
+            return
+        self.sessions.remove_all_sessions()
+        for share_partition in self.partitions.values():
+            share_partition.fence()
+            self._wake(share_partition.topic, share_partition.partition)
+        self.partitions.clear()
+
     def fence_group(self, group_id: str) -> None:
         for key in [k for k in self.partitions if k.group_id == group_id]:
             self.partitions.pop(key).fence()

@@ -87,5 +87,8 @@ class ShareSessionCache:
     def remove(self, key: SessionKey) -> ShareSession | None:
         return self.sessions.pop(key, None)
 
+    def remove_all_sessions(self) -> None:
+        self.sessions.clear()
+
     def of_connection(self, connection_id: str) -> list[ShareSession]:
         return [s for s in self.sessions.values() if s.connection_id == connection_id]

@@ -22,6 +22,7 @@ from franz.coordinator.share.share_coordinator import (
 )
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
+from franz.server.broker_features import SHARE_VERSION
 from tests.coordinator.group.test_group_coordinator import run
 
 TOPIC_ID = bytes(range(16))
@@ -138,3 +139,32 @@ def test_pruning_keeps_only_what_the_latest_snapshots_need_and_cold_snapshots_le
     loaded, gone = run(tmp_path, reload, **overrides)
     assert (loaded.start_offset, loaded.state_batches) == (state.start_offset, state.state_batches)
     assert gone is None
+
+
+def test_periodic_jobs_wait_while_share_version_is_0(tmp_path):
+    """ShareCoordinatorService runs its pruning (and cold snapshots) only while share groups are
+    on: with share.version at 0 a prunable __share_group_state keeps its records."""
+    overrides = {"share_coordinator_state_topic_num_partitions": "1",
+                 "share_coordinator_snapshot_update_records_per_snapshot": "2",
+                 "share_coordinator_state_topic_prune_interval_ms": "20"}
+
+    async def scenario(server):
+        coordinator = server.share_coordinator
+        features = server.metadata.features
+        features.levels.pop(SHARE_VERSION)
+        key = SharePartitionKey("g", await _topic(server, "t"), 0)
+        await coordinator.initialize(key, 2, 0)  # offset 0, a snapshot
+        for start in (1, 2, 3):  # offsets 1, 2 (updates), 3 (a snapshot: the second update was the limit)
+            await coordinator.write(key, 2, 0, start, 0, [])
+        log = server.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, 0))
+        await asyncio.sleep(0.3)
+        while_off = log.log_start_offset
+        features.levels[SHARE_VERSION] = 1
+        for _ in range(100):  # bounded: a few prune intervals
+            if log.log_start_offset > 0:
+                break
+            await asyncio.sleep(0.02)
+        return while_off, log.log_start_offset
+
+    while_off, when_on = run(tmp_path, scenario, **overrides)
+    assert while_off == 0 and when_on == 3

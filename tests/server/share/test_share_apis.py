@@ -130,3 +130,32 @@ def test_record_limit_mode_acquires_exactly_max_records(broker_factory):
             acquired += _partition(answer)["acquired_records"]
     assert acquired == [{"first_offset": 0, "last_offset": 2, "delivery_count": 1},
                         {"first_offset": 3, "last_offset": 5, "delivery_count": 1}]
+
+
+def test_share_version_turned_off_ends_sessions_and_frees_acquired_records(broker_factory):
+    """onShareVersionToggle: with share.version at 0 every share session ends and every
+    share-partition is dropped, so once it is back on, the old session's epoch is unknown and
+    the records it held (acquired, so never written to the share state) are handed out again."""
+    broker = broker_factory(FAST)
+
+    def set_share_version(client: RawClient, level: int, upgrade_type: int) -> None:
+        answer = client.request(57, 2, {"timeout_ms": 30_000, "validate_only": False, "feature_updates": [
+            {"feature": "share.version", "max_version_level": level, "upgrade_type": upgrade_type}]})
+        assert answer["error_code"] == Errors.NONE, answer
+
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "toggled")
+        topic_id = _join(client, "toggled")
+        assert _partition(_fetch(client, 0, topic_id))["acquired_records"] == []
+        produce(client, "toggled", build_batch([SimpleRecord(value=b"v%d" % i) for i in range(10)]))
+        held = _partition(_fetch(client, 1, topic_id, max_wait_ms=2000))
+        assert held["acquired_records"] == [{"first_offset": 0, "last_offset": 9, "delivery_count": 1}]
+        # Accepting offset 0 writes the state (start offset 1): 1-9 stay acquired, unwritten.
+        assert _fetch(client, 2, topic_id, acks=[(0, 0, [1])])["error_code"] == Errors.NONE
+
+        set_share_version(client, 0, 2)
+        assert _fetch(client, 3, topic_id)["error_code"] == Errors.UNSUPPORTED_VERSION
+        set_share_version(client, 1, 1)
+        assert _fetch(client, 3, topic_id)["error_code"] == Errors.SHARE_SESSION_NOT_FOUND
+        again = _partition(_fetch(client, 0, topic_id, max_wait_ms=2000))  # a new session
+        assert [(r["first_offset"], r["last_offset"]) for r in again["acquired_records"]] == [(1, 9)]
