@@ -295,6 +295,80 @@ def test_java_exactly_once_with_transactions_v2(broker, java_driver, group_proto
         "state=CompleteAbort"]
 
 
+def _lines(driver: list[str], *args: str) -> list[str]:
+    result = subprocess.run([*driver, *args], capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip().splitlines()
+
+
+def test_java_admin_updates_features_and_consumers_follow_them(broker_factory, java_driver):
+    """kafka-features.sh's calls (Admin.describeFeatures, Admin.updateFeatures): Kafka's refusals
+    reach the client as InvalidUpdateVersionException with the controller's message; once
+    group.version is 0 the Java consumer of the KIP-848 protocol is told the cluster lacks it,
+    while a classic one still reads."""
+    broker = broker_factory({"node.id": "1"})
+    supported = "supported group.version=0-1 share.version=0-1 transaction.version=0-2"
+    failed = "InvalidUpdateVersionException: The update failed for all features since the following feature had an error: "
+    assert _lines(java_driver, "features", broker.bootstrap, "share.version=0:safe", "share.version=2:upgrade",
+                  "transaction.version=1:upgrade", "group.version=0:safe:validate") == [
+        f"finalized group.version=1-1 share.version=1-1 transaction.version=2-2 epoch=0 {supported}",
+        "update share.version=0:safe ok",
+        f"update share.version=2:upgrade {failed}Invalid update version 2 for feature share.version. "
+        "Local controller 1 only supports versions 0-1",
+        f"update transaction.version=1:upgrade {failed}Invalid update version 1 for feature transaction.version. "
+        "Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe "
+        "downgrade.",
+        "update group.version=0:safe:validate ok",
+        f"finalized group.version=1-1 transaction.version=2-2 epoch=1 {supported}"]
+
+    _run(java_driver, "produce", broker.bootstrap, "java-features", "20", "all", "none", "true")
+    assert _lines(java_driver, "features", broker.bootstrap, "group.version=0:safe")[-1] == \
+        f"finalized transaction.version=2-2 epoch=2 {supported}"
+    refused = subprocess.run([*java_driver, "consumer-group-consume", broker.bootstrap, "java-features", "20", "g"],
+                             capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert refused.returncode != 0
+    assert "UnsupportedVersionException: The cluster does not support the new CONSUMER group protocol" in refused.stderr
+    assert _run(java_driver, "group-consume", broker.bootstrap, "java-features", "20", "classic-g")[:2] == [
+        "consumed", "20"]
+
+
+def test_java_transactions_follow_a_lower_transaction_version(broker_factory, java_driver):
+    """At transaction.version 0 the Java producer runs its transactions the KIP-890-part-1 way
+    (AddPartitionsToTxn, EndTxn below v5), which franz still serves, and the coordinator writes
+    its __transaction_state values at version 0, as Kafka's does at that level."""
+    from confluent_kafka import Consumer
+    from tests.support.raw_client import RawClient, create_topic
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    assert _lines(java_driver, "features", broker.bootstrap, "transaction.version=0:unsafe")[1] == \
+        "update transaction.version=0:unsafe ok"
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "java-tv0")
+    assert _run(java_driver, "transactions", broker.bootstrap, "java-tv0") == ["transactions", "done"]
+    assert _run(java_driver, "committed-consume", broker.bootstrap, "java-tv0", "1")[:2] == ["consumed", "1"]
+    metrics = _scrape(port)
+    assert re.search(r'^kafka_network_RequestMetrics_RequestsPerSec_total\{request="AddPartitionsToTxn",'
+                     r'version="\d+"\} [1-9]', metrics, re.MULTILINE)
+    end_txn_versions = re.findall(r'^kafka_network_RequestMetrics_RequestsPerSec_total\{request="EndTxn",'
+                                  r'version="(\d+)"\} [1-9]', metrics, re.MULTILINE)
+    assert end_txn_versions and all(int(version) < 5 for version in end_txn_versions)
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "tv0-reader",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.subscribe(["__transaction_state"])
+        values = []
+        for _ in range(200):  # bounded: the producer's transactions wrote a handful of states
+            message = consumer.poll(0.1)
+            if message is not None and not message.error() and message.value() is not None:
+                values.append(message.value())
+            if len(values) >= 4 and message is None:
+                break
+    finally:
+        consumer.close()
+    assert len(values) >= 4 and all(value[:2] == b"\0\0" for value in values)
+
+
 def test_java_consumer_reads_a_compacted_topic_with_its_gaps(broker_factory, java_driver):
     """An idempotent Java producer writes 20 rounds of 10 keys and a tombstone; once the cleaner has
     compacted the closed segments, the Java consumer reads from the beginning to the end offset

@@ -49,6 +49,7 @@ public class FranzDriver {
             case "pattern-consume": patternConsume(bootstrap, args[2], Integer.parseInt(args[3])); break;
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
+            case "features": features(bootstrap, Arrays.copyOfRange(args, 2, args.length)); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
             case "produce-keys": produceKeys(bootstrap, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4])); break;
             case "read-compacted": readCompacted(bootstrap, args[2]); break;
@@ -631,6 +632,41 @@ public class FranzDriver {
             out.append(" self=ok nodes=").append(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size());
         }
         System.out.println(out);
+    }
+
+    // kafka-features.sh: describe, then each update ("name=level:upgrade|safe|unsafe[:validate]") on
+    // its own, then describe again. Prints one line each; a refused update prints its exception.
+    static void features(String bootstrap, String[] updates) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            System.out.println(describeFeatures(admin));
+            for (String update : updates) {
+                String[] parts = update.split("[=:]");
+                FeatureUpdate.UpgradeType type = Map.of("upgrade", FeatureUpdate.UpgradeType.UPGRADE,
+                    "safe", FeatureUpdate.UpgradeType.SAFE_DOWNGRADE, "unsafe", FeatureUpdate.UpgradeType.UNSAFE_DOWNGRADE)
+                    .get(parts[2]);
+                UpdateFeaturesOptions options = new UpdateFeaturesOptions().validateOnly(parts.length > 3);
+                try {
+                    admin.updateFeatures(Map.of(parts[0], new FeatureUpdate(Short.parseShort(parts[1]), type)), options)
+                        .all().get(30, TimeUnit.SECONDS);
+                    System.out.println("update " + update + " ok");
+                } catch (ExecutionException e) {
+                    System.out.println("update " + update + " " + e.getCause().getClass().getSimpleName() + ": "
+                        + e.getCause().getMessage());
+                }
+            }
+            System.out.println(describeFeatures(admin));
+        }
+    }
+
+    static String describeFeatures(Admin admin) throws Exception {
+        FeatureMetadata metadata = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS);
+        StringBuilder out = new StringBuilder("finalized");
+        new TreeMap<>(metadata.finalizedFeatures()).forEach((name, range) ->
+            out.append(' ').append(name).append('=').append(range.minVersionLevel()).append('-').append(range.maxVersionLevel()));
+        out.append(" epoch=").append(metadata.finalizedFeaturesEpoch().orElse(-1L)).append(" supported");
+        new TreeMap<>(metadata.supportedFeatures()).forEach((name, range) ->
+            out.append(' ').append(name).append('=').append(range.minVersion()).append('-').append(range.maxVersion()));
+        return out.toString();
     }
 
     // kafka-leader-election.sh: a preferred election of partition 0, then of every partition.
