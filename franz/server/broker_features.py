@@ -8,8 +8,9 @@ the features franz implements:
   (Kafka's Java client) bump their epoch at every transaction end (EndTxn v5)
   and let the broker add their partitions (Produce v12+, TxnOffsetCommit v5+).
   Clients that do not (librdkafka, kafka-python) keep transactions v1, which the
-  coordinator still serves. Below 2 the coordinator's own aborts keep the
-  epoch, and below 1 it writes __transaction_state values at version 0.
+  coordinator still serves. Below 2 the coordinator records the ends it makes
+  itself (aborts of timed-out or fenced transactions) as a v1 client's, and
+  below 1 it writes __transaction_state values at version 0.
 - group.version 1 (KIP-848): the consumer group protocol. At 0,
   ConsumerGroupHeartbeat and ConsumerGroupDescribe answer UNSUPPORTED_VERSION.
 - share.version 1 (KIP-932): share groups, which Kafka 4.2+ enables on a new

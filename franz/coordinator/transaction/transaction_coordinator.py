@@ -307,11 +307,13 @@ class TransactionCoordinator:
             backoff_s = min(backoff_s * 2, COMPLETION_RETRY_BACKOFF_MAX_MS / 1000)
 
     def _prepare_end(self, metadata: TransactionMetadata, commit: bool, transaction_version: int,
-                     no_partition_added: bool = False) -> TransactionMetadata:
+                     no_partition_added: bool = False, fence: bool = False) -> TransactionMetadata:
         """TransactionMetadata.prepareAbortOrCommit. Transactions v2 bump the epoch at every end
         (the markers carry the new one, so a zombie of the old epoch cannot write after them);
         at the last epoch the next end also takes a new producer id. An abort with nothing
-        added (v2 only) starts its transaction now."""
+        added (v2 only) starts its transaction now. Below v2 only a `fence` (the coordinator's
+        own abort) bumps the epoch, and the end is recorded as a v0 client's
+        (endTransactionWithTV1)."""
         now = now_ms()
         prepared = metadata.transition_to(
             TransactionState.PREPARE_COMMIT if commit else TransactionState.PREPARE_ABORT, now)
@@ -321,22 +323,26 @@ class TransactionCoordinator:
             if not (metadata.producer_epoch == INT16_MAX and not commit):  # a broken state aborts without overflow
                 prepared.producer_epoch = metadata.producer_epoch + 1
             prepared.last_producer_epoch = metadata.producer_epoch
+        elif fence:  # prepareFenceProducerEpoch's bump, never past the last epoch
+            prepared.producer_epoch = min(metadata.producer_epoch + 1, INT16_MAX)
+            prepared.last_producer_epoch = -1
         if no_partition_added:
             prepared.txn_start_timestamp_ms = now
-        prepared.client_transaction_version = transaction_version
+        prepared.client_transaction_version = transaction_version if transaction_version >= TV_2 else TV_0
         return prepared
 
     async def _end(self, metadata: TransactionMetadata, commit: bool, transaction_version: int,
-                   no_partition_added: bool = False) -> TransactionMetadata:
-        prepared = self._prepare_end(metadata, commit, transaction_version, no_partition_added)
+                   no_partition_added: bool = False, fence: bool = False) -> TransactionMetadata:
+        prepared = self._prepare_end(metadata, commit, transaction_version, no_partition_added, fence)
         await self._persist(prepared)
         return await self._complete_or_retry(prepared, commit)
 
     async def _fence_and_abort(self, metadata: TransactionMetadata) -> None:
         """Abort an open transaction for the coordinator's own reasons (a new producer's
         InitProducerId, a timeout): prepareFenceProducerEpoch, then an abort at the server's
-        transaction version, which bumps the epoch once, so its old producer is fenced."""
-        await self._end(metadata, commit=False, transaction_version=self.server_transaction_version())
+        transaction version. Either way the epoch moves up once, so its old producer is fenced:
+        at v2 by the abort's own bump, below by the fence's."""
+        await self._end(metadata, commit=False, transaction_version=self.server_transaction_version(), fence=True)
 
     def server_transaction_version(self) -> int:
         """The finalized transaction.version (TransactionStateManager.transactionVersionLevel):

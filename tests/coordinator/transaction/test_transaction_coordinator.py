@@ -8,10 +8,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+import pytest
+
 from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC, read_key, read_value
 from franz.coordinator.transaction.transaction_metadata import EPOCH_MAX, TransactionState
 from franz.coordinator.group.coordinator_loader import load_partition, load_partition_transactional
 from franz.protocol.errors import Errors
+from franz.server.broker_features import TRANSACTION_VERSION
 from tests.coordinator.group.test_group_coordinator import run
 
 TIMEOUT_MS = 60_000
@@ -153,6 +156,39 @@ def test_clients_before_v2_of_the_transaction_apis_hear_invalid_producer_epoch_f
                                 "partition_error_code"], offsets["error_code"]))
         return answers
     assert run(tmp_path, scenario) == [(Errors.INVALID_PRODUCER_EPOCH,) * 3, (Errors.PRODUCER_FENCED,) * 3]
+
+
+@pytest.mark.parametrize("transaction_version", [0, 1, 2])
+def test_a_new_producer_fences_the_old_one_at_every_transaction_version(tmp_path, transaction_version):
+    """prepareFenceProducerEpoch: the coordinator's own abort of an open transaction (here for a
+    new producer's InitProducerId) moves the epoch up once at every finalized transaction.version
+    (below 2 by the fence, at 2 by the abort), so the old producer is fenced and the new one
+    gets the epoch after it; below 2 the end is recorded as a v0 client's."""
+    async def scenario(server):
+        if transaction_version:
+            server.metadata.features.levels[TRANSACTION_VERSION] = transaction_version
+        else:
+            server.metadata.features.levels.pop(TRANSACTION_VERSION)
+        coordinator = server.transaction_coordinator
+        producer_id, epoch = await _new_producer(server)
+        assert await _add(server, producer_id, epoch) == Errors.NONE
+        first = await coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
+        ended = coordinator.transactions["tx"]
+        fenced = await _add(server, producer_id, epoch)
+        for _ in range(100):  # bounded: the abort's markers are written meanwhile
+            retried = await coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
+            if retried[2] != Errors.CONCURRENT_TRANSACTIONS:
+                break
+            await asyncio.sleep(0.02)
+        return (first[2], (ended.producer_epoch, ended.client_transaction_version), fenced, retried,
+                _markers(server))
+
+    first, (aborted_epoch, client_version), fenced, retried, markers = run(tmp_path, scenario)
+    assert first == Errors.CONCURRENT_TRANSACTIONS
+    assert (aborted_epoch, client_version) == (1, 2 if transaction_version == 2 else 0)
+    assert fenced == Errors.PRODUCER_FENCED
+    assert retried[1:] == (2, Errors.NONE)
+    assert len(markers) == 1 and markers[0][1] is False  # the one abort marker
 
 
 def test_a_transaction_whose_markers_cannot_be_written_stays_prepared_until_a_retry_writes_them(tmp_path):
