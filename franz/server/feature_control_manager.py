@@ -14,7 +14,10 @@ refusal refuses the whole request (INVALID_UPDATE_VERSION):
 
 The features franz has depend on no other feature but metadata.version, which
 franz does not keep (it has no KRaft quorum) and so counts as met; updating
-metadata.version or kraft.version is refused as a feature franz lacks.
+metadata.version or kraft.version is refused as a feature franz lacks. So is
+`kafka-features.sh upgrade --release-version` (or `--metadata`): it sends
+metadata.version, and streams.version and eligible.leader.replicas.version
+above 0, none of which franz has; `--feature name=level` works.
 
 The levels and their epoch live in `features.json` in the first log dir,
 replaced atomically (the controller's config writer) before the client is
@@ -37,10 +40,11 @@ from franz.server.broker_features import SUPPORTED_FEATURES, FinalizedFeatures
 
 FEATURES_FILE: Final = "features.json"
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
-# Kafka 4.3's production features (Feature.PRODUCTION_FEATURE_NAMES and metadata.version): a name
-# outside them is not a feature at all, one inside that franz lacks is a feature franz does not support.
+# Kafka 4.3's features (Feature.TEST_AND_PRODUCTION_FEATURES and metadata.version): a name outside
+# them is not a feature at all, one inside that franz lacks is a feature franz does not support.
 KAFKA_FEATURES: Final = frozenset(("metadata.version", "kraft.version", "transaction.version", "group.version",
-                                   "eligible.leader.replicas.version", "share.version", "streams.version"))
+                                   "eligible.leader.replicas.version", "share.version", "streams.version",
+                                   "test.feature.version"))
 # Kept only by a KRaft quorum's controller (FeatureControlManager.updateMetadataVersion, the raft client).
 QUORUM_FEATURES: Final = frozenset(("metadata.version", "kraft.version"))
 
@@ -120,8 +124,9 @@ class FeatureControlManager:
                     if levels.get(name, 0) != before.get(name, 0):
                         for listener in listeners:
                             listener(levels.get(name, 0))
-        # Up to v1 each feature has its result, whose message is Errors.NONE.message(): "NONE".
-        results = [{"feature": name, "error_code": Errors.NONE, "error_message": "NONE"} for name in updates]
+        # Up to v1 each update has its result, whose message is Errors.NONE.message(): "NONE".
+        results = [{"feature": update["feature"], "error_code": Errors.NONE, "error_message": "NONE"}
+                   for update in body["feature_updates"]]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
                 "results": results if request.api_version <= 1 else []}
 

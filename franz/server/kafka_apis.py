@@ -73,6 +73,17 @@ logger = logging.getLogger(__name__)
 
 # The answer of an API whose feature is off (Errors.UNSUPPORTED_VERSION's message, where the response has one).
 _FEATURE_DISABLED: Final = ApiError(Errors.UNSUPPORTED_VERSION, "The version of API is not supported.")
+_DESCRIBE_SHARE_GROUP_OFFSETS: Final = 90
+
+
+async def _feature_disabled(request: Request, body: dict) -> dict:
+    """KafkaApis' isConsumerGroupProtocolEnabled / isShareGroupProtocolEnabled refusals: each API's
+    error response, except DescribeShareGroupOffsets, whose handler sets its groups' code alone."""
+    answer = error_response(request.api_key, request.api_version, body, _FEATURE_DISABLED)
+    if request.api_key == _DESCRIBE_SHARE_GROUP_OFFSETS:
+        for group in answer["groups"]:
+            group["error_message"] = None
+    return answer
 _SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 API = api_keys.SCHEMAS_BY_NAME
 
@@ -229,10 +240,8 @@ class KafkaApis:
             logger.warning("Closing connection %s from %s: invalid %s request v%d: %s", request.connection_id,
                            request.client_address[0], schema.name, version, exc)
             return CLOSE_CONNECTION
-        features = self.metadata.features
-        if not features.api_enabled(api_key):  # a feature level below what the API needs (KafkaApis' checks)
-            return Response(encode_response(api_key, version, request.correlation_id,
-                                            error_response(api_key, version, body, _FEATURE_DISABLED)))
+        if not self.metadata.features.api_enabled(api_key):  # a feature level below what the API needs
+            handler = _feature_disabled  # answered, counted and throttled as any request
         start = time.perf_counter()
         timed = None
         try:

@@ -5,6 +5,10 @@ through Kafka's Admin client and consumers.)"""
 
 from __future__ import annotations
 
+import re
+import urllib.request
+
+from tests.support.broker import free_port
 from tests.support.raw_client import RawClient
 
 API_VERSIONS, UPDATE_FEATURES = 18, 57
@@ -87,9 +91,9 @@ def test_each_version_answers_in_its_own_shape(broker):
     with RawClient(broker.bootstrap) as client:
         # v0 and v1 have a result per feature; its message is Errors.NONE.message(), "NONE".
         for version in (0, 1):
-            answer = _update(client, ("group.version", 1, UPGRADE), version=version)
+            answer = _update(client, ("group.version", 1, UPGRADE), ("group.version", 1, UPGRADE), version=version)
             assert answer["error_code"] == NONE
-            assert answer["results"] == [{"feature": "group.version", "error_code": NONE, "error_message": "NONE"}]
+            assert answer["results"] == [{"feature": "group.version", "error_code": NONE, "error_message": "NONE"}] * 2
         assert _update(client, ("group.version", 1, UPGRADE), version=2)["results"] == []  # v2 has no such field
         # At v0 the 4.3 controller reads the upgrade type's default (upgrade), not AllowDowngrade.
         answer = _update(client, ("group.version", 0, UPGRADE), version=0, allow_downgrade=True)
@@ -97,7 +101,9 @@ def test_each_version_answers_in_its_own_shape(broker):
         assert _finalized(client)[0] == BOOTSTRAP
 
 
-def test_a_feature_turned_off_turns_off_its_apis(broker):
+def test_a_feature_turned_off_turns_off_its_apis(broker_factory):
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
     with RawClient(broker.bootstrap) as client:
         assert _update(client, ("share.version", 0, SAFE_DOWNGRADE),
                        ("group.version", 0, SAFE_DOWNGRADE))["error_code"] == NONE
@@ -111,8 +117,8 @@ def test_a_feature_turned_off_turns_off_its_apis(broker):
                                                   "topics": []})
         assert fetched["error_code"] == UNSUPPORTED_VERSION and fetched["responses"] == []
         offsets = client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 0, {"groups": [{"group_id": "g", "topics": None}]})
-        assert [(g["group_id"], g["error_code"], g["topics"]) for g in offsets["groups"]] == [
-            ("g", UNSUPPORTED_VERSION, [])]
+        assert [(g["group_id"], g["error_code"], g["error_message"], g["topics"]) for g in offsets["groups"]] == [
+            ("g", UNSUPPORTED_VERSION, None, [])]
         deleted = client.request(DELETE_SHARE_GROUP_OFFSETS, 0, {"group_id": "g", "topics": [{"topic_name": "t"}]})
         assert (deleted["error_code"], deleted["error_message"]) == (
             UNSUPPORTED_VERSION, "The version of API is not supported.")
@@ -122,6 +128,12 @@ def test_a_feature_turned_off_turns_off_its_apis(broker):
         assert consumer["error_code"] == UNSUPPORTED_VERSION
         assert client.request(CONSUMER_GROUP_DESCRIBE, 1, {"group_ids": ["c"]})["groups"][0]["error_code"] == \
             UNSUPPORTED_VERSION
+
+        # Refused requests are requests all the same: counted (and throttled) as Kafka counts them.
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as page:
+            metrics = page.read().decode()
+        assert re.search(r'^kafka_network_RequestMetrics_RequestsPerSec_total\{request="ShareGroupHeartbeat",'
+                         r'version="1"\} 1', metrics, re.MULTILINE)
 
         assert _update(client, ("share.version", 1, UPGRADE), ("group.version", 1, UPGRADE))["error_code"] == NONE
         heartbeat = client.request(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "g", "member_id": "m" * 22,
