@@ -177,6 +177,16 @@ def test_a_last_offset_delta_that_does_not_fit_the_record_count_is_invalid():
     assert error.error_code == INVALID_RECORD and "lastOffsetDelta 5" in str(error)
 
 
+def test_a_follower_takes_a_compacted_batch_whose_offset_range_outlives_its_records():
+    """LogValidator checks the count against the offset range for clients only: a batch the
+    cleaner compacted keeps its last offset with fewer records, and is copied as it is."""
+    records = produce(b"a", b"b")
+    records.buffer[23:27] = (5).to_bytes(4, "big")  # lastOffsetDelta 5 for 2 records
+    batches, headers = validator.analyze_and_validate(_resealed(records), LogConfig.from_props({}, {}),
+                                                       is_from_client=False)
+    assert len(batches) == 1 and headers[0].last_offset_delta == 5 and headers[0].record_count == 2
+
+
 def test_an_unknown_compression_codec_is_corrupt():
     records = produce(b"a")
     records.buffer[22] |= 0x06  # codec id 6: Kafka defines 0-4
