@@ -627,9 +627,11 @@ class Controller:
                 continue
             new_config = self.topic_log_config(name)
             for partition in range(topic.num_partitions):
-                partition_log = self.log_manager.get_log(name, partition)
-                if partition_log is not None:
-                    partition_log.local_log.update_config(new_config)
+                # a replica moving between log dirs has two logs (LogManager.updateTopicConfig)
+                for partition_log in (self.log_manager.get_log(name, partition),
+                                      self.log_manager.get_future_log(name, partition)):
+                    if partition_log is not None:
+                        partition_log.local_log.update_config(new_config)
 
     async def _store_configs(self) -> None:
         """Write every topic's overrides, those of topics still being created too."""

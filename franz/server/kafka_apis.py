@@ -54,6 +54,7 @@ from franz.server.fetch_session import TOPIC_IDS_MIN_VERSION, CachedPartition, F
 from franz.server.metadata_cache import (INTERNAL_TOPICS, LEADER_EPOCH, InvalidTopicError, MetadataCache,
                                          TopicMetadata, validate_topic_name)
 from franz.server.producer_id_manager import ProducerIdManager
+from franz.server.replica_alter_log_dirs import ReplicaAlterLogDirsManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
 from franz.server.request_thread_time import Timed, take_current_ns
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response
@@ -185,6 +186,7 @@ class KafkaApis:
         self.metadata = metadata
         self.controller = controller
         self.replica_manager = replica_manager
+        self.alter_log_dirs = ReplicaAlterLogDirsManager(replica_manager)
         self.producer_ids = producer_ids
         self.fetch_max_bytes = config["fetch.max.bytes"]
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
@@ -214,6 +216,7 @@ class KafkaApis:
             _key("InitProducerId"): self.handle_init_producer_id,
             _key("DescribeCluster"): self.handle_describe_cluster,
             _key("DescribeLogDirs"): self.handle_describe_log_dirs,
+            _key("AlterReplicaLogDirs"): self.handle_alter_replica_log_dirs,
             _key("DescribeProducers"): self.handle_describe_producers,
         }
 
@@ -825,19 +828,42 @@ class KafkaApis:
 
     # -- log dirs ----------------------------------------------------------------
 
+    async def handle_alter_replica_log_dirs(self, request: Request, body: dict) -> dict:
+        """KafkaApis.handleAlterReplicaLogDirsRequest: each partition moved to the dir named for it
+        (franz.server.replica_alter_log_dirs), answered per topic."""
+        destinations = {(topic["name"], index): directory["path"]
+                        for directory in body["dirs"] for topic in directory["topics"] for index in topic["partitions"]}
+        errors = await self.alter_log_dirs.alter_replica_log_dirs(destinations)
+        by_topic: dict[str, list] = {}
+        for (name, index), error in errors.items():
+            by_topic.setdefault(name, []).append({"partition_index": index, "error_code": error})
+        return {"throttle_time_ms": 0,
+                "results": [{"topic_name": name, "partitions": partitions} for name, partitions in by_topic.items()]}
+
     async def handle_describe_log_dirs(self, request: Request, body: dict) -> dict:
         wanted = None
         if body["topics"] is not None:
             wanted = {(t["topic"], p) for t in body["topics"] for p in t["partitions"]}
         log_manager = self.replica_manager.log_manager
         results = []
+        # A replica being moved shows twice: its current log, and its future log in the dir it
+        # moves to, whose lag is how far it is behind the current one (getLogEndOffsetLag).
+        logs = [(tp, log, False) for tp, log in sorted(log_manager.logs.items())]
+        logs += [(tp, log, True) for tp, log in sorted(log_manager.future_logs.items())]
         for log_dir in log_manager.log_dirs:
             topics: dict[str, list] = {}
-            for (name, index), log in sorted(log_manager.logs.items()):
+            for (name, index), log, future in logs:
                 if log.dir.parent != log_dir or (wanted is not None and (name, index) not in wanted):
                     continue
+                current = log_manager.get_log(name, index) if future else log
+                if current is None:
+                    lag = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG
+                elif future:
+                    lag = current.log_end_offset - log.log_end_offset
+                else:
+                    lag = max(log.high_watermark - log.log_end_offset, 0)
                 topics.setdefault(name, []).append({"partition_index": index, "partition_size": log.size(),
-                                                    "offset_lag": 0, "is_future_key": False})
+                                                    "offset_lag": lag, "is_future_key": future})
             usage = shutil.disk_usage(log_dir)
             results.append({"error_code": 0, "log_dir": str(log_dir), "total_bytes": usage.total,
                             "usable_bytes": usage.free,

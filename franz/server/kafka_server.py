@@ -159,6 +159,8 @@ class KafkaServer:
                                                               self.apis.producer_ids, self.group_coordinator)
         await self.transaction_coordinator.startup()  # completes transactions left half-ended
         self.transaction_coordinator.register(self.apis, self.group_coordinator)
+        self.apis.alter_log_dirs.startup()  # resumes the moves between log dirs a stop cut short
+        controller.topic_deletion_listeners.append(self.apis.alter_log_dirs.on_topic_deleted)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
         self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)
@@ -185,6 +187,8 @@ class KafkaServer:
             self.metrics.shutdown()
         if self.socket_server is not None:
             await self.socket_server.shutdown()
+        if self.apis is not None:
+            await self.apis.alter_log_dirs.shutdown()
         if self.transaction_coordinator is not None:
             await self.transaction_coordinator.shutdown()
         if self.share_partitions is not None:

@@ -496,6 +496,12 @@ class LogCleaner:
     def update_checkpoints(self, log_dir: Path, remove: TopicPartition | None = None) -> None:
         self.cleaner_manager.update_checkpoints(log_dir, remove=remove)
 
+    def alter_checkpoint_dir(self, tp: TopicPartition, source_dir: Path, dest_dir: Path) -> None:
+        self.cleaner_manager.alter_checkpoint_dir(tp, source_dir, dest_dir)
+
+    def abort_and_pause_cleaning(self, tp: TopicPartition) -> None:
+        self.cleaner_manager.abort_and_pause_cleaning(tp)
+
     def pause_cleaning_for_non_compacted_partitions(self):
         return self.cleaner_manager.pause_cleaning_for_non_compacted_partitions()
 

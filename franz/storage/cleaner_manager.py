@@ -170,6 +170,18 @@ class LogCleanerManager:
                 current[update[0]] = update[1]
             checkpoint.write(current)
 
+    def alter_checkpoint_dir(self, tp: TopicPartition, source_dir: Path, dest_dir: Path) -> None:
+        """A partition's log moved dirs (LogCleanerManager.alterCheckpointDir): its cleaned
+        offset goes with it."""
+        with self._lock:
+            source, dest = self._checkpoints.get(source_dir), self._checkpoints.get(dest_dir)
+            if source is None or dest is None:
+                return
+            offset = self._read(source).get(tp)
+            self.update_checkpoints(source_dir, remove=tp)
+            if offset is not None:
+                self.update_checkpoints(dest_dir, update=(tp, offset))
+
     def maybe_truncate_checkpoint(self, log_dir: Path, tp: TopicPartition, offset: int) -> None:
         """After a truncation below the cleaned point, the clean head ends at the truncation."""
         with self._lock:

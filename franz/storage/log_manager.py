@@ -15,6 +15,12 @@ LogCleaner's threads compact the others and run their retention. Logs that
 need recovery load in parallel on `num.recovery.threads.per.data.dir` threads
 per dir; after a clean shutdown they load on the starting thread (see
 _load_logs).
+
+A replica being moved to another log dir (AlterReplicaLogDirs) has a future log
+there, in `<topic>-<partition>.<uuid>-future`, beside its current log: loaded at
+start as a future log, checkpointed and flushed with the others, and put in the
+current log's place by replace_current_with_future_log once it has caught up
+(franz.server.replica_alter_log_dirs).
 """
 
 from __future__ import annotations
@@ -90,6 +96,9 @@ class LogManager:
         self.cleaner: LogCleaner | None = None
         self.logs: dict[TopicPartition, UnifiedLog] = {}
         self._log_dir_of: dict[TopicPartition, Path] = {}
+        self.future_logs: dict[TopicPartition, UnifiedLog] = {}
+        # The dir AlterReplicaLogDirs asked for a partition this node has no log of yet.
+        self.preferred_log_dirs: dict[TopicPartition, Path] = {}
         self._lock = threading.RLock()
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.broker_epoch = 0
@@ -174,9 +183,16 @@ class LogManager:
                                                   producer_state_config=self.producer_state_config)
                 if tp in high_watermarks:
                     partition_log.update_high_watermark(high_watermarks[tp])
+                future = files.is_future_dir(directory.name)
                 with self._lock:
-                    self.logs[tp] = partition_log
-                    self._log_dir_of[tp] = log_dir
+                    found = self.future_logs if future else self.logs
+                    if tp in found:  # LogManager.loadLog's duplicate check
+                        raise RuntimeError(
+                            f"Duplicate log directories for {tp[0]}-{tp[1]} are found in both {directory} and "
+                            f"{found[tp].dir}: recover by deleting one of the two directories")
+                    found[tp] = partition_log
+                    if not future:
+                        self._log_dir_of[tp] = log_dir
                 with counter_lock:
                     loaded[0] += 1
                     done = loaded[0]
@@ -226,9 +242,72 @@ class LogManager:
     def get_log(self, topic: str, partition: int) -> UnifiedLog | None:
         return self.logs.get((topic, partition))
 
+    def get_future_log(self, topic: str, partition: int) -> UnifiedLog | None:
+        return self.future_logs.get((topic, partition))
+
     def all_logs(self) -> list[UnifiedLog]:
+        """The current logs, then the future ones (LogManager.allLogs)."""
         with self._lock:
-            return list(self.logs.values())
+            return list(self.logs.values()) + list(self.future_logs.values())
+
+    def log_dir_of(self, topic: str, partition: int) -> Path | None:
+        return self._log_dir_of.get((topic, partition))
+
+    def maybe_update_preferred_log_dir(self, topic: str, partition: int, log_dir: Path) -> None:
+        """Remember `log_dir` for a partition whose log is created later, unless its current or
+        future log is already there (LogManager.maybeUpdatePreferredLogDir)."""
+        tp = (topic, partition)
+        with self._lock:
+            current, future = self.logs.get(tp), self.future_logs.get(tp)
+            if not any(found is not None and found.dir.parent == log_dir for found in (current, future)):
+                self.preferred_log_dirs[tp] = log_dir
+
+    def create_future_log(self, topic: str, partition: int, log_dir: Path) -> UnifiedLog:
+        """The future log of a partition in `log_dir`, empty from the current log's start offset."""
+        tp = (topic, partition)
+        with self._lock:
+            current = self.logs[tp]
+            if tp in self.future_logs or current.dir.parent == log_dir:
+                raise RuntimeError(f"Can not create a future log for {topic}-{partition} in {log_dir}")
+            directory = log_dir / files.future_dir_name(topic, partition)
+            future = UnifiedLog.create(directory, self.topic_config(topic), topic_id=current.topic_id,
+                                       scheduler=self.scheduler, time_ms=self.time_ms,
+                                       max_transaction_timeout_ms=self.max_transaction_timeout_ms,
+                                       producer_state_config=self.producer_state_config)
+            future.truncate_fully_and_start_at(current.log_start_offset)
+            flush_dir(log_dir)
+            self.future_logs[tp] = future
+            self.preferred_log_dirs.pop(tp, None)
+            log.info("Created log for partition %s-%d in %s with properties %s", topic, partition, directory,
+                     dict(future.config.overrides))
+            return future
+
+    def delete_future_log(self, topic: str, partition: int) -> None:
+        with self._lock:
+            future = self.future_logs.pop((topic, partition), None)
+        if future is not None:
+            self._rename_and_schedule_deletion(future, topic, partition)
+
+    def replace_current_with_future_log(self, topic: str, partition: int) -> UnifiedLog:
+        """LogManager.replaceCurrentWithFutureLog: the caught-up future log takes the partition's
+        plain directory name in its dir and the current log's place; the current one is renamed
+        for deletion. The caller keeps appends away meanwhile (the append thread)."""
+        tp = (topic, partition)
+        with self._lock:
+            source, dest = self.logs[tp], self.future_logs[tp]
+            dest.rename_dir(files.partition_dir_name(topic, partition))
+            flush_dir(dest.dir.parent)
+            dest.update_high_watermark(source.high_watermark)
+            del self.future_logs[tp]
+            self.logs[tp] = dest
+            self._log_dir_of[tp] = dest.dir.parent
+        log.info("The current replica is successfully replaced with the future replica for %s-%d", topic, partition)
+        if self.cleaner is not None:  # the cleaned offset moves with the log
+            self.cleaner.alter_checkpoint_dir(tp, source.dir.parent, dest.dir.parent)
+        # Not closed: a fetch may still be reading it (Kafka leaves it open too); its files go
+        # once nothing holds them, after the delete delay.
+        self._rename_and_schedule_deletion(source, topic, partition, close=False)
+        return dest
 
     def _logs_snapshot(self) -> dict[TopicPartition, UnifiedLog]:
         with self._lock:
@@ -247,7 +326,7 @@ class LogManager:
             existing = self.logs.get(tp)
             if existing is not None:
                 return existing
-            log_dir = self._next_log_dir()
+            log_dir = self.preferred_log_dirs.pop(tp, None) or self._next_log_dir()
             directory = log_dir / files.partition_dir_name(topic, partition)
             partition_log = UnifiedLog.create(directory, config or self.topic_config(topic), topic_id=topic_id,
                                               scheduler=self.scheduler, time_ms=self.time_ms,
@@ -263,15 +342,22 @@ class LogManager:
     def delete_log(self, topic: str, partition: int) -> None:
         """Rename the partition dir to `<tp>.<uuid>-delete`, then delete it after file.delete.delay.ms."""
         tp = (topic, partition)
+        self.delete_future_log(topic, partition)
         with self._lock:
             partition_log = self.logs.pop(tp, None)
             self._log_dir_of.pop(tp, None)
+            self.preferred_log_dirs.pop(tp, None)
         if partition_log is None:
             return
         if self.cleaner is not None:  # no cleaning pass may still read or swap its segments
             self.cleaner.abort_cleaning(tp)
             self.cleaner.update_checkpoints(partition_log.dir.parent, remove=tp)
-        partition_log.close()
+        self._rename_and_schedule_deletion(partition_log, topic, partition)
+
+    def _rename_and_schedule_deletion(self, partition_log: UnifiedLog, topic: str, partition: int,
+                                      close: bool = True) -> None:
+        if close:
+            partition_log.close()
         partition_log.rename_dir(files.delete_dir_name(topic, partition))
         flush_dir(partition_log.dir.parent)
         target = partition_log.dir
@@ -313,6 +399,8 @@ class LogManager:
                 by_dir: dict[Path, dict[TopicPartition, int]] = {d: {} for d in self.log_dirs}
                 for tp, partition_log in self.logs.items():
                     by_dir[self._log_dir_of[tp]][tp] = value(partition_log)
+                for tp, partition_log in self.future_logs.items():  # in a dir the current log is not in
+                    by_dir[partition_log.dir.parent][tp] = value(partition_log)
             for log_dir, offsets in by_dir.items():
                 OffsetCheckpointFile(log_dir / file_name).write(offsets)
 

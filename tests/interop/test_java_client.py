@@ -369,6 +369,25 @@ def test_java_transactions_follow_a_lower_transaction_version(broker_factory, ja
     assert len(values) >= 4 and all(value[:2] == b"\0\0" for value in values)
 
 
+def test_java_admin_moves_a_replica_to_another_log_dir(broker_factory, java_driver, tmp_path):
+    """Admin.alterReplicaLogDirs and describeReplicaLogDirs (kafka-reassign-partitions.sh with
+    log_dirs): a dir not in log.dirs is refused with LogDirNotFoundException; a real one takes
+    the replica, and what was written before is read back from there, after a restart too."""
+    first, second = (tmp_path / "dir-a").resolve(), (tmp_path / "dir-b").resolve()
+    broker = broker_factory({"log.dirs": f"{first},{second}"})
+    _run(java_driver, "produce", broker.bootstrap, "java-moved", "500", "all", "none", "true")
+    source = next(d for d in (first, second) if (d / "java-moved-0").exists())
+    target = second if source == first else first
+    assert _lines(java_driver, "move-replica", broker.bootstrap, "java-moved", "/not/a/log/dir", str(target)) == [
+        "bogus LogDirNotFoundException", f"before current={source} future=null",
+        f"after current={target} future=null lag=0"]
+    assert (target / "java-moved-0").is_dir() and not (source / "java-moved-0").exists()
+    assert _run(java_driver, "consume", broker.bootstrap, "java-moved", "500")[:3] == [
+        "consumed", "500", str(_crc_sum(500))]
+    broker.restart()
+    assert _run(java_driver, "consume", broker.bootstrap, "java-moved", "500")[:2] == ["consumed", "500"]
+
+
 def test_java_consumer_reads_a_compacted_topic_with_its_gaps(broker_factory, java_driver):
     """An idempotent Java producer writes 20 rounds of 10 keys and a tombstone; once the cleaner has
     compacted the closed segments, the Java consumer reads from the beginning to the end offset

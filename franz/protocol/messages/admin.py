@@ -381,6 +381,21 @@ AlterPartitionReassignments key=45 versions=0-1 flex=0+
         error_code int16
         error_message string null
 
+AlterReplicaLogDirs key=34 versions=1-2 flex=2+
+ request
+    dirs []
+      path string
+      topics []
+        name string
+        partitions []int32
+ response
+    throttle_time_ms int32
+    results []
+      topic_name string
+      partitions []
+        partition_index int32
+        error_code int16
+
 UpdateFeatures key=57 versions=0-2 flex=0+
  request
     timeout_ms int32 default=60000

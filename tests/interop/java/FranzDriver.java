@@ -50,6 +50,7 @@ public class FranzDriver {
             case "loggers": loggers(bootstrap, args[2]); break;
             case "elect-leaders": electLeaders(bootstrap, args[2]); break;
             case "features": features(bootstrap, Arrays.copyOfRange(args, 2, args.length)); break;
+            case "move-replica": moveReplica(bootstrap, args[2], args[3], args[4]); break;
             case "reassignments": reassignments(bootstrap, args[2]); break;
             case "produce-keys": produceKeys(bootstrap, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4])); break;
             case "read-compacted": readCompacted(bootstrap, args[2]); break;
@@ -632,6 +633,34 @@ public class FranzDriver {
             out.append(" self=ok nodes=").append(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size());
         }
         System.out.println(out);
+    }
+
+    // kafka-reassign-partitions.sh --reassignment-json-file with "log_dirs": a replica moved to
+    // another log dir of its broker (Admin.alterReplicaLogDirs), then describeReplicaLogDirs
+    // until the move is done. A refused dir prints its exception instead.
+    static void moveReplica(String bootstrap, String topic, String bogusDir, String dir) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            int node = admin.describeCluster().controller().get(30, TimeUnit.SECONDS).id();
+            TopicPartitionReplica replica = new TopicPartitionReplica(topic, 0, node);
+            try {
+                admin.alterReplicaLogDirs(Map.of(replica, bogusDir)).all().get(30, TimeUnit.SECONDS);
+                System.out.println("bogus ok");
+            } catch (ExecutionException e) {
+                System.out.println("bogus " + e.getCause().getClass().getSimpleName());
+            }
+            DescribeReplicaLogDirsResult.ReplicaLogDirInfo before =
+                admin.describeReplicaLogDirs(List.of(replica)).all().get(30, TimeUnit.SECONDS).get(replica);
+            System.out.println("before current=" + before.getCurrentReplicaLogDir() + " future=" + before.getFutureReplicaLogDir());
+            admin.alterReplicaLogDirs(Map.of(replica, dir)).all().get(30, TimeUnit.SECONDS);
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            DescribeReplicaLogDirsResult.ReplicaLogDirInfo info;
+            do {
+                Thread.sleep(100);
+                info = admin.describeReplicaLogDirs(List.of(replica)).all().get(30, TimeUnit.SECONDS).get(replica);
+            } while (info.getFutureReplicaLogDir() != null && System.currentTimeMillis() < deadline);
+            System.out.println("after current=" + info.getCurrentReplicaLogDir() + " future=" + info.getFutureReplicaLogDir()
+                + " lag=" + info.getCurrentReplicaOffsetLag());
+        }
     }
 
     // kafka-features.sh: describe, then each update ("name=level:upgrade|safe|unsafe[:validate]") on
