@@ -259,6 +259,8 @@ class FileRecords:
         """Write all of `records` (MemoryRecords or bytes-like) at the end; return bytes written."""
         if self._is_slice:
             raise ValueError("Cannot append to a slice")
+        if self._closed:  # its descriptor number may belong to another file by now
+            raise ValueError(f"Cannot append to {self.path}: it is closed")
         data = getattr(records, "buffer", records)
         size = len(data) if type(data) is bytearray else memoryview(data).nbytes
         position = self._start + self._size

@@ -123,6 +123,8 @@ class Controller:
         self._growing: dict[str, asyncio.Future[None]] = {}  # topic name -> its CreatePartitions under way
         # Told each deleted topic's name once its logs are gone (Kafka's metadata publishers).
         self.topic_deletion_listeners: list[Callable[[str], Awaitable[None]]] = []
+        # Told before its logs are deleted, to stop what writes to them (ReplicaManager.stopPartitions).
+        self.topic_deletion_preparers: list[Callable[[str], Awaitable[None]]] = []
         self._deleting: dict[str, asyncio.Future[None]] = {}  # topic name -> its logs' deletion under way
         # One thread writes the config files, in the order the writes were asked for: each write
         # is a snapshot taken on the event loop, so the last one asked for is the last one written.
@@ -380,6 +382,8 @@ class Controller:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
                            "This server does not host this topic-partition.")
         self.metadata.remove(name)
+        for prepare in self.topic_deletion_preparers:
+            await prepare(name)
         await asyncio.shield(self._track(self._deleting, name, self._delete_topic(topic)))
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
         for listener in self.topic_deletion_listeners:

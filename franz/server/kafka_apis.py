@@ -788,7 +788,8 @@ class KafkaApis:
                     try:
                         if offset < 0:
                             raise OffsetOutOfRangeError(f"offset {offset}")
-                        log.maybe_increment_log_start_offset(offset, "client delete records request")
+                        log = self.replica_manager.increment_log_start_offset(
+                            (topic["name"], index), offset, "client delete records request") or log
                         answer["low_watermark"] = log.log_start_offset
                     except OffsetOutOfRangeError:
                         answer["error_code"] = Errors.OFFSET_OUT_OF_RANGE

@@ -160,7 +160,7 @@ class KafkaServer:
         await self.transaction_coordinator.startup()  # completes transactions left half-ended
         self.transaction_coordinator.register(self.apis, self.group_coordinator)
         self.apis.alter_log_dirs.startup()  # resumes the moves between log dirs a stop cut short
-        controller.topic_deletion_listeners.append(self.apis.alter_log_dirs.on_topic_deleted)
+        controller.topic_deletion_preparers.append(self.apis.alter_log_dirs.before_topic_deletion)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
         self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import struct
 from pathlib import Path
 from typing import Final
 
@@ -38,6 +39,7 @@ logger = logging.getLogger(__name__)
 
 COPY_BYTES: Final = 1 << 20  # replica.fetch.max.bytes' default: what one fetch of the thread reads
 MAX_DIR_NAME_LENGTH: Final = 255
+_BASE_OFFSET: Final = struct.Struct(">q")  # a batch's first field
 
 TopicPartition = tuple[str, int]
 
@@ -47,6 +49,7 @@ class ReplicaAlterLogDirsManager:
         self.replica_manager = replica_manager
         self.log_manager = replica_manager.log_manager
         self._moves: dict[TopicPartition, asyncio.Task] = {}
+        self._altering = asyncio.Lock()  # one request at a time, as Kafka's replicaStateChangeLock
         self._stopping: set[TopicPartition] = set()  # a move told to stop at its next step
         # Partitions whose cleaning a move paused: resumed once, when the move ends or its topic goes.
         self._paused: set[TopicPartition] = set()
@@ -69,7 +72,8 @@ class ReplicaAlterLogDirsManager:
     # -- AlterReplicaLogDirs ---------------------------------------------------------------
 
     async def alter_replica_log_dirs(self, destinations: dict[TopicPartition, str]) -> dict[TopicPartition, Errors]:
-        return {tp: await self._alter(tp, destination) for tp, destination in destinations.items()}
+        async with self._altering:
+            return {tp: await self._alter(tp, destination) for tp, destination in destinations.items()}
 
     async def _alter(self, tp: TopicPartition, destination: str) -> Errors:
         topic, partition = tp
@@ -89,6 +93,8 @@ class ReplicaAlterLogDirsManager:
                 self.log_manager.delete_future_log(topic, partition)
                 self._resume_cleaning(tp)
         self.log_manager.maybe_update_preferred_log_dir(topic, partition, log_dir)
+        if not self.replica_manager.metadata.has_partition(topic, partition):
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION  # getPartitionOrException, not a NotLeaderOrFollower
         current = self.log_manager.get_log(topic, partition)
         if current is None or self.replica_manager.get_partition(topic, partition) is None:
             return Errors.REPLICA_NOT_AVAILABLE  # NotLeaderOrFollower, answered as Kafka answers it here
@@ -110,11 +116,15 @@ class ReplicaAlterLogDirsManager:
     # -- the move --------------------------------------------------------------------------
 
     def _start(self, tp: TopicPartition) -> None:
-        if self.log_manager.cleaner is not None and tp not in self._paused:
-            self.log_manager.cleaner.abort_and_pause_cleaning(tp)
-            self._paused.add(tp)
-            logger.info("The cleaning for partition %s-%d is aborted and paused", *tp)
         self._moves[tp] = asyncio.get_running_loop().create_task(self._move(tp))
+
+    async def _pause_cleaning(self, tp: TopicPartition) -> None:
+        """abortAndPauseCleaning, off the loop: it waits for a cleaning pass of the partition to stop."""
+        if self.log_manager.cleaner is not None and tp not in self._paused:
+            self._paused.add(tp)
+            await asyncio.get_running_loop().run_in_executor(None, self.log_manager.cleaner.abort_and_pause_cleaning,
+                                                             tp)
+            logger.info("The cleaning for partition %s-%d is aborted and paused", *tp)
 
     async def _stop(self, tp: TopicPartition) -> None:
         """Stop a move at its next step and wait for it: a copy under way finishes first, so
@@ -133,8 +143,9 @@ class ReplicaAlterLogDirsManager:
             self._paused.discard(tp)
             self.log_manager.cleaner.resume_cleaning([tp])
 
-    async def on_topic_deleted(self, topic: str) -> None:
-        """The topic's logs are gone, future ones too (LogManager.delete_log): its moves end."""
+    async def before_topic_deletion(self, topic: str) -> None:
+        """ReplicaManager.stopPartitions: the topic's moves stop before its logs are deleted, so
+        that no copy writes to a log being closed."""
         for tp in [tp for tp in self._moves if tp[0] == topic]:
             await self._stop(tp)
         for tp in [tp for tp in self._paused if tp[0] == topic]:
@@ -144,6 +155,7 @@ class ReplicaAlterLogDirsManager:
         loop = asyncio.get_running_loop()
         future = self.log_manager.get_future_log(*tp)
         try:
+            await self._pause_cleaning(tp)
             while tp not in self._stopping:
                 if await loop.run_in_executor(self._copier, self._copy, tp, False):
                     if await self.replica_manager.run_on_append_thread(self._copy_and_replace, tp):
@@ -159,16 +171,20 @@ class ReplicaAlterLogDirsManager:
 
     def _copy(self, tp: TopicPartition, to_the_end: bool) -> bool:
         """Copy batches of the current log into the future log (one read's worth, or all of it);
-        whether the future log has caught up."""
+        whether the future log is within that one read of the end (the last copy then runs
+        with appends held, in _copy_and_replace)."""
         current, future = self.log_manager.get_log(*tp), self.log_manager.get_future_log(*tp)
         if current is None or future is None:
             raise _Gone(f"{tp[0]}-{tp[1]}")
         while True:
             if future.log_end_offset < current.log_start_offset or future.log_end_offset > current.log_end_offset:
-                # Behind what the current log still has (retention, DeleteRecords), or past its end
-                # (a torn tail the current log's recovery cut after a crash): start again from there.
+                # Behind what the current log still has (retention, DeleteRecords), or past its end:
+                # start again from there.
                 future.truncate_fully_and_start_at(current.log_start_offset)
-            elif current.log_start_offset > future.log_start_offset:
+            # ReplicaAlterLogDirsThread: the future log's HW follows the current one's, then its
+            # start offset does (never past its HW).
+            future.update_high_watermark(min(current.high_watermark, future.log_end_offset))
+            if current.log_start_offset > future.log_start_offset and future.high_watermark >= current.log_start_offset:
                 future.maybe_increment_log_start_offset(current.log_start_offset, "the current replica's")
             if future.log_end_offset >= current.log_end_offset:
                 return True
@@ -177,9 +193,14 @@ class ReplicaAlterLogDirsManager:
             data = (records.read_bytes(0, records.size_in_bytes) if isinstance(records, FileRecords)
                     else bytes(records.buffer))
             if data:
+                first_offset = _BASE_OFFSET.unpack_from(data, 0)[0]
+                if first_offset < future.log_end_offset == future.log_start_offset:
+                    # The start offset is inside this batch (DeleteRecords): the future log starts
+                    # at the batch, as Partition.appendRecordsToFollowerOrFutureReplica makes it.
+                    future.truncate_fully_and_start_at(first_offset)
                 future.append_as_follower(MemoryRecords(bytearray(data)))
             if not to_the_end:
-                return future.log_end_offset >= current.log_end_offset
+                return len(data) < COPY_BYTES or future.log_end_offset >= current.log_end_offset
 
     def _copy_and_replace(self, tp: TopicPartition) -> bool:
         """On the append thread: copy what is left, then put the future log in the current one's

@@ -237,6 +237,19 @@ class ReplicaManager:
         partition = self.get_partition(*key)
         return partition.log if partition is not None else None
 
+    def increment_log_start_offset(self, key: TopicPartition, offset: int, reason: str) -> UnifiedLog | None:
+        """Move the partition's log start offset up (DeleteRecords, the share coordinator's pruning);
+        the log it ends on, None when the partition is gone. A log replaced meanwhile by the one a
+        move between log dirs made (which carries the offset over only if it was there first)
+        gets it too. Raises OffsetOutOfRangeError past the high watermark."""
+        while True:
+            log = self.log_of(key)
+            if log is None:
+                return None
+            log.maybe_increment_log_start_offset(offset, reason)
+            if self.log_of(key) is log:
+                return log
+
     # -- produce ---------------------------------------------------------------
 
     async def run_on_append_thread(self, fn, *args):

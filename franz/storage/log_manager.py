@@ -213,6 +213,13 @@ class LogManager:
                         result.result()
             marker.unlink(missing_ok=True)
             flush_dir(log_dir)
+        for (topic, partition), future in self.future_logs.items():
+            # A future log never runs ahead of its current log: what it holds past the current
+            # log's end (the current log's recovery cut an unflushed tail after a crash) was
+            # replaced since, or will be, by other records. Done before anything appends.
+            current = self.logs.get((topic, partition))
+            if current is not None and future.log_end_offset > current.log_end_offset:
+                future.truncate_to(current.log_end_offset)
         log.info("Loaded %d logs in %dms", len(self.logs), int((time.monotonic() - start) * 1000))
 
     def _start_background_tasks(self) -> None:
@@ -295,12 +302,18 @@ class LogManager:
         tp = (topic, partition)
         with self._lock:
             source, dest = self.logs[tp], self.future_logs[tp]
-            dest.rename_dir(files.partition_dir_name(topic, partition))
-            flush_dir(dest.dir.parent)
-            dest.update_high_watermark(source.high_watermark)
-            del self.future_logs[tp]
-            self.logs[tp] = dest
-            self._log_dir_of[tp] = dest.dir.parent
+            # Under the current log's lock: a start-offset move (DeleteRecords) lands on it
+            # before, and is carried over here, or after, and then finds it replaced (see
+            # ReplicaManager.increment_log_start_offset).
+            with source.lock:
+                dest.rename_dir(files.partition_dir_name(topic, partition))
+                flush_dir(dest.dir.parent)
+                dest.update_high_watermark(source.high_watermark)
+                if source.log_start_offset > dest.log_start_offset:
+                    dest.maybe_increment_log_start_offset(source.log_start_offset, "the replaced replica's")
+                del self.future_logs[tp]
+                self.logs[tp] = dest
+                self._log_dir_of[tp] = dest.dir.parent
         log.info("The current replica is successfully replaced with the future replica for %s-%d", topic, partition)
         if self.cleaner is not None:  # the cleaned offset moves with the log
             self.cleaner.alter_checkpoint_dir(tp, source.dir.parent, dest.dir.parent)
@@ -361,8 +374,12 @@ class LogManager:
         partition_log.rename_dir(files.delete_dir_name(topic, partition))
         flush_dir(partition_log.dir.parent)
         target = partition_log.dir
-        self.scheduler.schedule_once("kafka-delete-logs", lambda: shutil.rmtree(target, ignore_errors=True),
-                                     self.file_delete_delay_ms)
+
+        def delete() -> None:  # by then no reader holds a log left open (LogManager.deleteLogs)
+            if not close:
+                partition_log.close_handlers()
+            shutil.rmtree(target, ignore_errors=True)
+        self.scheduler.schedule_once("kafka-delete-logs", delete, self.file_delete_delay_ms)
         self.checkpoint_log_recovery_offsets()
         self.checkpoint_log_start_offsets()
         log.info("Log for partition %s-%d is renamed to %s and is scheduled for deletion", topic, partition, target)

@@ -339,7 +339,7 @@ class UnifiedLog:
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches whose offsets the leader already assigned."""
         with self.lock:
-            batches, headers = analyze_and_validate(records, self.config, is_from_client=False)
+            batches, headers = analyze_and_validate(records, self.config, is_from_client=False, ignore_record_size=True)
             records = trim_invalid_bytes(records, batches)
             first, last = headers[0], headers[-1]
             if first.base_offset < self.log_end_offset:

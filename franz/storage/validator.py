@@ -175,9 +175,10 @@ _TIMESTAMP_TYPE_BIT = 0x08
 _CODECS_BY_ID = tuple(CompressionType(codec_id) for codec_id in range(5))  # ids 5-7 are not Kafka's
 
 
-def analyze_and_validate(records: MemoryRecords, config: LogConfig,
-                         is_from_client: bool) -> tuple[list[RecordBatch], list[BatchHeader]]:
-    """Structure, CRC, size and shape checks of every batch (UnifiedLog.analyzeAndValidateRecords).
+def analyze_and_validate(records: MemoryRecords, config: LogConfig, is_from_client: bool,
+                         ignore_record_size: bool = False) -> tuple[list[RecordBatch], list[BatchHeader]]:
+    """Structure, CRC, size and shape checks of every batch (UnifiedLog.analyzeAndValidateRecords;
+    `ignore_record_size` for a follower's append, as appendAsFollower skips max.message.bytes).
 
     One struct call and one CRC call per batch (MemoryRecords.validate_batches);
     returns the batch views and their parsed headers, index for index. Bytes
@@ -194,7 +195,7 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig,
                 raise RecordValidationError(
                     INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
                                     f"but it is {header.base_offset}")
-            if size > max_message_bytes:
+            if not ignore_record_size and size > max_message_bytes:  # a follower copies what its leader has
                 raise RecordValidationError(
                     MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
                                        f"which exceeds the maximum configured value of {max_message_bytes}.")

@@ -5,6 +5,7 @@ through Kafka's Admin client.)"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import time
@@ -13,9 +14,11 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from franz.protocol.errors import Errors
-from tests.support.raw_client import RawClient, create_topic
+from franz.records import SimpleRecord, build_batch
+from tests.support.raw_client import RawClient, create_topic, produce
 
-ALTER_REPLICA_LOG_DIRS, DESCRIBE_LOG_DIRS = 34, 35
+ALTER_REPLICA_LOG_DIRS, DESCRIBE_LOG_DIRS, LIST_OFFSETS, DELETE_RECORDS, DELETE_TOPICS = 34, 35, 2, 21, 20
+INCREMENTAL_ALTER_CONFIGS, TOPIC_RESOURCE = 44, 2
 TIMEOUT_S = 60
 
 
@@ -81,12 +84,11 @@ def test_requests_are_answered_as_kafka_answers_them(broker_factory, tmp_path):
         # Its own dir already: nothing to move.
         assert _alter(client, str(current[0]), "placed", 0) == {0: Errors.NONE}
         assert list(_replicas(client, "placed")) == [(str(current[0]), False)]
-        # A partition this node has no log of: REPLICA_NOT_AVAILABLE, and its log is made there later.
-        assert _alter(client, str(second), "later", 0) == {0: Errors.REPLICA_NOT_AVAILABLE}
+        # A partition no topic has: UNKNOWN_TOPIC_OR_PARTITION, and if it comes, its log is made there.
+        assert _alter(client, str(second), "later", 0) == {0: Errors.UNKNOWN_TOPIC_OR_PARTITION}
         create_topic(client, "later", 1)
         assert (second / "later-0").is_dir() and not (first / "later-0").exists()
-        # A partition number the topic does not have.
-        assert _alter(client, str(first), "placed", 7) == {7: Errors.REPLICA_NOT_AVAILABLE}
+        assert _alter(client, str(first), "placed", 7) == {7: Errors.UNKNOWN_TOPIC_OR_PARTITION}
 
 
 def test_a_move_under_an_idempotent_producer_loses_and_duplicates_nothing(broker_factory, tmp_path):
@@ -188,3 +190,78 @@ def test_a_moved_compacted_partition_is_cleaned_in_its_new_dir(broker_factory, t
     assert OffsetCheckpointFile(target / "cleaner-offset-checkpoint").read().get(("kept", 0), -1) >= 200
     write_rounds("new")
     assert cleaned(target, 440)
+
+
+def _earliest(client: RawClient, topic: str) -> int:
+    answer = client.request(LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -2}]}]})
+    return answer["topics"][0]["partitions"][0]["offset"]
+
+
+def _delete_records(client: RawClient, topic: str, offset: int) -> int:
+    answer = client.request(DELETE_RECORDS, 2, {"timeout_ms": 5000, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "offset": offset}]}]})
+    partition = answer["topics"][0]["partitions"][0]
+    assert partition["error_code"] == Errors.NONE, partition
+    return partition["low_watermark"]
+
+
+def test_a_move_keeps_the_log_start_offset_and_copies_batches_above_max_message_bytes(broker_factory, tmp_path):
+    """The log start offset inside a batch (DeleteRecords) and batches larger than a
+    max.message.bytes lowered since: the copy starts at that batch and takes every batch, as
+    Kafka's follower append does, and the start offset moved during the move is kept. The old
+    log's files are closed when its delayed deletion runs."""
+    first, second, overrides = _two_dirs(tmp_path)
+    broker = broker_factory({**overrides, "log.segment.delete.delay.ms": "200"})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "trimmed", 1)
+        for round_ in range(20):  # batches of 10 records, 2 KiB each: offsets 0-199
+            assert produce(client, "trimmed", build_batch([SimpleRecord(value=b"%d-%d" % (round_, i) + b"x" * 2048)
+                                                           for i in range(10)]))["error_code"] == 0
+        assert _delete_records(client, "trimmed", 15) == 15  # inside the batch of offsets 10-19
+        answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": TOPIC_RESOURCE, "resource_name": "trimmed",
+             "configs": [{"name": "max.message.bytes", "config_operation": 0, "value": "4096"}]}]})
+        assert answer["responses"][0]["error_code"] == Errors.NONE
+        source = next(d for d in (first, second) if (d / "trimmed-0").exists())
+        target = second if source == first else first
+        assert _alter(client, str(target), "trimmed", 0) == {0: Errors.NONE}
+        low_watermark = _delete_records(client, "trimmed", 37)  # during the move, or after it
+        _wait_moved(client, "trimmed", target)
+        assert low_watermark == 37 and _earliest(client, "trimmed") == 37
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "r", "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition("trimmed", 0, 37)])
+    values = []
+    deadline = time.monotonic() + TIMEOUT_S
+    while len(values) < 163 and time.monotonic() < deadline:
+        values += [m.value()[:8] for m in consumer.consume(100, 0.2) if not m.error()]
+    consumer.close()
+    assert len(values) == 163 and values[0].startswith(b"3-7x")
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        held = [os.readlink(f"/proc/{broker.process.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{broker.process.pid}/fd")]
+        if not any("-delete" in path for path in held):
+            break
+        time.sleep(0.1)
+    assert not any("-delete" in path for path in held), held
+
+
+def test_a_topic_deleted_mid_move_is_deleted_and_its_name_can_be_used_again(broker_factory, tmp_path):
+    """ReplicaManager.stopPartitions: the move stops before the logs are deleted."""
+    first, second, overrides = _two_dirs(tmp_path)
+    broker = broker_factory(overrides)
+    big = build_batch([SimpleRecord(value=b"y" * 1024) for _ in range(500)])  # 0.5 MiB a batch
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "doomed", 1, {"segment.bytes": str(16 << 20)})
+        for _ in range(100):  # 50 MiB: a copy that takes a while
+            assert produce(client, "doomed", big)["error_code"] == 0
+        target = second if (first / "doomed-0").exists() else first
+        assert _alter(client, str(target), "doomed", 0) == {0: Errors.NONE}
+        answer = client.request(DELETE_TOPICS, 6, {"topics": [{"name": "doomed", "topic_id": bytes(16)}],
+                                                   "timeout_ms": 30_000})
+        assert answer["responses"][0]["error_code"] == Errors.NONE
+        create_topic(client, "doomed", 1)
+        assert produce(client, "doomed", build_batch([SimpleRecord(value=b"again")]))["error_code"] == 0
+    assert _read_all(broker.bootstrap, "doomed", 1) == [b"again"]
+    assert not [line for line in broker.lines if "ERROR" in line or "Traceback" in line]

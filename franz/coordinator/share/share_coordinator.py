@@ -223,8 +223,9 @@ class ShareCoordinator:
             if log is None:
                 continue
             redundant_below = oldest.get(partition, log.log_start_offset)
-            if redundant_below > log.log_start_offset and log.maybe_increment_log_start_offset(
-                    redundant_below, "share state snapshots made earlier records redundant"):
+            if redundant_below > log.log_start_offset and self.replica_manager.increment_log_start_offset(
+                    (SHARE_GROUP_STATE_TOPIC, partition), redundant_below,
+                    "share state snapshots made earlier records redundant") is not None:
                 moved[partition] = redundant_below
         return moved
 
