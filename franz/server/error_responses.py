@@ -219,10 +219,6 @@ def _consumer_group_describe(version, body, code, message):
     return {"groups": [{"group_id": group_id, "error_code": code} for group_id in body["group_ids"]]}
 
 
-def _share_group_describe(version, body, code, message):
-    return {"groups": [{"group_id": group_id, "error_code": code} for group_id in body["group_ids"]]}
-
-
 def _describe_share_group_offsets(version, body, code, message):
     return {"groups": [{"group_id": group["group_id"], "topics": [], "error_code": code, "error_message": message}
                        for group in body["groups"]]}
@@ -251,6 +247,6 @@ _BUILDERS: dict[int, Builder] = {
     24: _add_partitions_to_txn, 28: _offset_commit, 30: _create_acls, 31: _delete_acls, 32: _resources("results"),
     33: _resources("responses"), 35: _describe_log_dirs, 37: _create_partitions, 42: _delete_groups, 43: _elect_leaders,
     44: _resources("responses"), 60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions,
-    69: _consumer_group_describe, 75: _describe_topic_partitions, 77: _share_group_describe,
+    69: _consumer_group_describe, 75: _describe_topic_partitions, 77: _consumer_group_describe,  # the same shape
     90: _describe_share_group_offsets, 91: _with_message, 92: _with_message,
 }

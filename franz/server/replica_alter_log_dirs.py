@@ -16,8 +16,8 @@ A broker that stops mid-move finds the future log at start and resumes
 copying (Kafka restarts the fetcher when the partition's leadership is
 applied). A new request naming another dir drops the future log and starts
 over there; naming the current dir, or the dir already moved to, changes
-nothing. As in Kafka, a partition this node has no log of yet is answered
-REPLICA_NOT_AVAILABLE and its log is created in that dir later.
+nothing. As in Kafka, a partition no topic has yet is answered
+UNKNOWN_TOPIC_OR_PARTITION and its log is created in that dir if it comes.
 """
 
 from __future__ import annotations
@@ -77,8 +77,7 @@ class ReplicaAlterLogDirsManager:
 
     async def _alter(self, tp: TopicPartition, destination: str) -> Errors:
         topic, partition = tp
-        if len(f"{files.partition_dir_name(topic, partition)}.{'0' * 32}{files.FUTURE_DIR_SUFFIX}") > \
-                MAX_DIR_NAME_LENGTH:
+        if len(files.future_dir_name(topic, partition)) > MAX_DIR_NAME_LENGTH:
             logger.warning("Unable to alter log dirs for %s-%d: The topic name is too long.", topic, partition)
             return Errors.INVALID_TOPIC_EXCEPTION
         log_dir = self._configured_dir(destination)
@@ -158,10 +157,10 @@ class ReplicaAlterLogDirsManager:
             await self._pause_cleaning(tp)
             while tp not in self._stopping:
                 if await loop.run_in_executor(self._copier, self._copy, tp, False):
-                    if await self.replica_manager.run_on_append_thread(self._copy_and_replace, tp):
-                        if self.log_manager.get_future_log(*tp) is None:  # put in place
-                            self._resume_cleaning(tp)
-                        return
+                    await self.replica_manager.run_on_append_thread(self._copy_and_replace, tp)
+                    if self.log_manager.get_future_log(*tp) is None:  # put in place
+                        self._resume_cleaning(tp)
+                    return
                 await asyncio.sleep(0)
         except Exception:  # noqa: BLE001 - the move stops; the future log stays for the next start
             if self.log_manager.get_future_log(*tp) is future:  # not gone with its topic meanwhile
@@ -202,14 +201,12 @@ class ReplicaAlterLogDirsManager:
             if not to_the_end:
                 return len(data) < COPY_BYTES or future.log_end_offset >= current.log_end_offset
 
-    def _copy_and_replace(self, tp: TopicPartition) -> bool:
+    def _copy_and_replace(self, tp: TopicPartition) -> None:
         """On the append thread: copy what is left, then put the future log in the current one's
-        place (Partition.maybeReplaceCurrentWithFutureReplica)."""
-        if tp in self._stopping:
-            return True
-        self._copy(tp, to_the_end=True)
-        self.log_manager.replace_current_with_future_log(*tp)
-        return True
+        place (Partition.maybeReplaceCurrentWithFutureReplica), unless the move was stopped."""
+        if tp not in self._stopping:
+            self._copy(tp, to_the_end=True)
+            self.log_manager.replace_current_with_future_log(*tp)
 
 
 class _Gone(Exception):

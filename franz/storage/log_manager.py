@@ -257,9 +257,6 @@ class LogManager:
         with self._lock:
             return list(self.logs.values()) + list(self.future_logs.values())
 
-    def log_dir_of(self, topic: str, partition: int) -> Path | None:
-        return self._log_dir_of.get((topic, partition))
-
     def maybe_update_preferred_log_dir(self, topic: str, partition: int, log_dir: Path) -> None:
         """Remember `log_dir` for a partition whose log is created later, unless its current or
         future log is already there (LogManager.maybeUpdatePreferredLogDir)."""
