@@ -57,6 +57,7 @@ logger = logging.getLogger(__name__)
 
 KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
+KEY_TYPE_SHARE: Final = 2
 GROUP_TYPE_CLASSIC: Final = "classic"
 GROUP_TYPE_CONSUMER: Final = "consumer"
 GROUP_TYPE_SHARE: Final = "share"
@@ -196,7 +197,7 @@ class GroupCoordinatorService:
         answers = []
         for key in keys:
             resolver = self.resolvers.get(key_type)
-            if key_type not in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION):
+            if key_type not in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION, KEY_TYPE_SHARE):
                 found = (Errors.INVALID_REQUEST, f"Unknown coordinator type: {key_type}", -1, "", -1)
             elif resolver is None:
                 found = (Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1)

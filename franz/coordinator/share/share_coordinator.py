@@ -17,7 +17,13 @@ offset (KIP-1226), and state batches: offset ranges with their delivery state
   of the combined state once share.coordinator.snapshot.update.records.per.snapshot
   updates followed the last snapshot.
 - `delete` tombstones the share-partition; `read_summary` answers start offset and
-  finished count for the admin's offsets.
+  finished count for the admin's offsets (`summary`, ReadShareGroupStateSummary, the
+  same with the shard's checks).
+
+Those are ShareCoordinatorShard's operations on one share-partition, with its checks
+and messages; franz's share-partition leaders and share groups call them in-process,
+and franz/server/share/share_state_apis.py serves them as the state RPCs (83-87) to
+a persister elsewhere, which finds this node through FindCoordinator (`resolve`).
 
 Invariant: the in-memory state changes only by replaying a record after its append
 returned, so what a caller was told is written is what a restart loads. Writes of
@@ -37,8 +43,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import dataclasses
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
@@ -80,16 +88,60 @@ class ShareGroupOffset:
     state_batches: tuple[StateBatch, ...]
 
 
+# The shard's messages (ShareCoordinatorShard's constants, and Errors' own where it uses those).
+NEGATIVE_PARTITION_ID: Final = "The partition id cannot be a negative number."
+FENCED_LEADER_EPOCH_MESSAGE: Final = "The leader epoch in the request is older than the epoch on the broker."
+FENCED_STATE_EPOCH_MESSAGE: Final = ("The share coordinator rejected the request because the share-group state "
+                                     "epoch did not match.")
+UNKNOWN_PARTITION_MESSAGE: Final = "This server does not host this topic-partition."
+DEFAULT_STATE_EPOCH: Final = 0  # PartitionFactory's, for a summary of a share-partition with no state
+DEFAULT_LEADER_EPOCH: Final = 0
+_UUID_TEXT = re.compile(r"[A-Za-z0-9_-]*={0,2}")
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_JAVA_WHITESPACE = "".join(chr(c) for c in range(33))  # what String.trim() strips
+
+
 class ShareStateError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
 
 
+class ShareStateWriteError(ShareStateError):
+    """The records of an operation could not be written to __share_group_state."""
+
+
 def coordinator_key(key: SharePartitionKey) -> str:
     """SharePartitionKey.asCoordinatorKey: group:topicId:partition, the topic id as Kafka prints a Uuid."""
     topic = base64.urlsafe_b64encode(key.topic_id).rstrip(b"=").decode("ascii")
     return f"{key.group_id}:{topic}:{key.partition}"
+
+
+def parse_coordinator_key(text: str) -> SharePartitionKey:
+    """SharePartitionKey.getInstance(String): the key a FindCoordinator of type SHARE names.
+    The group is everything before the last two colons (it may hold colons itself); as Java's
+    String.split, trailing empty parts are dropped first. Raises ValueError with Kafka's message."""
+    if not text:
+        raise ValueError("Share partition key cannot be empty")
+    tokens = text.split(":")
+    while tokens and not tokens[-1]:
+        tokens.pop()
+    if len(tokens) < 3:
+        raise ValueError(f"Invalid key format: expected - groupId:topicId:partition, found - {text}")
+    group_id, topic_text, partition_text = ":".join(tokens[:-2]), tokens[-2], tokens[-1]
+    if not group_id.strip(_JAVA_WHITESPACE):
+        raise ValueError("GroupId must not be empty")
+    topic_id = b""
+    if len(topic_text) <= 24 and _UUID_TEXT.fullmatch(topic_text):  # Uuid.fromString: URL-safe base64
+        try:
+            topic_id = base64.urlsafe_b64decode(topic_text.rstrip("=") + "=" * (-len(topic_text.rstrip("=")) % 4))
+        except (binascii.Error, ValueError):
+            topic_id = b""
+    if len(topic_id) != 16:
+        raise ValueError(f"Invalid topic ID: {topic_text}")
+    if not _INT_TEXT.fullmatch(partition_text) or not -2**31 <= int(partition_text) < 2**31:
+        raise ValueError(f"Invalid partition: {partition_text}")
+    return SharePartitionKey(group_id, topic_id, int(partition_text))
 
 
 def combine(current: Iterable[StateBatch], new: Iterable[StateBatch], start_offset: int) -> tuple[StateBatch, ...]:
@@ -229,16 +281,36 @@ class ShareCoordinator:
                 moved[partition] = redundant_below
         return moved
 
+    def _state_topic_configs(self) -> dict[str, str]:
+        # share.coordinator.state.topic.min.isr is not set on the topic: franz makes every
+        # topic with one replica, which a minimum of 2 would refuse every write.
+        return {"cleanup.policy": "delete", "compression.type": "producer", "retention.ms": "-1",
+                "segment.bytes": str(self.segment_bytes)}
+
     async def ensure_state_topic(self) -> None:
         if self.metadata.get(SHARE_GROUP_STATE_TOPIC) is None:
-            # share.coordinator.state.topic.min.isr is not set on the topic: franz makes every
-            # topic with one replica, which a minimum of 2 would refuse every write.
-            await self.controller.create_topic(SHARE_GROUP_STATE_TOPIC, self.num_partitions, {
-                "cleanup.policy": "delete", "compression.type": "producer", "retention.ms": "-1",
-                "segment.bytes": str(self.segment_bytes)})
+            await self.controller.create_topic(SHARE_GROUP_STATE_TOPIC, self.num_partitions,
+                                               self._state_topic_configs())
 
     def partition_for(self, key: SharePartitionKey) -> int:
         return kafka_abs(java_string_hash(coordinator_key(key))) % self.num_partitions
+
+    def resolve(self, key: str, request) -> tuple:
+        """FindCoordinator of type SHARE (KafkaApis.getCoordinator): a key that is not
+        group:topicId:partition is INVALID_REQUEST; else this node, once the state topic exists
+        (its creation starts on the first ask, answered COORDINATOR_NOT_AVAILABLE meanwhile)."""
+        if request.api_version < 6:  # v6 brought the SHARE type
+            return Errors.INVALID_REQUEST, None, -1, "", -1
+        try:
+            parse_coordinator_key(key)
+        except ValueError as exc:
+            logger.error("Share coordinator key is invalid: %s", exc)
+            return Errors.INVALID_REQUEST, None, -1, "", -1
+        if not self.controller.coordinator_topic_exists(SHARE_GROUP_STATE_TOPIC, self.num_partitions,
+                                                        self._state_topic_configs()):
+            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
+        endpoint = self.metadata.endpoint_for(request.listener_name)
+        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
 
     async def _append(self, key: SharePartitionKey, record_type: int, value: dict | None) -> None:
         entry = (serde.key(record_type, key), None if value is None else serde.value(record_type, value))
@@ -247,7 +319,7 @@ class ShareCoordinator:
             next_offset = await self.writer.append(self.partition_for(key), [entry])
         except CoordinatorWriteError as exc:
             logger.error("Could not write the state of share-partition %s: %s", coordinator_key(key), exc)
-            raise ShareStateError(exc.code, str(exc)) from None
+            raise ShareStateWriteError(exc.code, str(exc)) from None
         self._replay(record_type, key, value, next_offset - 1)
 
     # -- replay ---------------------------------------------------------------------
@@ -296,30 +368,38 @@ class ShareCoordinator:
         topic = None if name is None else self.metadata.get(name)
         return topic is not None and 0 <= key.partition < topic.num_partitions
 
+    def _check_index(self, key: SharePartitionKey) -> None:
+        if key.partition < 0:
+            raise ShareStateError(Errors.INVALID_REQUEST, NEGATIVE_PARTITION_ID)
+
+    def _check_known(self, key: SharePartitionKey) -> None:
+        if not self._known_partition(key):
+            raise ShareStateError(Errors.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_PARTITION_MESSAGE)
+
     def _checked(self, key: SharePartitionKey, operation: str, leader_epoch: int, state_epoch: int) -> ShareGroupOffset:
-        """ShareCoordinatorShard's checks of a read or write, in its order: initialized, not
-        fenced by a newer leader or state epoch (-1: not checked), a partition that exists."""
+        """ShareCoordinatorShard's checks of a read or write, in its order: a partition index of
+        0 or more, initialized, not fenced by a newer leader or state epoch (-1: not checked), a
+        partition that exists."""
+        self._check_index(key)
         current = self.states.get(key)
         if current is None:
             raise ShareStateError(Errors.INVALID_REQUEST,
                                   f"{operation} operation on uninitialized share partition not allowed.")
         if leader_epoch != -1 and current.leader_epoch > leader_epoch:
-            raise ShareStateError(Errors.FENCED_LEADER_EPOCH, Errors.FENCED_LEADER_EPOCH.name)
+            raise ShareStateError(Errors.FENCED_LEADER_EPOCH, FENCED_LEADER_EPOCH_MESSAGE)
         if state_epoch != -1 and current.state_epoch > state_epoch:
-            raise ShareStateError(Errors.FENCED_STATE_EPOCH, Errors.FENCED_STATE_EPOCH.name)
-        if not self._known_partition(key):
-            raise ShareStateError(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.name)
+            raise ShareStateError(Errors.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE)
+        self._check_known(key)
         return current
 
     async def initialize(self, key: SharePartitionKey, state_epoch: int, start_offset: int) -> None:
         """A fresh snapshot of the share-partition. Raises ShareStateError."""
         async with self._lock(key):
+            self._check_index(key)
             current = self.states.get(key)
             if current is not None and state_epoch != -1 and current.state_epoch > state_epoch:
-                raise ShareStateError(Errors.FENCED_STATE_EPOCH, f"Initialize of {coordinator_key(key)} with state "
-                                      f"epoch {state_epoch} below the recorded {current.state_epoch}.")
-            if not self._known_partition(key):
-                raise ShareStateError(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.name)
+                raise ShareStateError(Errors.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE)
+            self._check_known(key)
             now = self.clock_ms()
             await self._append(key, serde.SHARE_SNAPSHOT, {
                 "snapshot_epoch": current.snapshot_epoch + 1 if current else 0, "state_epoch": state_epoch,
@@ -360,14 +440,31 @@ class ShareCoordinator:
                     "start_offset": start_offset, "delivery_complete_count": delivery_complete_count,
                     "state_batches": _entries(combine((), batches, max(start_offset, 0)))})
 
-    async def delete(self, key: SharePartitionKey) -> None:
-        """Forget the share-partition (a tombstone); nothing to do when it has no state."""
+    async def delete(self, key: SharePartitionKey, *, known_partition_only: bool = False) -> None:
+        """Forget the share-partition (a tombstone); nothing to do when it has no state.
+        DeleteShareGroupState asks with `known_partition_only`: the shard refuses a partition
+        that is not in the metadata (the cleanup of deleted topics' state must not)."""
         async with self._lock(key):
+            if known_partition_only:
+                self._check_index(key)
+                self._check_known(key)
             if key in self.states:
                 await self._append(key, serde.SHARE_SNAPSHOT, None)
 
     def read_summary(self, key: SharePartitionKey) -> ShareGroupOffset | None:
         return self.states.get(key)
+
+    def summary(self, key: SharePartitionKey) -> tuple[int, int, int, int]:
+        """ReadShareGroupStateSummary of one share-partition: (state epoch, leader epoch, start
+        offset, finished count), PartitionFactory's defaults when it has no state. Raises
+        ShareStateError for a partition index below 0 or a partition not in the metadata."""
+        self._check_index(key)
+        self._check_known(key)
+        state = self.states.get(key)
+        if state is None:
+            return (DEFAULT_STATE_EPOCH, DEFAULT_LEADER_EPOCH, UNINITIALIZED_START_OFFSET,
+                    serde.UNINITIALIZED_DELIVERY_COMPLETE_COUNT)
+        return state.state_epoch, state.leader_epoch, state.start_offset, state.delivery_complete_count
 
     async def delete_states_of_deleted_topics(self) -> int:
         """Tombstone the state of every share-partition whose topic is gone (Kafka does it as the

@@ -19,6 +19,7 @@ from franz.coordinator.share.share_coordinator import (
     StateBatch,
     combine,
     coordinator_key,
+    parse_coordinator_key,
 )
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
@@ -33,6 +34,25 @@ def test_a_snapshot_key_is_the_record_type_then_group_topic_id_and_partition():
     assert key == struct.pack(">hh", 0, 1) + b"g" + TOPIC_ID + struct.pack(">i", 3)
     assert serde.read_key(key) == (serde.SHARE_SNAPSHOT, SharePartitionKey("g", TOPIC_ID, 3))
     assert serde.key(serde.SHARE_UPDATE, SharePartitionKey("g", TOPIC_ID, 3))[:2] == b"\x00\x01"
+
+
+def test_a_share_coordinator_key_parses_as_kafkas_share_partition_key_does():
+    """SharePartitionKey.getInstance(String): the group keeps its own colons, Java's split drops
+    trailing empty parts, the topic id is URL-safe base64 of 16 bytes, the partition an int32."""
+    text = coordinator_key(SharePartitionKey("a:b", TOPIC_ID, 7))
+    assert parse_coordinator_key(text) == SharePartitionKey("a:b", TOPIC_ID, 7)
+    assert text == "a:b:AAECAwQFBgcICQoLDA0ODw:7"
+    assert parse_coordinator_key("g:AAECAwQFBgcICQoLDA0ODw==:+3") == SharePartitionKey("g", TOPIC_ID, 3)
+    assert parse_coordinator_key("g:AAECAwQFBgcICQoLDA0ODw:7:::").partition == 7
+    for bad, message in (("", "cannot be empty"), ("g:7", "Invalid key format"),
+                         ("g:AAECAwQFBgcICQoLDA0ODw:", "Invalid key format"),
+                         (" \t:AAECAwQFBgcICQoLDA0ODw:1", "GroupId must not be empty"),
+                         ("g:AAECAwQFBgcICQoLDA0O:1", "Invalid topic ID"),
+                         ("g:AAECAwQFBgcICQoLDA0OD+:1", "Invalid topic ID"),
+                         ("g:AAECAwQFBgcICQoLDA0ODw:1.0", "Invalid partition"),
+                         ("g:AAECAwQFBgcICQoLDA0ODw:2147483648", "Invalid partition")):
+        with pytest.raises(ValueError, match=message):
+            parse_coordinator_key(bad)
 
 
 def test_the_finished_count_is_a_tagged_field_left_out_at_its_default():
