@@ -224,6 +224,17 @@ def _describe_share_group_offsets(version, body, code, message):
                        for group in body["groups"]]}
 
 
+def _share_group_state(with_message: bool) -> Builder:
+    """The share-group state RPCs (83-87): each share-partition asked about answers the code;
+    Read, Write and ReadSummary name the error's message too, Initialize and Delete do not."""
+    def build(version, body, code, message):
+        text = message if with_message else None
+        return {"results": [{"topic_id": topic["topic_id"], "partitions": [
+            {"partition": partition["partition"], "error_code": code, "error_message": text}
+            for partition in topic["partitions"]]} for topic in body["topics"]]}
+    return build
+
+
 def _with_message(version, body, code, message):
     return {"error_code": code, "error_message": message}
 
@@ -248,5 +259,7 @@ _BUILDERS: dict[int, Builder] = {
     33: _resources("responses"), 35: _describe_log_dirs, 37: _create_partitions, 42: _delete_groups, 43: _elect_leaders,
     44: _resources("responses"), 60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions,
     69: _consumer_group_describe, 75: _describe_topic_partitions, 77: _consumer_group_describe,  # the same shape
+    83: _share_group_state(False), 84: _share_group_state(True), 85: _share_group_state(True),
+    86: _share_group_state(False), 87: _share_group_state(True),
     90: _describe_share_group_offsets, 91: _with_message, 92: _with_message,
 }

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from franz.common.config_def import ConfigError
 from franz.coordinator.group.group_config import GROUP_CONFIGS_FILE, GroupConfigManager
-from franz.coordinator.group.group_coordinator_service import GroupCoordinatorService
+from franz.coordinator.group.group_coordinator_service import KEY_TYPE_SHARE, GroupCoordinatorService
 from franz.coordinator.share.share_coordinator import ShareCoordinator
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
@@ -52,6 +52,7 @@ from franz.server.replica_manager import ReplicaManager
 from franz.server.sasl_apis import SaslApis
 from franz.server.scram_control_manager import SCRAM_CREDENTIALS_FILE, ScramControlManager
 from franz.server.share.share_apis import ShareApis
+from franz.server.share.share_state_apis import ShareStateApis
 from franz.server.share.share_partition_manager import SharePartitionManager
 from franz.server.socket_server import SocketServer, new_event_loop
 from franz.storage import local_log, unified_log, validator
@@ -147,6 +148,8 @@ class KafkaServer:
                                                          share_coordinator=self.share_coordinator)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
+        self.group_coordinator.resolvers[KEY_TYPE_SHARE] = self.share_coordinator.resolve
+        ShareStateApis(self.share_coordinator).register(self.apis)
         controller.topic_deletion_listeners.append(self.group_coordinator.on_topic_deleted)
         self.share_partitions = SharePartitionManager(config, self.replica_manager, metadata,
                                                       self.share_coordinator, group_configs)

@@ -229,3 +229,29 @@ def test_java_share_consumer_is_refused_while_share_version_is_0(broker_factory,
     set_share_version(1, 1)
     _run(share_driver, "earliest", broker.bootstrap, "queue")
     assert _run(share_driver, "consume", broker.bootstrap, "off-and-on", "queue", "5")[-1] == "consumed 5"
+
+
+def test_a_persister_elsewhere_finds_this_coordinator_and_speaks_the_state_rpcs_in_the_clients_bytes(
+        broker_factory, share_driver):
+    """What another broker's persister sends: FindCoordinator of type SHARE, then the state RPCs
+    (83-87), each built and parsed by kafka-clients' own request and response classes."""
+    broker = broker_factory(FAST_HEARTBEATS)
+    lines = _run(share_driver, "persister", broker.bootstrap, "remote", "persisted", "init")
+    assert lines[0].startswith("coordinator NONE 1 remote:") and lines[0].endswith(":0"), lines
+    assert lines[1:] == [
+        "init 0 NONE", "init 1 NONE",
+        "read NONE 1 0",
+        "write 2 NONE null",
+        "write 1 FENCED_LEADER_EPOCH The leader epoch in the request is older than the epoch on the broker.",
+        "read NONE 1 0", "batch 0 2 2 1", "batch 3 4 0 1",
+        "summary NONE 1 2 0 3",
+        "delete 0 NONE", "delete 1 NONE",
+        "summary NONE 0 0 -1 -1"]
+
+    # The state a Java share consumer's acknowledgements wrote in-process, read as a persister reads it.
+    _run(share_driver, "produce", broker.bootstrap, "persisted", "10", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "queue")
+    assert _run(share_driver, "consume", broker.bootstrap, "persisted", "queue", "10")[-1] == "consumed 10"
+    read = _run(share_driver, "persister", broker.bootstrap, "queue", "persisted")
+    assert read[1].startswith("read NONE ") and read[1].endswith(" 0"), read
+    assert read[2:] == ["batch 0 9 2 1", f"summary NONE {read[1].split()[2]} 0 0 10"]

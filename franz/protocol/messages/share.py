@@ -4,6 +4,8 @@ fetch and acknowledgement of records, and the admin's share-group offsets.
 Written down from Kafka 4.3's message JSON specs in the language of
 franz/protocol/schema.py. Version 0 of ShareGroupHeartbeat, ShareGroupDescribe,
 ShareFetch and ShareAcknowledge was 4.0's early access and is gone from 4.1 on.
+The share-group state RPCs (83-87) are the persister's calls to the share
+coordinator; Kafka brokers serve them to each other ("listeners": ["broker"]).
 """
 
 SCHEMAS = """\
@@ -196,4 +198,103 @@ DeleteShareGroupOffsets key=92 versions=0 flex=0+
       topic_id uuid
       error_code int16
       error_message string null default=null
+
+InitializeShareGroupState key=83 versions=0 flex=0+
+ request
+    group_id string
+    topics []
+      topic_id uuid
+      partitions []
+        partition int32
+        state_epoch int32
+        start_offset int64
+ response
+    results []
+      topic_id uuid
+      partitions []
+        partition int32
+        error_code int16
+        error_message string null default=null
+
+ReadShareGroupState key=84 versions=0 flex=0+
+ request
+    group_id string
+    topics []
+      topic_id uuid
+      partitions []
+        partition int32
+        leader_epoch int32
+ response
+    results []
+      topic_id uuid
+      partitions []
+        partition int32
+        error_code int16
+        error_message string null default=null
+        state_epoch int32
+        start_offset int64
+        state_batches []
+          first_offset int64
+          last_offset int64
+          delivery_state int8
+          delivery_count int16
+
+WriteShareGroupState key=85 versions=0-1 flex=0+
+ request
+    group_id string
+    topics []
+      topic_id uuid
+      partitions []
+        partition int32
+        state_epoch int32
+        leader_epoch int32
+        start_offset int64
+        delivery_complete_count int32 1+ default=-1
+        state_batches []
+          first_offset int64
+          last_offset int64
+          delivery_state int8
+          delivery_count int16
+ response
+    results []
+      topic_id uuid
+      partitions []
+        partition int32
+        error_code int16
+        error_message string null default=null
+
+DeleteShareGroupState key=86 versions=0 flex=0+
+ request
+    group_id string
+    topics []
+      topic_id uuid
+      partitions []
+        partition int32
+ response
+    results []
+      topic_id uuid
+      partitions []
+        partition int32
+        error_code int16
+        error_message string null default=null
+
+ReadShareGroupStateSummary key=87 versions=0-1 flex=0+
+ request
+    group_id string
+    topics []
+      topic_id uuid
+      partitions []
+        partition int32
+        leader_epoch int32
+ response
+    results []
+      topic_id uuid
+      partitions []
+        partition int32
+        error_code int16
+        error_message string null default=null
+        state_epoch int32
+        leader_epoch int32
+        start_offset int64
+        delivery_complete_count int32 1+ default=-1
 """

@@ -1,3 +1,7 @@
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.*;
 import org.apache.kafka.clients.admin.*;
@@ -7,7 +11,12 @@ import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.*;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.*;
 import org.apache.kafka.common.serialization.*;
 
 /**
@@ -33,6 +42,12 @@ import org.apache.kafka.common.serialization.*;
  * offsets BOOTSTRAP GROUP                    listShareGroupOffsets: "offset TOPIC-PARTITION START LAG"
  * reset BOOTSTRAP GROUP TOPIC OFFSET         alterShareGroupOffsets of partition 0
  * forget BOOTSTRAP GROUP TOPIC               deleteShareGroupOffsets
+ * persister BOOTSTRAP GROUP TOPIC [init]     a persister on another broker: FindCoordinator of type SHARE for
+ *                                            GROUP:TOPIC-ID:0, then the share-group state RPCs built and
+ *                                            parsed by the client's own request classes. Without "init",
+ *                                            only reads ("read", "batch", "summary"); with it, initializes
+ *                                            partitions 0-1, reads as a leader at epoch 2, writes as it
+ *                                            and as a stale leader, reads, and deletes
  */
 public class ShareDriver {
     static final long DEADLINE_MS = 60_000;
@@ -56,6 +71,7 @@ public class ShareDriver {
             case "offsets": offsets(bootstrap, args[2]); break;
             case "reset": reset(bootstrap, args[2], args[3], Long.parseLong(args[4])); break;
             case "forget": forget(bootstrap, args[2], args[3]); break;
+            case "persister": persister(bootstrap, args[2], args[3], args.length > 4 && args[4].equals("init")); break;
             default: throw new IllegalArgumentException(args[0]);
         }
     }
@@ -322,5 +338,116 @@ public class ShareDriver {
         } catch (java.util.concurrent.ExecutionException e) {
             System.out.println("refused " + e.getCause().getClass().getSimpleName());
         }
+    }
+
+    static int correlationId = 0;
+
+    /** One request on a raw connection, in the client's own bytes both ways. */
+    static AbstractResponse call(Socket socket, AbstractRequest request) throws Exception {
+        RequestHeader header = new RequestHeader(request.apiKey(), request.version(), "share-persister", ++correlationId);
+        ByteBuffer bytes = request.serializeWithHeader(header);
+        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+        out.writeInt(bytes.remaining());
+        out.write(bytes.array(), bytes.arrayOffset() + bytes.position(), bytes.remaining());
+        out.flush();
+        DataInputStream in = new DataInputStream(socket.getInputStream());
+        byte[] body = new byte[in.readInt()];
+        in.readFully(body);
+        return AbstractResponse.parseResponse(ByteBuffer.wrap(body), header);
+    }
+
+    static Socket connect(String hostPort) throws Exception {
+        int colon = hostPort.lastIndexOf(':');
+        Socket socket = new Socket(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+        socket.setSoTimeout(20_000);
+        return socket;
+    }
+
+    static void persister(String bootstrap, String group, String topic, boolean init) throws Exception {
+        Uuid topicId;
+        try (Admin admin = admin(bootstrap)) {
+            if (init) admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get();
+            topicId = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
+        }
+        String key = group + ":" + topicId + ":0";
+        FindCoordinatorResponseData.Coordinator found = null;
+        long deadline = System.currentTimeMillis() + DEADLINE_MS;
+        try (Socket socket = connect(bootstrap)) {
+            while (System.currentTimeMillis() < deadline) {
+                FindCoordinatorResponse answer = (FindCoordinatorResponse) call(socket, new FindCoordinatorRequest.Builder(
+                    new FindCoordinatorRequestData().setKeyType(FindCoordinatorRequest.CoordinatorType.SHARE.id())
+                        .setCoordinatorKeys(List.of(key))).build((short) 6));
+                found = answer.data().coordinators().get(0);
+                if (found.errorCode() != Errors.COORDINATOR_NOT_AVAILABLE.code()) break;
+                Thread.sleep(100);
+            }
+        }
+        System.out.println("coordinator " + Errors.forCode(found.errorCode()) + " " + found.nodeId() + " " + found.key());
+        try (Socket socket = connect(found.host() + ":" + found.port())) {
+            if (init) {
+                InitializeShareGroupStateResponse initialized = (InitializeShareGroupStateResponse) call(socket,
+                    new InitializeShareGroupStateRequest.Builder(new InitializeShareGroupStateRequestData().setGroupId(group)
+                        .setTopics(List.of(new InitializeShareGroupStateRequestData.InitializeStateData().setTopicId(topicId)
+                            .setPartitions(List.of(
+                                new InitializeShareGroupStateRequestData.PartitionData().setPartition(0).setStateEpoch(1).setStartOffset(0),
+                                new InitializeShareGroupStateRequestData.PartitionData().setPartition(1).setStateEpoch(1).setStartOffset(-1))))))
+                        .build((short) 0));
+                for (InitializeShareGroupStateResponseData.PartitionResult r : initialized.data().results().get(0).partitions())
+                    System.out.println("init " + r.partition() + " " + Errors.forCode(r.errorCode()));
+                printRead(socket, group, topicId, 2);  // a leader at epoch 2 reads: older leaders are fenced
+                for (int leaderEpoch : new int[] {2, 1}) {
+                    WriteShareGroupStateResponse written = (WriteShareGroupStateResponse) call(socket,
+                        new WriteShareGroupStateRequest.Builder(new WriteShareGroupStateRequestData().setGroupId(group)
+                            .setTopics(List.of(new WriteShareGroupStateRequestData.WriteStateData().setTopicId(topicId)
+                                .setPartitions(List.of(new WriteShareGroupStateRequestData.PartitionData().setPartition(0)
+                                    .setStateEpoch(1).setLeaderEpoch(leaderEpoch).setStartOffset(0).setDeliveryCompleteCount(3)
+                                    .setStateBatches(List.of(
+                                        new WriteShareGroupStateRequestData.StateBatch().setFirstOffset(0).setLastOffset(2)
+                                            .setDeliveryState((byte) 2).setDeliveryCount((short) 1),
+                                        new WriteShareGroupStateRequestData.StateBatch().setFirstOffset(3).setLastOffset(4)
+                                            .setDeliveryState((byte) 0).setDeliveryCount((short) 1))))))))
+                            .build((short) 1));
+                    WriteShareGroupStateResponseData.PartitionResult r = written.data().results().get(0).partitions().get(0);
+                    System.out.println("write " + leaderEpoch + " " + Errors.forCode(r.errorCode()) + " " + r.errorMessage());
+                }
+            }
+            printRead(socket, group, topicId, -1);
+            printSummary(socket, group, topicId);
+            if (init) {
+                DeleteShareGroupStateResponse deleted = (DeleteShareGroupStateResponse) call(socket,
+                    new DeleteShareGroupStateRequest.Builder(new DeleteShareGroupStateRequestData().setGroupId(group)
+                        .setTopics(List.of(new DeleteShareGroupStateRequestData.DeleteStateData().setTopicId(topicId)
+                            .setPartitions(List.of(new DeleteShareGroupStateRequestData.PartitionData().setPartition(0),
+                                                   new DeleteShareGroupStateRequestData.PartitionData().setPartition(1))))))
+                        .build((short) 0));
+                for (DeleteShareGroupStateResponseData.PartitionResult r : deleted.data().results().get(0).partitions())
+                    System.out.println("delete " + r.partition() + " " + Errors.forCode(r.errorCode()));
+                printSummary(socket, group, topicId);
+            }
+        }
+    }
+
+    static void printRead(Socket socket, String group, Uuid topicId, int leaderEpoch) throws Exception {
+        ReadShareGroupStateResponse read = (ReadShareGroupStateResponse) call(socket,
+            new ReadShareGroupStateRequest.Builder(new ReadShareGroupStateRequestData().setGroupId(group)
+                .setTopics(List.of(new ReadShareGroupStateRequestData.ReadStateData().setTopicId(topicId)
+                    .setPartitions(List.of(new ReadShareGroupStateRequestData.PartitionData().setPartition(0)
+                        .setLeaderEpoch(leaderEpoch))))))
+                .build((short) 0));
+        ReadShareGroupStateResponseData.PartitionResult state = read.data().results().get(0).partitions().get(0);
+        System.out.println("read " + Errors.forCode(state.errorCode()) + " " + state.stateEpoch() + " " + state.startOffset());
+        for (ReadShareGroupStateResponseData.StateBatch b : state.stateBatches())
+            System.out.println("batch " + b.firstOffset() + " " + b.lastOffset() + " " + b.deliveryState() + " " + b.deliveryCount());
+    }
+
+    static void printSummary(Socket socket, String group, Uuid topicId) throws Exception {
+        ReadShareGroupStateSummaryResponse summary = (ReadShareGroupStateSummaryResponse) call(socket,
+            new ReadShareGroupStateSummaryRequest.Builder(new ReadShareGroupStateSummaryRequestData().setGroupId(group)
+                .setTopics(List.of(new ReadShareGroupStateSummaryRequestData.ReadStateSummaryData().setTopicId(topicId)
+                    .setPartitions(List.of(new ReadShareGroupStateSummaryRequestData.PartitionData().setPartition(0))))))
+                .build((short) 1));
+        ReadShareGroupStateSummaryResponseData.PartitionResult r = summary.data().results().get(0).partitions().get(0);
+        System.out.println("summary " + Errors.forCode(r.errorCode()) + " " + r.stateEpoch() + " " + r.leaderEpoch()
+            + " " + r.startOffset() + " " + r.deliveryCompleteCount());
     }
 }

@@ -1,0 +1,119 @@
+"""The share-group state RPCs: a persister's calls to the share coordinator (KIP-932;
+KafkaApis.handle*ShareGroupStateRequest and ShareCoordinatorService).
+
+InitializeShareGroupState, ReadShareGroupState, WriteShareGroupState,
+DeleteShareGroupState and ReadShareGroupStateSummary name a group and its
+share-partitions (topic id, partition); each share-partition is one operation of
+the coordinator (franz/coordinator/share/share_coordinator.py), and its error, with
+the shard's message, answers that share-partition alone. franz's own share-partition
+leaders call the coordinator in-process; these RPCs serve a persister on another
+node (or a tool) that found this node with a FindCoordinator of type SHARE.
+
+Kafka brokers do not gate these on share.version (ShareFetch and ShareAcknowledge
+are, so no share-partition leader of theirs calls), and neither does franz. As the
+service does, a request with an empty group id, no topics or (but for Initialize) a
+topic with no partitions is answered with no results. A failed write answers
+"Unable to <verb> share group state: <cause>", the coordinator's error mapped as
+CoordinatorOperationExceptionHelper maps it. The share-partitions of one request
+run concurrently, each under its own lock; a share-partition named twice runs twice
+and answers once, with its last result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from franz.coordinator.share.share_coordinator import (ShareCoordinator, ShareStateError, ShareStateWriteError,
+                                                       StateBatch)
+from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
+from franz.protocol.errors import Errors
+
+# Errors a failed operation answers as (CoordinatorOperationExceptionHelper.handleOperationException).
+_MAPPED_ERRORS: Final = {
+    Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.INVALID_FETCH_SIZE: Errors.UNKNOWN_SERVER_ERROR,
+}
+
+Operation = Callable[[SharePartitionKey, dict], Awaitable[dict]]
+
+
+class ShareStateApis:
+    def __init__(self, coordinator: ShareCoordinator) -> None:
+        self.coordinator = coordinator
+
+    def register(self, apis) -> None:
+        apis.register("InitializeShareGroupState", self.handle_initialize)
+        apis.register("ReadShareGroupState", self.handle_read)
+        apis.register("WriteShareGroupState", self.handle_write)
+        apis.register("DeleteShareGroupState", self.handle_delete)
+        apis.register("ReadShareGroupStateSummary", self.handle_read_summary)
+
+    async def handle_initialize(self, request, body: dict) -> dict:
+        async def initialize(key: SharePartitionKey, partition: dict) -> dict:
+            await self.coordinator.initialize(key, partition["state_epoch"], partition["start_offset"])
+            return {}
+        return await self._each(body, initialize, "initialize share group state", require_partitions=False)
+
+    async def handle_read(self, request, body: dict) -> dict:
+        async def read(key: SharePartitionKey, partition: dict) -> dict:
+            state = await self.coordinator.read(key, partition["leader_epoch"])
+            return {"state_epoch": state.state_epoch, "start_offset": state.start_offset,
+                    "state_batches": [{"first_offset": b.first_offset, "last_offset": b.last_offset,
+                                       "delivery_state": b.delivery_state, "delivery_count": b.delivery_count}
+                                      for b in state.state_batches]}
+        return await self._each(body, read, "read share group state")
+
+    async def handle_write(self, request, body: dict) -> dict:
+        async def write(key: SharePartitionKey, partition: dict) -> dict:
+            batches = [StateBatch(b["first_offset"], b["last_offset"], b["delivery_state"], b["delivery_count"])
+                       for b in partition["state_batches"]]
+            await self.coordinator.write(key, partition["state_epoch"], partition["leader_epoch"],
+                                         partition["start_offset"], partition["delivery_complete_count"], batches)
+            return {}
+        return await self._each(body, write, "write share group state")
+
+    async def handle_delete(self, request, body: dict) -> dict:
+        async def delete(key: SharePartitionKey, partition: dict) -> dict:
+            await self.coordinator.delete(key, known_partition_only=True)
+            return {}
+        return await self._each(body, delete, "delete share group state")
+
+    async def handle_read_summary(self, request, body: dict) -> dict:
+        async def read_summary(key: SharePartitionKey, partition: dict) -> dict:
+            state_epoch, leader_epoch, start_offset, finished = self.coordinator.summary(key)
+            return {"state_epoch": state_epoch, "leader_epoch": leader_epoch, "start_offset": start_offset,
+                    "delivery_complete_count": finished}
+        return await self._each(body, read_summary, "read share group state summary")
+
+    async def _each(self, body: dict, operation: Operation, what: str, require_partitions: bool = True) -> dict:
+        group_id, topics = body["group_id"], body["topics"]
+        if not group_id or not topics or (require_partitions and any(not t["partitions"] for t in topics)):
+            return {"results": []}
+
+        async def one(key: SharePartitionKey, partition: dict) -> dict:
+            try:
+                answer = await operation(key, partition)
+            except ShareStateWriteError as exc:
+                return {"partition": key.partition, "error_code": _MAPPED_ERRORS.get(exc.code, exc.code),
+                        "error_message": f"Unable to {what}: {exc}"}
+            except ShareStateError as exc:  # the shard's refusal, with its message
+                return {"partition": key.partition, "error_code": exc.code, "error_message": str(exc)}
+            return {"partition": key.partition, "error_code": Errors.NONE, "error_message": None, **answer}
+
+        keys = [(bytes(topic["topic_id"]), partition) for topic in topics for partition in topic["partitions"]]
+        answers = await asyncio.gather(*(one(SharePartitionKey(group_id, topic_id, partition["partition"]), partition)
+                                         for topic_id, partition in keys))
+        results: dict[bytes, dict[int, dict]] = {}
+        for (topic_id, partition), answer in zip(keys, answers):
+            results.setdefault(topic_id, {})[partition["partition"]] = answer
+        return {"results": [{"topic_id": topic_id, "partitions": list(partitions.values())}
+                            for topic_id, partitions in results.items()]}
