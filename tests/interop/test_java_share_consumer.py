@@ -98,6 +98,21 @@ def test_a_record_released_delivery_count_limit_times_is_archived(broker_factory
     assert _run(share_driver, "drain", broker.bootstrap, "poison", "limited", "1000")[-1] == "drained 0"
 
 
+def test_a_java_consumer_releasing_everything_gets_records_near_the_limit_in_halving_batches(
+        broker_factory, share_driver):
+    """Kafka 4.3's delivery throttling, seen by KafkaShareConsumer: with a delivery limit of 6, a
+    batch of 8 released on every delivery comes whole three times, then in halves, each record
+    alone on its last delivery (the order of deliveries shows it; each record still comes 6 times)."""
+    broker = broker_factory({**FAST_HEARTBEATS, "group.share.delivery.count.limit": "6"})
+    _run(share_driver, "produce", broker.bootstrap, "halving", "8", "0")
+    _run(share_driver, "earliest", broker.bootstrap, "halves")
+    deliveries = _records(_run(share_driver, "release-all", broker.bootstrap, "halving", "halves", "2000"))
+    rounds = [(range(8), 1), (range(8), 2), (range(8), 3), (range(4), 4), (range(2), 5), ([0], 6), ([1], 6),
+              (range(2, 4), 5), ([2], 6), ([3], 6), (range(4, 8), 4), (range(4, 6), 5), ([4], 6), ([5], 6),
+              (range(6, 8), 5), ([6], 6), ([7], 6)]
+    assert [(offset, count) for offset, _, count in deliveries] == [(o, n) for offsets, n in rounds for o in offsets]
+
+
 def test_records_a_stopped_consumer_holds_go_to_another_once_their_lock_expires(broker_factory, share_driver):
     broker = broker_factory({**FAST_HEARTBEATS, "group.share.record.lock.duration.ms": "1000",
                              "group.share.min.record.lock.duration.ms": "1000"})

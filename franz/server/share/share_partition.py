@@ -27,16 +27,23 @@ hands acquired records out again) with the SPSO and the finished count, and an
 acknowledgement is answered only once that write returned; if it fails, the
 changes are rolled back and the member gets the error.
 
+Delivery throttling (4.3): offsets are handed out in in-flight batches, the runs a
+first acquisition made (split at a log batch once batch_size long) or the written
+state batches a reload found. Once a batch's available records were delivered
+half the delivery limit times (at least 2), it goes out alone, and ever smaller:
+the first such record at delivery count n caps the acquisition at the batch's size
+>> (n - half + 1), and a record on its last attempt goes out by itself. A poison
+record then costs its neighbours few extra deliveries and ends archived alone.
+
 Everything runs on the broker's event loop: no locks. Limits: offsets are kept
-one entry each (at most max.record.locks plus a batch's worth); Kafka's delivery
-throttling of records near the delivery limit (handing them out alone) is not
-implemented. KIP-1206's record-limit mode acquires exactly MaxRecords, cutting a log
-batch.
+one entry each (at most max.record.locks plus a batch's worth). KIP-1206's
+record-limit mode acquires exactly MaxRecords, cutting a log batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import dataclasses
 import logging
 import time
@@ -66,6 +73,12 @@ ACK_REJECT: Final = 3
 ACK_RENEW: Final = 4
 _ACK_STATES: Final = {ACK_GAP: ARCHIVED, ACK_ACCEPT: ACKNOWLEDGED, ACK_RELEASE: AVAILABLE, ACK_REJECT: ARCHIVED}
 TERMINAL: Final = frozenset((ACKNOWLEDGED, ARCHIVED))
+MINIMUM_THROTTLE_RECORDS_DELIVERY_LIMIT: Final = 2
+
+
+def throttle_delivery_count(delivery_count_limit: int) -> int:
+    """The delivery count from which a batch's records are throttled: half the limit, rounded up."""
+    return max(MINIMUM_THROTTLE_RECORDS_DELIVERY_LIMIT, -(-delivery_count_limit // 2))
 
 
 class SharePartitionError(Exception):
@@ -123,6 +136,9 @@ class SharePartition:
         self.start_offset = 0
         self.end_offset = 0  # the offset after the last one in flight
         self.in_flight: dict[int, InFlight] = {}
+        # In-flight batches (Kafka's cachedState keys): first offset -> last offset, firsts sorted.
+        self._batch_firsts: list[int] = []
+        self._batch_lasts: dict[int, int] = {}
         self._initialized = False
         self._initializing: asyncio.Future | None = None
         self.state_epoch = -1  # the state's, once read: a newer one at the coordinator fences this one
@@ -163,6 +179,7 @@ class SharePartition:
                 continue
             for offset in range(max(batch.first_offset, start), batch.last_offset + 1):
                 self.in_flight[offset] = InFlight(batch.delivery_state, batch.delivery_count)
+            self._add_batch(batch.first_offset, batch.last_offset)
             self.end_offset = max(self.end_offset, batch.last_offset + 1)
         # Offsets between the written batches were acquired when the state was last written
         # (ACQUIRED is never written): they are handed out again, as new records (Kafka's gap
@@ -235,29 +252,55 @@ class SharePartition:
         self._acquisitions += 1
         acquisition = self._acquisitions
         acquired: list[int] = []
+        unbatched: list[int] = []  # offsets put in flight now that no in-flight batch holds yet
         batch_bounds: list[tuple[int, int, Any]] = []
         # No more than max.record.locks past the SPSO: batch-optimized acquisition stops at the
         # batch boundary past it (rounding up, as Kafka's lastOffsetFromBatchWithRequestOffset),
         # record-limit acquisition exactly there.
         limit = self.start_offset + config.max_in_flight_records
+        delivery_limit = config.delivery_count_limit
+        throttle_from = throttle_delivery_count(delivery_limit)
+        request = (batches[0].base_offset, batches[-1].last_offset)
+        current: tuple[int, int] | None = None  # the in-flight batch the last available offset is in
+        throttled, quota, stop = False, 0, False
         for batch in batches:
             first, last = batch.base_offset, batch.last_offset
             if last < offset:
                 continue
             begin = max(first, offset)
-            if acquired and (len(acquired) >= max_records or (begin >= self.end_offset and begin >= limit)):
+            if stop or (acquired and (len(acquired) >= max_records or (begin >= self.end_offset and begin >= limit))):
                 break
             took = False
             batch_aborted = aborted.at(batch)
             for at in range(begin, last + 1):
                 entry = self.in_flight.get(at)
+                if throttled and not current[0] <= at <= current[1]:
+                    if acquired:
+                        stop = True  # a throttled batch goes out alone
+                        break
+                    throttled = False
                 if at < self.end_offset:
                     if entry is None or entry.state != AVAILABLE or entry.writing:
                         continue
+                    bounds = self._batch_of(at)
+                    if bounds is not None and bounds != current:
+                        current, quota = bounds, 0
+                        throttled = self._most_deliveries(bounds, *request) >= throttle_from
+                        if throttled and acquired:
+                            stop = True  # delivered alone, in the next fetch
+                            break
+                    if throttled and bounds == current:
+                        if delivery_limit > 2 and entry.delivery_count == delivery_limit - 1 and acquired:
+                            stop = True  # its last attempt goes out by itself
+                            break
+                        if entry.delivery_count >= throttle_from and not quota:
+                            quota = max(1, (current[1] - current[0] + 1) >> (entry.delivery_count - throttle_from + 1))
                 elif record_limit and at >= limit:
                     break
                 if record_limit and len(acquired) >= max_records:
                     break  # the rest of the batch stays where it was: available or unread
+                if entry is None or self._batch_of(at) is None:
+                    unbatched.append(at)
                 if batch_aborted:  # read_committed: an aborted transaction's records are archived
                     self.in_flight[at] = InFlight(ARCHIVED, 0)
                 else:
@@ -265,9 +308,14 @@ class SharePartition:
                     self.in_flight[at] = InFlight(ACQUIRED, count, member_id, acquisition)
                     acquired.append(at)
                     took = True
+                    if throttled and ((delivery_limit > 2 and count == delivery_limit) or len(acquired) == quota):
+                        stop = True
                 self.end_offset = max(self.end_offset, at + 1)
+                if stop:
+                    break
             if took:
                 batch_bounds.append((first, last, batch))
+        self._batch_new_offsets(unbatched, [b.base_offset for b in batches], batch_size, record_limit)
         self._archive_missing(offset, [(b.base_offset, b.last_offset) for b in batches])
         if not acquired:
             self._advance_start()
@@ -275,6 +323,52 @@ class SharePartition:
         self._locks[acquisition] = asyncio.get_running_loop().call_later(
             config.record_lock_duration_ms / 1000, self._lock_expired, acquisition)
         return Acquired(_slice(info.records, batch_bounds), self._ranges(acquired, batch_bounds, batch_size))
+
+    # -- in-flight batches -----------------------------------------------------------------
+
+    def _add_batch(self, first: int, last: int) -> None:
+        if first not in self._batch_lasts:
+            bisect.insort(self._batch_firsts, first)
+        self._batch_lasts[first] = last
+
+    def _batch_of(self, offset: int) -> tuple[int, int] | None:
+        index = bisect.bisect_right(self._batch_firsts, offset) - 1
+        if index < 0:
+            return None
+        first = self._batch_firsts[index]
+        last = self._batch_lasts[first]
+        return (first, last) if offset <= last else None
+
+    def _most_deliveries(self, bounds: tuple[int, int], request_first: int, request_last: int) -> int:
+        """The highest delivery count of an available record of the in-flight batch within the
+        fetched range (shouldThrottleRecordsDelivery)."""
+        most = 0
+        for at in range(max(bounds[0], request_first), min(bounds[1], request_last) + 1):
+            entry = self.in_flight.get(at)
+            if entry is not None and entry.state == AVAILABLE and not entry.writing:
+                most = max(most, entry.delivery_count)
+        return most
+
+    def _batch_new_offsets(self, offsets: list[int], log_batch_starts: list[int], batch_size: int,
+                           record_limit: bool) -> None:
+        """In-flight batches for offsets first put in flight (createBatches): each run of
+        consecutive ones, split at a log batch's start once a part holds batch_size offsets
+        (never in record-limit mode)."""
+        starts = set(log_batch_starts) if batch_size > 0 and not record_limit else set()
+        run_first = None
+        for index, at in enumerate(offsets):
+            if run_first is None:
+                run_first = at
+            elif at in starts and at - run_first >= batch_size:
+                self._add_batch(run_first, at - 1)
+                run_first = at
+            if index + 1 == len(offsets) or offsets[index + 1] != at + 1:
+                self._add_batch(run_first, at)
+                run_first = None
+
+    def _drop_batches_below(self, offset: int) -> None:
+        while self._batch_firsts and self._batch_lasts[self._batch_firsts[0]] < offset:
+            del self._batch_lasts[self._batch_firsts.pop(0)]
 
     def _archive_missing(self, offset: int, spans: list[tuple[int, int]]) -> None:
         """Offsets from `offset` up to what this read covered that no batch holds (compacted away,
@@ -464,6 +558,7 @@ class SharePartition:
         for at in range(self.start_offset, new_start):
             self.in_flight.pop(at, None)
         self.start_offset = new_start
+        self._drop_batches_below(new_start)
 
     def fence(self) -> None:
         """Taken out of use (topic deleted, group gone): its locks stop."""

@@ -191,3 +191,70 @@ def test_an_acknowledgement_whose_write_fails_is_rolled_back(tmp_path):
             {"first_offset": 0, "last_offset": 9, "acknowledge_types": [1]}]})
         return answer[(sp.topic_id, 0)][0], _states(sp, range(10)), sp.start_offset
     assert run(tmp_path, scenario) == (Errors.UNKNOWN_SERVER_ERROR, [(ACQUIRED, 1)] * 10, 0)
+
+
+async def _release_all_until_archived(sp, member: str = "a", bound: int = 100) -> list[list[tuple[int, int, int]]]:
+    """Acquire and release everything, again and again, until nothing comes: each acquisition's
+    (first, last, delivery count) ranges."""
+    seen = []
+    for _ in range(bound):
+        got = sp.acquire(member, 500, 500, 1 << 20)
+        if got is None:
+            return seen
+        seen.append([(r["first_offset"], r["last_offset"], r["delivery_count"]) for r in got.ranges])
+        await sp.acknowledge(member, [{"first_offset": r["first_offset"], "last_offset": r["last_offset"],
+                                       "acknowledge_types": [2]} for r in got.ranges])
+    raise AssertionError(f"still acquiring after {bound} rounds")
+
+
+def test_records_near_the_delivery_limit_go_out_in_halving_batches_and_alone_at_the_last_attempt(tmp_path):
+    """SharePartition's throttling with share.delivery.count.limit 6 (throttled from 3) over one
+    in-flight batch of 8 released every time: whole at deliveries 1-3, then 4, 2, and each record
+    alone on its 6th delivery; every record is delivered exactly 6 times, then archived."""
+    async def scenario(server):
+        sp = await _share_partition(server, 8, batch=8)
+        return await _release_all_until_archived(sp), sp.start_offset
+    seen, start = run(tmp_path, scenario, group_share_delivery_count_limit="6")
+    assert seen == [
+        [(0, 7, 1)], [(0, 7, 2)], [(0, 7, 3)],
+        [(0, 3, 4)], [(0, 1, 5)], [(0, 0, 6)], [(1, 1, 6)],
+        [(2, 3, 5)], [(2, 2, 6)], [(3, 3, 6)],
+        [(4, 7, 4)], [(4, 5, 5)], [(4, 4, 6)], [(5, 5, 6)],
+        [(6, 7, 5)], [(6, 6, 6)], [(7, 7, 6)]]
+    assert start == 8
+
+
+def test_a_throttled_batch_waits_for_a_fetch_of_its_own_and_in_flight_batches_survive_a_reload(tmp_path):
+    """Two in-flight batches, 0-4 delivered once and 5-9 three times (the throttle of the default
+    limit 5). A fetch takes 0-4 and stops before the throttled batch; the next takes the throttled
+    one alone, halved. After a restart the written state batches are the in-flight batches again."""
+    def release(ranges) -> list[dict]:
+        return [{"first_offset": r["first_offset"], "last_offset": r["last_offset"], "acknowledge_types": [2]}
+                for r in ranges]
+
+    async def first(server):
+        sp = await _share_partition(server, 10, batch=5)
+        split = sp.acquire("a", 500, 3, 1 << 20).ranges  # batch size 3: cut at the log batch of 5-9
+        await sp.acknowledge("a", [{"first_offset": 5, "last_offset": 9, "acknowledge_types": [2]}])
+        for _ in range(2):  # 5-9 to delivery count 3, while a holds 0-4
+            await sp.acknowledge("b", release(sp.acquire("b", 500, 500, 1 << 20).ranges))
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 4, "acknowledge_types": [2]}])
+        before_the_throttled = sp.acquire("a", 500, 500, 1 << 20).ranges
+        throttled = sp.acquire("b", 500, 500, 1 << 20).ranges
+        await sp.acknowledge("a", release(before_the_throttled))
+        await sp.acknowledge("b", release(throttled))
+        return split, before_the_throttled, throttled
+    split, before_the_throttled, throttled = run(tmp_path, first)
+    assert split == [{"first_offset": 0, "last_offset": 4, "delivery_count": 1},
+                     {"first_offset": 5, "last_offset": 9, "delivery_count": 1}]
+    assert before_the_throttled == [{"first_offset": 0, "last_offset": 4, "delivery_count": 2}]
+    assert throttled == [{"first_offset": 5, "last_offset": 6, "delivery_count": 4}]  # 5 >> (3 - 3 + 1)
+
+    async def reloaded(server):
+        topic_id = server.metadata.get("t").topic_id.bytes
+        sp = await server.share_partitions._ready("g", topic_id, 0)
+        return sp.acquire("c", 500, 500, 1 << 20).ranges, sp.acquire("d", 500, 500, 1 << 20).ranges
+    # written: 0-4 delivered twice, 5-6 four times, 7-9 three times: three in-flight batches now
+    assert run(tmp_path, reloaded) == (
+        [{"first_offset": 0, "last_offset": 4, "delivery_count": 3}],
+        [{"first_offset": 5, "last_offset": 5, "delivery_count": 5}])
