@@ -733,6 +733,7 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
             cell.paced_p99_ms.append(paced_p99_ms)
         print(f"  {broker.name:6} {size:5} B {partitions} parts: produce {msgs_s:,.0f} msgs/s {mb_s:,.1f} MB/s "
               f"p99 {p99_ms:.1f} ms{cpu}; consume {consume_msgs_s:,.0f} msgs/s {consume_mb_s:,.1f} MB/s; "
+              f"raw fetch {'-' if raw is None else f'{raw:,.0f}'} MB/s; "
               f"paced {paced_msgs_s:,.0f} msgs/s p99 {paced_p99_ms:.2f} ms", flush=True)
     except Exception as exc:  # noqa: BLE001 - one broker failing a cell must not lose the others' figures
         cell.failures.append(f"run {run + 1}: {str(exc).splitlines()[0][:300]}")
