@@ -558,7 +558,8 @@ class UnifiedLog:
         log_flush_stats.record((time.perf_counter() - start) * 1000)
 
     # -- read ----------------------------------------------------------------------------
-    def _offset_metadata(self, offset: int) -> LogOffsetMetadata:
+    def offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """Where `offset` is in the log (segment and position). Raises OffsetOutOfRangeError."""
         leo = self.local_log.log_end_offset_metadata
         if offset == leo.message_offset:
             return leo
@@ -569,8 +570,8 @@ class UnifiedLog:
         if isolation == FetchIsolation.LOG_END:
             return self.local_log.log_end_offset_metadata
         if isolation == FetchIsolation.HIGH_WATERMARK:
-            return self._offset_metadata(self._high_watermark)
-        return self._offset_metadata(self.last_stable_offset)
+            return self.offset_metadata(self._high_watermark)
+        return self.offset_metadata(self.last_stable_offset)
 
     def read(self, start_offset: int, max_length: int, isolation: FetchIsolation,
              min_one_message: bool) -> FetchDataInfo:

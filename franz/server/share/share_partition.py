@@ -74,6 +74,7 @@ ACK_RENEW: Final = 4
 _ACK_STATES: Final = {ACK_GAP: ARCHIVED, ACK_ACCEPT: ACKNOWLEDGED, ACK_RELEASE: AVAILABLE, ACK_REJECT: ARCHIVED}
 TERMINAL: Final = frozenset((ACKNOWLEDGED, ARCHIVED))
 MINIMUM_THROTTLE_RECORDS_DELIVERY_LIMIT: Final = 2
+ENOUGH: Final = 1 << 62  # acquirable_bytes: satisfies any fetch's min bytes by itself
 
 
 def throttle_delivery_count(delivery_count_limit: int) -> int:
@@ -213,16 +214,27 @@ class SharePartition:
             return self.end_offset
         return None
 
-    def acquirable_bytes(self) -> int:
-        """Whether (and roughly how much) a fetch would get now, for a waiting fetch's min bytes."""
+    def acquirable_bytes(self, partition_max_bytes: int) -> int:
+        """What DelayedShareFetch.isMinBytesSatisfied counts for this share-partition: the log's
+        bytes from the next fetch offset to where the group's isolation lets a fetch read, at most
+        `partition_max_bytes`; ENOUGH when the fetch offset is on an older segment than that end
+        (or the log no longer has it: the read's error answers at once); 0 when nothing can be
+        acquired."""
         offset = self.next_fetch_offset()
         if offset is None:
             return 0
-        if offset < self.end_offset:
-            return 1
-        bound = (self.log.last_stable_offset if self._config().isolation == FetchIsolation.TXN_COMMITTED
-                 else self.log.high_watermark)
-        return max(bound - offset, 0)
+        try:
+            end = self.log.fetch_upper_bound(self._config().isolation)
+            position = self.log.offset_metadata(offset) if offset <= end.message_offset else None
+        except OffsetOutOfRangeError:
+            return ENOUGH
+        if position is None:
+            return ENOUGH  # past the end: the log was truncated below it
+        if position.message_offset == end.message_offset:
+            return 0
+        if position.message_offset_only or end.message_offset_only or position.on_older_segment(end):
+            return ENOUGH
+        return min(end.position_diff(position), partition_max_bytes) if position.on_same_segment(end) else 0
 
     def acquire(self, member_id: str, max_records: int, batch_size: int, max_bytes: int,
                 record_limit: bool = False) -> Acquired | None:

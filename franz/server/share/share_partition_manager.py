@@ -136,11 +136,16 @@ class SharePartitionManager:
             results.update((tp, (Errors.NONE, None)) for tp, _ in ready)
             return results
         deadline = time.monotonic() + max(max_wait_ms, 0) / 1000
+        per_partition = max(max_bytes // len(ready), 1)
         while True:
-            enough = sum(sp.acquirable_bytes() for _, sp in ready) >= max(min_bytes, 1)
+            # DelayedShareFetch.tryComplete: once some partition can acquire (canAcquireRecords),
+            # the bytes between each one's next fetch offset and its end against MinBytes; met, the
+            # answer goes out even empty (a MinBytes of 0 is met at once)
+            acquirable = [sp for _, sp in ready if sp.next_fetch_offset() is not None]
+            enough = bool(acquirable) and sum(sp.acquirable_bytes(per_partition) for sp in acquirable) >= min_bytes
             if enough or time.monotonic() >= deadline:
                 acquired = self._acquire(ready, member_id, max_records, batch_size, max_bytes, record_limit)
-                if any(a is not None for a in acquired.values()) or time.monotonic() >= deadline:
+                if any(a is not None for a in acquired.values()) or min_bytes <= 0 or time.monotonic() >= deadline:
                     results.update((tp, (Errors.NONE, a)) for tp, a in acquired.items())
                     return results
             await self._wait_for_records([sp for _, sp in ready], deadline - time.monotonic())

@@ -15,13 +15,13 @@ FAST = {"group.share.heartbeat.interval.ms": "500", "group.share.min.heartbeat.i
 
 
 def _fetch(client: RawClient, epoch: int, topic_id: bytes | None, acks=(), member: str | None = "member-1",
-           group: str | None = "raw", max_wait_ms: int = 0) -> dict:
+           group: str | None = "raw", max_wait_ms: int = 0, min_bytes: int = 1) -> dict:
     topics = [] if topic_id is None else [{"topic_id": topic_id, "partitions": [
         {"partition_index": 0, "acknowledgement_batches": [
             {"first_offset": f, "last_offset": last, "acknowledge_types": list(t)} for f, last, t in acks]}]}]
     return client.request(SHARE_FETCH, 1, {
         "group_id": group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
-        "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 500, "batch_size": 500, "topics": topics,
+        "min_bytes": min_bytes, "max_bytes": 1 << 20, "max_records": 500, "batch_size": 500, "topics": topics,
         "forgotten_topics_data": []})
 
 
@@ -92,6 +92,33 @@ def test_a_member_acquires_accepts_releases_and_rejects_records(broker_factory):
         assert _fetch(client, 10, topic_id)["responses"] == []  # nothing new: the partition is not named
         assert _fetch(client, -1, None)["error_code"] == Errors.NONE
         assert _fetch(client, 11, topic_id)["error_code"] == Errors.SHARE_SESSION_NOT_FOUND
+
+
+def test_a_share_fetch_waits_for_min_bytes_of_log_and_not_min_records(broker_factory):
+    """DelayedShareFetch counts the log's bytes between the next fetch offset and the HW: 100
+    records of 100 B meet a MinBytes of 5,000 at once, 5 small ones wait out MaxWaitMs (and are
+    handed out then), and a MinBytes of 0 answers at once with nothing to hand out."""
+    broker = broker_factory(FAST)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "raw-min-bytes")
+        topic_id = _join(client, "raw-min-bytes")
+        assert _partition(_fetch(client, 0, topic_id))["acquired_records"] == []  # at the log end (latest)
+
+        began = time.monotonic()
+        assert _fetch(client, 1, topic_id, max_wait_ms=8000, min_bytes=0)["responses"] == []
+        assert time.monotonic() - began < 6  # not held for MaxWaitMs
+
+        produce(client, "raw-min-bytes", build_batch([SimpleRecord(value=b"x" * 100) for _ in range(100)]))
+        began = time.monotonic()
+        enough = _partition(_fetch(client, 2, topic_id, max_wait_ms=8000, min_bytes=5000))
+        assert time.monotonic() - began < 6
+        assert enough["acquired_records"] == [{"first_offset": 0, "last_offset": 99, "delivery_count": 1}]
+
+        produce(client, "raw-min-bytes", build_batch([SimpleRecord(value=b"y") for _ in range(5)]))
+        began = time.monotonic()
+        waited = _partition(_fetch(client, 3, topic_id, acks=[(0, 99, [1])], max_wait_ms=1500, min_bytes=5000))
+        assert time.monotonic() - began >= 1.4  # ~120 bytes of log: below MinBytes until MaxWaitMs
+        assert waited["acquired_records"] == [{"first_offset": 100, "last_offset": 104, "delivery_count": 1}]
 
 
 def test_bad_share_requests_get_kafkas_error_codes(broker):
