@@ -132,9 +132,10 @@ def parse_coordinator_key(text: str) -> SharePartitionKey:
     if not group_id.strip(_JAVA_WHITESPACE):
         raise ValueError("GroupId must not be empty")
     topic_id = b""
-    if len(topic_text) <= 24 and _UUID_TEXT.fullmatch(topic_text):  # Uuid.fromString: URL-safe base64
+    # Uuid.fromString: URL-safe base64 of 16 bytes, 22 characters, or 24 with Java's padding "=="
+    if _UUID_TEXT.fullmatch(topic_text) and (len(topic_text), topic_text.count("=")) in ((22, 0), (24, 2)):
         try:
-            topic_id = base64.urlsafe_b64decode(topic_text.rstrip("=") + "=" * (-len(topic_text.rstrip("=")) % 4))
+            topic_id = base64.urlsafe_b64decode(topic_text[:22] + "==")
         except (binascii.Error, ValueError):
             topic_id = b""
     if len(topic_id) != 16:

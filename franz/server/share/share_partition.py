@@ -169,19 +169,34 @@ class SharePartition:
         await asyncio.shield(self._initializing)
 
     def _initialize(self, state: ShareGroupOffset) -> None:
-        self.state_epoch = state.state_epoch
+        """The persisted state, checked as SharePartition.maybeInitialize checks it: a batch below
+        the start offset, or ending before it begins, fails the share-partition. Offsets past the
+        log's end (a crash lost them) are dropped, and a state spanning more than the in-flight
+        window plus one log batch (max.message.bytes records at most) is refused: offsets are kept
+        one entry each here, and no leader writes such a state."""
+        config = self._config()
         start = state.start_offset
         if start == UNINITIALIZED_START_OFFSET:
-            start = self._reset_offset(self._config().auto_offset_reset)
+            start = self._reset_offset(config.auto_offset_reset)
+        log_end = self.log.log_end_offset
+        span_end = start + config.max_in_flight_records + self.log.config.max_message_bytes
+        for batch in state.state_batches:
+            if (batch.first_offset < start or batch.last_offset < batch.first_offset
+                    or min(batch.last_offset, log_end - 1) >= span_end):
+                logger.error("Invalid state batch %s of share-partition %s-%d (group %s) at start offset %d", batch,
+                             self.topic, self.partition, self.group_id, start)
+                raise SharePartitionError(Errors.UNKNOWN_SERVER_ERROR, f"Failed to initialize the share partition "
+                                          f"{self.group_id}-{self.topic}-{self.partition}")
+        self.state_epoch = state.state_epoch
         self.start_offset = start
         self.end_offset = start
         for batch in state.state_batches:
-            if batch.last_offset < start:
-                continue
-            for offset in range(max(batch.first_offset, start), batch.last_offset + 1):
+            last = min(batch.last_offset, log_end - 1)
+            for offset in range(batch.first_offset, last + 1):
                 self.in_flight[offset] = InFlight(batch.delivery_state, batch.delivery_count)
-            self._add_batch(batch.first_offset, batch.last_offset)
-            self.end_offset = max(self.end_offset, batch.last_offset + 1)
+            if batch.first_offset <= last:
+                self._add_batch(batch.first_offset, last)
+                self.end_offset = max(self.end_offset, last + 1)
         # Offsets between the written batches were acquired when the state was last written
         # (ACQUIRED is never written): they are handed out again, as new records (Kafka's gap
         # window), and the SPSO waits for them.

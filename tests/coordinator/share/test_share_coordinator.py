@@ -49,6 +49,7 @@ def test_a_share_coordinator_key_parses_as_kafkas_share_partition_key_does():
                          (" \t:AAECAwQFBgcICQoLDA0ODw:1", "GroupId must not be empty"),
                          ("g:AAECAwQFBgcICQoLDA0O:1", "Invalid topic ID"),
                          ("g:AAECAwQFBgcICQoLDA0OD+:1", "Invalid topic ID"),
+                         ("g:AAECAwQFBgcICQoLDA0ODw=:1", "Invalid topic ID"),  # Java wants "==" or none
                          ("g:AAECAwQFBgcICQoLDA0ODw:1.0", "Invalid partition"),
                          ("g:AAECAwQFBgcICQoLDA0ODw:2147483648", "Invalid partition")):
         with pytest.raises(ValueError, match=message):

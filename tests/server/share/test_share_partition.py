@@ -258,3 +258,30 @@ def test_a_throttled_batch_waits_for_a_fetch_of_its_own_and_in_flight_batches_su
     assert run(tmp_path, reloaded) == (
         [{"first_offset": 0, "last_offset": 4, "delivery_count": 3}],
         [{"first_offset": 5, "last_offset": 5, "delivery_count": 5}])
+
+
+def test_persisted_state_past_the_log_end_is_dropped_and_an_impossible_span_refused(tmp_path):
+    """State written through WriteShareGroupState by anyone: offsets past the log's end are dropped
+    (a crash can lose the log's tail), and a batch wider than any leader writes (the in-flight
+    window, 100 here, plus a log batch of max.message.bytes 1,000 records at most) fails the
+    share-partition with UNKNOWN_SERVER_ERROR instead of being expanded offset by offset."""
+    async def scenario(server):
+        await server.controller.create_topic("t", 1, {"max.message.bytes": "1000"})
+        topic_id = server.metadata.get("t").topic_id.bytes
+        for first in range(0, 3000, 10):
+            server.replica_manager.append_records(1, {("t", 0): build_batch(
+                [SimpleRecord(value=b"%d" % i) for i in range(first, first + 10)])}, AppendOrigin.CLIENT)
+        coordinator, manager = server.share_coordinator, server.share_partitions
+        await coordinator.initialize(SharePartitionKey("g", topic_id, 0), 1, 2990)
+        await coordinator.write(SharePartitionKey("g", topic_id, 0), 1, 0, 2990, -1,
+                                [StateBatch(2995, 2 ** 40, AVAILABLE, 2)])
+        clipped = await manager._ready("g", topic_id, 0)
+        kept = (sorted(clipped.in_flight), clipped.end_offset)
+        await coordinator.initialize(SharePartitionKey("h", topic_id, 0), 1, 0)
+        await coordinator.write(SharePartitionKey("h", topic_id, 0), 1, 0, 0, -1, [StateBatch(0, 2 ** 40, ACKNOWLEDGED, 1)])
+        with pytest.raises(SharePartitionError) as refused:
+            await manager._ready("h", topic_id, 0)
+        return kept, refused.value.code
+    kept, refused = run(tmp_path, scenario, group_share_partition_max_record_locks="100")
+    assert kept == (list(range(2990, 3000)), 3000)  # 2990-2994 new again (the gap), 2995-2999 as written
+    assert refused == Errors.UNKNOWN_SERVER_ERROR
