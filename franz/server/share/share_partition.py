@@ -13,9 +13,11 @@ and, while acquired, the member holding it:
   of made available: poison messages stop coming back.
 
 A fetch acquires available offsets first (lowest first), then new records from
-the log, whole log batches at a time (so MaxRecords may be exceeded at a batch
-boundary, as Kafka's batch-optimized mode does), never more offsets in flight than
-share.partition.max.record.locks past the SPSO. Acknowledgements: 0 gap and 3
+the log, never more offsets in flight than share.partition.max.record.locks past
+the SPSO. In batch-optimized mode MaxRecords is checked before each in-flight
+batch, which goes out whole, and new records are taken in whole log batches (so
+MaxRecords may be exceeded, as Kafka's is); each in-flight batch is its own
+AcquiredRecords. Acknowledgements: 0 gap and 3
 reject archive, 1 accept acknowledges, 2 release makes available, 4 renew restarts
 the lock. The SPSO moves past every leading finished offset.
 
@@ -289,13 +291,14 @@ class SharePartition:
         throttle_from = throttle_delivery_count(delivery_limit)
         request = (batches[0].base_offset, batches[-1].last_offset)
         current: tuple[int, int] | None = None  # the in-flight batch the last available offset is in
+        previous: tuple[int, int] | None = None  # the in-flight batch of the last offset taken, if any
         throttled, quota, stop = False, 0, False
         for batch in batches:
             first, last = batch.base_offset, batch.last_offset
             if last < offset:
                 continue
             begin = max(first, offset)
-            if stop or (acquired and (len(acquired) >= max_records or (begin >= self.end_offset and begin >= limit))):
+            if stop or (acquired and begin >= self.end_offset and begin >= limit):
                 break
             took = False
             batch_aborted = aborted.at(batch)
@@ -306,10 +309,16 @@ class SharePartition:
                         stop = True  # a throttled batch goes out alone
                         break
                     throttled = False
+                bounds = self._batch_of(at) if at < self.end_offset else None
+                # MaxRecords, in batch-optimized mode: checked before each in-flight batch (which
+                # then goes out whole), and for offsets of none at a log batch's start
+                if (not record_limit and len(acquired) >= max_records and acquired
+                        and (bounds != current if bounds is not None else (at == first or previous is not None))):
+                    stop = True
+                    break
                 if at < self.end_offset:
                     if entry is None or entry.state != AVAILABLE or entry.writing:
                         continue
-                    bounds = self._batch_of(at)
                     if bounds is not None and bounds != current:
                         current, quota = bounds, 0
                         throttled = self._most_deliveries(bounds, *request) >= throttle_from
@@ -325,8 +334,15 @@ class SharePartition:
                 elif record_limit and at >= limit:
                     break
                 if record_limit and len(acquired) >= max_records:
-                    break  # the rest of the batch stays where it was: available or unread
-                if entry is None or self._batch_of(at) is None:
+                    if at >= self.end_offset:  # the rest of a new log batch is in flight, available
+                        for rest in range(at, last + 1):
+                            self.in_flight[rest] = InFlight(AVAILABLE, 0)
+                            unbatched.append(rest)
+                        self.end_offset = last + 1
+                    stop = True
+                    break
+                previous = bounds
+                if bounds is None:
                     unbatched.append(at)
                 if batch_aborted:  # read_committed: an aborted transaction's records are archived
                     self.in_flight[at] = InFlight(ARCHIVED, 0)
@@ -349,7 +365,7 @@ class SharePartition:
             return None
         self._locks[acquisition] = asyncio.get_running_loop().call_later(
             config.record_lock_duration_ms / 1000, self._lock_expired, acquisition)
-        return Acquired(_slice(info.records, batch_bounds), self._ranges(acquired, batch_bounds, batch_size))
+        return Acquired(_slice(info.records, batch_bounds), self._ranges(acquired))
 
     # -- in-flight batches -----------------------------------------------------------------
 
@@ -413,17 +429,15 @@ class SharePartition:
             if entry is None or entry.state == AVAILABLE:
                 self.in_flight[at] = InFlight(ARCHIVED, entry.delivery_count if entry else 0)
 
-    def _ranges(self, acquired: list[int], batch_bounds: list[tuple[int, int, Any]], batch_size: int) -> list[dict]:
-        """AcquiredRecords: runs of consecutive offsets with one delivery count, cut at a log batch
-        boundary once a run holds batch_size offsets (createBatches)."""
-        starts = {first for first, _, _ in batch_bounds}
+    def _ranges(self, acquired: list[int]) -> list[dict]:
+        """AcquiredRecords: runs of consecutive offsets with one delivery count, one in-flight batch
+        at most (a whole batch, or the offsets taken from one)."""
         ranges: list[dict] = []
         for at in acquired:
             count = self.in_flight[at].delivery_count
             last = ranges[-1] if ranges else None
             if (last is not None and last["last_offset"] + 1 == at and last["delivery_count"] == count
-                    and not (at in starts and batch_size > 0
-                             and at - last["first_offset"] >= batch_size)):
+                    and at not in self._batch_lasts):
                 last["last_offset"] = at
             else:
                 ranges.append({"first_offset": at, "last_offset": at, "delivery_count": count})

@@ -117,16 +117,39 @@ def test_records_deleted_below_the_start_offset_are_skipped(tmp_path):
 
 
 def test_record_limit_mode_acquires_exactly_max_records_cutting_a_batch(tmp_path):
+    """The cut log batch is in flight whole (one in-flight batch, its rest available), so each
+    in-flight batch answers its own AcquiredRecords, and a batch-optimized fetch then takes the
+    rest of the batch 10-19 whatever its MaxRecords."""
     async def scenario(server):
         sp = await _share_partition(server, 20)
         first = sp.acquire("a", 3, 500, 1 << 20, record_limit=True)
+        in_flight = _states(sp, range(3, 10))
         second = sp.acquire("b", 9, 500, 1 << 20, record_limit=True)
         batch_optimized = sp.acquire("c", 1, 500, 1 << 20)
-        return first.ranges, second.ranges, batch_optimized.ranges
+        return first.ranges, in_flight, second.ranges, batch_optimized.ranges
     assert run(tmp_path, scenario) == (
         [{"first_offset": 0, "last_offset": 2, "delivery_count": 1}],
-        [{"first_offset": 3, "last_offset": 11, "delivery_count": 1}],
-        [{"first_offset": 12, "last_offset": 19, "delivery_count": 1}])  # the rest of the batch of 10-19
+        [(AVAILABLE, 0)] * 7,
+        [{"first_offset": 3, "last_offset": 9, "delivery_count": 1},
+         {"first_offset": 10, "last_offset": 11, "delivery_count": 1}],
+        [{"first_offset": 12, "last_offset": 19, "delivery_count": 1}])
+
+
+def test_max_records_is_checked_before_each_in_flight_batch_not_each_log_batch(tmp_path):
+    """MaxRecords in batch-optimized mode: an in-flight batch goes out whole (100 records made of
+    ten log batches, against a MaxRecords of 10), and the next in-flight batch waits; new records
+    are rounded up to their log batch."""
+    async def scenario(server):
+        sp = await _share_partition(server, 150, batch=10)
+        taken = sp.acquire("a", 100, 500, 1 << 20)  # one in-flight batch, 0-99
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 99, "acknowledge_types": [2]}])
+        whole = sp.acquire("b", 10, 500, 1 << 20)
+        new = sp.acquire("c", 15, 500, 1 << 20)
+        return taken.ranges, whole.ranges, new.ranges
+    taken, whole, new = run(tmp_path, scenario)
+    assert taken == [{"first_offset": 0, "last_offset": 99, "delivery_count": 1}]
+    assert whole == [{"first_offset": 0, "last_offset": 99, "delivery_count": 2}]
+    assert new == [{"first_offset": 100, "last_offset": 119, "delivery_count": 1}]
 
 
 def test_records_acquired_when_the_state_was_last_written_come_back_after_a_reload(tmp_path):
