@@ -192,6 +192,11 @@ class ShareCoordinator:
         self.prune_interval_ms: int = config["share.coordinator.state.topic.prune.interval.ms"]
         self.cold_snapshot_interval_ms: int = config["share.coordinator.cold.partition.snapshot.interval.ms"]
         self.states: dict[SharePartitionKey, ShareGroupOffset] = {}
+        # The highest leader and state epochs any record of a share-partition carried: they fence
+        # older leaders and groups. The state itself keeps each record's own (leaderEpochMap and
+        # stateEpochMap beside shareStateMap).
+        self.leader_epochs: dict[SharePartitionKey, int] = {}
+        self.state_epochs: dict[SharePartitionKey, int] = {}
         self.updates_since_snapshot: dict[SharePartitionKey, int] = {}
         self.snapshot_offsets: dict[SharePartitionKey, int] = {}  # where each one's latest snapshot is
         self.last_tombstones: dict[int, int] = {}  # partition -> offset of its latest tombstone
@@ -332,31 +337,35 @@ class ShareCoordinator:
 
     def _replay(self, record_type: int, key: SharePartitionKey, value: dict | None, offset: int) -> None:
         if value is None:
-            self.states.pop(key, None)
-            self.updates_since_snapshot.pop(key, None)
-            self.snapshot_offsets.pop(key, None)
+            for kept in (self.states, self.updates_since_snapshot, self.snapshot_offsets, self.leader_epochs,
+                         self.state_epochs):
+                kept.pop(key, None)
             self.last_tombstones[self.partition_for(key)] = offset
             return
+        self.leader_epochs[key] = max(value["leader_epoch"], self.leader_epochs.get(key, value["leader_epoch"]))
         if record_type == serde.SHARE_SNAPSHOT:
+            self.state_epochs[key] = max(value["state_epoch"], self.state_epochs.get(key, value["state_epoch"]))
             self.snapshot_offsets[key] = offset
-            current = self.states.get(key)
             self.states[key] = ShareGroupOffset(
-                value["snapshot_epoch"], max(value["state_epoch"], current.state_epoch if current else 0),
-                max(value["leader_epoch"], current.leader_epoch if current else 0), value["start_offset"],
+                value["snapshot_epoch"], value["state_epoch"], value["leader_epoch"], value["start_offset"],
                 value["delivery_complete_count"], value["create_timestamp"], value["write_timestamp"],
                 _batches(value["state_batches"]))
             if self.updates_since_snapshot.get(key, 0) >= self.updates_per_snapshot:
                 self.updates_since_snapshot[key] = 0
-            self.updates_since_snapshot.setdefault(key, 0)
             return
         current = self.states.get(key)
-        if current is None:
-            return  # an update of a share-partition with no snapshot: nothing to apply it to
-        start = value["start_offset"] if value["start_offset"] != UNINITIALIZED_START_OFFSET else current.start_offset
-        leader = max(current.leader_epoch, value["leader_epoch"])
-        self.states[key] = dataclasses.replace(
-            current, leader_epoch=leader, start_offset=start, delivery_complete_count=value["delivery_complete_count"],
-            state_batches=combine(current.state_batches, _batches(value["state_batches"]), start))
+        if current is None:  # an update with no snapshot before it stands as the state (fromRecord)
+            self.states[key] = ShareGroupOffset(
+                value["snapshot_epoch"], 0, value["leader_epoch"], value["start_offset"],
+                value["delivery_complete_count"], 0, 0, _batches(value["state_batches"]))
+        else:  # ShareCoordinatorShard.merge: -1 keeps the start offset and leader epoch as they were
+            start = (value["start_offset"] if value["start_offset"] != UNINITIALIZED_START_OFFSET
+                     else current.start_offset)
+            leader = value["leader_epoch"] if value["leader_epoch"] != -1 else current.leader_epoch
+            self.states[key] = dataclasses.replace(
+                current, leader_epoch=leader, start_offset=start,
+                delivery_complete_count=value["delivery_complete_count"],
+                state_batches=combine(current.state_batches, _batches(value["state_batches"]), start))
         self.updates_since_snapshot[key] = self.updates_since_snapshot.get(key, 0) + 1
 
     # -- the state RPCs -------------------------------------------------------------
@@ -386,9 +395,9 @@ class ShareCoordinator:
         if current is None:
             raise ShareStateError(Errors.INVALID_REQUEST,
                                   f"{operation} operation on uninitialized share partition not allowed.")
-        if leader_epoch != -1 and current.leader_epoch > leader_epoch:
+        if leader_epoch != -1 and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             raise ShareStateError(Errors.FENCED_LEADER_EPOCH, FENCED_LEADER_EPOCH_MESSAGE)
-        if state_epoch != -1 and current.state_epoch > state_epoch:
+        if state_epoch != -1 and self.state_epochs.get(key, state_epoch) > state_epoch:
             raise ShareStateError(Errors.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE)
         self._check_known(key)
         return current
@@ -398,7 +407,7 @@ class ShareCoordinator:
         async with self._lock(key):
             self._check_index(key)
             current = self.states.get(key)
-            if current is not None and state_epoch != -1 and current.state_epoch > state_epoch:
+            if state_epoch != -1 and self.state_epochs.get(key, state_epoch) > state_epoch:
                 raise ShareStateError(Errors.FENCED_STATE_EPOCH, FENCED_STATE_EPOCH_MESSAGE)
             self._check_known(key)
             now = self.clock_ms()
@@ -413,33 +422,40 @@ class ShareCoordinator:
         """The state, for the partition's leader at `leader_epoch`. Raises ShareStateError."""
         async with self._lock(key):
             current = self._checked(key, "Read", leader_epoch, -1)
-            if leader_epoch > current.leader_epoch:
-                await self._append(key, serde.SHARE_UPDATE, {
-                    "snapshot_epoch": current.snapshot_epoch, "leader_epoch": leader_epoch,
-                    "start_offset": UNINITIALIZED_START_OFFSET,
-                    "delivery_complete_count": current.delivery_complete_count, "state_batches": []})
-            return self.states[key]
+            answer = self.states[key]
+            if leader_epoch != -1 and self.leader_epochs.get(key) != leader_epoch:
+                # readStateAndMaybeUpdateLeaderEpoch: a new leader's epoch is recorded; the answer
+                # is the state as it was read
+                await self._append_state(key, current, current.start_offset, current.delivery_complete_count,
+                                         leader_epoch, ())
+            return answer
 
     async def write(self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start_offset: int,
                     delivery_complete_count: int, batches: Iterable[StateBatch]) -> None:
         """Record a change of the share-partition's state. Raises ShareStateError."""
         async with self._lock(key):
             current = self._checked(key, "Write", leader_epoch, state_epoch)
-            batches = tuple(batches)
-            if self.updates_since_snapshot.get(key, 0) >= self.updates_per_snapshot:
-                start = start_offset if start_offset != UNINITIALIZED_START_OFFSET else current.start_offset
-                now = self.clock_ms()
-                await self._append(key, serde.SHARE_SNAPSHOT, {
-                    "snapshot_epoch": current.snapshot_epoch + 1, "state_epoch": current.state_epoch,
-                    "leader_epoch": current.leader_epoch, "start_offset": start,
-                    "delivery_complete_count": delivery_complete_count, "create_timestamp": now,
-                    "write_timestamp": now,
-                    "state_batches": _entries(combine(current.state_batches, batches, start))})
-            else:
-                await self._append(key, serde.SHARE_UPDATE, {
-                    "snapshot_epoch": current.snapshot_epoch, "leader_epoch": current.leader_epoch,
-                    "start_offset": start_offset, "delivery_complete_count": delivery_complete_count,
-                    "state_batches": _entries(combine((), batches, max(start_offset, 0)))})
+            # a write never moves the leader epoch: only a read does
+            await self._append_state(key, current, start_offset, delivery_complete_count, current.leader_epoch,
+                                     tuple(batches))
+
+    async def _append_state(self, key: SharePartitionKey, current: ShareGroupOffset, start_offset: int,
+                            delivery_complete_count: int, leader_epoch: int, batches: tuple[StateBatch, ...]) -> None:
+        """generateShareStateRecord: a snapshot of the combined state once updates_per_snapshot
+        updates followed the last one, else an update of the change alone."""
+        if self.updates_since_snapshot.get(key, 0) >= self.updates_per_snapshot:
+            start = start_offset if start_offset != UNINITIALIZED_START_OFFSET else current.start_offset
+            now = self.clock_ms()
+            await self._append(key, serde.SHARE_SNAPSHOT, {
+                "snapshot_epoch": current.snapshot_epoch + 1, "state_epoch": current.state_epoch,
+                "leader_epoch": leader_epoch, "start_offset": start,
+                "delivery_complete_count": delivery_complete_count, "create_timestamp": now, "write_timestamp": now,
+                "state_batches": _entries(combine(current.state_batches, batches, start))})
+        else:
+            await self._append(key, serde.SHARE_UPDATE, {
+                "snapshot_epoch": current.snapshot_epoch, "leader_epoch": leader_epoch,
+                "start_offset": start_offset, "delivery_complete_count": delivery_complete_count,
+                "state_batches": _entries(combine((), batches, max(start_offset, 0)))})
 
     async def delete(self, key: SharePartitionKey, *, known_partition_only: bool = False) -> None:
         """Forget the share-partition (a tombstone); nothing to do when it has no state.

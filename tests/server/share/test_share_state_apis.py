@@ -186,3 +186,27 @@ def test_the_shard_refuses_stale_epochs_unknown_partitions_and_uninitialized_sta
             {"topic_id": unknown_topic, "partitions": []}]}) == {"results": []}
         # the state was not deleted by that
         assert _ask(client, READ, 0, "g", topic_id, [{"partition": 0, "leader_epoch": 4}])[0]["error_code"] == 0
+
+
+def test_answers_carry_the_last_records_epochs_while_fencing_keeps_the_highest(broker):
+    """ShareCoordinatorShard keeps each record's own epochs in the state it answers with, and the
+    highest ones apart, for fencing: a new initialize snapshot (leader epoch 0) is answered as
+    such, yet a leader older than any seen is still fenced; -1 is not checked, and answered."""
+    with RawClient(broker.bootstrap) as client:
+        topic_id = _topic(client, "epochs", 1)
+        _find_share_coordinator(client, [f"g:{_uuid_text(topic_id)}:0"])
+        init = [{"partition": 0, "state_epoch": 1, "start_offset": 0}]
+        assert _ask(client, INITIALIZE, 0, "g", topic_id, init)[0]["error_code"] == Errors.NONE
+        assert _ask(client, READ, 0, "g", topic_id, [{"partition": 0, "leader_epoch": 5}])[0]["error_code"] == 0
+        again = [{"partition": 0, "state_epoch": 2, "start_offset": 100}]
+        assert _ask(client, INITIALIZE, 0, "g", topic_id, again)[0]["error_code"] == Errors.NONE
+        summary = _ask(client, READ_SUMMARY, 1, "g", topic_id, [{"partition": 0, "leader_epoch": 0}])[0]
+        assert (summary["state_epoch"], summary["leader_epoch"], summary["start_offset"]) == (2, 0, 100)
+        stale = _ask(client, READ, 0, "g", topic_id, [{"partition": 0, "leader_epoch": 4}])[0]
+        assert stale["error_code"] == Errors.FENCED_LEADER_EPOCH
+        unchecked = [{"partition": 0, "state_epoch": -1, "start_offset": 7}]
+        assert _ask(client, INITIALIZE, 0, "g", topic_id, unchecked)[0]["error_code"] == Errors.NONE
+        read = _ask(client, READ, 0, "g", topic_id, [{"partition": 0, "leader_epoch": -1}])[0]
+        assert (read["error_code"], read["state_epoch"], read["start_offset"]) == (Errors.NONE, -1, 7)
+        stale_group = _write(client, "g", topic_id, 0, 1, 5, 7, [])  # state epoch 2 was seen
+        assert stale_group["error_code"] == Errors.FENCED_STATE_EPOCH
