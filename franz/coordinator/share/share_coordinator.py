@@ -145,27 +145,64 @@ def parse_coordinator_key(text: str) -> SharePartitionKey:
     return SharePartitionKey(group_id, topic_id, int(partition_text))
 
 
+def _order(batch: StateBatch) -> tuple[int, int, int, int]:
+    """PersisterStateBatch.compareTo: first offset, last offset, delivery count, state."""
+    return batch.first_offset, batch.last_offset, batch.delivery_count, batch.delivery_state
+
+
+def _info(batch: StateBatch) -> tuple[int, int]:
+    """compareBatchDeliveryInfo's order: delivery count, then state."""
+    return batch.delivery_count, batch.delivery_state
+
+
+def _resolve(prev: StateBatch, candidate: StateBatch) -> tuple[StateBatch, ...]:
+    """One overlapping (or contiguous, same-info) pair, as the combiner's handle* cases resolve it:
+    the same info merges; otherwise the higher (count, state) keeps the offsets both cover."""
+    if _info(candidate) == _info(prev):
+        return (StateBatch(prev.first_offset, max(candidate.last_offset, prev.last_offset), prev.delivery_state,
+                           prev.delivery_count),)
+    lower = _info(candidate) < _info(prev)
+    if candidate.first_offset == prev.first_offset:
+        if candidate.last_offset == prev.last_offset:
+            return (candidate,)
+        if lower:
+            return (prev, dataclasses.replace(candidate, first_offset=prev.last_offset + 1))
+        return (candidate,)
+    head = dataclasses.replace(prev, last_offset=candidate.first_offset - 1)
+    if candidate.last_offset < prev.last_offset:  # prev swallows candidate
+        return (prev,) if lower else (head, candidate, dataclasses.replace(prev, first_offset=candidate.last_offset + 1))
+    if candidate.last_offset == prev.last_offset:
+        return (prev,) if lower else (head, candidate)
+    if lower:  # the candidate runs past prev
+        return (prev, dataclasses.replace(candidate, first_offset=prev.last_offset + 1))
+    return (head, candidate)
+
+
 def combine(current: Iterable[StateBatch], new: Iterable[StateBatch], start_offset: int) -> tuple[StateBatch, ...]:
-    """PersisterStateBatchCombiner: one list of non-overlapping batches from both, nothing below
-    `start_offset`. Where batches overlap the one with the higher delivery count wins, then the
-    higher state; touching batches of the same state and count merge."""
-    batches = [b for b in (*current, *new) if b.last_offset >= start_offset]
-    if not batches:
-        return ()
-    points = sorted({max(b.first_offset, start_offset) for b in batches} | {b.last_offset + 1 for b in batches})
-    result: list[StateBatch] = []
-    for low, high in zip(points, points[1:]):
-        covering = [b for b in batches if b.first_offset <= low and b.last_offset >= high - 1]
-        if not covering:
-            continue
-        best = max(covering, key=lambda b: (b.delivery_count, b.delivery_state))
-        last = result[-1] if result else None
-        if (last is not None and last.last_offset + 1 == low and last.delivery_state == best.delivery_state
-                and last.delivery_count == best.delivery_count):
-            result[-1] = dataclasses.replace(last, last_offset=high - 1)
-        else:
-            result.append(StateBatch(low, high - 1, best.delivery_state, best.delivery_count))
-    return tuple(result)
+    """PersisterStateBatchCombiner.combineStateBatches, step for step (its output is persisted and
+    answered, so its exact shape matters): batches below `start_offset` (unless -1) are dropped
+    or cut; then, over the batches in compareTo order with duplicates gone, the first pair that
+    overlaps or touches with the same count and state is resolved and the search starts again,
+    batches before that pair being final. A batch found final is never merged with a later one,
+    so touching batches of the same state and count can stay apart."""
+    batches = [*current, *new]
+    if start_offset != -1:
+        batches = [b if b.first_offset >= start_offset else dataclasses.replace(b, first_offset=start_offset)
+                   for b in batches if b.last_offset >= start_offset]
+    if len(batches) < 2:
+        return tuple(batches)
+    pending = sorted(set(batches), key=_order)
+    final: list[StateBatch] = []
+    while True:
+        pair = next((i for i in range(1, len(pending))
+                     if pending[i].first_offset <= pending[i - 1].last_offset
+                     or (pending[i - 1].last_offset + 1 == pending[i].first_offset
+                         and _info(pending[i - 1]) == _info(pending[i]))), None)
+        if pair is None:
+            return tuple(final + pending)
+        final.extend(pending[:pair - 1])
+        resolved = _resolve(pending[pair - 1], pending[pair])
+        pending = sorted(set(pending[pair + 1:]).union(resolved), key=_order)
 
 
 def _batches(entries: list[dict]) -> tuple[StateBatch, ...]:
@@ -455,7 +492,7 @@ class ShareCoordinator:
             await self._append(key, serde.SHARE_UPDATE, {
                 "snapshot_epoch": current.snapshot_epoch, "leader_epoch": leader_epoch,
                 "start_offset": start_offset, "delivery_complete_count": delivery_complete_count,
-                "state_batches": _entries(combine((), batches, max(start_offset, 0)))})
+                "state_batches": _entries(combine((), batches, start_offset))})
 
     async def delete(self, key: SharePartitionKey, *, known_partition_only: bool = False) -> None:
         """Forget the share-partition (a tombstone); nothing to do when it has no state.

@@ -81,6 +81,17 @@ def test_combining_keeps_the_higher_delivery_count_where_batches_overlap_and_pru
     assert combine((StateBatch(0, 4, ACKNOWLEDGED, 1),), (), 5) == ()
 
 
+def test_combining_follows_kafkas_combiner_where_it_leaves_equal_neighbours_apart():
+    """PersisterStateBatchCombiner settles batches left to right: 0-3 is final before 4-4's
+    overlap is resolved into its twin, so the two stay apart, as Kafka persists and answers them."""
+    current = (StateBatch(0, 3, AVAILABLE, 2), StateBatch(4, 4, AVAILABLE, 1))
+    assert combine(current, (StateBatch(4, 4, AVAILABLE, 2),), 0) == (
+        StateBatch(0, 3, AVAILABLE, 2), StateBatch(4, 4, AVAILABLE, 2))
+    # a lower batch under a higher one that it outruns keeps only its tail
+    assert combine((StateBatch(0, 5, ACKNOWLEDGED, 2),), (StateBatch(3, 9, AVAILABLE, 1),), -1) == (
+        StateBatch(0, 5, ACKNOWLEDGED, 2), StateBatch(6, 9, AVAILABLE, 1))
+
+
 async def _topic(server, name: str) -> bytes:
     await server.controller.create_topic(name, 2, {})
     return server.metadata.get(name).topic_id.bytes
