@@ -7,7 +7,9 @@ share-partitions (topic id, partition); each share-partition is one operation of
 the coordinator (franz/coordinator/share/share_coordinator.py), and its error, with
 the shard's message, answers that share-partition alone. franz's own share-partition
 leaders call the coordinator in-process; these RPCs serve a persister on another
-node (or a tool) that found this node with a FindCoordinator of type SHARE.
+node (or a tool) that found this node with a FindCoordinator of type SHARE. Before
+that lookup has made `__share_group_state` there is no shard to ask, and every
+share-partition is answered NOT_COORDINATOR.
 
 Kafka brokers do not gate these on share.version (ShareFetch and ShareAcknowledge
 are, so no share-partition leader of theirs calls), and neither does franz. As the
@@ -25,11 +27,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from franz.coordinator.share.share_coordinator import (ShareCoordinator, ShareStateError, ShareStateWriteError,
-                                                       StateBatch)
+from franz.coordinator.share.share_coordinator import (SHARE_GROUP_STATE_TOPIC, ShareCoordinator, ShareStateError,
+                                                       ShareStateWriteError, StateBatch)
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
 
+NOT_COORDINATOR_MESSAGE: Final = "This is not the correct coordinator."
 # Errors a failed operation answers as (CoordinatorOperationExceptionHelper.handleOperationException).
 _MAPPED_ERRORS: Final = {
     Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
@@ -100,6 +103,10 @@ class ShareStateApis:
             return {"results": []}
 
         async def one(key: SharePartitionKey, partition: dict) -> dict:
+            if self.coordinator.metadata.get(SHARE_GROUP_STATE_TOPIC) is None:
+                # no state topic, so no shard loaded: the runtime refuses before the shard sees it
+                return {"partition": key.partition, "error_code": Errors.NOT_COORDINATOR,
+                        "error_message": f"Unable to {what}: {NOT_COORDINATOR_MESSAGE}"}
             try:
                 answer = await operation(key, partition)
             except ShareStateWriteError as exc:

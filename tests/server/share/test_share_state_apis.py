@@ -134,6 +134,10 @@ def test_a_persister_initializes_writes_reads_and_deletes_share_partition_state(
 def test_the_shard_refuses_stale_epochs_unknown_partitions_and_uninitialized_state(broker):
     with RawClient(broker.bootstrap) as client:
         topic_id = _topic(client, "refusals", 1)
+        # before any FindCoordinator made __share_group_state, no shard answers
+        early = _ask(client, INITIALIZE, 0, "g", topic_id, [{"partition": 0, "state_epoch": 0, "start_offset": 0}])[0]
+        assert (early["error_code"], early["error_message"]) == (
+            Errors.NOT_COORDINATOR, "Unable to initialize share group state: This is not the correct coordinator.")
         _find_share_coordinator(client, [f"g:{_uuid_text(topic_id)}:0"])
         unknown_topic = bytes(range(16))
 
