@@ -342,6 +342,15 @@ class SharePartition:
                     stop = True
                     break
                 previous = bounds
+                if (bounds is None and at == first and at > self.end_offset and acquired
+                        and acquired[-1] == self.end_offset - 1 and not batch_aborted):
+                    # offsets the log lacks (compacted away) between two log batches of one new
+                    # run go out with it (createBatches spans them), for the member to acknowledge
+                    # as gaps
+                    for hole in range(self.end_offset, at):
+                        self.in_flight[hole] = InFlight(ACQUIRED, 1, member_id, acquisition)
+                        acquired.append(hole)
+                        unbatched.append(hole)
                 if bounds is None:
                     unbatched.append(at)
                 if batch_aborted:  # read_committed: an aborted transaction's records are archived
@@ -414,8 +423,9 @@ class SharePartition:
             del self._batch_lasts[self._batch_firsts.pop(0)]
 
     def _archive_missing(self, offset: int, spans: list[tuple[int, int]]) -> None:
-        """Offsets from `offset` up to what this read covered that no batch holds (compacted away,
-        or gaps a reload left that the log never had) are archived: nothing can hand them out."""
+        """Offsets from `offset` up to what this read covered that no batch holds and that were not
+        handed out within a run (a hole before the read's first batch, or after an aborted one;
+        gaps a reload left that the log never had) are archived: nothing can hand them out."""
         if not spans:
             return
         end = min(self.end_offset, spans[-1][1] + 1)

@@ -11,7 +11,7 @@ import pytest
 from franz.coordinator.share.share_coordinator import ACKNOWLEDGED, ARCHIVED, AVAILABLE, StateBatch
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
-from franz.records import SimpleRecord, build_batch
+from franz.records import MemoryRecords, SimpleRecord, build_batch
 from franz.server.share.share_partition import ACQUIRED, SharePartitionError
 from franz.storage.producer_append_info import AppendOrigin
 from tests.coordinator.group.test_group_coordinator import run
@@ -308,3 +308,25 @@ def test_persisted_state_past_the_log_end_is_dropped_and_an_impossible_span_refu
     kept, refused = run(tmp_path, scenario, group_share_partition_max_record_locks="100")
     assert kept == (list(range(2990, 3000)), 3000)  # 2990-2994 new again (the gap), 2995-2999 as written
     assert refused == Errors.UNKNOWN_SERVER_ERROR
+
+
+def test_offsets_compacted_away_inside_a_run_go_out_with_it_to_be_acknowledged_as_gaps(tmp_path):
+    """A compacted log (batches 0-9 and 20-29, 10-19 cleaned away): the new run 0-29 is one in-flight
+    batch and one AcquiredRecords, as Kafka's createBatches spans the hole, and the member's GAP
+    acknowledgements of 10-19 finish it."""
+    async def scenario(server):
+        await server.controller.create_topic("t", 1, {"cleanup.policy": "compact"})
+        topic_id = server.metadata.get("t").topic_id.bytes
+        log = server.replica_manager.log_of(("t", 0))
+        for base in (0, 20):
+            log.append_as_follower(MemoryRecords(bytearray(build_batch(
+                [SimpleRecord(key=b"k%d" % i, value=b"v") for i in range(10)], base_offset=base))))
+        log.update_high_watermark(log.log_end_offset)
+        await server.share_coordinator.initialize(SharePartitionKey("g", topic_id, 0), 1, 0)
+        sp = await server.share_partitions._ready("g", topic_id, 0)
+        got = sp.acquire("a", 500, 500, 1 << 20)
+        in_flight_batch = sp._batch_of(15)
+        await sp.acknowledge("a", [{"first_offset": 0, "last_offset": 29,
+                                    "acknowledge_types": [1] * 10 + [0] * 10 + [1] * 10}])
+        return got.ranges, in_flight_batch, sp.start_offset
+    assert run(tmp_path, scenario) == ([{"first_offset": 0, "last_offset": 29, "delivery_count": 1}], (0, 29), 30)
