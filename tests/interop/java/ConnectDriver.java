@@ -40,7 +40,8 @@ import org.apache.kafka.connect.util.SharedTopicAdmin;
  *   makes (or finds, on a second run) a FileStreamSource of DIR/in.txt into topic connect-lines and
  *   a FileStreamSink of that topic into DIR/out.txt, waits until out.txt holds LINES lines, prints
  *   "created NAME BOOL", "out N", "status NAME CONNECTOR_STATE TASK_STATE" and "source-position N"
- *   (the source's offset as the offsets topic holds it), then stops the worker and prints "stopped".
+ *   (the source's offset as the offsets topic holds it, once it names the end of in.txt or the
+ *   deadline passed), then stops the worker and prints "stopped".
  */
 public class ConnectDriver {
     static final long DEADLINE_MS = 90_000;
@@ -89,14 +90,26 @@ public class ConnectDriver {
                 ConnectorStateInfo status = herder.connectorStatus(name);
                 System.out.println("status " + name + " " + status.connector().state() + " " + status.tasks().get(0).state());
             }
-            FutureCallback<ConnectorOffsets> offsets = new FutureCallback<>();
-            herder.connectorOffsets("src", offsets);
-            offsets.get(60, TimeUnit.SECONDS).offsets().forEach(offset ->
-                System.out.println("source-position " + offset.offset().get("position")));
+            // The source's offsets are flushed apart from its records (every offset.flush.interval.ms,
+            // or with each transaction): wait until they name the end of the file.
+            long size = Files.size(dir.resolve("in.txt"));
+            Object position = null;
+            while (System.currentTimeMillis() < deadline && !atEnd(position, size)) {
+                FutureCallback<ConnectorOffsets> offsets = new FutureCallback<>();
+                herder.connectorOffsets("src", offsets);
+                position = offsets.get(60, TimeUnit.SECONDS).offsets().stream()
+                    .map(offset -> offset.offset().get("position")).findFirst().orElse(null);
+                if (!atEnd(position, size)) Thread.sleep(100);
+            }
+            System.out.println("source-position " + position);
         } finally {
             herder.stop();
         }
         System.out.println("stopped");
+    }
+
+    static boolean atEnd(Object position, long size) {
+        return position instanceof Number && ((Number) position).longValue() == size;
     }
 
     /** ConnectDistributed.createHerder's herder, advertising a REST address nothing listens on. */
