@@ -287,12 +287,10 @@ class SharePartition:
         # batch boundary past it (rounding up, as Kafka's lastOffsetFromBatchWithRequestOffset),
         # record-limit acquisition exactly there.
         limit = self.start_offset + config.max_in_flight_records
-        delivery_limit = config.delivery_count_limit
-        throttle_from = throttle_delivery_count(delivery_limit)
+        throttle = _Throttle(config.delivery_count_limit)
         request = (batches[0].base_offset, batches[-1].last_offset)
-        current: tuple[int, int] | None = None  # the in-flight batch the last available offset is in
         previous: tuple[int, int] | None = None  # the in-flight batch of the last offset taken, if any
-        throttled, quota, stop = False, 0, False
+        stop = False
         for batch in batches:
             first, last = batch.base_offset, batch.last_offset
             if last < offset:
@@ -304,33 +302,27 @@ class SharePartition:
             batch_aborted = aborted.at(batch)
             for at in range(begin, last + 1):
                 entry = self.in_flight.get(at)
-                if throttled and not current[0] <= at <= current[1]:
-                    if acquired:
-                        stop = True  # a throttled batch goes out alone
-                        break
-                    throttled = False
+                if throttle.leaves(at, len(acquired)):
+                    stop = True
+                    break
                 bounds = self._batch_of(at) if at < self.end_offset else None
                 # MaxRecords, in batch-optimized mode: checked before each in-flight batch (which
                 # then goes out whole), and for offsets of none at a log batch's start
                 if (not record_limit and len(acquired) >= max_records and acquired
-                        and (bounds != current if bounds is not None else (at == first or previous is not None))):
+                        and (bounds != throttle.batch if bounds is not None
+                             else (at == first or previous is not None))):
                     stop = True
                     break
                 if at < self.end_offset:
                     if entry is None or entry.state != AVAILABLE or entry.writing:
                         continue
-                    if bounds is not None and bounds != current:
-                        current, quota = bounds, 0
-                        throttled = self._most_deliveries(bounds, *request) >= throttle_from
-                        if throttled and acquired:
-                            stop = True  # delivered alone, in the next fetch
+                    if bounds is not None and bounds != throttle.batch:
+                        if throttle.enter(bounds, self._most_deliveries(bounds, *request), len(acquired)):
+                            stop = True
                             break
-                    if throttled and bounds == current:
-                        if delivery_limit > 2 and entry.delivery_count == delivery_limit - 1 and acquired:
-                            stop = True  # its last attempt goes out by itself
-                            break
-                        if entry.delivery_count >= throttle_from and not quota:
-                            quota = max(1, (current[1] - current[0] + 1) >> (entry.delivery_count - throttle_from + 1))
+                    if bounds is not None and throttle.stops_before(entry.delivery_count, len(acquired)):
+                        stop = True
+                        break
                 elif record_limit and at >= limit:
                     break
                 if record_limit and len(acquired) >= max_records:
@@ -360,8 +352,7 @@ class SharePartition:
                     self.in_flight[at] = InFlight(ACQUIRED, count, member_id, acquisition)
                     acquired.append(at)
                     took = True
-                    if throttled and ((delivery_limit > 2 and count == delivery_limit) or len(acquired) == quota):
-                        stop = True
+                    stop = throttle.stops_after(count, len(acquired))
                 self.end_offset = max(self.end_offset, at + 1)
                 if stop:
                     break
@@ -617,6 +608,53 @@ class SharePartition:
         for handle in self._locks.values():
             handle.cancel()
         self._locks.clear()
+
+
+class _Throttle:
+    """Delivery throttling within one acquisition (SharePartition.shouldThrottleRecordsDelivery and
+    acquireSubsetBatchRecords). `batch` is the in-flight batch the last available offset was in;
+    it is throttled when an available record of it within the fetched range was delivered
+    throttle_delivery_count times. A throttled batch is acquired only by a fetch that took nothing
+    before it and ends the fetch; inside it, the first record at count n caps the batch at its size
+    >> (n - throttle + 1) records, and (above a limit of 2) a record on its last attempt goes out
+    alone."""
+
+    def __init__(self, delivery_count_limit: int) -> None:
+        self.delivery_count_limit = delivery_count_limit
+        self.throttle_from = throttle_delivery_count(delivery_count_limit)
+        self.batch: tuple[int, int] | None = None
+        self.active = False
+        self.quota = 0  # 0: not capped yet
+
+    def leaves(self, offset: int, taken: int) -> bool:
+        """Whether `offset` is past an active batch that gave records: the fetch ends there."""
+        if self.active and not self.batch[0] <= offset <= self.batch[1]:
+            if taken:
+                return True
+            self.active = False
+        return False
+
+    def enter(self, batch: tuple[int, int], most_deliveries: int, taken: int) -> bool:
+        """A new in-flight batch; whether the fetch ends before it (throttled, and records taken)."""
+        self.batch, self.quota = batch, 0
+        self.active = most_deliveries >= self.throttle_from
+        return self.active and taken > 0
+
+    def stops_before(self, delivery_count: int, taken: int) -> bool:
+        """Before taking a record of the batch at `delivery_count`: whether the fetch ends."""
+        if not self.active:
+            return False
+        if self.delivery_count_limit > 2 and delivery_count == self.delivery_count_limit - 1 and taken:
+            return True  # its last attempt goes out by itself
+        if delivery_count >= self.throttle_from and not self.quota:
+            size = self.batch[1] - self.batch[0] + 1
+            self.quota = max(1, size >> (delivery_count - self.throttle_from + 1))
+        return False
+
+    def stops_after(self, delivery_count: int, taken: int) -> bool:
+        """After taking a record, now at `delivery_count`: whether the fetch ends."""
+        return self.active and ((self.delivery_count_limit > 2 and delivery_count == self.delivery_count_limit)
+                                or taken == self.quota)
 
 
 class _AbortedTransactions:
