@@ -34,7 +34,7 @@ def connect_driver() -> list[str]:
 
 
 def _run(driver: list[str], *args: str) -> list[str]:
-    result = subprocess.run([*driver, "run", *args], capture_output=True, text=True, timeout=TIMEOUT_S)
+    result = subprocess.run([*driver, *args], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout.splitlines()
 
@@ -55,7 +55,7 @@ def test_a_connect_worker_copies_a_file_through_franz_and_resumes_after_a_restar
         broker_factory, connect_driver, tmp_path, exactly_once):
     broker = broker_factory()
     (tmp_path / "in.txt").write_text(_lines(0, 100))
-    first = _run(connect_driver, broker.bootstrap, str(tmp_path), exactly_once, "100")
+    first = _run(connect_driver, "file", broker.bootstrap, str(tmp_path), exactly_once, "100")
     assert first == ["created src true", "created sink true", "out 100", "status src RUNNING RUNNING",
                      "status sink RUNNING RUNNING", "source-position 790", "stopped"]
 
@@ -63,7 +63,7 @@ def test_a_connect_worker_copies_a_file_through_franz_and_resumes_after_a_restar
     # offsets topic, and the sink's group its committed offset: only the new lines are copied.
     with open(tmp_path / "in.txt", "a") as appended:
         appended.write(_lines(100, 150))
-    second = _run(connect_driver, broker.bootstrap, str(tmp_path), exactly_once, "150")
+    second = _run(connect_driver, "file", broker.bootstrap, str(tmp_path), exactly_once, "150")
     assert second[:3] == ["created src false", "created sink false", "out 150"]
     assert second[-2:] == ["source-position 1240", "stopped"]
     assert (tmp_path / "out.txt").read_text() == _lines(0, 150)

