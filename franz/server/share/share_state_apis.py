@@ -15,8 +15,8 @@ Kafka brokers do not gate these on share.version (ShareFetch and ShareAcknowledg
 are, so no share-partition leader of theirs calls), and neither does franz. As the
 service does, a request with an empty group id, no topics or (but for Initialize) a
 topic with no partitions is answered with no results. A failed write answers
-"Unable to <verb> share group state: <cause>", the coordinator's error mapped as
-CoordinatorOperationExceptionHelper maps it. The share-partitions of one request
+"Unable to <verb> share group state: <cause>", with the error the coordinator's
+writer mapped as CoordinatorOperationExceptionHelper maps it. The share-partitions of one request
 run concurrently, each under its own lock; a share-partition named twice runs twice
 and answers once, with its last result.
 """
@@ -33,18 +33,6 @@ from franz.coordinator.share.share_coordinator_record_serde import SharePartitio
 from franz.protocol.errors import Errors
 
 NOT_COORDINATOR_MESSAGE: Final = "This is not the correct coordinator."
-# Errors a failed operation answers as (CoordinatorOperationExceptionHelper.handleOperationException).
-_MAPPED_ERRORS: Final = {
-    Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
-    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
-    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
-    Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
-    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
-    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
-    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
-    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
-    Errors.INVALID_FETCH_SIZE: Errors.UNKNOWN_SERVER_ERROR,
-}
 
 Operation = Callable[[SharePartitionKey, dict], Awaitable[dict]]
 
@@ -109,9 +97,8 @@ class ShareStateApis:
                         "error_message": f"Unable to {what}: {NOT_COORDINATOR_MESSAGE}"}
             try:
                 answer = await operation(key, partition)
-            except ShareStateWriteError as exc:
-                return {"partition": key.partition, "error_code": _MAPPED_ERRORS.get(exc.code, exc.code),
-                        "error_message": f"Unable to {what}: {exc}"}
+            except ShareStateWriteError as exc:  # its code mapped already, by the coordinator's writer
+                return {"partition": key.partition, "error_code": exc.code, "error_message": f"Unable to {what}: {exc}"}
             except ShareStateError as exc:  # the shard's refusal, with its message
                 return {"partition": key.partition, "error_code": exc.code, "error_message": str(exc)}
             return {"partition": key.partition, "error_code": Errors.NONE, "error_message": None, **answer}

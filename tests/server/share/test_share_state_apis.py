@@ -214,3 +214,21 @@ def test_answers_carry_the_last_records_epochs_while_fencing_keeps_the_highest(b
         assert (read["error_code"], read["state_epoch"], read["start_offset"]) == (Errors.NONE, -1, 7)
         stale_group = _write(client, "g", topic_id, 0, 1, 5, 7, [])  # state epoch 2 was seen
         assert stale_group["error_code"] == Errors.FENCED_STATE_EPOCH
+
+
+def test_a_write_too_large_for_the_state_topic_is_answered_as_the_service_answers_a_failed_write(broker):
+    """A state record above the state topic's max.message.bytes fails its append
+    (RECORD_LIST_TOO_LARGE), which CoordinatorOperationExceptionHelper turns into
+    UNKNOWN_SERVER_ERROR, and the service words as 'Unable to write share group state: ...';
+    the state stays as it was."""
+    with RawClient(broker.bootstrap) as client:
+        topic_id = _topic(client, "too-large", 1)
+        _find_share_coordinator(client, [f"g:{_uuid_text(topic_id)}:0"])
+        assert _ask(client, INITIALIZE, 0, "g", topic_id, [
+            {"partition": 0, "state_epoch": 0, "start_offset": 0}])[0]["error_code"] == Errors.NONE
+        batches = [_batch(2 * i, 2 * i, ACKNOWLEDGED, 1) for i in range(80_000)]  # ~1.5 MB of batches
+        failed = _write(client, "g", topic_id, 0, 0, 0, 0, batches)
+        assert failed["error_code"] == Errors.UNKNOWN_SERVER_ERROR
+        assert failed["error_message"].startswith("Unable to write share group state: ")
+        read = _ask(client, READ, 0, "g", topic_id, [{"partition": 0, "leader_epoch": -1}])[0]
+        assert (read["error_code"], read["state_batches"]) == (Errors.NONE, [])
