@@ -50,6 +50,8 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
+from sortedcontainers import SortedKeyList
+
 from franz.common.utils import java_string_hash, kafka_abs
 from franz.coordinator.group.coordinator_loader import CoordinatorPartitionWriter, CoordinatorWriteError, load_partition
 from franz.coordinator.share import share_coordinator_record_serde as serde
@@ -191,18 +193,21 @@ def combine(current: Iterable[StateBatch], new: Iterable[StateBatch], start_offs
                    for b in batches if b.last_offset >= start_offset]
     if len(batches) < 2:
         return tuple(batches)
-    pending = sorted(set(batches), key=_order)
+    # The TreeSet: kept sorted as pairs are replaced, so each step costs a logarithm, not a sort
+    # (a WriteShareGroupState of thousands of overlapping batches must not hold the loop).
+    pending = SortedKeyList(set(batches), key=_order)
     final: list[StateBatch] = []
-    while True:
-        pair = next((i for i in range(1, len(pending))
-                     if pending[i].first_offset <= pending[i - 1].last_offset
-                     or (pending[i - 1].last_offset + 1 == pending[i].first_offset
-                         and _info(pending[i - 1]) == _info(pending[i]))), None)
-        if pair is None:
-            return tuple(final + pending)
-        final.extend(pending[:pair - 1])
-        resolved = _resolve(pending[pair - 1], pending[pair])
-        pending = sorted(set(pending[pair + 1:]).union(resolved), key=_order)
+    while len(pending) > 1:
+        prev, candidate = pending[0], pending[1]
+        if not (candidate.first_offset <= prev.last_offset
+                or (prev.last_offset + 1 == candidate.first_offset and _info(prev) == _info(candidate))):
+            final.append(pending.pop(0))  # apart from everything after it: final
+            continue
+        del pending[:2]
+        for resolved in _resolve(prev, candidate):
+            if resolved not in pending:
+                pending.add(resolved)
+    return tuple(final + list(pending))
 
 
 def _batches(entries: list[dict]) -> tuple[StateBatch, ...]:

@@ -92,6 +92,13 @@ def test_combining_follows_kafkas_combiner_where_it_leaves_equal_neighbours_apar
         StateBatch(0, 5, ACKNOWLEDGED, 2), StateBatch(6, 9, AVAILABLE, 1))
 
 
+def test_combining_many_overlapping_batches_keeps_the_highest_count():
+    """What one WriteShareGroupState may ask: 20,000 batches over the same offsets, one resolved
+    pair at a time (with a re-sort per pair this took minutes; the sorted list takes a moment)."""
+    batches = [StateBatch(0, 10 ** 6, AVAILABLE, count) for count in range(1, 20_001)]
+    assert combine((), batches, 0) == (StateBatch(0, 10 ** 6, AVAILABLE, 20_000),)
+
+
 async def _topic(server, name: str) -> bytes:
     await server.controller.create_topic(name, 2, {})
     return server.metadata.get(name).topic_id.bytes
