@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.java_client import compile_driver_or_skip
 
@@ -270,3 +272,49 @@ def test_a_persister_elsewhere_finds_this_coordinator_and_speaks_the_state_rpcs_
     read = _run(share_driver, "persister", broker.bootstrap, "queue", "persisted")
     assert read[1].startswith("read NONE ") and read[1].endswith(" 0"), read
     assert read[2:] == ["batch 0 9 2 1", f"summary NONE {read[1].split()[2]} 0 0 10"]
+
+
+def _offsets_in_log(bootstrap: str, topic: str) -> list[int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "peek", "enable.partition.eof": True,
+                         "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        offsets = []
+        for _ in range(1000):
+            message = consumer.poll(5)
+            if message is None or message.error():
+                break
+            offsets.append(message.offset())
+        return offsets
+    finally:
+        consumer.close()
+
+
+def test_a_java_share_consumer_reads_a_compacted_topic_and_acknowledges_its_holes_as_gaps(
+        broker_factory, share_driver):
+    """The cleaner removes 10-19 (their keys come again at 30-39). The broker hands out the runs
+    around the hole whole, as Kafka does; KafkaShareConsumer acknowledges the missing offsets as
+    gaps, so every record is delivered once and the share-partition's start passes the hole with
+    nothing left to read."""
+    broker = broker_factory({**FAST_HEARTBEATS, "log.cleaner.backoff.ms": "200"})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("compacted-share", 1, 1, config={
+        "cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"})])["compacted-share"].result(10)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    for keys in ("a", "b", "c", "b", "d"):  # a segment each (segment.ms 100)
+        for i in range(10):
+            producer.produce("compacted-share", key=f"{keys}{i}", value=f"{keys}{i}")
+        producer.flush()
+        time.sleep(0.3)
+    deadline = time.monotonic() + 60
+    while 10 in (offsets := _offsets_in_log(broker.bootstrap, "compacted-share")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert offsets == [*range(10), *range(20, 50)]
+    _run(share_driver, "earliest", broker.bootstrap, "compacted")
+    drained = _run(share_driver, "drain", broker.bootstrap, "compacted-share", "compacted", "3000")
+    assert [(offset, count) for offset, _, count in _records(drained)] == [(o, 1) for o in offsets]
+    # The start offset is written as it was before the last acknowledgement (as Kafka writes it),
+    # so it names the last acknowledged run's first offset: past the hole, nothing left to read.
+    [line, count] = _run(share_driver, "offsets", broker.bootstrap, "compacted")
+    _, partition, start, lag = line.split()
+    assert (partition, int(start) >= 20, lag, count) == ("compacted-share-0", True, "0", "offsets 1")
