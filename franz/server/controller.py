@@ -327,15 +327,18 @@ class Controller:
             pending.add_done_callback(lambda _done: self._pending.pop(name, None))
         return pending
 
-    def coordinator_topic_exists(self, name: str, num_partitions: int, overrides: dict[str, str]) -> bool:
-        """Whether an internal topic exists; when it does not, its creation starts in the
-        background and the answer is False (Kafka's KafkaApis.getCoordinator: the client is
-        told COORDINATOR_NOT_AVAILABLE and asks again, its connection not held meanwhile)."""
-        if self.metadata.get(name) is not None:
-            return True
-        if name not in self._creating:
-            self._creation_of(name, num_partitions, overrides).add_done_callback(_log_failed_creation)
-        return False
+    def find_coordinator(self, name: str, num_partitions: int, overrides: dict[str, str],
+                         listener_name: str | None) -> tuple[int, str | None, int, str, int]:
+        """FindCoordinator's answer for a coordinator living on the internal topic `name`: (error,
+        message, node id, host, port). This node once the topic exists; until then its creation
+        starts in the background and the answer is COORDINATOR_NOT_AVAILABLE (Kafka's
+        KafkaApis.getCoordinator: the client asks again, its connection not held meanwhile)."""
+        if self.metadata.get(name) is None:
+            if name not in self._creating:
+                self._creation_of(name, num_partitions, overrides).add_done_callback(_log_failed_creation)
+            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
+        endpoint = self.metadata.endpoint_for(listener_name)
+        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
 
     async def wait_for_creation(self, name: str) -> TopicMetadata | None:
         """The topic once the creation of it under way is done; None when none is."""

@@ -184,11 +184,8 @@ class GroupCoordinatorService:
     # -- FindCoordinator -------------------------------------------------------------
 
     def _resolve_group_coordinator(self, key: str, request) -> tuple[int, str | None, int, str, int]:
-        if not self.controller.coordinator_topic_exists(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
-                                                        self._offsets_topic_configs()):
-            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
-        endpoint = self.metadata.endpoint_for(request.listener_name)
-        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
+        return self.controller.find_coordinator(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
+                                                self._offsets_topic_configs(), request.listener_name)
 
     async def handle_find_coordinator(self, request, body: dict) -> dict:
         version = request.api_version

@@ -354,11 +354,8 @@ class ShareCoordinator:
         except ValueError as exc:
             logger.error("Share coordinator key is invalid: %s", exc)
             return Errors.INVALID_REQUEST, None, -1, "", -1
-        if not self.controller.coordinator_topic_exists(SHARE_GROUP_STATE_TOPIC, self.num_partitions,
-                                                        self._state_topic_configs()):
-            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
-        endpoint = self.metadata.endpoint_for(request.listener_name)
-        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
+        return self.controller.find_coordinator(SHARE_GROUP_STATE_TOPIC, self.num_partitions,
+                                                self._state_topic_configs(), request.listener_name)
 
     async def _append(self, key: SharePartitionKey, record_type: int, value: dict | None) -> None:
         entry = (serde.key(record_type, key), None if value is None else serde.value(record_type, value))
@@ -464,13 +461,12 @@ class ShareCoordinator:
         """The state, for the partition's leader at `leader_epoch`. Raises ShareStateError."""
         async with self._lock(key):
             current = self._checked(key, "Read", leader_epoch, -1)
-            answer = self.states[key]
             if leader_epoch != -1 and self.leader_epochs.get(key) != leader_epoch:
                 # readStateAndMaybeUpdateLeaderEpoch: a new leader's epoch is recorded; the answer
                 # is the state as it was read
                 await self._append_state(key, current, current.start_offset, current.delivery_complete_count,
                                          leader_epoch, ())
-            return answer
+            return current
 
     async def write(self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start_offset: int,
                     delivery_complete_count: int, batches: Iterable[StateBatch]) -> None:

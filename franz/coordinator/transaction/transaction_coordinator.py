@@ -187,11 +187,8 @@ class TransactionCoordinator:
 
     def resolve(self, key: str, request) -> tuple:
         """FindCoordinator for a transactional id: this node, once the state topic exists."""
-        if not self.controller.coordinator_topic_exists(TRANSACTION_STATE_TOPIC, self.partition_count,
-                                                        self._topic_configs()):
-            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
-        endpoint = self.metadata.endpoint_for(request.listener_name)
-        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
+        return self.controller.find_coordinator(TRANSACTION_STATE_TOPIC, self.partition_count, self._topic_configs(),
+                                                request.listener_name)
 
     def _topic_configs(self) -> dict[str, str]:
         return {"cleanup.policy": "compact", "min.insync.replicas": "1",
