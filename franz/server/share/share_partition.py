@@ -231,15 +231,15 @@ class SharePartition:
             return self.end_offset
         return None
 
-    def acquirable_bytes(self, partition_max_bytes: int) -> int:
+    def acquirable_bytes(self, partition_max_bytes: int) -> int | None:
         """What DelayedShareFetch.isMinBytesSatisfied counts for this share-partition: the log's
         bytes from the next fetch offset to where the group's isolation lets a fetch read, at most
         `partition_max_bytes`; ENOUGH when the fetch offset is on an older segment than that end
-        (or the log no longer has it: the read's error answers at once); 0 when nothing can be
-        acquired."""
+        (or the log no longer has it: the read's error answers at once); None when nothing can be
+        acquired (canAcquireRecords is false)."""
         offset = self.next_fetch_offset()
         if offset is None:
-            return 0
+            return None
         try:
             end = self.log.fetch_upper_bound(self._config().isolation)
             position = self.log.offset_metadata(offset) if offset <= end.message_offset else None
@@ -308,7 +308,7 @@ class SharePartition:
                 bounds = self._batch_of(at) if at < self.end_offset else None
                 # MaxRecords, in batch-optimized mode: checked before each in-flight batch (which
                 # then goes out whole), and for offsets of none at a log batch's start
-                if (not record_limit and len(acquired) >= max_records and acquired
+                if (not record_limit and len(acquired) >= max_records
                         and (bounds != throttle.batch if bounds is not None
                              else (at == first or previous is not None))):
                     stop = True

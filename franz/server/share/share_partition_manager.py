@@ -141,8 +141,8 @@ class SharePartitionManager:
             # DelayedShareFetch.tryComplete: once some partition can acquire (canAcquireRecords),
             # the bytes between each one's next fetch offset and its end against MinBytes; met, the
             # answer goes out even empty (a MinBytes of 0 is met at once)
-            acquirable = [sp for _, sp in ready if sp.next_fetch_offset() is not None]
-            enough = bool(acquirable) and sum(sp.acquirable_bytes(per_partition) for sp in acquirable) >= min_bytes
+            acquirable = [found for _, sp in ready if (found := sp.acquirable_bytes(per_partition)) is not None]
+            enough = bool(acquirable) and sum(acquirable) >= min_bytes
             if enough or time.monotonic() >= deadline:
                 acquired = self._acquire(ready, member_id, max_records, batch_size, max_bytes, record_limit)
                 if any(a is not None for a in acquired.values()) or min_bytes <= 0 or time.monotonic() >= deadline:

@@ -90,9 +90,11 @@ class ShareStateApis:
         if not group_id or not topics or (require_partitions and any(not t["partitions"] for t in topics)):
             return {"results": []}
 
+        # no state topic, so no shard loaded: the runtime refuses before the shard sees them
+        no_shard = self.coordinator.metadata.get(SHARE_GROUP_STATE_TOPIC) is None
+
         async def one(key: SharePartitionKey, partition: dict) -> dict:
-            if self.coordinator.metadata.get(SHARE_GROUP_STATE_TOPIC) is None:
-                # no state topic, so no shard loaded: the runtime refuses before the shard sees it
+            if no_shard:
                 return {"partition": key.partition, "error_code": Errors.NOT_COORDINATOR,
                         "error_message": f"Unable to {what}: {NOT_COORDINATOR_MESSAGE}"}
             try:
