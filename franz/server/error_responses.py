@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from franz.protocol import api_keys
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 
 Body = dict[str, Any]
 Builder = Callable[[int, Body, int, str | None], Body | None]
@@ -45,10 +45,14 @@ def error_code_of(exc: BaseException) -> int:
 
 def error_response(api_key: int, version: int, body: Body, exc: BaseException) -> Body | None:
     """The response body Kafka sends for `body` when its handler raised `exc`; None: close the connection."""
-    message = str(exc) or None
+    code = error_code_of(exc)
+    # ApiError.fromThrowable: no message for UNKNOWN_SERVER_ERROR (it could leak internals) nor
+    # when it only repeats the error's default text.
+    text = str(exc) or None
+    message = None if code == Errors.UNKNOWN_SERVER_ERROR or text == default_message(code) else text
     builder = _BUILDERS.get(api_key)
     if builder is not None:
-        return builder(version, body, error_code_of(exc), message)
+        return builder(version, body, code, message)
     schema = api_keys.SCHEMAS[api_key]
     if any(field.name == "error_code" and field.versions[0] <= version <= field.versions[1]
            for field in schema.response):
@@ -118,10 +122,12 @@ def _offset_fetch(version, body, code, message):
 
 
 def _find_coordinator(version, body, code, message):
+    """prepareOldResponse / prepareErrorResponse: the error's default text, whatever was thrown."""
     no_node = {"node_id": -1, "host": "", "port": -1}
+    text = default_message(code)
     if version < 4:
-        return {"error_code": code, "error_message": message, **no_node}
-    return {"coordinators": [{"key": key, "error_code": code, "error_message": message, **no_node}
+        return {"error_code": code, "error_message": text, **no_node}
+    return {"coordinators": [{"key": key, "error_code": code, "error_message": text, **no_node}
                              for key in body["coordinator_keys"]]}
 
 
@@ -168,11 +174,14 @@ def _add_partitions_to_txn(version, body, code, message):
         for topic in body["v3_and_below_topics"]]}
 
 
-def _resources(results_key: str):
+def _resources(results_key: str, default_text: bool = False):
+    """DescribeConfigs names the error's default text (Errors.message()); AlterConfigs and
+    IncrementalAlterConfigs the ApiError's message."""
     def build(version, body, code, message):
+        text = default_message(code) if default_text else message
         return {results_key: [{"resource_type": resource["resource_type"],
                                "resource_name": resource["resource_name"], "error_code": code,
-                               "error_message": message} for resource in body["resources"]]}
+                               "error_message": text} for resource in body["resources"]]}
     return build
 
 
@@ -220,23 +229,26 @@ def _consumer_group_describe(version, body, code, message):
 
 
 def _describe_share_group_offsets(version, body, code, message):
-    return {"groups": [{"group_id": group["group_id"], "topics": [], "error_code": code, "error_message": message}
+    """The exception's own message, the default text for UNKNOWN_SERVER_ERROR (its response's
+    constructor from an exception)."""
+    text = default_message(code) if message is None else message
+    return {"groups": [{"group_id": group["group_id"], "topics": [], "error_code": code, "error_message": text}
                        for group in body["groups"]]}
 
 
 def _share_group_state(with_message: bool) -> Builder:
     """The share-group state RPCs (83-87): each share-partition asked about answers the code;
-    Read, Write and ReadSummary name the error's message too, Initialize and Delete do not."""
+    Read, Write and ReadSummary name the error's default text too, Initialize and Delete do not."""
     def build(version, body, code, message):
-        text = message if with_message else None
+        text = default_message(code) if with_message else None
         return {"results": [{"topic_id": topic["topic_id"], "partitions": [
             {"partition": partition["partition"], "error_code": code, "error_message": text}
             for partition in topic["partitions"]]} for topic in body["topics"]]}
     return build
 
 
-def _with_message(version, body, code, message):
-    return {"error_code": code, "error_message": message}
+def _with_default_text(version, body, code, message):
+    return {"error_code": code, "error_message": default_message(code)}
 
 
 def _describe_log_dirs(version, body, code, message):
@@ -255,11 +267,12 @@ _BUILDERS: dict[int, Builder] = {
     0: _produce, 1: _fetch, 2: _list_offsets, 3: _metadata, 8: _offset_commit, 9: _offset_fetch,
     10: _find_coordinator, 11: _join_group, 14: _sync_group, 15: _describe_groups, 19: _create_topics,
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
-    24: _add_partitions_to_txn, 28: _offset_commit, 30: _create_acls, 31: _delete_acls, 32: _resources("results"),
+    24: _add_partitions_to_txn, 28: _offset_commit, 30: _create_acls, 31: _delete_acls,
+    32: _resources("results", default_text=True),
     33: _resources("responses"), 35: _describe_log_dirs, 37: _create_partitions, 42: _delete_groups, 43: _elect_leaders,
     44: _resources("responses"), 60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions,
     69: _consumer_group_describe, 75: _describe_topic_partitions, 77: _consumer_group_describe,  # the same shape
     83: _share_group_state(False), 84: _share_group_state(True), 85: _share_group_state(True),
     86: _share_group_state(False), 87: _share_group_state(True),
-    90: _describe_share_group_offsets, 91: _with_message, 92: _with_message,
+    90: _describe_share_group_offsets, 91: _with_default_text, 92: _with_default_text,
 }

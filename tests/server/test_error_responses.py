@@ -9,7 +9,7 @@ import pytest
 
 from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, decode_response, encode_request, encode_response
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.server.error_responses import error_code_of, error_response
 from tests.support.broker_on_thread import BrokerOnThread
 from tests.support.raw_client import RawClient, batch, create_topic
@@ -98,7 +98,8 @@ def test_responses_echo_the_topics_and_partitions_asked_about():
     answer = error_response(PRODUCE, 11, produce, RuntimeError("boom"))
     assert [(t["name"], [(p["index"], p["error_code"], p["base_offset"]) for p in t["partition_responses"]])
             for t in answer["responses"]] == [("a", [(0, -1, -1), (3, -1, -1)]), ("b", [(1, -1, -1)])]
-    assert answer["responses"][0]["partition_responses"][0]["error_message"] == "boom"
+    # ApiError.fromThrowable: an UNKNOWN_SERVER_ERROR names no message, lest it leak internals
+    assert answer["responses"][0]["partition_responses"][0]["error_message"] is None
     fetch = {"session_id": 9, "topics": [{"topic": "a", "topic_id": bytes(16), "partitions": [{"partition": 2}]}]}
     old, new = error_response(1, 12, fetch, RuntimeError()), error_response(1, 13, fetch, RuntimeError())
     assert (old["error_code"], old["session_id"], old["responses"][0]["partitions"][0]["partition_index"]) == (
@@ -108,6 +109,27 @@ def test_responses_echo_the_topics_and_partitions_asked_about():
 
 def test_an_acks_0_produce_has_no_error_response_so_the_connection_closes():
     assert error_response(PRODUCE, 9, {"acks": 0, "topic_data": []}, RuntimeError()) is None
+
+
+def test_messages_follow_each_requests_get_error_response():
+    """ApiError.fromThrowable (Produce, CreateTopics, ...): the exception's own message unless it is
+    the error's default text; FindCoordinator, DescribeConfigs and the share-group state reads:
+    always Errors.message()."""
+    class Refused(Exception):
+        error_code = Errors.POLICY_VIOLATION
+    create = {"topics": [{"name": "a"}]}
+    assert error_response(19, 7, create, Refused("no such topics here"))["topics"][0]["error_message"] == (
+        "no such topics here")
+    assert error_response(19, 7, create, Refused(default_message(Errors.POLICY_VIOLATION))
+                          )["topics"][0]["error_message"] is None
+    assert error_response(10, 3, {"key": "g"}, Refused("no"))["error_message"] == (
+        "Request parameters do not satisfy the configured policy.")
+    assert error_response(10, 4, {"coordinator_keys": ["g"]}, RuntimeError("boom"))["coordinators"][0][
+        "error_message"] == "The server experienced an unexpected error when processing the request."
+    describe = {"resources": [{"resource_type": 2, "resource_name": "a"}]}
+    assert error_response(32, 4, describe, Refused("no"))["results"][0]["error_message"] == (
+        default_message(Errors.POLICY_VIOLATION))
+    assert error_response(44, 1, describe, Refused("no"))["responses"][0]["error_message"] == "no"
 
 
 def test_an_exception_carrying_a_kafka_code_keeps_it():
@@ -141,8 +163,8 @@ def test_a_failed_handler_is_answered_with_an_error_and_the_connection_serves_on
         failing_broker.fail("DescribeCluster", RuntimeError("cluster view broken"))
         cluster = client.request(DESCRIBE_CLUSTER, 1, {"include_cluster_authorized_operations": False,
                                                        "endpoint_type": 1})
-        assert (cluster["error_code"], cluster["error_message"]) == (Errors.UNKNOWN_SERVER_ERROR,
-                                                                     "cluster view broken")
+        # ApiError.fromThrowable keeps an unexpected error's text to the broker's log
+        assert (cluster["error_code"], cluster["error_message"]) == (Errors.UNKNOWN_SERVER_ERROR, None)
         metadata = client.request(METADATA, 12, {"topics": [{"topic_id": bytes(16), "name": "t"}],
                                                  "allow_auto_topic_creation": False,
                                                  "include_topic_authorized_operations": False})

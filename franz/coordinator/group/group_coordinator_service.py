@@ -47,13 +47,17 @@ from franz.coordinator.group.group_coordinator_shard import read_partitions, rep
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
 from franz.coordinator.group.share_group_coordinator import ShareGroupConfig, ShareGroupCoordinator
-from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
-from franz.protocol.errors import Errors
+from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED, SCHEMAS_BY_NAME
+from franz.protocol.errors import Errors, default_message
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
 from franz.server.auth_helper import authorized_operations
+from franz.server.controller import ApiError
+from franz.server.error_responses import error_response
 from franz.storage.producer_append_info import VerificationGuard
 
 logger = logging.getLogger(__name__)
+
+_FIND_COORDINATOR: Final = SCHEMAS_BY_NAME["FindCoordinator"].api_key
 
 KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
@@ -188,24 +192,30 @@ class GroupCoordinatorService:
                                                 self._offsets_topic_configs(), request.listener_name)
 
     async def handle_find_coordinator(self, request, body: dict) -> dict:
+        """KafkaApis.handleFindCoordinatorRequest. Below v4 one key, and the answer's message is
+        Errors.message() of its code ("NONE" when found); an error goes out as the request's error
+        response (no node, no throttle). From v4 each key has its own code and no message. An
+        unknown key type fails the whole request (CoordinatorType.forId throws)."""
         version = request.api_version
         key_type = body["key_type"] if version >= 1 else KEY_TYPE_GROUP
         keys = body["coordinator_keys"] if version >= 4 else [body["key"]]
+        if key_type not in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION, KEY_TYPE_SHARE):
+            logger.error("Unknown coordinator type received: %d", key_type)
+            refusal = ApiError(Errors.INVALID_REQUEST, f"Unknown coordinator type received: {key_type}")
+            return {"throttle_time_ms": 0, **error_response(_FIND_COORDINATOR, version, body, refusal)}
         answers = []
         for key in keys:
             resolver = self.resolvers.get(key_type)
-            if key_type not in (KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION, KEY_TYPE_SHARE):
-                found = (Errors.INVALID_REQUEST, f"Unknown coordinator type: {key_type}", -1, "", -1)
-            elif resolver is None:
-                found = (Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1)
-            else:
-                found = resolver(key, request)
-            answers.append({"key": key, "error_code": found[0], "error_message": found[1], "node_id": found[2],
+            found = (Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1) if resolver is None else resolver(key, request)
+            answers.append({"key": key, "error_code": found[0], "error_message": None, "node_id": found[2],
                             "host": found[3], "port": found[4]})
         if version >= 4:
             return {"throttle_time_ms": 0, "coordinators": answers}
         answer = answers[0]
-        return {"throttle_time_ms": 0, "error_code": answer["error_code"], "error_message": answer["error_message"],
+        if answer["error_code"] != Errors.NONE:
+            refusal = ApiError(Errors(answer["error_code"]))
+            return {"throttle_time_ms": 0, **error_response(_FIND_COORDINATOR, version, body, refusal)}
+        return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": default_message(Errors.NONE),
                 "node_id": answer["node_id"], "host": answer["host"], "port": answer["port"]}
 
     # -- the classic protocol ------------------------------------------------------------

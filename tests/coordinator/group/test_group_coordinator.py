@@ -16,7 +16,7 @@ import pytest
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
 from franz.coordinator.group.group_metadata import GroupError, GroupState
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.server.kafka_config import KafkaConfig
 from franz.server.kafka_server import KafkaServer
 
@@ -368,15 +368,35 @@ def test_find_coordinator_creates_the_compacted_offsets_topic(tmp_path, version)
         first = await server.group_coordinator.handle_find_coordinator(request, body)
         codes = [c["error_code"] for c in first["coordinators"]] if version >= 4 else [first["error_code"]]
         assert set(codes) == {Errors.COORDINATOR_NOT_AVAILABLE}
+        if version >= 4:  # each key its code, no message
+            assert [c["error_message"] for c in first["coordinators"]] == [None, None]
+        else:  # the request's error response: Errors.message(), no node
+            assert (first["error_message"], first["node_id"], first["host"], first["port"]) == (
+                "The coordinator is not available.", -1, "", -1)
         assert server.metadata.get(OFFSETS_TOPIC) is None
         assert (await server.controller.wait_for_creation(OFFSETS_TOPIC)).name == OFFSETS_TOPIC
         answer = await server.group_coordinator.handle_find_coordinator(request, body)
         if version >= 4:
-            assert [c["error_code"] for c in answer["coordinators"]] == [0, 0]
-        else:
-            assert answer["error_code"] == 0 and answer["node_id"] == 1
+            assert [(c["error_code"], c["error_message"]) for c in answer["coordinators"]] == [(0, None), (0, None)]
+        else:  # Errors.NONE.message() is its name
+            assert (answer["error_code"], answer["error_message"], answer["node_id"]) == (0, "NONE", 1)
         topic = server.metadata.get(OFFSETS_TOPIC)
         assert topic.num_partitions == 3 and topic.configs["cleanup.policy"] == "compact"
+    run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_find_coordinator_of_an_unknown_key_type_fails_the_whole_request(tmp_path, version):
+    """CoordinatorType.forId throws: every key gets INVALID_REQUEST with Errors' text, no node."""
+    async def scenario(server):
+        request = _Request()
+        request.api_version = version
+        answer = await server.group_coordinator.handle_find_coordinator(
+            request, {"key": "g", "key_type": 7, "coordinator_keys": ["g", "h"]})
+        answers = answer["coordinators"] if version >= 4 else [answer]
+        assert [(a["error_code"], a["error_message"], a["node_id"]) for a in answers] == [
+            (Errors.INVALID_REQUEST, default_message(Errors.INVALID_REQUEST), -1)] * len(answers)
+        assert server.metadata.get(OFFSETS_TOPIC) is None
     run(tmp_path, scenario)
 
 
