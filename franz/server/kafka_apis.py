@@ -89,6 +89,8 @@ _SOFTWARE_NAME: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
 API = api_keys.SCHEMAS_BY_NAME
 
 
+# Metadata answers topics asked for by id from v12 (KIP-516).
+METADATA_TOPIC_IDS_MIN_VERSION: Final = 12
 # Produce v13 names topics by id (KIP-516).
 PRODUCE_TOPIC_IDS_MIN_VERSION: Final = 13
 # From Produce v12 a transactional producer speaks transactions v2: the broker adds its partitions.
@@ -322,6 +324,15 @@ class KafkaApis:
         requested = body["topics"]
         if request.api_version == 0 and not requested:
             requested = None  # v0: an empty list means all topics
+        if requested is not None and request.api_version < METADATA_TOPIC_IDS_MIN_VERSION:
+            # v10-11 carry topic ids in the schema but KafkaApis serves names only there.
+            for entry in requested:
+                if entry["name"] is None:
+                    raise ApiError(Errors.INVALID_REQUEST,
+                                   f"Topic name can not be null for version {request.api_version}")
+                if any(entry.get("topic_id") or b""):
+                    raise ApiError(Errors.INVALID_REQUEST,
+                                   f"Topic IDs are not supported in requests for version {request.api_version}")
         topics: list[dict] = []
         operations = (authorized_operations("topic") if body["include_topic_authorized_operations"]
                       else api_keys.AUTHORIZED_OPERATIONS_OMITTED)

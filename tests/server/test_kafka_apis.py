@@ -620,6 +620,24 @@ def test_metadata_by_topic_id_ignores_the_name_field(broker):
         assert unknown["error_code"] == Errors.UNKNOWN_TOPIC_ID
 
 
+@pytest.mark.parametrize("version", [10, 11])
+def test_metadata_before_v12_refuses_a_null_name_or_a_topic_id(broker, version):
+    """KafkaApis.handleTopicMetadataRequest: v10-11 carry topic ids in the schema but serve
+    names only; either refusal is INVALID_REQUEST for every topic asked, named "" when null
+    (MetadataRequest.getErrorResponse), and the connection serves on."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "named")
+        null_name = client.request(3, version, {"topics": [{"name": None, "topic_id": bytes(range(16))}],
+                                                "allow_auto_topic_creation": False})
+        assert [(t["error_code"], t["name"]) for t in null_name["topics"]] == [(Errors.INVALID_REQUEST, "")]
+        by_id = client.request(3, version, {"topics": [{"name": "named", "topic_id": bytes(range(16))}],
+                                            "allow_auto_topic_creation": False})
+        assert [(t["error_code"], t["name"]) for t in by_id["topics"]] == [(Errors.INVALID_REQUEST, "named")]
+        named = client.request(3, version, {"topics": [{"name": "named", "topic_id": bytes(16)}],
+                                           "allow_auto_topic_creation": False})
+        assert [(t["error_code"], t["name"]) for t in named["topics"]] == [(Errors.NONE, "named")]
+
+
 def test_produce_v13_names_topics_by_id(broker):
     """KIP-516 in Produce (v13, the Java 4.x client's version): a topic is named by its id and
     answered under it; an id the broker does not know is UNKNOWN_TOPIC_ID; v12 still names."""
