@@ -36,6 +36,8 @@ from typing import Any, Final
 
 from franz.protocol.schema import ApiSchema, Field
 
+# The longest string Kafka's generated readers accept (an int16 length's range, also in compact form).
+STRING_LENGTH_MAX: Final = 0x7FFF
 _FIXED_FORMATS: Final = {
     "bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q",
     "uint16": "H", "uint32": "I", "float64": "d", "uuid": "16s",
@@ -225,10 +227,14 @@ class _Generator:
         if kind in ("string", "bytes", "records"):
             out.extend(self._read_length(field, kind, indent, "n"))
             out.extend(self._null_check(field, target, indent, "n"))
+            if kind == "string":  # Kafka's parsers refuse a longer one, even in a compact string
+                out.append(f"{indent}elif n > {STRING_LENGTH_MAX:#x}:")
+                out.append(f"{indent}    _fail(f'string field {field.name} had invalid length {{n}}')")
             out.append(f"{indent}else:")
             out.append(f"{indent}    if pos + n > len(buf): _fail('field {field.name} runs past the end')")
             if kind == "string":
-                out.append(f"{indent}    {target} = str(buf[pos:pos + n], 'utf-8')")
+                # Java's new String(bytes, UTF_8): malformed bytes become U+FFFD, never an error.
+                out.append(f"{indent}    {target} = str(buf[pos:pos + n], 'utf-8', 'replace')")
             elif kind == "bytes":
                 out.append(f"{indent}    {target} = bytes(buf[pos:pos + n])")
             else:

@@ -131,19 +131,15 @@ class Request:
         self.api_key, self.api_version, self.correlation_id, client_id_size = \
             _HEADER_V1_FIXED.unpack_from(view, 0)
         pos = HEADER_V1_FIXED_SIZE_BYTES
-        if client_id_size < 0:
-            if client_id_size != -1:
-                raise InvalidRequestError(f"Invalid client id length {client_id_size}")
+        if client_id_size < 0:  # RequestHeaderData: any negative length is a null client id
             self.client_id = None
         else:
             end = pos + client_id_size
             if end > len(view):
                 raise InvalidRequestError(
                     f"Client id of {client_id_size} bytes runs past the end of the frame")
-            try:
-                self.client_id = str(view[pos:end], "utf-8")
-            except UnicodeDecodeError:
-                raise InvalidRequestError("Client id is not valid UTF-8") from None
+            # Java's new String(bytes, UTF_8): malformed bytes become U+FFFD, never an error.
+            self.client_id = str(view[pos:end], "utf-8", "replace")
             pos = end
         self.header_version = 1
         self.header_tagged_fields: dict[int, memoryview] | None = None

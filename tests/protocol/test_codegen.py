@@ -15,7 +15,7 @@ from franz.protocol.codec import decode_request, decode_response, encode_request
 from franz.protocol.codegen import MessageDecodeError, uvarint_bytes
 from franz.protocol.schema import SchemaError, parse_schemas
 
-PRODUCE, FETCH, METADATA = 0, 1, 3
+PRODUCE, FETCH, METADATA, FIND_COORDINATOR = 0, 1, 3, 10
 
 PRODUCE_V9 = {"transactional_id": None, "acks": -1, "timeout_ms": 1000,
               "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": b"\x01\x02\x03"}]}]}
@@ -57,6 +57,18 @@ def test_an_array_count_beyond_the_frame_is_refused_before_allocating():
     # Metadata v1: topics array with a count of 2**31 - 1 and nothing after it.
     with pytest.raises(MessageDecodeError, match="exceeds the frame"):
         decode_request(METADATA, 1, struct.pack(">i", 2**31 - 1))
+
+
+def test_strings_are_read_as_kafkas_generated_readers_read_them():
+    """Malformed UTF-8 decodes as java.lang.String decodes it (U+FFFD, no error); a string longer
+    than 0x7fff bytes is refused even in compact form, where its length could say more."""
+    def find_coordinator_v4(key: bytes) -> bytes:  # flexible: key type, then compact keys
+        return bytes([0]) + uvarint_bytes(2) + uvarint_bytes(len(key) + 1) + key + bytes([0])
+    assert decode_request(FIND_COORDINATOR, 4, find_coordinator_v4(b"g\xc3("))["coordinator_keys"] == ["g\ufffd("]
+    assert decode_request(FIND_COORDINATOR, 4, find_coordinator_v4(b"k" * 0x7FFF))["coordinator_keys"] == [
+        "k" * 0x7FFF]
+    with pytest.raises(MessageDecodeError, match="string field coordinator_keys had invalid length 32768"):
+        decode_request(FIND_COORDINATOR, 4, find_coordinator_v4(b"k" * 0x8000))
 
 
 def test_unknown_tagged_fields_are_skipped():

@@ -75,12 +75,17 @@ def test_header_version_is_asked_per_api_key_and_version():
     (b"", "shorter than a request header"),
     (header_v1()[:9], "shorter than a request header"),
     (struct.pack(">hhih", 1, 0, 1, 50) + b"short", "runs past the end"),
-    (struct.pack(">hhih", 1, 0, 1, -2), "Invalid client id length"),
-    (struct.pack(">hhih", 1, 0, 1, 2) + b"\xff\xfe", "not valid UTF-8"),
 ])
 def test_malformed_header_is_refused(frame, reason):
     with pytest.raises(InvalidRequestError, match=reason):
         make(frame)
+
+
+def test_the_client_id_is_read_as_kafkas_generated_reader_reads_it():
+    """RequestHeaderData: any negative length is null; bytes that are not UTF-8 decode as
+    java.lang.String decodes them, each malformed sequence one U+FFFD."""
+    assert make(struct.pack(">hhih", 1, 0, 1, -2)).client_id is None
+    assert make(struct.pack(">hhih", 1, 0, 1, 4) + b"a\xff\xfeb").client_id == "a\ufffd\ufffdb"
 
 
 @pytest.mark.parametrize("tagged, reason", [
