@@ -205,7 +205,11 @@ class _Generator:
     def _read_length(self, field: Field, kind: str, indent: str, var: str) -> list[str]:
         """Read a length or count into `var`; -1 means null."""
         if self.flexible:
-            return [f"{indent}{var}, pos = _uv(buf, pos)", f"{indent}{var} -= 1"]
+            # Kafka's readers: int length = readUnsignedVarint() - 1, in a Java int, so a varint of
+            # 2^31 or more reads as a negative length (null), not as a count past the frame.
+            return [f"{indent}{var}, pos = _uv(buf, pos)",
+                    f"{indent}{var} = ({var} - 1) & 0xFFFFFFFF",
+                    f"{indent}if {var} > 0x7FFFFFFF: {var} -= 0x100000000"]
         reader = "_I16" if kind == "string" else "_I32"
         size = 2 if kind == "string" else 4
         return [f"{indent}{var} = {reader}.unpack_from(buf, pos)[0]", f"{indent}pos += {size}"]
@@ -367,6 +371,10 @@ class _Generator:
         inner = indent + "    "
         if kind == "string":
             out.append(f"{inner}b = v.encode('utf-8')")
+            # Kafka's writers refuse such a string ("field is too long to be serialized"): no
+            # reader would take it.
+            out.append(f"{inner}if len(b) > {STRING_LENGTH_MAX:#x}: "
+                       f"raise ValueError('field {field.name} is too long to be serialized')")
             out.append(self._write_length(inner, "string", "len(b)"))
             out.append(f"{inner}out += b")
         elif kind == "bytes":

@@ -251,6 +251,14 @@ def _with_default_text(version, body, code, message):
     return {"error_code": code, "error_message": default_message(code)}
 
 
+def _write_txn_markers(version, body, code, message):
+    """Every partition of every marker gets the code (WriteTxnMarkersRequest.getErrorResponse)."""
+    return {"markers": [{"producer_id": marker["producer_id"], "topics": [
+        {"name": topic["name"], "partitions": [{"partition_index": index, "error_code": code}
+                                               for index in topic["partition_indexes"]]}
+        for topic in marker["topics"]]} for marker in body["markers"]]}
+
+
 def _describe_log_dirs(version, body, code, message):
     return {"error_code": code}  # before v3 there is no such field: an empty list of results says it
 
@@ -267,7 +275,7 @@ _BUILDERS: dict[int, Builder] = {
     0: _produce, 1: _fetch, 2: _list_offsets, 3: _metadata, 8: _offset_commit, 9: _offset_fetch,
     10: _find_coordinator, 11: _join_group, 14: _sync_group, 15: _describe_groups, 19: _create_topics,
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
-    24: _add_partitions_to_txn, 28: _offset_commit, 30: _create_acls, 31: _delete_acls,
+    24: _add_partitions_to_txn, 27: _write_txn_markers, 28: _offset_commit, 30: _create_acls, 31: _delete_acls,
     32: _resources("results", default_text=True),
     33: _resources("responses"), 35: _describe_log_dirs, 37: _create_partitions, 42: _delete_groups, 43: _elect_leaders,
     44: _resources("responses"), 60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions,

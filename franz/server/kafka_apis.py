@@ -32,6 +32,7 @@ import collections
 import logging
 import re
 import shutil
+import struct
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -75,6 +76,12 @@ logger = logging.getLogger(__name__)
 # The answer of an API whose feature is off (Errors.UNSUPPORTED_VERSION's message, where the response has one).
 _FEATURE_DISABLED: Final = ApiError(Errors.UNSUPPORTED_VERSION, "The version of API is not supported.")
 _DESCRIBE_SHARE_GROUP_OFFSETS: Final = 90
+
+
+def _log_unexpected(request: Request, schema, exc: BaseException) -> None:
+    logger.error("Unexpected error handling request %s v%d (correlation id %d) from %s on connection %s",
+                 schema.name, request.api_version, request.correlation_id, request.client_address[0],
+                 request.connection_id, exc_info=exc)
 
 
 async def _feature_disabled(request: Request, body: dict) -> dict:
@@ -257,9 +264,7 @@ class KafkaApis:
                 else:
                     result = await handler(request, body)
             except Exception as exc:  # noqa: BLE001 - answered as Kafka answers it (RequestHandlerHelper.handleError)
-                logger.error("Unexpected error handling request %s v%d (correlation id %d) from %s on connection %s",
-                             schema.name, version, request.correlation_id, request.client_address[0],
-                             request.connection_id, exc_info=exc)
+                _log_unexpected(request, schema, exc)
                 result = error_response(api_key, version, body, exc)
                 if result is None:
                     return CLOSE_CONNECTION
@@ -271,7 +276,15 @@ class KafkaApis:
                 return result
             if request_throttle_ms > result.get("throttle_time_ms", 0):
                 result["throttle_time_ms"] = request_throttle_ms
-            response = Response(encode_response(api_key, version, request.correlation_id, result))
+            try:
+                chunks = encode_response(api_key, version, request.correlation_id, result)
+            except (ValueError, struct.error, TypeError) as exc:  # a field its writer refuses: the handler failed
+                _log_unexpected(request, schema, exc)
+                result = error_response(api_key, version, body, exc)
+                if result is None:
+                    return CLOSE_CONNECTION
+                chunks = encode_response(api_key, version, request.correlation_id, result)
+            response = Response(chunks)
             # A throttled client is answered at once and then not read from until its
             # throttle time has passed (KIP-219).
             response.throttle_ms = result.get("throttle_time_ms", 0)

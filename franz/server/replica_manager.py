@@ -45,6 +45,7 @@ from franz.records import CompressionType, FileRecords, MemoryRecords
 from franz.records.constants import ATTRIBUTES_OFFSET, COMPRESSION_CODEC_MASK
 from franz.server.append_thread import AppendThread
 from franz.server.delayed_operations import DelayedFetch, DelayedProduce
+from franz.server.error_responses import error_code_of
 from franz.server.metadata_cache import MetadataCache
 from franz.server.partition import Partition
 from franz.server.purgatory import DelayedOperationPurgatory
@@ -400,6 +401,12 @@ class ReplicaManager:
                                 min_one_message)
             except OffsetOutOfRangeError:
                 fetch.error = Errors.OFFSET_OUT_OF_RANGE
+                fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
+                continue
+            except Exception as exc:  # noqa: BLE001 - ReplicaManager.readFromLog: this partition fails, not the fetch
+                logger.error("Error processing fetch with max size %d on partition %s-%d: offset %d",
+                             fetch.partition_max_bytes, fetch.topic, fetch.partition, fetch.fetch_offset, exc_info=exc)
+                fetch.error = error_code_of(exc)
                 fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
                 continue
             fetch.position = info.fetch_offset_metadata

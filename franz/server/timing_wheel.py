@@ -54,8 +54,9 @@ class TimerTask:
     """Work to run once `delay_ms` after it is added to a timer. Subclasses define run()."""
 
     def __init__(self, delay_ms: int) -> None:
-        assert delay_ms >= 0, delay_ms
-        self.delay_ms = delay_ms
+        # A negative delay (a client's timeout of -1) is due at once, as Kafka's timer finds
+        # such an entry already expired when it is added.
+        self.delay_ms = max(delay_ms, 0)
         self._timer_task_entry: TimerTaskEntry | None = None
 
     def run(self) -> None:

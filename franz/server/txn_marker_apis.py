@@ -37,15 +37,23 @@ class TxnMarkerApis:
     async def _write(self, marker: dict) -> dict:
         producer_id, commit = marker["producer_id"], marker["transaction_result"]
         control = ControlRecordType.COMMIT if commit else ControlRecordType.ABORT
+        rm = self.replica_manager
         entries = {}
+        unknown = {}
         for topic in marker["topics"]:
             for index in topic["partition_indexes"]:
+                if rm.get_partition(topic["name"], index) is None:  # answered before any batch is built
+                    unknown[(topic["name"], index)] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
+                    continue
+                # A producer id or epoch no marker can carry raises here (withEndTransactionMarker),
+                # failing the whole request as in Kafka.
                 entries[(topic["name"], index)] = build_control_batch(
                     control, producer_id=producer_id, producer_epoch=marker["producer_epoch"],
                     coordinator_epoch=marker["coordinator_epoch"])
-        rm = self.replica_manager
-        results = await rm.run_on_append_thread(rm.append_records, -1, entries, AppendOrigin.COORDINATOR, None,
-                                                marker["transaction_version"])
+        results = unknown
+        if entries:
+            results |= await rm.run_on_append_thread(rm.append_records, -1, entries, AppendOrigin.COORDINATOR, None,
+                                                     marker["transaction_version"])
         written = [key for key, result in results.items() if result["error_code"] == Errors.NONE]
         rm.on_appended(written)
         for topic, index in written:

@@ -71,6 +71,17 @@ def test_strings_are_read_as_kafkas_generated_readers_read_them():
         decode_request(FIND_COORDINATOR, 4, find_coordinator_v4(b"k" * 0x8000))
 
 
+def test_a_string_no_reader_would_take_is_not_written():
+    """Kafka's writers refuse a string over 0x7fff bytes ("too long to be serialized"): written
+    in compact form it would reach the client as a response no reader parses."""
+    answer = {"throttle_time_ms": 0, "coordinators": [
+        {"key": "g", "error_code": 15, "error_message": "x" * 0x7FFF, "node_id": -1, "host": "", "port": -1}]}
+    encode_response(FIND_COORDINATOR, 4, 1, answer)
+    answer["coordinators"][0]["error_message"] += "x"
+    with pytest.raises(ValueError, match="error_message is too long to be serialized"):
+        encode_response(FIND_COORDINATOR, 4, 1, answer)
+
+
 def test_unknown_tagged_fields_are_skipped():
     known = encode_request(METADATA, 12, 1, "c", {"topics": None})
     body = bytearray(_body(known))

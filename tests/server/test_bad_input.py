@@ -204,3 +204,97 @@ def test_a_thousand_idle_connections_at_once(broker):
         for sock in sockets:
             sock.close()
     _still_serving(broker)
+
+
+# -- found by a fuzz campaign that compared franz with kafka-clients 4.3's parser ----------
+
+WRITE_TXN_MARKERS, CREATE_DELEGATION_TOKEN, OFFSET_COMMIT, FIND_COORDINATOR = 27, 38, 8, 10
+
+
+def test_an_acks_all_produce_with_a_negative_timeout_is_answered_with_its_offset(broker):
+    """DelayedProduce accepts any timeout: a negative one is due at once, and on one node the
+    append has completed it anyway. Told UNKNOWN_SERVER_ERROR, a producer would write it again."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "negative-timeout")
+        answer = client.request(PRODUCE, 9, {"acks": -1, "timeout_ms": -1, "topic_data": [
+            {"name": "negative-timeout", "partition_data": [{"index": 0, "records": batch(b"a")}]}]})
+        partition = answer["responses"][0]["partition_responses"][0]
+        assert (partition["error_code"], partition["base_offset"]) == (Errors.NONE, 0)
+
+
+def test_a_fetch_partition_that_fails_to_read_fails_alone(broker):
+    """ReplicaManager.readFromLog catches each partition's error: a negative partition_max_bytes
+    fails that partition (LogSegment.read refuses it), the other is served."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "two-reads", partitions=2)
+        client.request(PRODUCE, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [{
+            "name": "two-reads", "partition_data": [{"index": 0, "records": batch(b"a")},
+                                                    {"index": 1, "records": batch(b"b")}]}]})
+        answer = client.request(FETCH, 11, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0,
+                                            "max_bytes": 1 << 20, "isolation_level": 0, "session_epoch": -1,
+                                            "topics": [{"topic": "two-reads", "partitions": [
+                                                {"partition": 1, "fetch_offset": 0, "partition_max_bytes": -1},
+                                                {"partition": 0, "fetch_offset": 0,
+                                                 "partition_max_bytes": 1 << 20}]}]})
+        failed, served = answer["responses"][0]["partitions"]
+        assert answer["error_code"] == Errors.NONE
+        assert (failed["error_code"], failed["high_watermark"]) == (Errors.UNKNOWN_SERVER_ERROR, -1)
+        assert (served["error_code"], served["high_watermark"], len(served["records"]) > 0) == (Errors.NONE, 1, True)
+
+
+def test_an_offset_commit_retention_wraps_as_a_java_long(broker):
+    """OffsetMetadataManager.expireTimestampMs: now + retention in a Java long (only -1 means the
+    broker's retention), so Long.MAX_VALUE commits instead of failing the encode."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "retained")
+        for _ in range(50):  # the first ask makes __consumer_offsets
+            if client.request(FIND_COORDINATOR, 3, {"key": "retention-group", "key_type": 0})["error_code"] == 0:
+                break
+        for retention in (2**63 - 1, -5):
+            answer = client.request(OFFSET_COMMIT, 4, {
+                "group_id": "retention-group", "generation_id_or_member_epoch": -1, "member_id": "",
+                "retention_time_ms": retention, "topics": [{"name": "retained", "partitions": [
+                    {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}]}]})
+            assert answer["topics"][0]["partitions"][0]["error_code"] == Errors.NONE
+
+
+def test_write_txn_markers_that_no_marker_can_carry_are_answered(broker):
+    """KafkaApis: partitions this broker lacks are UNKNOWN_TOPIC_OR_PARTITION before any marker
+    is built; a producer id no marker can carry fails the request, every partition answered
+    UNKNOWN_SERVER_ERROR (WriteTxnMarkersRequest.getErrorResponse), the connection kept."""
+    def markers(topic: str) -> dict:
+        return {"markers": [{"producer_id": -1, "producer_epoch": 0, "transaction_result": False,
+                             "topics": [{"name": topic, "partition_indexes": [0]}], "coordinator_epoch": 0}]}
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "marked")
+        missing = client.request(WRITE_TXN_MARKERS, 1, markers("no-such-topic"))
+        assert missing["markers"][0]["topics"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        refused = client.request(WRITE_TXN_MARKERS, 1, markers("marked"))
+        assert refused["markers"][0]["topics"][0]["partitions"][0]["error_code"] == Errors.UNKNOWN_SERVER_ERROR
+        assert produce(client, "marked", batch(b"after"))["base_offset"] == 0  # nothing was written
+
+
+def test_a_result_the_encoder_refuses_is_answered_with_the_error_response(broker):
+    """A handler's answer that cannot be written (here CreateDelegationToken v3 echoing a null
+    owner type, where Kafka's KafkaPrincipal throws) is the request's error response, as a
+    failed handler's is; the connection serves on."""
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(CREATE_DELEGATION_TOKEN, 3, {"owner_principal_type": None,
+                                                             "owner_principal_name": "alice", "renewers": [],
+                                                             "max_lifetime_ms": -1})
+        assert answer["error_code"] == Errors.UNKNOWN_SERVER_ERROR
+    _still_serving(broker)
+
+
+def test_a_compact_count_of_2_to_the_31_or_more_reads_as_null(broker):
+    """Kafka reads a flexible length into a Java int: Metadata v10's topics count 0xffffff9d is
+    -100, null, so all topics are described rather than the connection closed."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "all-of-them")
+        client.send_frame(struct.pack(">hhih", METADATA, 10, 77, 2) + b"fz" + b"\x00"
+                          + b"\x9d\xff\xff\xff\x0f" + b"\x00\x00\x00\x00")
+        frame = client.receive_frame()
+        assert frame is not None and struct.unpack_from(">i", frame)[0] == 77
+        from franz.protocol.codec import decode_response
+        _, answer = decode_response(METADATA, 10, frame)
+        assert "all-of-them" in [topic["name"] for topic in answer["topics"]]

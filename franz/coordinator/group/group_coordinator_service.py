@@ -58,6 +58,13 @@ from franz.storage.producer_append_info import VerificationGuard
 logger = logging.getLogger(__name__)
 
 _FIND_COORDINATOR: Final = SCHEMAS_BY_NAME["FindCoordinator"].api_key
+# OffsetCommitRequest.DEFAULT_RETENTION_TIME: the offsets.retention.minutes of the broker.
+DEFAULT_RETENTION_TIME_MS: Final = -1
+
+
+def _as_int64(value: int) -> int:
+    """`value` wrapped into a Java long, as Java's arithmetic leaves it."""
+    return (value + 2**63) % 2**64 - 2**63
 
 KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
@@ -567,7 +574,9 @@ class GroupCoordinatorService:
             return _answer_all(body, error)
         now = self._clock_ms()
         retention_ms = body.get("retention_time_ms", -1) if version <= 4 else -1
-        expire_ms = now + retention_ms if retention_ms >= 0 else None
+        # OffsetMetadataManager.expireTimestampMs: only -1 means the broker's retention; any
+        # other value is added to now in a Java long, which wraps.
+        expire_ms = None if retention_ms == DEFAULT_RETENTION_TIME_MS else _as_int64(now + retention_ms)
         entries, committed, topics = self._offset_records(group_id, body["topics"], now, expire_ms)
         if entries:
             try:
