@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from franz.protocol.codec import encode_request
 from franz.protocol.errors import Errors
 from franz.server.acl_apis import NO_AUTHORIZER
 from tests.support.raw_client import RawClient
@@ -33,3 +34,16 @@ def test_every_acl_request_is_answered_security_disabled_in_each_of_its_entries(
             deleted = client.request(DELETE_ACLS, version, {"filters": [_filter()]})
             assert [(r["error_code"], r["matching_acls"]) for r in deleted["filter_results"]] == [
                 (Errors.SECURITY_DISABLED, [])]
+
+
+def test_a_request_naming_an_unknown_code_closes_the_connection_as_kafkas_parser_does(broker):
+    """DescribeAclsRequest, CreateAclsRequest and DeleteAclsRequest refuse the UNKNOWN code (0) of
+    any of their enums while the request is parsed: no answer, the connection closed."""
+    for api_key, body in ((DESCRIBE_ACLS, {**_filter(), "resource_type_filter": 0}),
+                          (CREATE_ACLS, {"creations": [_acl("User:a"), {**_acl("User:b"), "operation": 0}]}),
+                          (DELETE_ACLS, {"filters": [{**_filter(), "pattern_type_filter": 0}]})):
+        with RawClient(broker.bootstrap) as client:
+            client.send_frame(encode_request(api_key, 2, 1, "c", body))
+            assert client.receive_frame() is None
+    with RawClient(broker.bootstrap) as client:  # the broker serves on
+        assert client.request(DESCRIBE_ACLS, 2, _filter())["error_code"] == Errors.SECURITY_DISABLED
