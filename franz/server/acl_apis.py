@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Final
 
+from franz.protocol import api_keys
 from franz.protocol.errors import Errors
 from franz.server.request_channel import Response
 
@@ -65,8 +66,5 @@ def _names_unknown(entry: dict, fields: tuple[str, ...]) -> bool:
 
 def _refused(request, reason: str) -> Response:
     logger.warning("Closing connection %s from %s: invalid %s request v%d: %s", request.connection_id,
-                   request.client_address[0], _API_NAMES[request.api_key], request.api_version, reason)
+                   request.client_address[0], api_keys.SCHEMAS[request.api_key].name, request.api_version, reason)
     return Response((), Response.CLOSE_CONNECTION_KIND)  # its own: the caller may set a throttle on it
-
-
-_API_NAMES: Final = {29: "DescribeAcls", 30: "CreateAcls", 31: "DeleteAcls"}

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from franz.common.config_def import ConfigDef, ConfigError
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
     BROKER_RECONFIGURABLE_KEYS,
@@ -328,17 +328,17 @@ class Controller:
         return pending
 
     def find_coordinator(self, name: str, num_partitions: int, overrides: dict[str, str],
-                         listener_name: str | None) -> tuple[int, str | None, int, str, int]:
+                         listener_name: str | None) -> tuple[int, int, str, int]:
         """FindCoordinator's answer for a coordinator living on the internal topic `name`: (error,
-        message, node id, host, port). This node once the topic exists; until then its creation
+        node id, host, port). This node once the topic exists; until then its creation
         starts in the background and the answer is COORDINATOR_NOT_AVAILABLE (Kafka's
         KafkaApis.getCoordinator: the client asks again, its connection not held meanwhile)."""
         if self.metadata.get(name) is None:
             if name not in self._creating:
                 self._creation_of(name, num_partitions, overrides).add_done_callback(_log_failed_creation)
-            return Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
+            return Errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         endpoint = self.metadata.endpoint_for(listener_name)
-        return Errors.NONE, None, self.metadata.node_id, endpoint.host, endpoint.port
+        return Errors.NONE, self.metadata.node_id, endpoint.host, endpoint.port
 
     async def wait_for_creation(self, name: str) -> TopicMetadata | None:
         """The topic once the creation of it under way is done; None when none is."""
@@ -382,8 +382,7 @@ class Controller:
         await self._done(self._growing, name)  # else partitions being added would outlive their topic
         topic = self.metadata.get(name)
         if topic is None:
-            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                           "This server does not host this topic-partition.")
+            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, default_message(Errors.UNKNOWN_TOPIC_OR_PARTITION))
         self.metadata.remove(name)
         for prepare in self.topic_deletion_preparers:
             await prepare(name)
@@ -427,8 +426,7 @@ class Controller:
         await self._done(self._growing, name)
         topic = self.metadata.get(name)
         if topic is None:
-            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                           "This server does not host this topic-partition.")
+            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, default_message(Errors.UNKNOWN_TOPIC_OR_PARTITION))
         if count < topic.num_partitions:
             raise ApiError(Errors.INVALID_PARTITIONS,
                            f"The topic {name} currently has {topic.num_partitions} partition(s); "
@@ -477,7 +475,7 @@ class Controller:
                     error, message = (Errors.UNKNOWN_TOPIC_OR_PARTITION,
                                       f"No such partition as {entry['topic']}-{partition}")
                 else:
-                    error, message = Errors.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."
+                    error, message = Errors.ELECTION_NOT_NEEDED, default_message(Errors.ELECTION_NOT_NEEDED)
                 partition_results.append({"partition_id": partition, "error_code": error, "error_message": message})
             results.append({"topic": entry["topic"], "partition_result": partition_results})
         return results
@@ -500,7 +498,8 @@ class Controller:
                     if not 0 <= index < topic.num_partitions:
                         raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{index}.")
                     if replicas is None:
-                        raise ApiError(Errors.NO_REASSIGNMENT_IN_PROGRESS, "No partition reassignment is in progress.")
+                        raise ApiError(Errors.NO_REASSIGNMENT_IN_PROGRESS,
+                                       default_message(Errors.NO_REASSIGNMENT_IN_PROGRESS))
                     self._validate_manual_assignment(replicas)
                     error = None
                 except ApiError as exc:

@@ -16,7 +16,7 @@ import collections
 import logging
 from typing import Any, Final
 
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.server import config_helper
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER
@@ -160,7 +160,7 @@ class ControllerApis:
                 answer["topic_id"] = topic.topic_id.bytes
             try:
                 if not self.config["delete.topic.enable"]:
-                    raise ApiError(Errors.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
+                    raise ApiError(Errors.TOPIC_DELETION_DISABLED, default_message(Errors.TOPIC_DELETION_DISABLED))
                 if topic is not None:
                     quota.record(topic.num_partitions)
                 await self.controller.delete_topic(name)

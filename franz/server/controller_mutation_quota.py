@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.server.client_quota_manager import ClientQuotaManager
 from franz.server.controller import ApiError
 
-THROTTLING_QUOTA_EXCEEDED_MESSAGE: Final = "The throttling quota has been exceeded."
+THROTTLING_QUOTA_EXCEEDED_MESSAGE: Final = default_message(Errors.THROTTLING_QUOTA_EXCEEDED)
 
 
 class TokenBucket:

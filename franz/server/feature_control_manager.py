@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.server.broker_features import SUPPORTED_FEATURES, FinalizedFeatures
 
 FEATURES_FILE: Final = "features.json"
@@ -125,7 +125,8 @@ class FeatureControlManager:
                         for listener in listeners:
                             listener(levels.get(name, 0))
         # Up to v1 each update has its result, whose message is Errors.NONE.message(): "NONE".
-        results = [{"feature": update["feature"], "error_code": Errors.NONE, "error_message": "NONE"}
+        results = [{"feature": update["feature"], "error_code": Errors.NONE,
+                    "error_message": default_message(Errors.NONE)}
                    for update in body["feature_updates"]]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
                 "results": results if request.api_version <= 1 else []}

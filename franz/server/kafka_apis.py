@@ -42,7 +42,7 @@ from franz.coordinator.transaction.transaction_coordinator import TV_2, as_add_p
 from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
                                             validate_records)
 from franz.server import config_helper
@@ -74,7 +74,7 @@ from franz.storage.unified_log import (
 logger = logging.getLogger(__name__)
 
 # The answer of an API whose feature is off (Errors.UNSUPPORTED_VERSION's message, where the response has one).
-_FEATURE_DISABLED: Final = ApiError(Errors.UNSUPPORTED_VERSION, "The version of API is not supported.")
+_FEATURE_DISABLED: Final = ApiError(Errors.UNSUPPORTED_VERSION, default_message(Errors.UNSUPPORTED_VERSION))
 _DESCRIBE_SHARE_GROUP_OFFSETS: Final = 90
 
 

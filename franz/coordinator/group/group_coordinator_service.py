@@ -61,11 +61,6 @@ _FIND_COORDINATOR: Final = SCHEMAS_BY_NAME["FindCoordinator"].api_key
 # OffsetCommitRequest.DEFAULT_RETENTION_TIME: the offsets.retention.minutes of the broker.
 DEFAULT_RETENTION_TIME_MS: Final = -1
 
-
-def _as_int64(value: int) -> int:
-    """`value` wrapped into a Java long, as Java's arithmetic leaves it."""
-    return (value + 2**63) % 2**64 - 2**63
-
 KEY_TYPE_GROUP: Final = 0
 KEY_TYPE_TRANSACTION: Final = 1
 KEY_TYPE_SHARE: Final = 2
@@ -75,8 +70,8 @@ GROUP_TYPE_SHARE: Final = "share"
 # OffsetCommit and OffsetFetch name topics by id from v10 (the Java 4.x consumer's, in KIP-848 groups).
 OFFSETS_BY_TOPIC_ID_MIN_VERSION: Final = 10
 
-# key -> (error, error message, node id, host, port); other coordinators (transactions) add theirs.
-CoordinatorResolver = Callable[[str, Any], tuple[int, str | None, int, str, int]]
+# key -> (error, node id, host, port); other coordinators (transactions, shares) add theirs.
+CoordinatorResolver = Callable[[str, Any], tuple[int, int, str, int]]
 # (transactional id, producer id, producer epoch, offsets partition) -> the error, NONE when
 # that partition is in the producer's ongoing transaction (the transaction coordinator's check)
 TransactionVerifier = Callable[[str, int, int, int, int], Awaitable[Errors]]
@@ -194,7 +189,7 @@ class GroupCoordinatorService:
 
     # -- FindCoordinator -------------------------------------------------------------
 
-    def _resolve_group_coordinator(self, key: str, request) -> tuple[int, str | None, int, str, int]:
+    def _resolve_group_coordinator(self, key: str, request) -> tuple[int, int, str, int]:
         return self.controller.find_coordinator(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
                                                 self._offsets_topic_configs(), request.listener_name)
 
@@ -213,9 +208,10 @@ class GroupCoordinatorService:
         answers = []
         for key in keys:
             resolver = self.resolvers.get(key_type)
-            found = (Errors.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1) if resolver is None else resolver(key, request)
-            answers.append({"key": key, "error_code": found[0], "error_message": None, "node_id": found[2],
-                            "host": found[3], "port": found[4]})
+            code, node_id, host, port = ((Errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1) if resolver is None
+                                         else resolver(key, request))
+            answers.append({"key": key, "error_code": code, "error_message": None, "node_id": node_id,
+                            "host": host, "port": port})
         if version >= 4:
             return {"throttle_time_ms": 0, "coordinators": answers}
         answer = answers[0]
@@ -938,6 +934,11 @@ def _fail_written(topics: list[dict], code: int) -> dict:
             if partition["error_code"] == Errors.NONE:
                 partition["error_code"] = code
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _as_int64(value: int) -> int:
+    """`value` wrapped into a Java long, as Java's arithmetic leaves it."""
+    return (value + 2**63) % 2**64 - 2**63
 
 
 def _java_length(text: str) -> int:

@@ -56,7 +56,7 @@ from franz.common.utils import java_string_hash, kafka_abs
 from franz.coordinator.group.coordinator_loader import CoordinatorPartitionWriter, CoordinatorWriteError, load_partition
 from franz.coordinator.share import share_coordinator_record_serde as serde
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 from franz.records.builder import now_ms
 from franz.server.broker_features import SHARE_VERSION
 
@@ -92,10 +92,9 @@ class ShareGroupOffset:
 
 # The shard's messages (ShareCoordinatorShard's constants, and Errors' own where it uses those).
 NEGATIVE_PARTITION_ID: Final = "The partition id cannot be a negative number."
-FENCED_LEADER_EPOCH_MESSAGE: Final = "The leader epoch in the request is older than the epoch on the broker."
-FENCED_STATE_EPOCH_MESSAGE: Final = ("The share coordinator rejected the request because the share-group state "
-                                     "epoch did not match.")
-UNKNOWN_PARTITION_MESSAGE: Final = "This server does not host this topic-partition."
+FENCED_LEADER_EPOCH_MESSAGE: Final = default_message(Errors.FENCED_LEADER_EPOCH)
+FENCED_STATE_EPOCH_MESSAGE: Final = default_message(Errors.FENCED_STATE_EPOCH)
+UNKNOWN_PARTITION_MESSAGE: Final = default_message(Errors.UNKNOWN_TOPIC_OR_PARTITION)
 DEFAULT_STATE_EPOCH: Final = 0  # PartitionFactory's, for a summary of a share-partition with no state
 DEFAULT_LEADER_EPOCH: Final = 0
 _UUID_TEXT = re.compile(r"[A-Za-z0-9_-]*={0,2}")
@@ -348,12 +347,12 @@ class ShareCoordinator:
         group:topicId:partition is INVALID_REQUEST; else this node, once the state topic exists
         (its creation starts on the first ask, answered COORDINATOR_NOT_AVAILABLE meanwhile)."""
         if request.api_version < 6:  # v6 brought the SHARE type
-            return Errors.INVALID_REQUEST, None, -1, "", -1
+            return Errors.INVALID_REQUEST, -1, "", -1
         try:
             parse_coordinator_key(key)
         except ValueError as exc:
             logger.error("Share coordinator key is invalid: %s", exc)
-            return Errors.INVALID_REQUEST, None, -1, "", -1
+            return Errors.INVALID_REQUEST, -1, "", -1
         return self.controller.find_coordinator(SHARE_GROUP_STATE_TOPIC, self.num_partitions,
                                                 self._state_topic_configs(), request.listener_name)
 

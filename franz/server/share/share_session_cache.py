@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 
 INITIAL_EPOCH: Final = 0
 FINAL_EPOCH: Final = -1
@@ -76,9 +76,10 @@ class ShareSessionCache:
         """The open session at `epoch` (any epoch for the final one). Raises ShareSessionError."""
         session = self.sessions.get(key)
         if session is None:
-            raise ShareSessionError(Errors.SHARE_SESSION_NOT_FOUND, "The share session was not found.")
+            raise ShareSessionError(Errors.SHARE_SESSION_NOT_FOUND, default_message(Errors.SHARE_SESSION_NOT_FOUND))
         if epoch != FINAL_EPOCH and session.epoch != epoch:
-            raise ShareSessionError(Errors.INVALID_SHARE_SESSION_EPOCH, "The share session epoch is invalid.")
+            raise ShareSessionError(Errors.INVALID_SHARE_SESSION_EPOCH,
+                                    default_message(Errors.INVALID_SHARE_SESSION_EPOCH))
         return session
 
     def advance(self, session: ShareSession) -> None:

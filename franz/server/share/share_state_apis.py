@@ -30,9 +30,9 @@ from typing import Final
 from franz.coordinator.share.share_coordinator import (SHARE_GROUP_STATE_TOPIC, ShareCoordinator, ShareStateError,
                                                        ShareStateWriteError, StateBatch)
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
-from franz.protocol.errors import Errors
+from franz.protocol.errors import Errors, default_message
 
-NOT_COORDINATOR_MESSAGE: Final = "This is not the correct coordinator."
+NOT_COORDINATOR_MESSAGE: Final = default_message(Errors.NOT_COORDINATOR)
 
 Operation = Callable[[SharePartitionKey, dict], Awaitable[dict]]
 
