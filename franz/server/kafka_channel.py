@@ -34,7 +34,12 @@ syscall for many pipelined answers either way). A file region goes out with
 os.sendfile on the socket once the transport's buffer is empty; when the kernel
 buffer is full the channel waits for writability on a dup of the socket's
 descriptor (loops refuse add_writer on a transport's own), closed as soon as
-the connection closes, since it keeps the socket open.
+the connection closes, since it keeps the socket open. While a response with
+file regions goes out the socket is corked (TCP_CORK, where the platform has
+it) and uncorked before anything else is written: its prefix, the bytes between
+regions and the end of each sendfile call then leave in full segments, where
+TCP_NODELAY sent each piece on its own (the bench's raw fetch of one partition
+on loopback: 30-40 KB per segment uncorked, 51 KB corked; docs/TEAM_NOTES.md).
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ _SIZE_MAX: Final = 2**31 - 1
 _SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP}
 # Transports whose socket carries plain TCP bytes, so sendfile may write to it.
 _PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
+_CAN_CORK: Final = hasattr(socket, "TCP_CORK")  # Linux
 
 
 class _Resumed(Coroutine):
@@ -155,6 +161,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._write_paused = False
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._sendfile_fd: int | None = None
+        self._sendfile_socket: Any = None  # the transport's socket object, for TCP_CORK
         self._writable_fd: int | None = None  # a dup of the socket, for add_writer
 
     # -- lifecycle ---------------------------------------------------------
@@ -180,6 +187,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             if (hasattr(os, "sendfile") and transport.get_extra_info("sslcontext") is None
                     and type(transport).__name__ in _PLAIN_TCP_TRANSPORTS):
                 self._sendfile_fd = sock.fileno()
+                self._sendfile_socket = sock
         transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
         server._register(self)
         if server._shutting_down:
@@ -545,6 +553,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._close()
 
     async def _send_with_regions(self, response: Response) -> None:
+        corked = self._sendfile_fd is not None and self._set_cork(True)
         try:
             self._transport.write(_SIZE.pack(response.size_bytes))
             for chunk in response.chunks:
@@ -560,6 +569,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
                                self.connection_id, type(exc).__name__, exc)
                 self._close()
         finally:
+            if corked and not self._closing:
+                self._set_cork(False)  # pushes the last partial segment now
             self._sending = False
             if self._closing:
                 self._close_writable_fd()
@@ -567,6 +578,17 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._server._touch(self)
             if not self._closing:
                 self._flush()
+
+    def _set_cork(self, corked: bool) -> bool:
+        """Cork or uncork the socket; False when it could not be (no TCP_CORK here, or the
+        connection is going away, when nothing is left to push)."""
+        if not _CAN_CORK:
+            return False
+        try:
+            self._sendfile_socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(corked))
+        except OSError:
+            return False
+        return True
 
     async def _send_region(self, region: FileRegion) -> None:
         """Send region bytes with os.sendfile on the transport's socket (zero

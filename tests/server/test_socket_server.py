@@ -537,6 +537,46 @@ def test_file_region_is_sent_byte_exact(start_server, raw, tmp_path):
         file.close()
 
 
+def _cork_of(fd: int) -> int:
+    """TCP_CORK of the socket behind `fd`, read through a duplicate descriptor."""
+    with socket.socket(fileno=os.dup(fd)) as sock:
+        return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_CORK"), reason="TCP_CORK is Linux's")
+def test_file_region_is_sent_corked_and_the_socket_uncorked_after_it(start_server, raw, tmp_path, monkeypatch):
+    content = os.urandom(2 * 1024 * 1024)
+    path = tmp_path / "segment.log"
+    path.write_bytes(content)
+    file = open(path, "rb")
+    corks_at_sendfile = []
+    real_sendfile = os.sendfile
+
+    def observed_sendfile(out_fd, in_fd, offset, count):
+        corks_at_sendfile.append(_cork_of(out_fd))
+        return real_sendfile(out_fd, in_fd, offset, count)
+
+    monkeypatch.setattr(os, "sendfile", observed_sendfile)
+
+    async def handle(request):
+        if request.correlation_id == 1:
+            return Response([struct.pack(">i", 1), b"head", FileSlice(file, 0, len(content)), b"tail"])
+        return Response([struct.pack(">i", request.correlation_id) + b"small"])
+
+    server = start_server(handle)
+    try:
+        with server.connect() as sock:
+            sock.sendall(raw.request_frame(1) + raw.request_frame(2))
+            assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"head" + content + b"tail"
+            assert raw.recv_frame(sock) == struct.pack(">i", 2) + b"small"
+            assert corks_at_sendfile and set(corks_at_sendfile) == {1}
+            # Uncorked once the region is out: a later small answer is not held back.
+            server_fds = server.read(lambda: [conn._sendfile_fd for conn in server.server._connections])
+            assert len(server_fds) == 1 and _cork_of(server_fds[0]) == 0
+    finally:
+        file.close()
+
+
 def test_file_region_past_end_of_file_closes_the_connection(start_server, raw, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
     path = tmp_path / "short.log"
