@@ -4,8 +4,8 @@ Run:  .venv/bin/python bench/broker_bench.py [--runs 3] [--scale 3.0] [--produce
                                             [--brokers franz,tansu,noida] [--external NAME=HOST:PORT]
 
 Every broker runs as a real process on a free 127.0.0.1 port with a fresh temp
-dir (franz: `franz server start`, with the OS's socket buffers as the peers
-have them, see FRANZ_OVERRIDES; Tansu 0.6.0 with its memory storage; noida-db
+dir (franz: `franz server start`, with the OS's receive buffers as the peers
+have them and Kafka's send buffers, see FRANZ_OVERRIDES; Tansu 0.6.0 with its memory storage; noida-db
 0.2.3 with only its Kafka face). Peers are pip-installed on first use into
 ~/.cache/franz-bench/venv (tests/support/peer_brokers.py); one that cannot be
 installed or cannot run here is skipped with the reason printed. --external
@@ -75,7 +75,9 @@ gives no figure.
 The limit: raw loopback TCP on this machine in the same run (one connection
 sending 1 MiB chunks for --loopback-seconds to a reader thread). On msgs/s
 rows the loopback column is that speed divided by the record size: payload
-bytes alone, no framing, so no broker can reach it.
+bytes alone, no framing, so no broker can reach it. The raw fetch rows also
+have their client's own ceiling, printed under the table: the same client
+against a thread answering every Fetch from memory (raw_fetch_ceiling_mb_s).
 
 Cells are medians of --runs runs; runs interleave the brokers, in an order
 that turns from cell to cell and from run to run, so that noise from the rest
@@ -103,6 +105,8 @@ Not a timed test.
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import os
 import re
 import shutil
@@ -121,7 +125,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from franz.protocol.codec import encode_request  # noqa: E402
+from franz.protocol.codec import encode_request, encode_response  # noqa: E402
+from franz.records.builder import SimpleRecord, build_batch  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
 from tests.support.java_client import compile_driver  # noqa: E402
 from tests.support.peer_brokers import CACHE_DIR, PEERS, PeerProcess, install  # noqa: E402
@@ -199,11 +204,13 @@ def measuring(brokers: list[Broker], measured: Broker | None) -> None:
             (broker.process.resume if broker is measured else broker.process.pause)()
 
 
-# The socket buffers the peers have: neither Tansu nor noida-db sets SO_RCVBUF/SO_SNDBUF, so the
-# kernel autotunes theirs (up to net.ipv4.tcp_rmem's max); franz, like Kafka, pins 100 KiB unless
-# told -1 ("use the OS default"). With requests of ~0.5 MB, 100 B x 1 partition produce went from
-# 0.57-1.05 M to 1.06-1.44 M msgs/s with -1 (three alternations).
-FRANZ_OVERRIDES = {"socket.receive.buffer.bytes": "-1", "socket.send.buffer.bytes": "-1",
+# The socket buffers: neither Tansu nor noida-db sets SO_RCVBUF/SO_SNDBUF, so the kernel autotunes
+# theirs (up to net.ipv4.tcp_rmem's max); franz, like Kafka, pins 100 KiB unless told -1 ("use the
+# OS default"). Receiving requests of ~0.5 MB, 100 B x 1 partition produce went from 0.57-1.05 M to
+# 1.06-1.44 M msgs/s with -1 (three alternations), so the receive side autotunes. The send side
+# keeps Kafka's 100 KiB: with -1, raw fetch fell from 2,166-2,383 to 1,577-1,933 MB/s (two
+# alternations of --runs 2 --brokers franz, 2026-11-27; consume rows within their noise).
+FRANZ_OVERRIDES = {"socket.receive.buffer.bytes": "-1",
                    "log.segment.delete.delay.ms": "0"}  # see the module docstring
 
 
@@ -522,6 +529,60 @@ def raw_fetch_mb_s(bootstrap: str, topic: str, partitions: int, min_seconds: flo
         return total / MIB / (time.perf_counter() - start)
 
 
+# The raw fetch client's own limit: its answers come from a server thread that holds one Fetch v12
+# answer in memory, CEILING_BATCHES batches of CEILING_RECORDS x 1 KiB records, so that nothing a
+# broker does costs anything. On 2026-11-27 this limit was 2.4-2.5 GB/s against loopback's 3.3-3.9:
+# the loopback reader takes one 1 MiB buffer sent over and over (it stays in the CPU caches), where
+# a fetch's bytes come from memory (a 50 MiB buffer sent whole: 2.1-2.3 GB/s on the same machine).
+CEILING_BATCHES = 50
+CEILING_RECORDS = 1000
+
+
+@functools.cache
+def _fetch_answers() -> tuple[bytes, bytes]:
+    """Fetch v12 answers (size prefix included) for one partition of topic "ceiling": one holding
+    the batches, one holding none (the client's "read to the end")."""
+    batch = bytearray(build_batch([SimpleRecord(value=bytes(1024)) for _ in range(CEILING_RECORDS)]))
+    records = bytearray()
+    for index in range(CEILING_BATCHES):
+        struct.pack_into(">q", batch, 0, index * CEILING_RECORDS)  # base offset: outside the CRC
+        records += batch
+
+    def answer(records: bytes) -> bytes:
+        chunks = encode_response(1, 12, 0, {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": [
+            {"topic": "ceiling", "topic_id": bytes(16), "partitions": [{
+                "partition_index": 0, "error_code": 0, "high_watermark": CEILING_BATCHES * CEILING_RECORDS,
+                "last_stable_offset": CEILING_BATCHES * CEILING_RECORDS, "log_start_offset": 0,
+                "aborted_transactions": None, "preferred_read_replica": -1, "records": records}]}]})
+        body = b"".join(chunks)
+        return struct.pack(">i", len(body)) + body
+
+    return answer(bytes(records)), answer(b"")
+
+
+def raw_fetch_ceiling_mb_s(min_seconds: float = 1.0) -> float:
+    """raw_fetch_mb_s against a server thread answering from memory (as loopback_mb_s's sender is
+    a thread): what the client itself takes. The server answers each request with the full
+    answer, then the empty one, in turn."""
+    full, empty = _fetch_answers()
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        def serve() -> None:
+            conn, _ = server.accept()
+            with conn:
+                for turn in itertools.count():
+                    prefix = conn.recv(4, socket.MSG_WAITALL)
+                    if len(prefix) < 4 or not conn.recv(struct.unpack(">i", prefix)[0], socket.MSG_WAITALL):
+                        return
+                    conn.sendall(empty if turn % 2 else full)
+
+        answering = threading.Thread(target=serve, daemon=True)
+        answering.start()
+        mb_s = raw_fetch_mb_s("%s:%d" % server.getsockname(), "ceiling", 1, min_seconds)
+        answering.join(RUN_TIMEOUT_S)  # the client's connection is closed: the thread returns
+    assert mb_s is not None
+    return mb_s
+
+
 C_DRIVER = ROOT / "bench" / "c" / "rdkafka_perf.c"
 C_CONSUME_RESULT = re.compile(r"^RESULT (\S+) (\S+)$", re.MULTILINE)
 C_PRODUCE_RESULT = re.compile(r"^RESULT (?P<rate>\S+) \S+ (?P<p99>\S+)$", re.MULTILINE)
@@ -597,7 +658,7 @@ def _fmt(value: float | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
-def print_table(names: list[str], cells: dict, loopback: float, records: dict[int, int],
+def print_table(names: list[str], cells: dict, loopback: float, ceiling: float, records: dict[int, int],
                 warmups: dict[int, int]) -> None:
     peers = [name for name in names if name != "franz"]
     header = ["size", "parts", "measure"] + names + ["loopback", "franz/best peer"]
@@ -631,7 +692,8 @@ def print_table(names: list[str], cells: dict, loopback: float, records: dict[in
           f"record each before their clock starts); loopback {loopback:,.0f} MB/s "
           f"(msgs/s rows: loopback bytes / record size). Medians of the runs. raw fetch: a client that reads "
           f"batch headers only (what the broker serves when the client is not the bottleneck); "
-          f"target >= 70% of loopback. paced p99: {PACED_RATES[100]:,} x 100 B or {PACED_RATES[1024]:,} x 1 KiB "
+          f"target >= 70% of loopback; the client's own ceiling, against a server answering from memory, "
+          f"{ceiling:,.0f} MB/s ({ceiling / loopback:.0%} of loopback). paced p99: {PACED_RATES[100]:,} x 100 B or {PACED_RATES[1024]:,} x 1 KiB "
           f"records/s for {PACED_SECONDS:g} s into the same topic (produce p99 is at full speed, where the "
           f"client's own queue sets it).")
 
@@ -684,14 +746,16 @@ def main() -> int:
         names = ["franz"] + [b.name for b in brokers if b.name != "franz"]
         print("brokers: " + ", ".join(f"{b.name} {b.bootstrap}" for b in brokers), flush=True)
         cells = {(name, size, parts): Cell() for name in names for size in RECORD_SIZES for parts in PARTITION_COUNTS}
-        loopbacks = []
+        loopbacks, ceilings = [], []
         if len(brokers) > 1 and args.runs % len(brokers):
             print(f"note: --runs {args.runs} is not a multiple of the {len(brokers)} brokers, so some of them "
                   f"take a cell's first turn more often than others", flush=True)
         for run in range(args.runs):
             measuring(brokers, None)
             loopbacks.append(loopback_mb_s(args.loopback_seconds))
-            print(f"run {run + 1}/{args.runs}: loopback {loopbacks[-1]:,.0f} MB/s", flush=True)
+            ceilings.append(raw_fetch_ceiling_mb_s())
+            print(f"run {run + 1}/{args.runs}: loopback {loopbacks[-1]:,.0f} MB/s, raw fetch client ceiling "
+                  f"{ceilings[-1]:,.0f} MB/s", flush=True)
             for cell_index, (size, partitions) in enumerate(
                     (size, partitions) for size in RECORD_SIZES for partitions in PARTITION_COUNTS):
                 # The order turns from cell to cell, and from run to run for each cell (over a
@@ -704,7 +768,7 @@ def main() -> int:
                     measuring(brokers, broker)
                     bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
                                records[size], args.producers, warmups[size])
-        print_table(names, cells, statistics.median(loopbacks), records, warmups)
+        print_table(names, cells, statistics.median(loopbacks), statistics.median(ceilings), records, warmups)
         print(f"total {time.monotonic() - started_s:.0f} s")
     finally:
         for broker in brokers:
