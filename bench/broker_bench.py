@@ -5,8 +5,8 @@ Run:  .venv/bin/python bench/broker_bench.py [--runs 3] [--scale 3.0] [--produce
 
 Every broker runs as a real process on a free 127.0.0.1 port with a fresh temp
 dir (franz: `franz server start`, with the OS's receive buffers as the peers
-have them and Kafka's send buffers, see FRANZ_OVERRIDES; Tansu 0.6.0 with its memory storage; noida-db
-0.2.3 with only its Kafka face). Peers are pip-installed on first use into
+have them and Kafka's send buffers, see FRANZ_OVERRIDES; Tansu 0.6.0 with its
+memory storage; noida-db 0.2.3 with only its Kafka face). Peers are pip-installed on first use into
 ~/.cache/franz-bench/venv (tests/support/peer_brokers.py); one that cannot be
 installed or cannot run here is skipped with the reason printed. --external
 adds a broker that is already running (any Kafka-compatible one).
@@ -550,7 +550,7 @@ def _fetch_answers() -> tuple[bytes, bytes]:
 
     def answer(records: bytes) -> bytes:
         chunks = encode_response(1, 12, 0, {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": [
-            {"topic": "ceiling", "topic_id": bytes(16), "partitions": [{
+            {"topic": "ceiling", "partitions": [{
                 "partition_index": 0, "error_code": 0, "high_watermark": CEILING_BATCHES * CEILING_RECORDS,
                 "last_stable_offset": CEILING_BATCHES * CEILING_RECORDS, "log_start_offset": 0,
                 "aborted_transactions": None, "preferred_read_replica": -1, "records": records}]}]})
@@ -693,7 +693,8 @@ def print_table(names: list[str], cells: dict, loopback: float, ceiling: float, 
           f"(msgs/s rows: loopback bytes / record size). Medians of the runs. raw fetch: a client that reads "
           f"batch headers only (what the broker serves when the client is not the bottleneck); "
           f"target >= 70% of loopback; the client's own ceiling, against a server answering from memory, "
-          f"{ceiling:,.0f} MB/s ({ceiling / loopback:.0%} of loopback). paced p99: {PACED_RATES[100]:,} x 100 B or {PACED_RATES[1024]:,} x 1 KiB "
+          f"{ceiling:,.0f} MB/s ({ceiling / loopback:.0%} of loopback). "
+          f"paced p99: {PACED_RATES[100]:,} x 100 B or {PACED_RATES[1024]:,} x 1 KiB "
           f"records/s for {PACED_SECONDS:g} s into the same topic (produce p99 is at full speed, where the "
           f"client's own queue sets it).")
 

@@ -161,7 +161,6 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._write_paused = False
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._sendfile_fd: int | None = None
-        self._sendfile_socket: Any = None  # the transport's socket object, for TCP_CORK
         self._writable_fd: int | None = None  # a dup of the socket, for add_writer
 
     # -- lifecycle ---------------------------------------------------------
@@ -187,7 +186,6 @@ class KafkaChannel(asyncio.BufferedProtocol):
             if (hasattr(os, "sendfile") and transport.get_extra_info("sslcontext") is None
                     and type(transport).__name__ in _PLAIN_TCP_TRANSPORTS):
                 self._sendfile_fd = sock.fileno()
-                self._sendfile_socket = sock
         transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
         server._register(self)
         if server._shutting_down:
@@ -585,7 +583,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if not _CAN_CORK:
             return False
         try:
-            self._sendfile_socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(corked))
+            self._transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(corked))
         except OSError:
             return False
         return True
