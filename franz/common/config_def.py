@@ -112,10 +112,15 @@ def one_of(*allowed: str, case_sensitive: bool = True) -> Validator:
 
 
 def each_of(*allowed: str, non_empty: bool = False) -> Validator:
+    """ConfigDef.ValidList.in: no value twice, none empty, each one of `allowed`."""
     def check(key: str, value: Any) -> None:
         if non_empty and not value:
             raise ConfigError(key, value, "The list must not be empty")
+        if value and len(set(value)) != len(value):
+            raise ConfigError(key, value, "", f"Configuration '{key}' values must not be duplicated.")
         for item in value or ():
+            if item == "":
+                raise ConfigError(key, value, "", f"Configuration '{key}' values must not be empty.")
             if item not in allowed:
                 raise ConfigError(key, item, f"String must be one of: {', '.join(allowed)}")
     return check

@@ -43,6 +43,8 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
 }
 
 _HOUR_MS = 60 * 60 * 1000
+# Kafka's SecurityProtocol names.
+SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("node.id", "int", NO_DEFAULT, at_least(0)),
@@ -309,6 +311,17 @@ def require_group_coordinator_bounds(values: Mapping[str, Any]) -> None:
             raise ConfigError(key, value, message, message)
 
 
+# Broker keys whose values KafkaConfig checks itself after resolving the units (validateValues), with no
+# validator of their own in SERVER_CONFIG_DEF: log.retention.hours=-1 is the usual "keep forever".
+_BROKER_TIME_KEYS: Final = frozenset(("log.retention.ms", "log.roll.ms", "log.roll.jitter.ms"))
+
+
+def _require_failed(key: str, value: Any, requirement: str) -> None:
+    """KafkaConfig.validateValues' Utils.require: Kafka refuses to start with Scala's words alone."""
+    message = f"requirement failed: {requirement}"
+    raise ConfigError(key, value, requirement, message)
+
+
 class KafkaConfig:
     """The resolved broker configuration. `values` holds typed values by key."""
 
@@ -319,8 +332,11 @@ class KafkaConfig:
         self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS]
         for broker_key, topic_key in BROKER_SYNONYMS.items():
             if broker_key in self.originals:
+                definition = TOPIC_CONFIG_DEF.keys[topic_key]
+                if broker_key in _BROKER_TIME_KEYS:  # typed only: KafkaConfig's requirements follow
+                    definition = dataclasses.replace(definition, validator=None)
                 try:
-                    TOPIC_CONFIG_DEF.keys[topic_key].parse(self.originals[broker_key])
+                    definition.parse(self.originals[broker_key])
                 except ConfigError as exc:  # name the key the operator wrote
                     raise ConfigError(broker_key, exc.value, exc.reason) from None
         self.log_config = LogConfig.from_props({}, self._log_config_props())
@@ -328,10 +344,43 @@ class KafkaConfig:
         self.listeners = [Endpoint.parse("listeners", text) for text in self.values["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners", self.originals.get("listeners"), "At least one listener is required")
+        protocols = self._listener_security_protocols()
+        for endpoint in self.listeners:
+            protocol = protocols.get(endpoint.listener_name)
+            if protocol is None:  # listenerListToEndPoints' IllegalArgumentException
+                raise ConfigError("listeners", self.originals.get("listeners"), "",
+                                  f"No security protocol defined for listener {endpoint.listener_name}")
+            if protocol != "PLAINTEXT":
+                raise ConfigError("listener.security.protocol.map", protocol,
+                                  f"listener {endpoint.listener_name} is {protocol}; franz serves PLAINTEXT "
+                                  f"listeners only")
         require_group_coordinator_bounds(self.values)
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))
+
+    def _listener_security_protocols(self) -> dict[str, str]:
+        """Listener name -> security protocol (AbstractKafkaConfig.effectiveListenerSecurityProtocolMap):
+        the map as configured; unset, every protocol under its own name, and the controller
+        listeners PLAINTEXT unless some listener already names SSL or SASL."""
+        configured = self.values["listener.security.protocol.map"]
+        written = self.originals.get("listener.security.protocol.map")
+        protocols = {}
+        for item in configured if configured is not None else [p + ":" + p for p in SECURITY_PROTOCOLS]:
+            name, sep, protocol = item.partition(":")
+            if not sep or not name.strip():
+                raise ConfigError("listener.security.protocol.map", written,
+                                  f"Map entry '{item}' is not of the form 'key:value'")
+            if protocol.strip().upper() not in SECURITY_PROTOCOLS:
+                raise ConfigError("listener.security.protocol.map", written,
+                                  f"Unknown security protocol {protocol.strip()}")
+            protocols[name.strip().upper()] = protocol.strip().upper()
+        if configured is None:
+            controllers = [name.strip().upper() for name in self.values["controller.listener.names"] or ()]
+            named = controllers + [e.listener_name for e in self.listeners]
+            if not any(name in SECURITY_PROTOCOLS and name != "PLAINTEXT" for name in named):
+                protocols.update(dict.fromkeys(controllers, "PLAINTEXT"))
+        return protocols
 
     @classmethod
     def from_sources(cls, config_file: str | Path | None = None,
@@ -359,6 +408,16 @@ class KafkaConfig:
             minutes = self.values["log.retention.minutes"]
             props["log.retention.ms"] = (minutes * 60_000 if minutes is not None
                                          else self.values["log.retention.hours"] * _HOUR_MS)
+        # KafkaConfig.logRetentionTimeMillis: any negative retention, in whichever unit, is unlimited.
+        retention_ms = int(props["log.retention.ms"])
+        props["log.retention.ms"] = -1 if retention_ms < 0 else retention_ms
+        for key, floor, words in (("log.roll.ms", 1, "greater than or equal to 1"),
+                                  ("log.roll.jitter.ms", 0, "greater than or equal to 0")):
+            if int(props[key]) < floor:
+                _require_failed(key, props[key], f"{key} must be {words}")
+        if props["log.retention.ms"] == 0:
+            _require_failed("log.retention.ms", 0,
+                            "log.retention.ms must be unlimited (-1) or, greater than or equal to 1")
         if "log.flush.interval.ms" not in props:
             props["log.flush.interval.ms"] = self.values["log.flush.scheduler.interval.ms"]
         return props

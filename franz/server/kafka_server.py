@@ -262,7 +262,9 @@ def run_from_cli(args: argparse.Namespace) -> int:
     try:
         config = KafkaConfig.from_sources(args.config, args.override)
     except ConfigError as exc:
-        print(f"franz: invalid configuration: {exc}", file=sys.stderr)
+        # Kafka's own words for some checks do not name the key (a listener's protocol): add it.
+        where = "" if exc.key in str(exc) else f" ({exc.key})"
+        print(f"franz: invalid configuration{where}: {exc}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:
         print(f"franz: cannot read configuration: {exc}", file=sys.stderr)

@@ -53,3 +53,12 @@ def test_the_embedded_default_is_one_node_on_9092_with_data_under_dot_data(tmp_p
         if process.poll() is None:
             process.kill()
             process.wait(START_TIMEOUT_S)
+
+
+def test_a_refused_config_exits_2_naming_the_key_even_where_kafkas_words_do_not(tmp_path):
+    refused = subprocess.run([sys.executable, "-m", "franz.cli.main", "server", "start", "--override",
+                              "listeners=FOO://127.0.0.1:0", "--override", f"log.dirs={tmp_path}"],
+                             capture_output=True, text=True, timeout=START_TIMEOUT_S)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().endswith(
+        "franz: invalid configuration (listeners): No security protocol defined for listener FOO")

@@ -1,6 +1,6 @@
 import pytest
 
-from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least, one_of
+from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least, each_of, one_of
 
 
 def make_def() -> ConfigDef:
@@ -44,3 +44,12 @@ def test_a_bad_value_is_refused_with_a_message_naming_the_key(key, value):
         make_def().parse({key: value})
     assert info.value.key == key
     assert key in str(info.value)
+
+
+def test_a_list_of_allowed_values_refuses_a_value_twice_or_an_empty_one_in_kafkas_words():
+    definition = ConfigKey("cleanup.policy", "list", ["delete"], each_of("compact", "delete"))
+    assert definition.parse("compact, delete") == ["compact", "delete"]
+    with pytest.raises(ConfigError, match="^Configuration 'cleanup.policy' values must not be duplicated.$"):
+        definition.parse("delete,delete")
+    with pytest.raises(ConfigError, match="^Configuration 'cleanup.policy' values must not be empty.$"):
+        definition.parse("compact,,delete")

@@ -102,3 +102,42 @@ def test_group_coordinator_keys_must_lie_within_their_bounds_as_kafka_requires(o
                for o in overrides[:1] if o.startswith("group.consumer.heartbeat")]
     if lowered:  # with its bound lowered too, the same value is taken
         assert KafkaConfig.from_sources(None, overrides + lowered)["group.consumer.heartbeat.interval.ms"] == 300
+
+
+@pytest.mark.parametrize("override", ["log.retention.hours=-1", "log.retention.minutes=-30", "log.retention.ms=-5"])
+def test_a_negative_broker_retention_in_any_unit_is_unlimited(override):
+    """KafkaConfig.logRetentionTimeMillis: the broker keys have no range of their own, and any
+    negative value means keep forever (log.retention.hours=-1 is the usual way to say so)."""
+    assert KafkaConfig.from_sources(None, [override]).log_config.retention_ms == -1
+
+
+UNLIMITED_OR_POSITIVE = "log.retention.ms must be unlimited (-1) or, greater than or equal to 1"
+
+
+@pytest.mark.parametrize("override, requirement", [
+    ("log.retention.ms=0", UNLIMITED_OR_POSITIVE),
+    ("log.retention.hours=0", UNLIMITED_OR_POSITIVE),
+    ("log.roll.ms=0", "log.roll.ms must be greater than or equal to 1"),
+    ("log.roll.jitter.ms=-1", "log.roll.jitter.ms must be greater than or equal to 0"),
+])
+def test_kafka_configs_requirements_on_resolved_times_refuse_to_start(override, requirement):
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, [override])
+    assert str(refused.value) == f"requirement failed: {requirement}"
+
+
+def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():
+    with pytest.raises(ConfigError, match="^No security protocol defined for listener FOO$") as refused:
+        KafkaConfig.from_sources(None, ["listeners=FOO://127.0.0.1:9999"])
+    assert refused.value.key == "listeners"
+    mapped = KafkaConfig.from_sources(None, ["listeners=FOO://127.0.0.1:9999",
+                                             "listener.security.protocol.map=FOO:PLAINTEXT"])
+    assert mapped.listeners == [Endpoint("FOO", "127.0.0.1", 9999)]
+    # unset map: the controller listeners are PLAINTEXT (effectiveListenerSecurityProtocolMap)
+    both = KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2",
+                                           "controller.listener.names=CONTROLLER"])
+    assert [e.listener_name for e in both.listeners] == ["PLAINTEXT", "CONTROLLER"]
+    with pytest.raises(ConfigError, match="listener SSL is SSL; franz serves PLAINTEXT listeners only"):
+        KafkaConfig.from_sources(None, ["listeners=SSL://127.0.0.1:9999"])
+    with pytest.raises(ConfigError, match="listener.security.protocol.map: Unknown security protocol BAR"):
+        KafkaConfig.from_sources(None, ["listener.security.protocol.map=PLAINTEXT:BAR"])
