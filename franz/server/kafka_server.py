@@ -60,6 +60,7 @@ from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
 
 logger = logging.getLogger("franz.server.KafkaRaftServer")
+broker_logger = logging.getLogger("franz.server.BrokerServer")
 
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
 HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5000  # replica.high.watermark.checkpoint.interval.ms
@@ -80,8 +81,21 @@ class KafkaServer:
         self.share_partitions: SharePartitionManager | None = None
         self.transaction_coordinator: TransactionCoordinator | None = None
         self._prefix = f"[KafkaRaftServer nodeId={config.node_id}]"
+        self._broker_prefix = f"[BrokerServer id={config.node_id}]"  # BrokerServer's LogContext
+        self._status = "SHUTDOWN"  # BrokerServer's ProcessStatus
+
+    def _change_status(self, expected: str, to: str) -> bool:
+        """BrokerServer.maybeChangeStatus: move on only from `expected`, and log the move."""
+        if self._status != expected:
+            return False
+        broker_logger.info("%s Transition from %s to %s", self._broker_prefix, self._status, to)
+        self._status = to
+        return True
 
     async def startup(self) -> None:
+        if not self._change_status("SHUTDOWN", "STARTING"):
+            return
+        broker_logger.info("%s Starting broker", self._broker_prefix)
         config = self.config
         for key in config.unknown_keys:
             logger.warning("The configuration '%s' was supplied but isn't a known config.", key)
@@ -175,6 +189,7 @@ class KafkaServer:
         if config["metrics.port"] > 0:
             self.metrics.serve(config.listeners[0].host or "127.0.0.1", config["metrics.port"])
         metadata.advertised = self._advertised_endpoints()
+        self._change_status("STARTING", "STARTED")
         logger.info("%s Kafka Server started", self._prefix)
 
     def _advertised_endpoints(self) -> list[Endpoint]:
@@ -185,7 +200,10 @@ class KafkaServer:
         return [Endpoint(e.listener_name, e.host or "localhost", e.port) for e in self.socket_server.bound_endpoints]
 
     async def shutdown(self) -> None:
-        logger.info("%s shutting down", self._prefix)
+        """Stop what startup started; a server that never began starting has nothing to stop."""
+        if not (self._change_status("STARTED", "SHUTTING_DOWN") or self._change_status("STARTING", "SHUTTING_DOWN")):
+            return
+        broker_logger.info("%s shutting down", self._broker_prefix)
         if self.metrics is not None:
             self.metrics.shutdown()
         if self.socket_server is not None:
@@ -206,7 +224,8 @@ class KafkaServer:
             await self.replica_manager.shutdown()
         if self.log_manager is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.log_manager.shutdown)
-        logger.info("%s shut down completed", self._prefix)
+        broker_logger.info("%s shut down completed", self._broker_prefix)
+        self._change_status("SHUTTING_DOWN", "SHUTDOWN")
 
 
 async def _serve(config: KafkaConfig) -> int:
@@ -218,7 +237,8 @@ async def _serve(config: KafkaConfig) -> int:
     try:
         await server.startup()
     except BaseException:
-        logger.exception("%s Fatal error during startup. Prepare to shutdown", server._prefix)
+        broker_logger.critical("%s Fatal error during broker startup. Prepare to shutdown", server._broker_prefix,
+                               exc_info=True)
         await server.shutdown()
         return 1
     frozen = freeze_startup_objects()  # what startup loaded lives until shutdown (see garbage_collector)
@@ -230,6 +250,9 @@ async def _serve(config: KafkaConfig) -> int:
 
 def configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stdout)
+    # log4j's level names, so that a line reads "WARN" and "FATAL" as Kafka's do
+    logging.addLevelName(logging.WARNING, "WARN")
+    logging.addLevelName(logging.CRITICAL, "FATAL")
     logging.Formatter.default_msec_format = "%s,%03d"
 
 

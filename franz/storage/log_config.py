@@ -182,6 +182,22 @@ class LogConfig:
         _values, unknown = TOPIC_CONFIG_DEF.parse(props)
         return unknown
 
+    def overridden_configs_as_loggable_string(self) -> str:
+        """The topic's own keys as Kafka logs them (ConfigUtils.configMapToRedactedString): sorted,
+        `key=value` joined by ", " in braces, STRING values quoted, an unknown key's value redacted."""
+        shown = []
+        for key in sorted(self.overrides):
+            definition, value = TOPIC_CONFIG_DEF.keys.get(key), self.overrides[key]
+            if definition is None:
+                shown.append(f"{key}=(redacted)")
+            elif value is None:
+                shown.append(f"{key}=null")
+            elif definition.type == "string":
+                shown.append(f'{key}="{value}"')
+            else:
+                shown.append(f"{key}={value}")
+        return "{" + ", ".join(shown) + "}"
+
     @property
     def max_index_size(self) -> int:
         return self.segment_index_bytes

@@ -152,8 +152,6 @@ class LogManager:
             marker = log_dir / CLEAN_SHUTDOWN_FILE
             clean = marker.exists()
             self.had_clean_shutdown[log_dir] = clean
-            if not clean:
-                log.info("Attempting recovery for all logs in %s since no clean shutdown file was found", log_dir)
             recovery_points = self._read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT_FILE)
             log_start_offsets = self._read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
             high_watermarks = self._read_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT_FILE)
@@ -170,6 +168,12 @@ class LogManager:
                 except ValueError:
                     log.warning("Skipping directory %s: not a topic-partition directory", child)
             total = len(partition_dirs)
+            if not total:
+                log.info("No logs found to be loaded in %s", log_dir)
+            elif clean:
+                log.info("Skipping recovery of %d logs from %s since clean shutdown file was found", total, log_dir)
+            else:
+                log.info("Recovering %d logs from %s since no clean shutdown file was found", total, log_dir)
             loaded = [0]
             counter_lock = threading.Lock()
 
@@ -283,7 +287,7 @@ class LogManager:
             self.future_logs[tp] = future
             self.preferred_log_dirs.pop(tp, None)
             log.info("Created log for partition %s-%d in %s with properties %s", topic, partition, directory,
-                     dict(future.config.overrides))
+                     future.config.overridden_configs_as_loggable_string())
             return future
 
     def delete_future_log(self, topic: str, partition: int) -> None:
@@ -346,7 +350,7 @@ class LogManager:
             self.logs[tp] = partition_log
             self._log_dir_of[tp] = log_dir
             log.info("Created log for partition %s-%d in %s with properties %s", topic, partition, directory,
-                     dict(partition_log.config.overrides))
+                     partition_log.config.overridden_configs_as_loggable_string())
             return partition_log
 
     def delete_log(self, topic: str, partition: int) -> None:

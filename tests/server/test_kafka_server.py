@@ -24,6 +24,49 @@ def test_sigterm_is_a_controlled_shutdown_with_the_clean_marker(tmp_path):
         broker.stop()
 
 
+def _in_order(output: str, *lines: str) -> bool:
+    """Whether every one of `lines` appears in `output`, each after the one before it."""
+    at = 0
+    for line in lines:
+        at = output.find(line, at)
+        if at < 0:
+            return False
+    return True
+
+
+def test_startup_shutdown_and_recovery_lines_are_kafkas(tmp_path):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    data = tmp_path / "data"
+    broker = BrokerProcess(data).start()
+    try:
+        assert _in_order(broker.output(),
+                         "INFO [BrokerServer id=1] Transition from SHUTDOWN to STARTING (franz.server.BrokerServer)",
+                         "INFO [BrokerServer id=1] Starting broker", f"INFO No logs found to be loaded in {data} (",
+                         "INFO [BrokerServer id=1] Transition from STARTING to STARTED",
+                         "INFO [KafkaRaftServer nodeId=1] Kafka Server started"), broker.output()
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("logged", 1, 1, config={"retention.ms": "1000000", "cleanup.policy": "compact",
+                                                              "compression.type": "lz4"})])["logged"].result(30)
+        assert broker.wait_for_line(f"Created log for partition logged-0 in {data / 'logged-0'} with properties "
+                                    '{cleanup.policy=compact, compression.type="lz4", retention.ms=1000000}')
+    finally:
+        assert broker.stop(signal.SIGTERM) == 0
+    assert _in_order(broker.output(), "[BrokerServer id=1] Transition from STARTED to SHUTTING_DOWN",
+                     "INFO [BrokerServer id=1] shutting down", "INFO [BrokerServer id=1] shut down completed",
+                     "[BrokerServer id=1] Transition from SHUTTING_DOWN to SHUTDOWN"), broker.output()
+    broker.start()
+    try:
+        assert f"Skipping recovery of 1 logs from {data} since clean shutdown file was found" in broker.output()
+    finally:
+        broker.stop(signal.SIGKILL)
+    broker.start()
+    try:
+        assert f"Recovering 1 logs from {data} since no clean shutdown file was found" in broker.output()
+    finally:
+        broker.stop()
+
+
 def test_sigint_also_stops_cleanly(tmp_path):
     broker = BrokerProcess(tmp_path / "data").start()
     assert broker.stop(signal.SIGINT) == 0
@@ -32,7 +75,7 @@ def test_sigint_also_stops_cleanly(tmp_path):
 def test_an_unknown_key_is_warned_about(tmp_path):
     broker = BrokerProcess(tmp_path / "data", {"no.such.key": "1"}).start()
     try:
-        assert "The configuration 'no.such.key' was supplied but isn't a known config." in broker.output()
+        assert " WARN The configuration 'no.such.key' was supplied but isn't a known config." in broker.output()
     finally:
         broker.stop()
 
@@ -88,3 +131,16 @@ def test_a_broker_without_its_c_modules_says_so_once():
         assert all(f"franz.storage.{name}" in output for name in missing)
     built = _run_cli_probe()
     assert built.returncode == 0 and "not built" not in built.stdout + built.stderr
+
+def test_a_startup_failure_is_logged_fatal_as_kafkas_broker_logs_it_and_exits_1(tmp_path):
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "franz.cli.main", "server", "start",
+                   "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}", "--override", f"log.dirs={tmp_path}"]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "FATAL [BrokerServer id=1] Fatal error during broker startup. Prepare to shutdown" in result.stdout
+    assert "Address already in use" in result.stdout
+    assert "[BrokerServer id=1] shut down completed" in result.stdout
