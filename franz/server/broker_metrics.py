@@ -7,7 +7,8 @@ exporter find familiar names:
 
 - kafka_server_BrokerTopicMetrics_{BytesInPerSec,BytesOutPerSec,MessagesInPerSec}_total{topic}
 - kafka_network_RequestMetrics_RequestsPerSec_total{request,version}
-- kafka_network_RequestMetrics_TotalTimeMs{request} (histogram, ms)
+- kafka_network_RequestMetrics_TotalTimeMs{request} (histogram, ms); `request` is the API's name,
+  and as in Kafka's RequestChannel a Fetch counts under FetchConsumer (or FetchFollower) too
 - kafka_network_RequestChannel_RequestQueueSize
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount}
 - kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)

@@ -107,6 +107,28 @@ _ZERO_TOPIC_ID: Final = bytes(16)
 _REQUEST_QUOTA_EXEMPT: Final = frozenset((API["WriteTxnMarkers"].api_key,))
 
 
+_FETCH_KEY: Final = API["Fetch"].api_key
+_ADD_PARTITIONS_TO_TXN_KEY: Final = API["AddPartitionsToTxn"].api_key
+_LIST_CONFIG_RESOURCES_KEY: Final = API["ListConfigResources"].api_key
+
+
+def _request_metric_names(api_key: int, version: int, body: dict) -> tuple[str, ...] | None:
+    """The RequestMetrics names a request counts under where they are not just its API's name
+    (RequestChannel's overrideMetricNames), else None: a Fetch also as FetchConsumer or
+    FetchFollower, a verify-only AddPartitionsToTxn as VerifyPartitionsInTxn alone, and
+    ListConfigResources v0 also under its old name, ListClientMetricsResources."""
+    if api_key == _FETCH_KEY:
+        state = body.get("replica_state") if version >= 15 else None
+        replica_id = state["replica_id"] if state else body.get("replica_id", -1)
+        return ("FetchFollower" if replica_id >= 0 else "FetchConsumer", "Fetch")
+    if api_key == _ADD_PARTITIONS_TO_TXN_KEY and version >= 4 and body["transactions"] and all(
+            transaction["verify_only"] for transaction in body["transactions"]):
+        return ("VerifyPartitionsInTxn",)
+    if api_key == _LIST_CONFIG_RESOURCES_KEY and version == 0:
+        return ("ListClientMetricsResources", "ListConfigResources")
+    return None
+
+
 def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -290,9 +312,11 @@ class KafkaApis:
             response.throttle_ms = result.get("throttle_time_ms", 0)
             return response
         finally:
-            requests, total_time = self.metrics.request[schema.name, version]
-            requests.inc()
-            total_time.observe((time.perf_counter() - start) * 1000)
+            elapsed_ms = (time.perf_counter() - start) * 1000
+            for name in _request_metric_names(api_key, version, body) or (schema.name,):
+                requests, total_time = self.metrics.request[name, version]
+                requests.inc()
+                total_time.observe(elapsed_ms)
 
     def _unsupported_version(self, request: Request, schema) -> Response:
         logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,

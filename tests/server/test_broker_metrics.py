@@ -43,6 +43,11 @@ def test_metrics_follow_produce_and_fetch(broker_factory):
     assert _value(text, r'kafka_server_BrokerTopicMetrics_BytesOutPerSec_total\{topic="m"\}') == len(records)
     assert _value(text, r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="9"\}') == 1
     assert _value(text, r'kafka_network_RequestMetrics_TotalTimeMs_count\{request="Fetch"\}') == 1
+    # RequestChannel counts a consumer's Fetch under FetchConsumer as well (dashboards use that name)
+    assert _value(text, r'kafka_network_RequestMetrics_TotalTimeMs_count\{request="FetchConsumer"\}') == 1
+    fetch_consumer = r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="FetchConsumer",version="12"\}'
+    assert _value(text, fetch_consumer) == 1
+    assert 'request="FetchFollower"' not in text
     assert _value(text, r'kafka_log_Log_LogEndOffset\{partition="0",topic="m"\}') == 2
     assert _value(text, r'kafka_log_Log_NumLogSegments\{partition="1",topic="m"\}') == 1
     assert _value(text, r"kafka_server_ReplicaManager_UnderReplicatedPartitions") == 0
@@ -145,3 +150,18 @@ def test_the_children_looked_up_once_are_the_ones_the_registry_exports():
     exported = generate_latest(metrics.registry).decode()
     assert _value(exported, r'kafka_server_BrokerTopicMetrics_BytesInPerSec_total\{topic="orders"\}') == 120
     assert _value(exported, r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="11"\}') == 1
+
+
+def test_request_metric_names_follow_kafkas_overrides():
+    from franz.server.kafka_apis import _request_metric_names
+    assert _request_metric_names(1, 14, {"replica_id": 1}) == ("FetchFollower", "Fetch")
+    assert _request_metric_names(1, 17, {"replica_id": -1, "replica_state": {"replica_id": 2}}) == (
+        "FetchFollower", "Fetch")
+    assert _request_metric_names(1, 17, {"replica_id": -1, "replica_state": {"replica_id": -1}}) == (
+        "FetchConsumer", "Fetch")
+    verify = {"transactions": [{"verify_only": True}, {"verify_only": True}]}
+    assert _request_metric_names(24, 4, verify) == ("VerifyPartitionsInTxn",)
+    assert _request_metric_names(24, 4, {"transactions": [{"verify_only": True}, {"verify_only": False}]}) is None
+    assert _request_metric_names(74, 0, {}) == ("ListClientMetricsResources", "ListConfigResources")
+    assert _request_metric_names(74, 1, {}) is None
+    assert _request_metric_names(0, 9, {}) is None
