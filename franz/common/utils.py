@@ -1,6 +1,11 @@
-"""Small facts of Kafka's org.apache.kafka.common.utils.Utils that placement depends on."""
+"""Small pieces of Kafka's org.apache.kafka.common.utils.Utils: the hashes placement depends on,
+and loadProps, which reads the .properties files of the broker and of Kafka's tools."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import javaproperties
 
 
 def java_string_hash(text: str) -> int:
@@ -20,3 +25,11 @@ def kafka_abs(value: int) -> int:
 def partition_for_key(key: str, partitions: int) -> int:
     """The coordinator partition of a group or transactional id: abs(hashCode) % partitions."""
     return kafka_abs(java_string_hash(key)) % partitions
+
+
+def load_props(path: str | Path) -> dict[str, str]:
+    """Utils.loadProps: a Java .properties file as java.util.Properties.load reads it (ISO-8859-1,
+    `#`/`!` comments, `key=value`, `key: value` or `key value`, escapes, continued lines); OSError
+    when it cannot be read."""
+    with open(path, "rb") as file:
+        return dict(javaproperties.load(file))

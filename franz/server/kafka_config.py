@@ -31,6 +31,7 @@ from franz.common.config_def import (
     each_of,
     one_of,
 )
+from franz.common.utils import load_props
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
@@ -196,26 +197,6 @@ class Endpoint:
         if not 0 <= port <= 65535:
             raise ConfigError(key, text, "Port must be between 0 and 65535")
         return cls(match["name"].upper(), match["host"].strip("[]"), port)
-
-
-def read_properties(path: str | Path) -> dict[str, str]:
-    """Parse a Java .properties file (the subset Kafka's config files use)."""
-    props: dict[str, str] = {}
-    pending = ""
-    for raw_line in Path(path).read_text(encoding="utf-8").splitlines():
-        line = pending + raw_line.strip() if pending else raw_line.strip()
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        match = re.match(r"^((?:[^=:\s\\]|\\.)+)\s*[=:\s]\s*(.*)$", line)
-        if match is None:
-            props[line] = ""
-        else:
-            props[match[1]] = match[2]
-    return props
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, str]:
@@ -385,7 +366,7 @@ class KafkaConfig:
     @classmethod
     def from_sources(cls, config_file: str | Path | None = None,
                      overrides: Sequence[str] = ()) -> KafkaConfig:
-        props = dict(EMBEDDED_DEFAULTS) if config_file is None else read_properties(config_file)
+        props = dict(EMBEDDED_DEFAULTS) if config_file is None else load_props(config_file)
         props.update(parse_overrides(overrides))
         return cls(props)
 

@@ -1,7 +1,8 @@
 import pytest
 
 from franz.common.config_def import ConfigError
-from franz.server.kafka_config import Endpoint, KafkaConfig, read_properties
+from franz.common.utils import load_props
+from franz.server.kafka_config import Endpoint, KafkaConfig
 
 
 def test_embedded_default_is_one_node_on_loopback_with_data_under_dot_data():
@@ -21,7 +22,7 @@ def test_properties_file_syntax(tmp_path):
         "log.dirs: /a,\\\n    /b\n"
         "log.segment.bytes=4096\n"
     )
-    props = read_properties(path)
+    props = load_props(path)
     assert props["log.dirs"] == "/a,/b"
     config = KafkaConfig.from_sources(path)
     assert config.node_id == 3
