@@ -348,15 +348,15 @@ def produce(bootstrap: str, topic: str, records: int, size: int, producers: int,
     """(msgs/s, MB/s, p99 ms) of `producers` perf-test processes (see producer_processes)."""
     return producer_processes(records, size, producers, rate, "perf-test", lambda share, share_rate: perf_test_argv(
         "produce", "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(share),
-        "--record-size", str(size), "--throughput", str(share_rate or -1), "--producer-props", *PRODUCER_PROPS,
+        "--record-size", str(size), "--throughput", str(share_rate or -1), "--command-property", *PRODUCER_PROPS,
         f"compression.type={compression}"), FINAL_PRODUCE_LINE)
 
 
 def consume(bootstrap: str, topic: str, records: int) -> tuple[float, float]:
     """(msgs/s, MB/s) of one perf-test consumer reading `records` from offset 0 of every partition."""
     done = subprocess.run(perf_test_argv("consume", "--bootstrap-server", bootstrap, "--topic", topic,
-                                         "--messages", str(records), "--timeout", "10000",
-                                         "--consumer-props", *CONSUMER_PROPS),
+                                         "--num-records", str(records), "--timeout", "10000",
+                                         "--command-property", *CONSUMER_PROPS),
                           cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     line = CONSUME_LINE.search(done.stdout)
     if done.returncode != 0 or line is None or int(line.group(3)) != records:
