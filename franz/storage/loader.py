@@ -116,6 +116,9 @@ class LogLoader:
         if self.leader_epoch_cache is not None:
             self.leader_epoch_cache.truncate_from_end(next_offset)
             self.leader_epoch_cache.truncate_from_start(log_start_offset)
+        # Recovery may have truncated past snapshots, or a crash left some behind: keep those at segment
+        # bases and the newest beyond them (LogLoader.load before its rebuild).
+        self.producer_state_manager.remove_stray_snapshots(self.segments.base_offsets())
         rebuild_producer_state(self.producer_state_manager, self.segments, log_start_offset, next_offset,
                                self.time_ms)
         return LoadedLogOffsets(log_start_offset, recovery_point,
@@ -204,11 +207,17 @@ class LogLoader:
             if path.is_file() and files.is_index_file(path) and files.offset_from_file(path) not in log_bases:
                 log.warning("%sFound an orphaned index file %s, with no corresponding log file.", self._ident, path)
                 path.unlink()
-        for base_offset in sorted(log_bases):
+        ordered = sorted(log_bases)
+        for base_offset, next_base in zip(ordered, ordered[1:] + [None]):
             time_index_newly_created = not files.time_index_file(self.dir, base_offset).exists()
             segment = LogSegment.open(self.dir, base_offset, self.config, self.time_ms, file_already_exists=True)
             try:
                 segment.sanity_check(time_index_newly_created)
+                if not self.had_clean_shutdown and (next_base is None or next_base > self.recovery_point_checkpoint):
+                    # Recovered in _recover_log whatever its indexes hold, as LogSegment.sanityCheck reasons:
+                    # after a crash the active segment's preallocated indexes would fail these checks.
+                    self.segments.add(segment)
+                    continue
                 offset_index = segment.offset_index
                 offset_index.sanity_check()
                 segment.time_index.sanity_check()
@@ -228,7 +237,7 @@ class LogLoader:
                           "and rebuilding index files...", self._ident, segment.log_file)
                 self._recover_segment(segment)
             except CorruptIndexError as exc:
-                log.error("%sFound a corrupted index file corresponding to log file %s due to %s, recovering "
+                log.warning("%sFound a corrupted index file corresponding to log file %s due to %s, recovering "
                           "segment and rebuilding index files...", self._ident, segment.log_file, exc)
                 self._recover_segment(segment)
             self.segments.add(segment)

@@ -152,6 +152,9 @@ class LogManager:
             marker = log_dir / CLEAN_SHUTDOWN_FILE
             clean = marker.exists()
             self.had_clean_shutdown[log_dir] = clean
+            if clean:  # gone before loading, so that a crash while loading means recovery next time (KAFKA-10471)
+                marker.unlink()
+                flush_dir(log_dir)
             recovery_points = self._read_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT_FILE)
             log_start_offsets = self._read_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
             high_watermarks = self._read_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT_FILE)
@@ -215,8 +218,6 @@ class LogManager:
                                         thread_name_prefix="log-recovery-") as pool:
                     for result in [pool.submit(load, item) for item in partition_dirs]:
                         result.result()
-            marker.unlink(missing_ok=True)
-            flush_dir(log_dir)
         for (topic, partition), future in self.future_logs.items():
             # A future log never runs ahead of its current log: what it holds past the current
             # log's end (the current log's recovery cut an unflushed tail after a crash) was

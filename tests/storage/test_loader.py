@@ -254,6 +254,40 @@ def test_an_offset_index_pointing_past_the_log_is_rebuilt(tmp_path, caplog):
     reopened.close()
 
 
+def test_stray_producer_snapshots_are_removed_at_load_but_the_newest_beyond_every_segment(tmp_path):
+    """LogLoader.load's removeStraySnapshots: a snapshot at an offset no segment starts at is
+    left by a truncation or a crash; only the newest one, past the last segment's base, stays."""
+    config = config_of()
+    directory = three_segment_log(tmp_path, config)  # bases 0, 2, 4; the clean stop's snapshot at 5
+    kept = {int(p.name.split(".")[0]) for p in directory.glob("*.snapshot")}
+    assert 5 in kept
+    for stray in (1, 3):
+        shutil.copy(files.producer_snapshot_file(directory, 5), files.producer_snapshot_file(directory, stray))
+    reopened = open_log(tmp_path, config)
+    assert {int(p.name.split(".")[0]) for p in directory.glob("*.snapshot")} == kept
+    assert all_values(reopened) == [b"v0", b"v1", b"v2", b"v3", b"v4"]
+    reopened.close()
+
+
+def test_a_crash_leaves_preallocated_indexes_that_recovery_rebuilds_without_calling_them_corrupt(tmp_path, caplog):
+    """After a crash the active segment's indexes still have their preallocated size: Kafka's
+    LogSegment.sanityCheck leaves them to the recovery of everything past the recovery point,
+    which rebuilds them, and says nothing of corruption."""
+    config = config_of(**{"index.interval.bytes": 1})
+    crashed = open_log(tmp_path, config)
+    write_values(crashed, 20)
+    offset_entries, time_entries = index_entries(crashed)  # the log is never closed: a crash
+    caplog.set_level(logging.INFO)
+    reopened = open_log(tmp_path, config, recovery_point=0, had_clean_shutdown=False)
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    recovered = [r.getMessage() for r in caplog.records if "Recovering unflushed segment" in r.getMessage()]
+    assert len(recovered) == 1, recovered  # once, not again for the indexes
+    assert index_entries(reopened) == (offset_entries, time_entries)
+    assert all_values(reopened) == [b"v%03d" % i for i in range(20)]
+    reopened.close()
+    crashed.close()
+
+
 # -- unclean restart -----------------------------------------------------------------------
 
 def test_unclean_restart_recovers_only_from_the_recovery_point(tmp_path, caplog):
