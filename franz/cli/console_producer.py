@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import signal
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -32,6 +33,10 @@ QUEUE_FULL_POLL_S = 0.1
 MAX_BLOCK_MS_DEFAULT = 60_000  # Kafka's max.block.ms default
 LINE_READER = "org.apache.kafka.tools.LineMessageReader"
 EXIT_ON_INTERRUPT = 130  # 128 + SIGINT, as the JVM exits on Ctrl-C
+EXIT_ON_TERMINATE = 143  # 128 + SIGTERM: the JVM runs its shutdown hooks on SIGTERM too
+# The Java producer's max.request.size default, which also bounds one record; librdkafka's
+# message.max.bytes defaults to 1,000,000 and would refuse records Kafka's tool sends.
+MAX_REQUEST_SIZE_DEFAULT = 1024 * 1024
 
 # Options that each stand for one producer setting; given explicitly, they win over the properties.
 SETTING_OPTIONS = (
@@ -198,6 +203,7 @@ def _producer_properties(args: argparse.Namespace) -> dict[str, str]:
     properties["bootstrap.servers"] = args.bootstrap_server
     properties["compression.type"] = args.compression_codec  # Kafka's tool sets it whatever the properties say
     properties.setdefault("client.id", "console-producer")
+    properties.setdefault("max.request.size", str(MAX_REQUEST_SIZE_DEFAULT))
     for option, name in SETTING_OPTIONS:
         value = getattr(args, option)
         if value is not None:
@@ -226,12 +232,14 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     failures: list[str] = []
 
-    def report(error, _message) -> None:
+    def report(error, message) -> None:
         if error is not None:
+            _log_send_error(args.topic, message.key(), message.value(), str(error))
             failures.append(str(error))
 
     lines = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
     exit_code = 0
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         for headers, key, value in reader.records(lines):
             _send(producer, args.topic, headers, key, value, report, max_block_ms, failures)
@@ -244,6 +252,8 @@ def _run(args: argparse.Namespace) -> int:
         exit_code = 1
     except KeyboardInterrupt:
         exit_code = EXIT_ON_INTERRUPT
+    except Terminated:
+        exit_code = EXIT_ON_TERMINATE
     # What was read is sent before exiting, whatever ended the input (Kafka's producer-shutdown-hook).
     remaining = producer.flush(FLUSH_TIMEOUT_S)
     if failures or remaining:
@@ -251,6 +261,22 @@ def _run(args: argparse.Namespace) -> int:
               f"{failures[:1] or ['timed out']}", file=sys.stderr)
         return exit_code or 1
     return exit_code
+
+
+def _log_send_error(topic: str, key, value, error: str) -> None:
+    """The line Kafka's ErrorLoggingCallback logs for a record that failed; the run goes on."""
+    key_text = "null" if key is None else f"{len(key)} bytes"
+    value_text = "null" if value is None else f"{len(value)} bytes"
+    print(f"ERROR Error when sending message to topic {topic} with key: {key_text}, value: {value_text} "
+          f"with error: {error}", file=sys.stderr, flush=True)
+
+
+class Terminated(Exception):
+    """SIGTERM arrived: stop reading, then send what was read, as Kafka's shutdown hook does."""
+
+
+def _terminated(_signum, _frame) -> None:
+    raise Terminated
 
 
 def _max_block_ms(value: str) -> int:
@@ -264,10 +290,16 @@ def _max_block_ms(value: str) -> int:
 def _send(producer, topic: str, headers, key, value, report, max_block_ms: int, failures: list[str]) -> None:
     """Produce one record, waiting at most max_block_ms for room in the queue (Kafka's max.block.ms);
     a record that finds none is dropped and counted as failed, as the Java producer fails its send."""
+    from confluent_kafka import KafkaException  # noqa: PLC0415
     deadline = time.monotonic() + max_block_ms / 1000
     while True:
         try:
             producer.produce(topic, value=value, key=key, headers=headers or None, on_delivery=report)
+            break
+        except KafkaException as exc:  # this record alone (too large, ...): the Java send fails it in its callback
+            error = exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else str(exc)
+            _log_send_error(topic, key, value, error)
+            failures.append(error)
             break
         except BufferError:
             if time.monotonic() >= deadline:

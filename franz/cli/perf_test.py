@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import sys
@@ -52,6 +53,7 @@ from pathlib import Path
 
 from franz.cli.command_config import CommandConfigError, describe_client_error, librdkafka_config, load_properties
 from franz.cli.usage_errors import exit_1_on_usage_errors
+from franz.common.java_regex import java_pattern
 
 MIB = 1024 * 1024
 LATENCY_SAMPLES_MAX = 500_000  # ProducerPerformance keeps at most this many latencies
@@ -66,6 +68,7 @@ CONSUMER_GROUP_DEFAULT = "franz-perf-consumer"  # librdkafka needs a group.id ev
 TRANSACTION_DURATION_MS_DEFAULT = 3000  # ProducerPerformance.DEFAULT_TRANSACTION_DURATION_MS
 TRANSACTIONAL_ID_PREFIX = "performance-producer-"  # ProducerPerformance.DEFAULT_TRANSACTION_ID_PREFIX
 DATE_FORMAT_DEFAULT = "yyyy-MM-dd HH:mm:ss:SSS"  # ConsumerPerfOptions' --date-format
+MAX_REQUEST_SIZE_DEFAULT = 1024 * 1024  # the Java producer's max.request.size, which bounds one record too
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -123,8 +126,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _add_client_options(parser: argparse.ArgumentParser, client: str) -> None:
-    """The client settings and metrics options both of Kafka's perf tools take."""
+    """The client settings and metrics options both of Kafka's perf tools take. The consumer's
+    --command-property may be repeated, each adding (jopt-simple's valuesOf); the producer's
+    takes its last use (argparse4j), as in Kafka."""
     parser.add_argument("--command-property", nargs="+", type=_key_value, metavar="KEY=VALUE",
+                        action="extend" if client == "consumer" else "store",
                         help=f"{client} properties, in the Java client's names")
     parser.add_argument(f"--{client}.config", dest=f"{client}_config", metavar="FILE",
                         help=f"(deprecated) {client} properties file; use --command-config")
@@ -138,6 +144,18 @@ def _key_value(item: str) -> tuple[str, str]:
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expects KEY=VALUE, got {item!r}")
     return key, value
+
+
+def _emit(line: str, out=None) -> None:
+    """Print a line; once the reader has gone (`| head`), drop the output and let the run go on,
+    as Java's System.out does (it swallows write errors), so that records in flight still land."""
+    out = out or sys.stdout
+    try:
+        print(line, file=out, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())  # the buffered rest, and every later line, go nowhere
+        os.close(devnull)
 
 
 def _usage_error(args: argparse.Namespace, message: str) -> int:
@@ -172,9 +190,9 @@ class LibrdkafkaStatistics:
         if not rows:
             return
         width = max(len(name) for name, _ in rows)
-        print(f"\n{'Metric Name':<{width}}   Value", file=out)
+        _emit(f"\n{'Metric Name':<{width}}   Value", out)
         for name, value in rows:
-            print(f"{name:<{width}} : {value}", file=out)
+            _emit(f"{name:<{width}} : {value}", out)
 
 
 # -- produce --------------------------------------------------------------------------
@@ -223,13 +241,13 @@ class ProducerStats:
         if now_s - self.window_start_s < self.reporting_interval_s or self.window_count == 0:
             return
         if self.steady_state and self.count == self.window_count:
-            print("In steady state.", file=self.out, flush=True)
+            _emit("In steady state.", self.out)
         if not self.suppressed:
             elapsed_s = now_s - self.window_start_s
-            print(f"{self.window_count} records sent, {self.window_count / elapsed_s:.1f} records/sec "
+            _emit(f"{self.window_count} records sent, {self.window_count / elapsed_s:.1f} records/sec "
                   f"({self.window_bytes / elapsed_s / MIB:.2f} MB/sec), "
                   f"{self.window_total_latency_ms / self.window_count:.1f} ms avg latency, "
-                  f"{self.window_max_latency_ms:.1f} ms max latency.", file=self.out, flush=True)
+                  f"{self.window_max_latency_ms:.1f} ms max latency.", self.out)
         self.new_window(now_s)
 
     def total_line(self) -> str:
@@ -256,11 +274,11 @@ def _file_payloads(path: str, delimiter: str) -> list[bytes]:
     """ProducerPerformance.readPayloadFile: the file's text split at `delimiter`, empty pieces dropped
     (a Scanner skips them), each piece sent as UTF-8."""
     source = Path(path)
-    print(f"Reading payloads from: {source.absolute()}", flush=True)
+    _emit(f"Reading payloads from: {source.absolute()}")
     if not source.is_file() or source.stat().st_size == 0:
         raise ValueError("File does not exist or empty file provided.")
     pieces = [piece.encode() for piece in re.split(delimiter, source.read_text(encoding="utf-8")) if piece]
-    print(f"Number of records read: {len(pieces)}", flush=True)
+    _emit(f"Number of records read: {len(pieces)}")
     return pieces
 
 
@@ -301,12 +319,13 @@ def _producer_config(args: argparse.Namespace) -> dict:
     if args.reporting_interval <= 0:
         _usage_error(args, "--reporting-interval should be greater than zero.")
     if args.producer_props:
-        print("Option --producer-props has been deprecated and will be removed in a future version. "
-              "Use --command-property instead.", flush=True)
+        _emit("Option --producer-props has been deprecated and will be removed in a future version. "
+              "Use --command-property instead.")
     if args.producer_config:
-        print("Option --producer.config has been deprecated and will be removed in a future version. "
-              "Use --command-config instead.", flush=True)
-    settings = {"client.id": "perf-producer-client"}
+        _emit("Option --producer.config has been deprecated and will be removed in a future version. "
+              "Use --command-config instead.")
+    # The Java producer's max.request.size default (librdkafka's message.max.bytes is 1,000,000).
+    settings = {"client.id": "perf-producer-client", "message.max.bytes": str(MAX_REQUEST_SIZE_DEFAULT)}
     if args.acks is not None:
         settings["acks"] = args.acks
     settings.update(_client_config(args, "producer", args.command_config or args.producer_config,
@@ -366,8 +385,8 @@ def run_produce(args: argparse.Namespace) -> int:
         print(f"franz perf-test: {describe_client_error(exc, 'producer')}", file=sys.stderr)
         return 1
     if args.warmup_records > 0:
-        print(f"Warmup first {args.warmup_records} records. Steady state results will print after the complete "
-              "test summary.", flush=True)
+        _emit(f"Warmup first {args.warmup_records} records. Steady state results will print after the complete "
+              "test summary.")
     produce, poll = producer.produce, producer.poll
     topic, throughput = args.topic, args.throughput
     transaction_s = (args.transaction_duration_ms or 0) / 1000.0
@@ -393,6 +412,9 @@ def run_produce(args: argparse.Namespace) -> int:
             except BufferError:  # librdkafka's queue is full: let deliveries drain it
                 poll(0.01)
                 print_windows()
+            except KafkaException as exc:  # this record alone (too large, ...): the Java send fails it in its callback
+                on_delivery(exc.args[0] if exc.args else exc, None)
+                break
         in_transaction += 1
         if transactional and time.monotonic() - transaction_start_s >= transaction_s:
             producer.commit_transaction()  # flushes what the transaction holds first
@@ -410,9 +432,9 @@ def run_produce(args: argparse.Namespace) -> int:
     # Bounded by message.timeout.ms: librdkafka fails what it cannot deliver, and flush() then returns 0.
     while producer.flush(0.5) > 0:
         print_windows()
-    print(stats.total_line(), flush=True)
+    _emit(stats.total_line())
     if steady:
-        print(steady[0].total_line(), flush=True)
+        _emit(steady[0].total_line())
     if args.print_metrics:
         producer.poll(LibrdkafkaStatistics.INTERVAL_MS / 1000.0 * 1.5)  # serve one more statistics callback
         statistics.print_table()
@@ -452,9 +474,9 @@ def run_consume(args: argparse.Namespace) -> int:
     from confluent_kafka import (  # noqa: PLC0415 - only this command needs it
         OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition)
     if args.messages is not None:
-        print("Warning: --messages is deprecated. Use --num-records instead.", flush=True)
+        _emit("Warning: --messages is deprecated. Use --num-records instead.")
     if args.consumer_config is not None:
-        print("Warning: --consumer.config is deprecated. Use --command-config instead.", flush=True)
+        _emit("Warning: --consumer.config is deprecated. Use --command-config instead.")
     wanted = args.num_records if args.num_records is not None else args.messages
     if wanted <= 0:
         return _usage_error(args, "--num-records should be greater than zero")
@@ -462,7 +484,7 @@ def run_consume(args: argparse.Namespace) -> int:
         return _usage_error(args, "Reporting interval must be greater than 0.")
     try:
         format_date = date_formatter(args.date_format)
-        include = re.compile(args.include) if args.include is not None else None
+        include = java_pattern(args.include) if args.include is not None else None
         settings: dict = {"group.id": args.group or CONSUMER_GROUP_DEFAULT, "enable.auto.commit": False,
                           "auto.offset.reset": "latest" if args.from_latest else "earliest",
                           "max.partition.fetch.bytes": args.fetch_size,
@@ -477,8 +499,8 @@ def run_consume(args: argparse.Namespace) -> int:
         settings.update({"statistics.interval.ms": LibrdkafkaStatistics.INTERVAL_MS, "stats_cb": statistics.on_stats})
     if not args.hide_header:
         first = "time, threadId" if args.show_detailed_stats else "start.time, end.time"
-        print(f"{first}, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, "
-              "rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec", flush=True)
+        _emit(f"{first}, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, "
+              "rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec")
     try:
         consumer = Consumer(settings)
     except KafkaException as exc:
@@ -499,9 +521,14 @@ def run_consume(args: argparse.Namespace) -> int:
             def on_revoke(_consumer, _partitions) -> None:
                 join_start_s[0] = time.time()
 
-            # librdkafka takes a subscription starting with ^ as a regular expression
-            consumer.subscribe([args.topic] if include is None else ["^" + include.pattern],
-                               on_assign=on_assign, on_revoke=on_revoke)
+            # The topics --include matches now (Java's syntax, whole names, as IncludeList): librdkafka's
+            # own regex subscriptions are POSIX and match anywhere in a name.
+            topics = [args.topic] if include is None else sorted(
+                {tp.topic for tp in _assignment(consumer, None, include, OFFSET_BEGINNING, TopicPartition)})
+            if not topics:
+                print(f"franz perf-test: no topic matches {args.include!r}", file=sys.stderr)
+                return 1
+            consumer.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke)
         else:
             assigned = _assignment(consumer, args.topic, include, OFFSET_END if args.from_latest else OFFSET_BEGINNING,
                                    TopicPartition)
@@ -538,17 +565,16 @@ def run_consume(args: argparse.Namespace) -> int:
                     join_ms_in_round[0] = 0.0
                     last_report_s, last_read, last_bytes = now_s, read, read_bytes
         if read < wanted:
-            print(f"WARNING: Exiting before consuming the expected number of records: timeout ({args.timeout} ms) "
-                  "exceeded. You can use the --timeout option to increase the timeout.", flush=True)
+            _emit(f"WARNING: Exiting before consuming the expected number of records: timeout ({args.timeout} ms) "
+                  "exceeded. You can use the --timeout option to increase the timeout.")
         end_s = time.time()
         if not args.show_detailed_stats:
             elapsed_s = max(end_s - start_s, 1e-9)
             fetch_ms = int((end_s - start_s) * 1000 - join_ms[0])
             fetch_s = max(fetch_ms / 1000.0, 1e-9)
             mb = read_bytes / MIB
-            print(f"{format_date(start_s)}, {format_date(end_s)}, {mb:.4f}, {mb / elapsed_s:.4f}, {read}, "
-                  f"{read / elapsed_s:.4f}, {int(join_ms[0])}, {fetch_ms}, {mb / fetch_s:.4f}, {read / fetch_s:.4f}",
-                  flush=True)
+            _emit(f"{format_date(start_s)}, {format_date(end_s)}, {mb:.4f}, {mb / elapsed_s:.4f}, {read}, "
+                  f"{read / elapsed_s:.4f}, {int(join_ms[0])}, {fetch_ms}, {mb / fetch_s:.4f}, {read / fetch_s:.4f}")
         if args.print_metrics:
             consumer.poll(LibrdkafkaStatistics.INTERVAL_MS / 1000.0 * 1.5)  # serve one more statistics callback
             statistics.print_table()
@@ -577,6 +603,6 @@ def _print_progress(format_date: Callable[[float], str], read_bytes: int, last_b
     fetch_ms = int((end_s - start_s) * 1000.0 - join_ms)
     fetch_mb_s = 1000.0 * interval_mb / fetch_ms if fetch_ms > 0 else 0.0
     fetch_rate = 1000.0 * (read - last_read) / fetch_ms if fetch_ms > 0 else 0.0
-    print(f"{format_date(end_s)}, 0, {read_bytes / MIB:.4f}, {1000.0 * interval_mb / elapsed_ms:.4f}, {read}, "
+    _emit(f"{format_date(end_s)}, 0, {read_bytes / MIB:.4f}, {1000.0 * interval_mb / elapsed_ms:.4f}, {read}, "
           f"{1000.0 * (read - last_read) / elapsed_ms:.4f}, {int(join_ms)}, {fetch_ms}, {fetch_mb_s:.4f}, "
-          f"{fetch_rate:.4f}", flush=True)
+          f"{fetch_rate:.4f}")

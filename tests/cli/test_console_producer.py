@@ -215,19 +215,36 @@ def test_max_block_ms_bounds_the_wait_for_room_in_the_queue():
     assert "Failed to allocate memory within the configured max blocking time 100 ms." in produced.stderr
 
 
-def test_ctrl_c_sends_the_lines_read_before_it(broker):
-    create_topic(broker.bootstrap, "interrupted")
+@pytest.mark.parametrize("signum, exit_code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_sends_the_lines_read_before_it(broker, signum, exit_code):
+    """Kafka's producer-shutdown-hook runs on either signal; the JVM exits 128 + the signal."""
+    topic = f"interrupted-{signum}"
+    create_topic(broker.bootstrap, topic)
     command = [sys.executable, "-m", "franz.cli.main", "console-producer", "--bootstrap-server", broker.bootstrap,
-               "--topic", "interrupted", "--timeout", "60000"]
+               "--topic", topic, "--timeout", "60000"]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         process.stdin.write("one\ntwo\n")
         process.stdin.flush()
         time.sleep(3)  # read and queued; the 60 s linger keeps them from being sent
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, stderr = process.communicate(timeout=TIMEOUT_S)
     finally:
         process.kill()
-    assert process.returncode == 130, stderr
+    assert process.returncode == exit_code, stderr
     assert "Traceback" not in stderr
-    assert [m.value() for m in read_all(broker.bootstrap, "interrupted", 2)] == [b"one", b"two"]
+    assert [m.value() for m in read_all(broker.bootstrap, topic, 2)] == [b"one", b"two"]
+
+
+def test_a_record_too_large_fails_alone_and_the_lines_after_it_are_sent(broker):
+    """Records up to the Java producer's max.request.size (1 MiB) go out; a larger one fails in its own
+    callback (ErrorLoggingCallback's line) and the tool reads on (ConsoleProducer.loopReader)."""
+    create_topic(broker.bootstrap, "big-lines")
+    near_limit, too_large = "a" * 1_048_000, "b" * 2_000_000
+    produced = franz("console-producer", "--bootstrap-server", broker.bootstrap, "--topic", "big-lines",
+                     stdin=f"small1\n{near_limit}\n{too_large}\nsmall2\n")
+    assert produced.returncode == 1  # not every record was acknowledged
+    assert "Traceback" not in produced.stderr
+    assert ("ERROR Error when sending message to topic big-lines with key: null, value: 2000000 bytes with "
+            "error: ") in produced.stderr
+    assert [len(m.value()) for m in read_all(broker.bootstrap, "big-lines", 3)] == [6, 1_048_000, 6]

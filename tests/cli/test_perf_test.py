@@ -214,3 +214,39 @@ def test_consume_by_include_pattern_with_a_date_format_and_no_stats_line_while_n
     assert messages.stdout.splitlines()[0] == "Warning: --messages is deprecated. Use --num-records instead."
     neither = perf_test("consume", "--bootstrap-server", b, "--num-records", "5")
     assert neither.returncode == 1 and "one of the arguments --topic --include is required" in neither.stderr
+
+
+def test_records_up_to_the_java_producers_limit_go_out_and_a_larger_one_fails_alone(broker) -> None:
+    near_limit = produce(broker.bootstrap, "perf-big", 2, 1_048_000)
+    assert near_limit.returncode == 0, near_limit.stderr
+    assert FINAL_PRODUCE_LINE.match(near_limit.stdout.splitlines()[-1]).group(1) == "2"
+    too_large = produce(broker.bootstrap, "perf-big", 2, 2_000_000)
+    assert too_large.returncode == 1 and "Traceback" not in too_large.stderr
+    assert "delivery failed: " in too_large.stderr
+    assert FINAL_PRODUCE_LINE.match(too_large.stdout.splitlines()[-1]).group(1) == "0"
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_run(broker) -> None:
+    """`| head -1`: Java's System.out drops what it cannot write and the tool finishes sending."""
+    command = " ".join([sys.executable, "-m", "franz.cli.main", "perf-test", "produce", "--bootstrap-server",
+                        broker.bootstrap, "--topic", "perf-head", "--num-records", "3000", "--record-size", "10",
+                        "--throughput", "1000", "--reporting-interval", "200", "|", "head", "-1"])
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 1 and "Traceback" not in done.stderr
+    assert len(_records(broker.bootstrap, "perf-head", 3000)) == 3000
+
+
+def test_consume_include_is_java_syntax_on_whole_names_with_a_group_too_and_properties_add_up(broker) -> None:
+    b = broker.bootstrap
+    for topic in ("se", "seq"):
+        assert produce(b, topic, 10, 10).returncode == 0
+    # the group's first join waits group.initial.rebalance.delay.ms (3 s): --timeout counts from the start
+    done = perf_test("consume", "--bootstrap-server", b, "--include", r"s[e]", "--group", "perf-include",
+                     "--num-records", "11", "--timeout", "8000", "--hide-header")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1].split(", ")[4] == "10"  # se alone, not seq
+    both = perf_test("consume", "--bootstrap-server", b, "--topic", "se", "--num-records", "1",
+                     "--command-property", "bogus.prop=1", "--command-property", "client.id=x")
+    assert both.returncode == 1 and '"bogus.prop"' in both.stderr
