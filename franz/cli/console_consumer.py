@@ -6,8 +6,10 @@ latest or a number); with a group (--group, or group.id in the consumer settings
 it joins that consumer group; otherwise it reads every partition of the topic as
 a consumer with a throwaway group would, from auto.offset.reset (latest, or
 earliest with --from-beginning). Ends after --max-messages or --timeout-ms
-without a record and prints "Processed a total of N messages" to stderr, as Kafka
-does.
+without a record, on SIGINT or SIGTERM (exit code 128 + the signal, as the JVM's)
+or when standard output is closed, and prints "Processed a total of N messages"
+to stderr, as Kafka does. --include is a Java regular expression matched against
+whole topic names here, new topics being looked for every metadata.max.age.ms.
 
 Records are printed by DefaultMessageFormatter, as Kafka 4.3's class of that
 name prints them, configured by its formatter properties (--formatter-property,
@@ -18,16 +20,35 @@ are taken in Kafka's names and mapped to librdkafka's by franz/cli/command_confi
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import random
+import re
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 
 from franz.cli.command_config import (CommandConfigError, add_command_options, command_properties,
                                       describe_client_error, librdkafka_config)
 from franz.cli.usage_errors import exit_1_on_usage_errors
+from franz.common.java_regex import java_pattern
 
 POLL_S = 0.2
+# A metadata request waits this long at most, so that Ctrl-C and --timeout-ms are seen while no broker answers.
+METADATA_WAIT_S = 0.5
+# Kafka's metadata.max.age.ms: how often a subscription by pattern looks for new topics.
+METADATA_MAX_AGE_MS = 300_000
+# How soon a --topic without partitions (not created yet) is looked up again (Kafka's retry.backoff.max.ms).
+MISSING_TOPIC_RETRY_S = 1.0
+# Topics Kafka's consumer leaves out of a subscription by pattern (exclude.internal.topics=true).
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+# A librdkafka log line identical to one printed less than this long ago is counted, not printed: librdkafka
+# re-bootstraps an unreachable cluster every ~50 ms and logs each failed connect, where Kafka's client logs
+# one WARN per attempt with a backoff growing to reconnect.backoff.max.ms (1 s).
+LOG_REPEAT_S = 1.0
+SYSLOG_LEVELS = {logging.CRITICAL: 2, logging.ERROR: 3, logging.WARNING: 4, logging.INFO: 6, logging.DEBUG: 7}
 FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
 RANDOM_GROUP_BOUND = 100_000  # Kafka names a throwaway group console-consumer-<0..99999>
 
@@ -115,7 +136,8 @@ class DefaultMessageFormatter:
             fields.append(self._field(self.key_deserializer, message.key()))
         if self.print_value:
             fields.append(self._field(self.value_deserializer, message.value()))
-        return self.key_separator.join(fields) + self.line_separator if fields else b""
+        # As in Kafka, line.separator ends only a record whose value is printed.
+        return self.key_separator.join(fields) + (self.line_separator if self.print_value else b"")
 
     def _field(self, deserializer, data: bytes | None) -> bytes:
         # As in Kafka, a null field is the null literal, and that is what the deserializer is given.
@@ -246,8 +268,120 @@ def _start_offset(args: argparse.Namespace, auto_offset_reset: str) -> int:
     return {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}.get(auto_offset_reset, OFFSET_STORED)
 
 
+class _Shutdown:
+    """Kafka's consumer-shutdown-hook: SIGINT or SIGTERM ends the run as a last record would (the consumer is
+    closed, committing with a group, and the count printed); the JVM then exits 128 + the signal's number.
+    A second signal ends the process at once."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, _frame) -> None:
+        self.signum = signum
+        for other in self.SIGNALS:
+            signal.signal(other, signal.SIG_DFL)
+
+    def exit_code(self, otherwise: int) -> int:
+        return 128 + self.signum if self.signum is not None else otherwise
+
+
+class _CollapsedLog(logging.Handler):
+    """librdkafka's log lines on stderr in its own format, a line repeated within LOG_REPEAT_S counted
+    and the count told on the next line printed of it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.printed: dict[tuple, list] = {}  # (level, facility, text) -> [when printed, repeats not printed]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        facility, name, text = record.args if isinstance(record.args, tuple) and len(record.args) == 3 else (
+            "LOG", "rdkafka", record.getMessage())
+        now = time.monotonic()
+        key = (record.levelno, facility, text)
+        seen = self.printed.get(key)
+        if seen is not None and now - seen[0] < LOG_REPEAT_S:
+            seen[1] += 1
+            return
+        repeats = f" ({seen[1]} identical line(s) not printed)" if seen and seen[1] else ""
+        self.printed[key] = [now, 0]
+        level = SYSLOG_LEVELS.get(record.levelno, 7)
+        try:
+            sys.stderr.write(f"%{level}|{record.created:.3f}|{facility}|{name}| {text}{repeats}\n")
+            sys.stderr.flush()
+        except OSError:
+            pass
+
+
+def _librdkafka_logger() -> logging.Logger:
+    logger = logging.getLogger("franz.cli.console_consumer.librdkafka")
+    if not logger.handlers:
+        logger.addHandler(_CollapsedLog())
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+    return logger
+
+
+class _Reader:
+    """What the consumer reads, set up as Kafka's ConsumerWrapper sets it up, without blocking: a --topic with a
+    group is subscribed to; a --partition is assigned; every partition of a --topic without a group is assigned
+    once the metadata names them; an --include pattern (Java syntax, whole names) is matched here against the
+    cluster's topics, looked at again every metadata.max.age.ms as Kafka's subscription by pattern is.
+    Metadata is asked for by `refresh`, called between polls, never waiting longer than METADATA_WAIT_S."""
+
+    def __init__(self, args: argparse.Namespace, consumer, start: int, group_given: bool,
+                 include: re.Pattern | None, max_age_ms: int) -> None:
+        from confluent_kafka import TopicPartition  # noqa: PLC0415
+        self.consumer = consumer
+        self.topic = args.topic
+        self.start = start
+        self.include = include
+        self.max_age_s = max_age_ms / 1000
+        self.subscribed: list[str] = []
+        self.assigned: set[int] = set()
+        self.next_refresh: float | None = 0.0  # None: nothing to look up
+        if include is None and args.partition is not None:
+            consumer.assign([TopicPartition(args.topic, args.partition, start)])
+            self.next_refresh = None
+        elif include is None and group_given:
+            consumer.subscribe([args.topic])
+            self.next_refresh = None
+
+    def refresh(self) -> None:
+        from confluent_kafka import KafkaException, TopicPartition  # noqa: PLC0415
+        if self.next_refresh is None or time.monotonic() < self.next_refresh:
+            return
+        try:
+            metadata = self.consumer.list_topics(self.topic, timeout=METADATA_WAIT_S)
+        except KafkaException:
+            return  # no answer yet: asked again after the next poll
+        self.next_refresh = time.monotonic() + self.max_age_s
+        if self.include is not None:
+            topics = sorted(name for name in metadata.topics
+                            if name not in INTERNAL_TOPICS and self.include.fullmatch(name))
+            if topics != self.subscribed:
+                if topics:
+                    self.consumer.subscribe(topics)
+                else:
+                    self.consumer.unsubscribe()
+                self.subscribed = topics
+            return
+        described = metadata.topics.get(self.topic)
+        partitions = set(described.partitions) if described is not None and not described.error else set()
+        if not partitions:
+            self.next_refresh = time.monotonic() + MISSING_TOPIC_RETRY_S
+        new = sorted(partitions - self.assigned)
+        if new:
+            self.consumer.incremental_assign([TopicPartition(self.topic, p, self.start) for p in new])
+            self.assigned.update(new)
+
+
 def _run(args: argparse.Namespace) -> int:
-    from confluent_kafka import Consumer, KafkaException, TopicPartition  # noqa: PLC0415
+    from confluent_kafka import Consumer, KafkaException  # noqa: PLC0415
     _check_usage(args)
     try:
         properties, group_given = _consumer_properties(args)
@@ -256,31 +390,38 @@ def _run(args: argparse.Namespace) -> int:
     except CommandConfigError as exc:
         print(f"franz console-consumer: {exc}", file=sys.stderr)
         return 1
+    include = None
+    if args.include is not None:
+        try:
+            include = java_pattern(args.include)
+        except re.error as exc:
+            print(f"franz console-consumer: --include {args.include!r} is not a valid Java regular expression: {exc}",
+                  file=sys.stderr)
+            return 1
+    shutdown = _Shutdown()
     try:
-        consumer = Consumer(config)
+        consumer = Consumer({**config, "logger": _librdkafka_logger()})
     except (KafkaException, ValueError, TypeError) as exc:
         print(f"franz console-consumer: {describe_client_error(exc, 'consumer')}", file=sys.stderr)
         return 1
-    if args.include is not None:
-        # librdkafka takes a subscription starting with ^ as a regular expression; Kafka matches whole names.
-        consumer.subscribe([f"^({args.include})$"])
-    elif args.partition is None and group_given:
-        consumer.subscribe([args.topic])
-    else:
-        partitions = [args.partition] if args.partition is not None else list(
-            consumer.list_topics(args.topic, timeout=30).topics[args.topic].partitions)
-        start = _start_offset(args, properties["auto.offset.reset"])
-        consumer.assign([TopicPartition(args.topic, p, start) for p in partitions])
-    return _consume(args, consumer, formatter)
+    try:
+        max_age_ms = int(properties.get("metadata.max.age.ms", METADATA_MAX_AGE_MS))
+    except ValueError:
+        max_age_ms = METADATA_MAX_AGE_MS
+    reader = _Reader(args, consumer, _start_offset(args, properties["auto.offset.reset"]), group_given, include,
+                     max_age_ms)
+    return _consume(args, consumer, reader, formatter, shutdown)
 
 
-def _consume(args: argparse.Namespace, consumer, formatter: DefaultMessageFormatter) -> int:
+def _consume(args: argparse.Namespace, consumer, reader: _Reader, formatter: DefaultMessageFormatter,
+             shutdown: _Shutdown) -> int:
     count = 0
     exit_code = 0
     last_record = time.monotonic()
     out = sys.stdout.buffer
     try:
-        while args.max_messages is None or count < args.max_messages:
+        while shutdown.signum is None and (args.max_messages is None or count < args.max_messages):
+            reader.refresh()
             message = consumer.poll(POLL_S)
             if message is None or message.error():
                 if args.timeout_ms is not None and (time.monotonic() - last_record) * 1000 >= args.timeout_ms:
@@ -290,16 +431,26 @@ def _consume(args: argparse.Namespace, consumer, formatter: DefaultMessageFormat
             count += 1  # counted whether or not it can be printed, as Kafka counts it
             try:
                 out.write(formatter.format(message))
+                out.flush()
             except DeserializationError as exc:
                 if not args.skip_message_on_error:
                     print(f"Unknown error when running consumer: {exc}", file=sys.stderr)
                     exit_code = 1
                     break
                 print(f"Error processing message, skipping this message: {exc}", file=sys.stderr)
-            out.flush()
-    except KeyboardInterrupt:
-        pass
+            except OSError:
+                # ConsoleConsumer.checkErr: no one reads the output any more. Later writes (Python's own flush
+                # of stdout at exit among them) go nowhere instead of failing again.
+                print("Unable to write to standard out, closing consumer.", file=sys.stderr)
+                _discard_stdout()
+                break
     finally:
         consumer.close()
         print(f"Processed a total of {count} messages", file=sys.stderr)
-    return exit_code
+    return shutdown.exit_code(exit_code)
+
+
+def _discard_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

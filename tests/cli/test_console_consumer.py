@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
 import pytest
 
-from tests.support.cli import franz
+from tests.support.cli import TIMEOUT_S, franz
 
 pytestmark = pytest.mark.interop
 
@@ -28,6 +35,27 @@ def produce(bootstrap: str, topic: str, records: list[tuple]) -> None:
 
 def consume(bootstrap: str, *args: str):
     return franz("console-consumer", "--bootstrap-server", bootstrap, *args)
+
+
+def start_consumer(bootstrap: str, *args: str) -> subprocess.Popen:
+    """The tool as its own process, for signals and pipes; stdout in bytes, stderr in text."""
+    return subprocess.Popen([sys.executable, "-m", "franz.cli.main", "console-consumer", "--bootstrap-server",
+                             bootstrap, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def read_lines(stream, count: int, timeout_s: float = 30) -> list[bytes]:
+    """`count` lines of `stream`, failing the test when they do not come within `timeout_s`."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(stream.readline()) for _ in range(count)], daemon=True).start()
+    return [lines.get(timeout=timeout_s) for _ in range(count)]
+
+
+def finish(process: subprocess.Popen) -> tuple[bytes, str]:
+    try:
+        out, err = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        process.kill()
+    return out or b"", err.decode()
 
 
 def test_console_consumer_from_an_offset_and_a_timeout(broker):
@@ -70,7 +98,11 @@ def test_formatter_properties_print_as_kafkas_default_message_formatter(broker):
                                  "Offset:1 Delivery:NOT_PRESENT Epoch:NOT_PRESENT NO_HEADERS k2 <nil>;")
     keys_only = consume(b, "--topic", "formatted", "--from-beginning", "--max-messages", "2",
                         "--formatter-property", "print.key=true", "--formatter-property", "print.value=false")
-    assert keys_only.stdout.splitlines() == ["k1", "k2"], keys_only.stderr
+    # DefaultMessageFormatter writes line.separator only after a value, so without values the records run on.
+    assert keys_only.stdout == "k1k2", keys_only.stderr
+    offsets_only = consume(b, "--topic", "formatted", "--from-beginning", "--max-messages", "2",
+                           "--formatter-property", "print.offset=true", "--formatter-property", "print.value=false")
+    assert offsets_only.stdout == "Offset:0Offset:1", offsets_only.stderr
 
 
 def test_formatter_and_consumer_properties_files_are_read(broker, tmp_path):
@@ -180,3 +212,97 @@ def test_records_of_an_open_transaction_are_printed_unless_read_committed_is_ask
     producer.abort_transaction(30)
     assert by_default.stdout == "pending\n", by_default.stderr
     assert committed_only.stdout == "", committed_only.stderr
+
+
+def test_include_takes_java_regex_syntax_and_picks_up_new_topics(broker):
+    b = broker.bootstrap
+    for topic in ("p1", "p2", "px", "hdr"):
+        create_topic(b, topic)
+        produce(b, topic, [(None, topic.encode())])
+    digits = consume(b, "--include", r"p\d", "--from-beginning", "--max-messages", "2", "--timeout-ms", "20000")
+    assert digits.returncode == 0, digits.stderr
+    assert sorted(digits.stdout.splitlines()) == ["p1", "p2"]
+    flagged = consume(b, "--include", "(?i)HDR", "--from-beginning", "--max-messages", "1", "--timeout-ms", "20000")
+    assert flagged.stdout == "hdr\n", flagged.stderr
+    # A topic created after the start is read once the metadata is looked at again (metadata.max.age.ms).
+    late = start_consumer(b, "--include", r"late-\d+", "--from-beginning", "--max-messages", "1",
+                          "--timeout-ms", "30000", "--command-property", "metadata.max.age.ms=1000")
+    try:
+        time.sleep(2)
+        create_topic(b, "late-1")
+        produce(b, "late-1", [(None, b"late")])
+    finally:
+        out, err = finish(late)
+    assert out == b"late\n", err
+    assert late.returncode == 0
+
+
+@pytest.mark.parametrize("pattern", ["[", "(", "(?P<x>a)"])
+def test_an_include_pattern_java_refuses_is_an_error_without_a_traceback(pattern):
+    consumed = consume(NO_BROKER, "--include", pattern, "--timeout-ms", "1000")
+    assert consumed.returncode == 1
+    assert "is not a valid Java regular expression" in consumed.stderr
+    assert "Traceback" not in consumed.stderr
+
+
+def test_closed_output_ends_the_run_with_kafkas_message_and_the_count(broker):
+    b = broker.bootstrap
+    create_topic(b, "piped")
+    produce(b, "piped", [(None, b"record-%06d" % i) for i in range(50_000)])  # more than a pipe holds
+    process = start_consumer(b, "--topic", "piped", "--from-beginning", "--timeout-ms", "20000")
+    try:
+        assert read_lines(process.stdout, 1) == [b"record-000000\n"]
+        process.stdout.close()  # as `| head -1` does
+    finally:
+        _, err = finish(process)
+    assert process.returncode == 0, err
+    assert "Unable to write to standard out, closing consumer." in err
+    assert "Processed a total of " in err
+    assert "Traceback" not in err and "Error" not in err.replace("Unable", ""), err
+
+
+@pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_ends_the_run_promptly_while_no_broker_answers(signum, exit_code):
+    process = start_consumer(NO_BROKER, "--topic", "t")
+    try:
+        time.sleep(2)  # waiting for the topic's metadata
+        signalled = time.monotonic()
+        process.send_signal(signum)
+    finally:
+        _, err = finish(process)
+    assert time.monotonic() - signalled < 5
+    assert process.returncode == exit_code, err  # 128 + the signal, as the JVM exits after its shutdown hook
+    assert "Processed a total of 0 messages" in err
+    assert "Traceback" not in err
+    # librdkafka logs each failed connect, ~20 a second here; a repeat within a second is counted instead,
+    # about what Kafka's client logs with its backoff growing to 1 s.
+    assert 1 <= err.count("Connection refused") <= 6, err
+
+
+def test_timeout_ms_ends_the_run_while_no_broker_answers():
+    started = time.monotonic()
+    consumed = consume(NO_BROKER, "--topic", "t", "--timeout-ms", "1500")
+    assert time.monotonic() - started < 10
+    assert consumed.returncode == 0, consumed.stderr
+    assert "Processed a total of 0 messages" in consumed.stderr
+    assert "Traceback" not in consumed.stderr
+
+
+def test_sigterm_closes_the_consumer_committing_its_groups_offsets(broker):
+    b = broker.bootstrap
+    create_topic(b, "terminated")
+    produce(b, "terminated", [(None, b"a"), (None, b"b"), (None, b"c")])
+    process = start_consumer(b, "--topic", "terminated", "--group", "sigterm-group", "--from-beginning",
+                             "--command-property", "auto.commit.interval.ms=600000")
+    try:
+        assert read_lines(process.stdout, 3) == [b"a\n", b"b\n", b"c\n"]
+        process.send_signal(signal.SIGTERM)
+    finally:
+        _, err = finish(process)
+    assert process.returncode == 143, err
+    assert "Processed a total of 3 messages" in err
+    produce(b, "terminated", [(None, b"d")])
+    # close() committed the offsets read, so the group goes on after them.
+    again = consume(b, "--topic", "terminated", "--group", "sigterm-group", "--from-beginning", "--max-messages", "1",
+                    "--timeout-ms", "20000")
+    assert again.stdout == "d\n", again.stderr
