@@ -239,6 +239,9 @@ def _run(args: argparse.Namespace) -> int:
 
     lines = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
     exit_code = 0
+    # Ctrl-C and SIGTERM end the input and send what was read, even when started with SIGINT ignored
+    # (a background job of a non-interactive shell), as the console consumer does.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminated)
     try:
         for headers, key, value in reader.records(lines):
