@@ -1,5 +1,6 @@
-"""`franz dump-log FILE...`: print segment, index and state files as Kafka's
-kafka-dump-log (DumpLogSegments) prints them.
+"""`franz dump-log --files FILE[,FILE...]`: print segment, index and state files as
+Kafka's kafka-dump-log (DumpLogSegments) prints them. The files may also be given as
+plain arguments (`franz dump-log FILE...`).
 
 Handles `.log` (batches; records with --deep-iteration / --print-data-log),
 `.index` and `.timeindex` (entries, cross-checked against the `.log` beside
@@ -19,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from franz.cli.usage_errors import exit_1_on_usage_errors
 from franz.records import CompressionType, ControlRecordType, EndTransactionMarker, FileRecords, RecordsError
 
 INT32_MAX = 2**31 - 1
@@ -27,7 +29,10 @@ _TIMESTAMP_TYPES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("dump-log", help="print log segments, indexes and state files as kafka-dump-log")
-    parser.add_argument("files", nargs="+", metavar="FILE")
+    exit_1_on_usage_errors(parser)
+    parser.add_argument("--files", dest="listed", action="append", default=[], metavar="FILE[,FILE...]",
+                        help="comma separated data and index log files to be dumped (Kafka's option)")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="more files, as plain arguments")
     parser.add_argument("--print-data-log", action="store_true", help="print record keys and payloads")
     parser.add_argument("--deep-iteration", action="store_true", help="print every record, not only batches")
     parser.add_argument("--index-sanity-check", action="store_true", help="only check index sanity")
@@ -317,7 +322,10 @@ class Dumper:
 
 
 def run(args: argparse.Namespace) -> int:
+    names = [name for listed in args.listed for name in listed.split(",") if name] + args.files
+    if not names:
+        args.command_parser.error('Missing required argument "[files]"')
     dumper = Dumper(args)
-    for name in args.files:
+    for name in names:
         dumper.dump(Path(name))
     return 1 if dumper.problems else 0

@@ -146,3 +146,14 @@ def test_a_cleaned_log_shows_its_delete_horizon_and_the_cleaner_checkpoint_its_o
     assert code == 0, out
     assert "baseOffset: 1 lastOffset: 1 count: 1" in out and f"deleteHorizonMs: OptionalLong[{TS + 1000}]" in out
     assert "topic: c partition: 0 offset: 2" in out
+
+
+def test_files_come_as_kafkas_comma_separated_files_option_and_are_required(partition_dir):
+    log, index = partition_dir / "00000000000000000000.log", partition_dir / "00000000000000000000.index"
+    code, out, _ = dump("--files", f"{log},{index}")
+    assert code == 0
+    assert [line for line in out.splitlines() if line.startswith("Dumping ")] == [f"Dumping {log}",
+                                                                                   f"Dumping {index}"]
+    code, _, err = dump()
+    assert code == 1  # a usage error, as DumpLogSegments' CommandLineUtils exits
+    assert 'Missing required argument "[files]"' in err
