@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import random
 import re
 import signal
@@ -32,6 +31,7 @@ from collections.abc import Callable, Mapping
 
 from franz.cli.command_config import (CommandConfigError, add_command_options, command_properties,
                                       describe_client_error, librdkafka_config)
+from franz.cli.standard_out import discard_stdout
 from franz.cli.usage_errors import exit_1_on_usage_errors
 from franz.common.java_regex import java_pattern
 
@@ -442,15 +442,9 @@ def _consume(args: argparse.Namespace, consumer, reader: _Reader, formatter: Def
                 # ConsoleConsumer.checkErr: no one reads the output any more. Later writes (Python's own flush
                 # of stdout at exit among them) go nowhere instead of failing again.
                 print("Unable to write to standard out, closing consumer.", file=sys.stderr)
-                _discard_stdout()
+                discard_stdout()
                 break
     finally:
         consumer.close()
         print(f"Processed a total of {count} messages", file=sys.stderr)
     return shutdown.exit_code(exit_code)
-
-
-def _discard_stdout() -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import sys
@@ -51,7 +50,8 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from franz.cli.command_config import CommandConfigError, describe_client_error, librdkafka_config, load_properties
+from franz.cli.command_config import CommandConfigError, command_properties, describe_client_error, librdkafka_config
+from franz.cli.standard_out import discard_stdout
 from franz.cli.usage_errors import exit_1_on_usage_errors
 from franz.common.java_regex import java_pattern
 
@@ -147,15 +147,14 @@ def _key_value(item: str) -> tuple[str, str]:
 
 
 def _emit(line: str, out=None) -> None:
-    """Print a line; once the reader has gone (`| head`), drop the output and let the run go on,
-    as Java's System.out does (it swallows write errors), so that records in flight still land."""
+    """Print a line (standard out unless `out`); once the reader has gone (`| head`), drop the output
+    and let the run go on, as Java's System.out does (it swallows write errors), so that records in
+    flight still land."""
     out = out or sys.stdout
     try:
         print(line, file=out, flush=True)
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out.fileno())  # the buffered rest, and every later line, go nowhere
-        os.close(devnull)
+        discard_stdout()
 
 
 def _usage_error(args: argparse.Namespace, message: str) -> int:
@@ -167,9 +166,7 @@ def _usage_error(args: argparse.Namespace, message: str) -> int:
 def _client_config(args: argparse.Namespace, client: str, config_file: str | None,
                    properties: list[tuple[str, str]] | None) -> dict:
     """The client's settings from a properties file and KEY=VALUE items (these win), as librdkafka's."""
-    loaded = load_properties(config_file) if config_file else {}
-    loaded.update(properties or ())
-    return librdkafka_config(loaded, client)
+    return librdkafka_config({**command_properties(config_file, ()), **dict(properties or ())}, client)
 
 
 class LibrdkafkaStatistics:
