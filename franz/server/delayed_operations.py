@@ -26,6 +26,7 @@ from typing import Any
 
 from franz.protocol.errors import Errors
 from franz.server.purgatory import DelayedOperation
+from franz.server.request_channel import waiting_on_others
 from franz.storage.segment import LogOffsetMetadata
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
@@ -61,6 +62,12 @@ class _FutureOperation(DelayedOperation):
 
     def on_expiration(self) -> None:
         pass  # on_complete() already resolved the future
+
+    def __await__(self):
+        """The operation's result; the request awaiting it waits on others until then."""
+        if not self.future.done():
+            waiting_on_others()
+        return self.future.__await__()
 
 
 class DelayedProduce(_FutureOperation):

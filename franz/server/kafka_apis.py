@@ -42,6 +42,7 @@ from franz.coordinator.transaction.transaction_coordinator import TV_2, as_add_p
 from franz.protocol import api_keys
 from franz.protocol.codec import decode_request, encode_response
 from franz.protocol.codegen import MessageDecodeError
+from franz.protocol.error_counts import error_counts
 from franz.protocol.errors import Errors, default_message
 from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
                                             validate_records)
@@ -58,7 +59,7 @@ from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_alter_log_dirs import ReplicaAlterLogDirsManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
 from franz.server.request_thread_time import Timed, take_current_ns
-from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response
+from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response, handling
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.producer_append_info import AppendOrigin, ProducerStateError, VerificationGuard
 from franz.storage.unified_log import (
@@ -115,15 +116,15 @@ _LIST_CONFIG_RESOURCES_KEY: Final = API["ListConfigResources"].api_key
 def _request_metric_names(api_key: int, version: int, body: dict) -> tuple[str, ...] | None:
     """The RequestMetrics names a request counts under where they are not just its API's name
     (RequestChannel's overrideMetricNames), else None: a Fetch also as FetchConsumer or
-    FetchFollower, a verify-only AddPartitionsToTxn as VerifyPartitionsInTxn alone, and
+    FetchFollower, a verify-only AddPartitionsToTxn as AddPartitionsToTxnVerification alone, and
     ListConfigResources v0 also under its old name, ListClientMetricsResources."""
     if api_key == _FETCH_KEY:
         state = body.get("replica_state") if version >= 15 else None
         replica_id = state["replica_id"] if state else body.get("replica_id", -1)
         return ("FetchFollower" if replica_id >= 0 else "FetchConsumer", "Fetch")
-    if api_key == _ADD_PARTITIONS_TO_TXN_KEY and version >= 4 and body["transactions"] and all(
+    if api_key == _ADD_PARTITIONS_TO_TXN_KEY and version >= 4 and all(  # none at all counts too (allMatch)
             transaction["verify_only"] for transaction in body["transactions"]):
-        return ("VerifyPartitionsInTxn",)
+        return ("AddPartitionsToTxnVerification",)
     if api_key == _LIST_CONFIG_RESOURCES_KEY and version == 0:
         return ("ListClientMetricsResources", "ListConfigResources")
     return None
@@ -276,7 +277,8 @@ class KafkaApis:
             return CLOSE_CONNECTION
         if not self.metadata.features.api_enabled(api_key):  # a feature level below what the API needs
             handler = _feature_disabled  # answered, counted and throttled as any request
-        start = time.perf_counter()
+        request.metric_names = metric_names = _request_metric_names(api_key, version, body) or (schema.name,)
+        handling(request)
         timed = None
         try:
             try:
@@ -306,17 +308,16 @@ class KafkaApis:
                 if result is None:
                     return CLOSE_CONNECTION
                 chunks = encode_response(api_key, version, request.correlation_id, result)
+            self.metrics.request_metrics.mark_errors(metric_names, error_counts(api_key, version, result))
             response = Response(chunks)
             # A throttled client is answered at once and then not read from until its
             # throttle time has passed (KIP-219).
             response.throttle_ms = result.get("throttle_time_ms", 0)
             return response
         finally:
-            elapsed_ms = (time.perf_counter() - start) * 1000
-            for name in _request_metric_names(api_key, version, body) or (schema.name,):
-                requests, total_time = self.metrics.request[name, version]
-                requests.inc()
-                total_time.observe(elapsed_ms)
+            request.response_complete_time_ns = now_ns = time.monotonic_ns()
+            if not request.api_local_complete_time_ns:
+                request.api_local_complete_time_ns = now_ns
 
     def _unsupported_version(self, request: Request, schema) -> Response:
         logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,
@@ -507,6 +508,10 @@ class KafkaApis:
                 failed.update((f"{uuid.UUID(bytes=topic_id)}-{index}", Errors(unknown_id_answer["error_code"]).name)
                               for topic_id, indexes in unknown_ids.items() for index in indexes)
                 logger.info("Closing connection %s: acks=0 produce failed: %s", request.connection_id, failed)
+                # counted as the answer it does not get would have been (RequestChannel.closeConnection)
+                counts = collections.Counter(result["error_code"] for result in results.values())
+                counts[unknown_id_answer["error_code"]] += sum(map(len, unknown_ids.values()))
+                self.metrics.request_metrics.mark_errors(request.metric_names or ("Produce",), +counts)
                 return CLOSE_CONNECTION
             return _throttled_no_response(throttle_ms) if throttle_ms else NO_RESPONSE
         by_topic: dict[str, list] = {}

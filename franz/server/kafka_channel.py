@@ -18,6 +18,10 @@ Invariants:
   dropped); a slot is released exactly once.
 - With no slot free, a complete frame stays here (parked) and the channel stops
   reading until the server wakes it: TCP flow control pushes back on the client.
+- A request's life is stamped here (Request's *_time_ns: the read that completed
+  its frame, its handler's start, its answer taken for sending) and, once it
+  ended (its answer sent or dropped, no answer due, or its connection closed on
+  purpose), handed to the server's request_completed exactly once.
 
 Buffers: every channel reads into the server's one shared read buffer (the
 loop is single-threaded and each read is consumed before the next begins); a
@@ -132,6 +136,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._closing = False
         self._eof = False
         self.last_active_ns = 0
+        self._read_time_ns = 0  # when the last read arrived: its frames' receive time
         # Receive state: `_pending` holds bytes read but not yet framed (a partial
         # size prefix, or data left unparsed while parked); `_frame` is a frame
         # of known size being filled in place; `_ready_frame` a complete frame
@@ -153,7 +158,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # out in one write in the next (one syscall for many pipelined answers).
         self._out: list[bytes | bytearray | memoryview] = []
         self._out_size_bytes = 0
-        self._out_responses = 0
+        self._out_requests: list[Request] = []  # whose answers are in `_out`
         self._out_scheduled = False
         # A handler finished in its first step during this callback: its answer goes out
         # at the callback's end, with the others of the same read.
@@ -252,6 +257,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
     def _receive(self, nbytes: int) -> None:
         server = self._server
         server._touch(self)
+        self._read_time_ns = self.last_active_ns
         if self._closing:
             return
         if self._frame_view is not None:
@@ -400,12 +406,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
         server = self._server
         try:
             request = Request(self.connection_id, self._endpoint.listener_name, self.client_address,
-                              frame, time.monotonic_ns(), server.header_version_of)
+                              frame, self._read_time_ns, server.header_version_of)
         except InvalidRequestError as exc:
             server._release_slot()
             logger.warning("Closing connection %s: invalid request header: %s", self.connection_id, exc)
             self._close()
             return
+        request.dequeue_time_ns = time.monotonic_ns()
         try:
             handling = server._handle(request)
             if not asyncio.iscoroutine(handling):
@@ -478,24 +485,28 @@ class KafkaChannel(asyncio.BufferedProtocol):
             response = self._result_of(task, request)
             if response is None:
                 return
+            request.response_dequeue_time_ns = now_ns = time.monotonic_ns()
             if response.throttle_ms > 0:
+                request.throttle_time_ms = response.throttle_ms
                 self._throttle(response.throttle_ms)
             if response.kind == Response.NO_RESPONSE_KIND:
                 server._release_slot()
+                server.request_completed(request, now_ns)
             elif response.kind == Response.CLOSE_CONNECTION_KIND:
                 server._release_slot()
+                server.request_completed(request, now_ns)
                 self._close()
                 return
             elif response.has_file_regions:
                 self._write_out()
                 self._sending = True
-                self._loop.create_task(self._send_with_regions(response))
+                self._loop.create_task(self._send_with_regions(request, response))
                 return
             else:
                 self._out.append(_SIZE.pack(response.size_bytes))
                 self._out.extend(response.chunks)
                 self._out_size_bytes += response.size_bytes
-                self._out_responses += 1
+                self._out_requests.append(request)
                 if self._out_size_bytes >= OUT_SIZE_BYTES_MAX:
                     self._write_out()
         if self._out:
@@ -537,20 +548,26 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._out_scheduled = False
         if not self._out:
             return
-        out, responses, size_bytes = self._out, self._out_responses, self._out_size_bytes
-        self._out, self._out_size_bytes, self._out_responses = [], 0, 0
+        out, requests, size_bytes = self._out, self._out_requests, self._out_size_bytes
+        self._out, self._out_size_bytes, self._out_requests = [], 0, []
+        server = self._server
         if not self._closing:
             if size_bytes <= COALESCE_SIZE_BYTES_MAX:
                 self._transport.write(b"".join(out))
             else:  # one vectored write on uvloop, no copy into one buffer
                 self._transport.writelines(out)
-            self._server._touch(self)
-        for _ in range(responses):
-            self._server._release_slot()
+            server._touch(self)
+        # Sent: in the kernel, or in the transport's buffer, which sends on its own (a Kafka
+        # Send is complete once the socket took its last byte). Answers dropped by a close
+        # count too, as Kafka counts a response whose connection is gone.
+        end_ns = time.monotonic_ns()
+        for request in requests:
+            server._release_slot()
+            server.request_completed(request, end_ns)
         if self._eof and not self._inflight and not self._sending and not self._parked:
             self._close()
 
-    async def _send_with_regions(self, response: Response) -> None:
+    async def _send_with_regions(self, request: Request, response: Response) -> None:
         corked = self._sendfile_fd is not None and self._set_cork(True)
         try:
             self._transport.write(_SIZE.pack(response.size_bytes))
@@ -574,6 +591,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._close_writable_fd()
             self._server._release_slot()
             self._server._touch(self)
+            self._server.request_completed(request, self.last_active_ns)
             if not self._closing:
                 self._flush()
 

@@ -181,6 +181,7 @@ class KafkaServer:
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
         self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)
+        self.socket_server.request_completed = self.metrics.request_metrics.update
         await self.socket_server.start()
         socket_server = self.socket_server
         self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests,

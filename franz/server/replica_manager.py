@@ -352,7 +352,7 @@ class ReplicaManager:
 
         operation = DelayedProduce(timeout_ms, asyncio.get_running_loop(), pending, check)
         self.produce_purgatory.try_complete_else_watch(operation, list(pending))
-        errors = await operation.future
+        errors = await operation
         for key, error in errors.items():
             results[key]["error_code"] = int(error)
 
@@ -457,5 +457,5 @@ class ReplicaManager:
         operation = DelayedFetch(max_wait_ms, asyncio.get_running_loop(), min_bytes, positions, self.log_of,
                                  isolation)
         self.fetch_purgatory.try_complete_else_watch(operation, list(positions))
-        await operation.future
+        await operation
         self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)

@@ -35,8 +35,10 @@ partial Request.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import struct
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -114,7 +116,8 @@ class Request:
 
     __slots__ = ("connection_id", "listener_name", "client_address", "api_key", "api_version",
                  "correlation_id", "client_id", "header_version", "header_tagged_fields",
-                 "frame", "body", "receive_time_ns")
+                 "frame", "body", "receive_time_ns", "dequeue_time_ns", "api_local_complete_time_ns",
+                 "response_complete_time_ns", "response_dequeue_time_ns", "throttle_time_ms", "metric_names")
 
     def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
                  frame: bytes | bytearray, receive_time_ns: int,
@@ -122,7 +125,18 @@ class Request:
         self.connection_id = connection_id
         self.listener_name = listener_name
         self.client_address = client_address
+        # The request's life in monotonic ns, as RequestChannel.Request keeps it for RequestMetrics:
+        # read whole, its handler started, its handler's own work done (the rest is waiting on
+        # others), its answer ready, its answer taken for sending; 0 until reached.
         self.receive_time_ns = receive_time_ns
+        self.dequeue_time_ns = 0
+        self.api_local_complete_time_ns = 0
+        self.response_complete_time_ns = 0
+        self.response_dequeue_time_ns = 0
+        self.throttle_time_ms = 0
+        # The RequestMetrics names the request counts under; None until the handler has read
+        # the request (one that never is, an unknown API say, counts under none).
+        self.metric_names: tuple[str, ...] | None = None
         view = memoryview(frame)
         self.frame = view
         if len(view) < HEADER_V1_FIXED_SIZE_BYTES:
@@ -190,6 +204,25 @@ class Response:
         if self.kind != Response.SEND:
             return f"Response.{self.kind.upper()}"
         return f"Response(chunks={len(self.chunks)}, size_bytes={self.size_bytes})"
+
+
+_HANDLING: contextvars.ContextVar[Request | None] = contextvars.ContextVar("request_being_handled", default=None)
+
+
+def handling(request: Request) -> None:
+    """Make `request` the one being handled in the current context (its handler's task)."""
+    _HANDLING.set(request)
+
+
+def waiting_on_others() -> None:
+    """The request being handled waits from here on for something other than its own work: a
+    purgatory, a group's rebalance, records for a share fetch. Its local time ends here and its
+    remote time begins, as where a Kafka handler thread returns before the answer exists
+    (apiLocalCompleteTimeNanos). Only the first call of a request counts; outside a handler
+    it does nothing."""
+    request = _HANDLING.get()
+    if request is not None and not request.api_local_complete_time_ns:
+        request.api_local_complete_time_ns = time.monotonic_ns()
 
 
 NO_RESPONSE: Final = Response((), Response.NO_RESPONSE_KIND)

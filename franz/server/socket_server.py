@@ -45,6 +45,10 @@ SHUTDOWN_DRAIN_TIMEOUT_MS_DEFAULT: Final = 10_000
 REAPER_INTERVAL_MS_MAX: Final = 1000
 
 
+def _ignore_completed(request: Request, end_time_ns: int) -> None:
+    pass
+
+
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """The broker's loop: uvloop when importable, else asyncio's default."""
     try:
@@ -65,6 +69,9 @@ class SocketServer:
         self.request_max_bytes: int = config["socket.request.max.bytes"]
         # called with a connection's id once it is gone (share sessions end with their connection)
         self.close_listeners: list[Callable[[str], None]] = []
+        # called once per request whose answer was sent, not sent (acks=0) or closed its connection,
+        # with the monotonic ns it ended at: RequestMetrics' update (Request.updateRequestMetrics)
+        self.request_completed: Callable[[Request, int], None] = _ignore_completed
         self.queued_requests_max: int = config["queued.max.requests"]
         self.idle_ms: int = config["connections.max.idle.ms"]
         self.connections_max: int = config["max.connections"]

@@ -7,6 +7,8 @@ import urllib.request
 
 from prometheus_client import generate_latest
 
+from franz.protocol.codec import decode_response, encode_request
+from franz.protocol.errors import Errors
 from franz.records import SimpleRecord, build_batch
 from franz.server.broker_metrics import BrokerMetrics
 from tests.support.broker import free_port
@@ -55,6 +57,56 @@ def test_metrics_follow_produce_and_fetch(broker_factory):
     assert _value(text, r"kafka_network_RequestChannel_RequestQueueSize") >= 0
 
 
+def _request_metric(text: str, name: str, request: str, suffix: str = "") -> float:
+    return _value(text, rf'kafka_network_RequestMetrics_{name}{suffix}\{{request="{request}"\}}')
+
+
+def test_request_metrics_time_each_request_from_read_to_sent_as_kafka_splits_it(broker_factory):
+    """RequestMetrics' histograms: a fetch that waits in the purgatory has that wait as remote
+    time; a Metadata request pipelined behind it is answered at once but its answer waits for
+    the fetch's, as response queue time; TotalTimeMs runs from the read to the send."""
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port), "auto.create.topics.enable": "false"})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "t", 2)
+        records = batch(b"r" * 100)
+        answer = client.request(0, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [{"name": "t", "partition_data": [
+            {"index": 0, "records": records}, {"index": 1, "records": records}]}]})
+        assert [p["error_code"] for p in answer["responses"][0]["partition_responses"]] == [0, 0]
+        assert produce(client, "missing", records)["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        client.send_frame(encode_request(1, 12, 100, "raw-client", {
+            "replica_id": -1, "max_wait_ms": 400, "min_bytes": 1 << 20, "max_bytes": 1 << 20, "session_epoch": -1,
+            "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 1,
+                                                      "partition_max_bytes": 1 << 20}]}]}))
+        client.send_frame(encode_request(3, 12, 101, "raw-client", {
+            "topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}))
+        assert decode_response(1, 12, client.receive_frame())[0] == 100
+        assert decode_response(3, 12, client.receive_frame())[0] == 101
+    with RawClient(broker.bootstrap) as client:  # acks=0: closed, and counted as its answer would be
+        client.send_frame(encode_request(0, 9, 1, "raw-client", {"acks": 0, "timeout_ms": 5000, "topic_data": [
+            {"name": "missing", "partition_data": [{"index": 0, "records": records}]}]}))
+        assert client.is_closed_by_peer()
+    text = _scrape(port)
+    assert _value(text, r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="9"\}') == 3
+    errors = r'kafka_network_RequestMetrics_ErrorsPerSec_total\{error="%s",request="%s"\}'
+    assert _value(text, errors % ("NONE", "Produce")) == 2  # one per partition answered
+    assert _value(text, errors % ("UNKNOWN_TOPIC_OR_PARTITION", "Produce")) == 2
+    assert _value(text, errors % ("NONE", "FetchConsumer")) == _value(text, errors % ("NONE", "Fetch")) == 2
+    assert _value(text, errors % ("NONE", "Metadata")) == 3  # the topic and its two partitions
+    for name in ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs", "ResponseQueueTimeMs",
+                 "ResponseSendTimeMs", "TotalTimeMs", "RequestBytes"):
+        assert _request_metric(text, name, "Produce", "_count") == 3
+    assert _request_metric(text, "RemoteTimeMs", "Produce", "_sum") == 0  # acks=1 waits on nobody
+    assert _request_metric(text, "RequestBytes", "Produce", "_sum") > 4 * len(records)
+    # The fetch waited max_wait_ms in the purgatory: remote time, not local.
+    fetch_remote_ms = _request_metric(text, "RemoteTimeMs", "FetchConsumer", "_sum")
+    assert fetch_remote_ms >= 350
+    assert _request_metric(text, "TotalTimeMs", "FetchConsumer", "_sum") >= fetch_remote_ms
+    assert _request_metric(text, "RemoteTimeMs", "Metadata", "_sum") == 0
+    assert _request_metric(text, "ResponseQueueTimeMs", "Metadata", "_sum") >= 300  # behind the fetch's answer
+    assert _request_metric(text, "TotalTimeMs", "Metadata", "_sum") >= 300
+
+
 def test_clients_under_a_byte_rate_quota_have_kafkas_quota_metrics(broker_factory):
     """kafka.server:type=Produce,user=,client-id= byte-rate and throttle-time, for a client
     recorded against a quota; clients without one have none."""
@@ -72,6 +124,9 @@ def test_clients_under_a_byte_rate_quota_have_kafkas_quota_metrics(broker_factor
     labels = r'\{client_id="raw-client",user=""\}'
     assert _value(text, rf"kafka_server_Produce_byte_rate{labels}") > 100  # over the quota: throttled
     assert _value(text, rf"kafka_server_Produce_throttle_time{labels}") == answer["throttle_time_ms"]
+    # RequestMetrics' ThrottleTimeMs: the throttle each answer carried
+    assert _value(text, r'kafka_network_RequestMetrics_ThrottleTimeMs_sum\{request="Produce"\}') == \
+        answer["throttle_time_ms"]
     assert "kafka_server_Fetch_byte_rate{" not in text  # no consumer is under a quota
     assert "kafka_server_Request_request_time{" not in text  # nor any client under a request quota
 
@@ -142,14 +197,10 @@ def test_the_children_looked_up_once_are_the_ones_the_registry_exports():
     assert metrics.topic_in["orders"] == (bytes_in, messages_in)
     assert bytes_in is metrics.bytes_in.labels("orders") and messages_in is metrics.messages_in.labels("orders")
     assert metrics.topic_out["orders"] is metrics.bytes_out.labels("orders")
-    requests, total_time = metrics.request["Produce", 11]
-    assert requests is metrics.requests.labels("Produce", "11") and total_time is metrics.total_time.labels("Produce")
     bytes_in.inc(100)
     metrics.topic_in["orders"][0].inc(20)
-    requests.inc()
     exported = generate_latest(metrics.registry).decode()
     assert _value(exported, r'kafka_server_BrokerTopicMetrics_BytesInPerSec_total\{topic="orders"\}') == 120
-    assert _value(exported, r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="11"\}') == 1
 
 
 def test_request_metric_names_follow_kafkas_overrides():
@@ -160,8 +211,10 @@ def test_request_metric_names_follow_kafkas_overrides():
     assert _request_metric_names(1, 17, {"replica_id": -1, "replica_state": {"replica_id": -1}}) == (
         "FetchConsumer", "Fetch")
     verify = {"transactions": [{"verify_only": True}, {"verify_only": True}]}
-    assert _request_metric_names(24, 4, verify) == ("VerifyPartitionsInTxn",)
+    assert _request_metric_names(24, 4, verify) == ("AddPartitionsToTxnVerification",)
     assert _request_metric_names(24, 4, {"transactions": [{"verify_only": True}, {"verify_only": False}]}) is None
+    assert _request_metric_names(24, 4, {"transactions": []}) == ("AddPartitionsToTxnVerification",)  # allMatch
+    assert _request_metric_names(24, 3, {"transactions": []}) is None
     assert _request_metric_names(74, 0, {}) == ("ListClientMetricsResources", "ListConfigResources")
     assert _request_metric_names(74, 1, {}) is None
     assert _request_metric_names(0, 9, {}) is None

@@ -39,11 +39,19 @@ from franz.coordinator.group.group_metadata import ClassicGroup, ClassicGroupMem
 from franz.protocol.errors import Errors
 from franz.records.builder import now_ms
 from franz.server.purgatory import DelayedOperationPurgatory
+from franz.server.request_channel import waiting_on_others
 
 logger = logging.getLogger(__name__)
 
 UNKNOWN_MEMBER_ID = ""
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # classic group new member join timeout
+
+
+async def _answer(future: asyncio.Future) -> Any:
+    """A join or sync answer: the request waits on the group (its remote time) unless it is ready."""
+    if not future.done():
+        waiting_on_others()
+    return await future
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,7 +207,7 @@ class GroupCoordinator:
         group.update_member(member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms,
                             future)
         self._maybe_prepare_rebalance_or_complete_join(group, f"Updating metadata for member {member_id}")
-        return await future
+        return await _answer(future)
 
     def _validate_existing_member(self, group: ClassicGroup, member_id: str, instance_id: str | None) -> Errors:
         if instance_id is None:
@@ -231,7 +239,7 @@ class GroupCoordinator:
         # A new member cannot heartbeat before its join answer: bound its wait instead.
         self._schedule_heartbeat(group, member_id, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance_or_complete_join(group, f"Adding new member {member_id}")
-        return await future
+        return await _answer(future)
 
     async def _update_static_member(self, version: int, group: ClassicGroup, old_member_id: str,
                                     new_member_id: str, request: _JoinRequest) -> dict:
@@ -270,7 +278,7 @@ class GroupCoordinator:
                                           f"{request.instance_id}")
         else:
             self._maybe_prepare_rebalance_or_complete_join(group, f"Static member {request.instance_id} rejoined")
-        return await future
+        return await _answer(future)
 
     async def _keep_generation_for_static_member(self, version: int, group: ClassicGroup,
                                                  member: ClassicGroupMember, old_member_id: str,
@@ -488,7 +496,7 @@ class GroupCoordinator:
             assignment = {entry["member_id"]: bytes(entry["assignment"]) for entry in body["assignments"]}
             assignment = {mid: assignment.get(mid, b"") for mid in group.members}
             self._spawn(self._store_assignment(group, group.generation_id, assignment))
-        return await future
+        return await _answer(future)
 
     async def _store_assignment(self, group: ClassicGroup, generation_id: int, assignment: dict[str, bytes]) -> None:
         error = Errors.NONE

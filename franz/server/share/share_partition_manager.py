@@ -24,6 +24,7 @@ from franz.coordinator.group import group_config
 from franz.coordinator.share.share_coordinator import ShareCoordinator, ShareStateError, StateBatch
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
+from franz.server.request_channel import waiting_on_others
 from franz.server.share.share_partition import Acquired, SharePartition, SharePartitionConfig, SharePartitionError
 from franz.server.share.share_session_cache import ShareSessionCache
 from franz.storage.unified_log import FetchIsolation
@@ -170,6 +171,7 @@ class SharePartitionManager:
         keys = [(sp.topic, sp.partition) for sp in share_partitions]
         for key in keys:
             self._waiters.setdefault(key, set()).add(future)
+        waiting_on_others()
         try:
             await asyncio.wait_for(asyncio.shield(future), timeout_s)
         except asyncio.TimeoutError:
