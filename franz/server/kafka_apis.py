@@ -214,7 +214,7 @@ class KafkaApis:
                  replica_manager: ReplicaManager, producer_ids: ProducerIdManager,
                  metrics: BrokerMetrics | None = None) -> None:
         self.config = config
-        self.metrics = metrics or BrokerMetrics()
+        self.metrics = metrics or BrokerMetrics(replica_manager.broker_topic_stats)
         self.metadata = metadata
         self.controller = controller
         self.replica_manager = replica_manager
@@ -488,11 +488,6 @@ class KafkaApis:
                 appended = await replica_manager.run_on_append_thread(replica_manager.append_records, acks, entries,
                                                                       AppendOrigin.CLIENT, guards)
             results.update(appended)
-            for (topic_name, _), result in appended.items():
-                if result["error_code"] == 0:
-                    bytes_in, messages_in = self.metrics.topic_in[topic_name]
-                    bytes_in.inc(result["valid_bytes"])
-                    messages_in.inc(result["num_messages"])
             self.replica_manager.on_appended(entries)
             if acks == -1:
                 await self.replica_manager.wait_for_acks(body["timeout_ms"], appended)
@@ -646,9 +641,6 @@ class KafkaApis:
             if throttle_ms:  # answered empty (FetchContext.getThrottledResponse): the records wait
                 session_id = context.session.session_id if incremental else 0
                 return {"throttle_time_ms": throttle_ms, "error_code": 0, "session_id": session_id, "responses": []}
-        for fetch in fetches:
-            if fetch.size_bytes:
-                self.metrics.topic_out[fetch.topic].inc(fetch.size_bytes)
         session_id = 0
         if context.new_session_wanted:
             session_id = self.fetch_sessions.create_session(context, _now_ms())
@@ -660,6 +652,7 @@ class KafkaApis:
         # Only a session keeps what each partition last answered; a sessionless fetch (every
         # librdkafka consumer's: it names all its partitions each time) answers them all.
         in_session = incremental or context.new_session_wanted
+        stats = self.replica_manager.broker_topic_stats  # BytesOut: what the answer carries
         responses: list[dict] = []
         erroneous: list[tuple[CachedPartition, dict]] = []
         last_topic = last_id = last_partitions = None
@@ -681,11 +674,14 @@ class KafkaApis:
                 last_topic, last_id, last_partitions = cached.topic, cached.topic_id, []
                 responses.append({"topic": cached.topic, "topic_id": cached.topic_id, "partitions": last_partitions})
             last_partitions.append(answer)
+            stats.mark(fetch.topic, "BytesOutPerSec", fetch.size_bytes)  # 0 too: the topic's series appears
         for cached in unknown_ids:
             erroneous.append((cached, {"partition_index": cached.partition, "error_code": Errors.UNKNOWN_TOPIC_ID,
                                        "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
                                        "records": b""}))
         for cached, answer in erroneous:  # errors always answer (and forget the cached high watermark)
+            if cached.topic is not None:
+                stats.mark(cached.topic, "BytesOutPerSec", 0)
             if in_session:
                 cached.needs_response(answer["error_code"], 0, -1, -1, -1)
             if last_partitions is None or cached.topic != last_topic or cached.topic_id != last_id:

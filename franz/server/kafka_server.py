@@ -125,9 +125,9 @@ class KafkaServer:
         self.metadata, self.controller = metadata, controller
         log_manager.scheduler.schedule("highwatermark-checkpoint", log_manager.checkpoint_high_watermarks,
                                        HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS)
-        self.replica_manager = ReplicaManager(config.node_id, log_manager, metadata)
-        self.replica_manager.startup()
         self.metrics = BrokerMetrics()
+        self.replica_manager = ReplicaManager(config.node_id, log_manager, metadata, self.metrics.topic_stats)
+        self.replica_manager.startup()
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         first_dir = Path(config.log_dirs[0]).resolve()

@@ -50,6 +50,7 @@ from franz.server.metadata_cache import MetadataCache
 from franz.server.partition import Partition
 from franz.server.purgatory import DelayedOperationPurgatory
 from franz.server.request_thread_time import on_worker_thread
+from franz.storage.broker_topic_stats import BrokerTopicStats
 from franz.storage.epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
@@ -197,11 +198,21 @@ class LoopAppendBudget:
         self._spent_ns += ns
 
 
+# Append errors that BrokerTopicStats does not count as failed produce requests: the client's or
+# the cluster's ordinary conditions (ReplicaManager.appendToLocalLog's first catch).
+_NOT_FAILED_APPEND_ERRORS: Final = frozenset((
+    Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.MESSAGE_TOO_LARGE,
+    Errors.RECORD_LIST_TOO_LARGE, Errors.CORRUPT_MESSAGE, Errors.KAFKA_STORAGE_ERROR, Errors.UNKNOWN_TOPIC_ID,
+    Errors.INVALID_TOPIC_EXCEPTION))
+
+
 class ReplicaManager:
-    def __init__(self, node_id: int, log_manager: LogManager, metadata: MetadataCache) -> None:
+    def __init__(self, node_id: int, log_manager: LogManager, metadata: MetadataCache,
+                 broker_topic_stats: BrokerTopicStats | None = None) -> None:
         self.node_id = node_id
         self.log_manager = log_manager
         self.metadata = metadata
+        self.broker_topic_stats = broker_topic_stats if broker_topic_stats is not None else BrokerTopicStats()
         self._partitions: dict[TopicPartition, Partition] = {}
         self.append_thread = AppendThread()
         self._appends_pending = 0  # jobs handed to the append thread and not finished; loop thread only
@@ -303,6 +314,7 @@ class ReplicaManager:
         docstring); `verification_guards` holds the guards of verified transactional batches,
         `transaction_version` the version of a coordinator's markers."""
         results: dict[TopicPartition, dict] = {}
+        stats = self.broker_topic_stats
         for key, records in entries.items():
             partition = self.get_partition(*key)
             if partition is None:
@@ -329,7 +341,12 @@ class ReplicaManager:
                     logger.error("Error processing append operation on partition %s-%d", *key, exc_info=exc)
                     code = Errors.UNKNOWN_SERVER_ERROR
                 results[key] = _append_error(int(code), exc, partition.log.log_start_offset)
+                stats.mark_many(key[0], ("TotalProduceRequestsPerSec", 1),
+                                ("BytesRejectedPerSec" if code == Errors.MESSAGE_TOO_LARGE else None, len(records)),
+                                (None if code in _NOT_FAILED_APPEND_ERRORS else "FailedProduceRequestsPerSec", 1))
                 continue
+            stats.mark_many(key[0], ("TotalProduceRequestsPerSec", 1), ("BytesInPerSec", len(records)),
+                            ("MessagesInPerSec", info.num_messages))
             results[key] = {"error_code": 0, "base_offset": info.first_offset,
                             "log_append_time_ms": info.log_append_time_ms,
                             "log_start_offset": info.log_start_offset,
@@ -445,6 +462,12 @@ class ReplicaManager:
     async def fetch_messages(self, fetches: list[PartitionFetch], isolation: FetchIsolation, max_bytes: int,
                              min_bytes: int, max_wait_ms: int, hard_max_bytes_limit: bool = False) -> None:
         total = self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)
+        stats = self.broker_topic_stats
+        for fetch in fetches:  # the first read only, of the partitions this broker has
+            if fetch.error != Errors.UNKNOWN_TOPIC_OR_PARTITION:
+                stats.mark(fetch.topic, "TotalFetchRequestsPerSec")
+                if fetch.error == Errors.UNKNOWN_SERVER_ERROR:
+                    stats.mark(fetch.topic, "FailedFetchRequestsPerSec")
         # A partition this node does not have is answered with its error but does not end the
         # wait: KafkaApis sets such partitions aside before the read (only errors reading a log do).
         errors = any(fetch.error not in (Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import re
 import urllib.request
 
-from prometheus_client import generate_latest
-
 from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors
 from franz.records import SimpleRecord, build_batch
-from franz.server.broker_metrics import BrokerMetrics
 from tests.support.broker import free_port
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
@@ -191,16 +188,49 @@ def test_a_deleted_topics_broker_topic_metrics_go_with_it(broker_factory):
         assert _value(_scrape(port), in_series % "gone") == len(records)
 
 
-def test_the_children_looked_up_once_are_the_ones_the_registry_exports():
-    metrics = BrokerMetrics()
-    bytes_in, messages_in = metrics.topic_in["orders"]
-    assert metrics.topic_in["orders"] == (bytes_in, messages_in)
-    assert bytes_in is metrics.bytes_in.labels("orders") and messages_in is metrics.messages_in.labels("orders")
-    assert metrics.topic_out["orders"] is metrics.bytes_out.labels("orders")
-    bytes_in.inc(100)
-    metrics.topic_in["orders"][0].inc(20)
-    exported = generate_latest(metrics.registry).decode()
-    assert _value(exported, r'kafka_server_BrokerTopicMetrics_BytesInPerSec_total\{topic="orders"\}') == 120
+def test_broker_topic_metrics_count_every_append_and_fetch_per_topic_and_for_all(broker_factory):
+    """BrokerTopicStats as ReplicaManager and KafkaApis mark it: the all-topics series from the
+    start, a topic's with its first mark; appends by the group coordinator count as a client's."""
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    meter = r"kafka_server_BrokerTopicMetrics_%s_total"
+    of_topic = meter + r'\{topic="%s"\}'
+    text = _scrape(port)
+    for name in ("BytesInPerSec", "BytesOutPerSec", "BytesRejectedPerSec", "MessagesInPerSec",
+                 "TotalProduceRequestsPerSec", "FailedProduceRequestsPerSec", "TotalFetchRequestsPerSec",
+                 "FailedFetchRequestsPerSec"):
+        assert _value(text, meter % name) == 0
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "a", configs={"max.message.bytes": "1000"})
+        create_topic(client, "b")
+        records = batch(b"x" * 100, b"y" * 100)
+        assert produce(client, "a", records)["error_code"] == 0
+        too_large = batch(b"z" * 2000)
+        assert produce(client, "a", too_large)["error_code"] == Errors.MESSAGE_TOO_LARGE
+        client.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+                               "session_epoch": -1, "topics": [{"topic": t, "partitions": [
+                                   {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
+                                   for t in ("a", "b")]})
+        committed = client.request(8, 8, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+                                          "group_instance_id": None, "topics": [{"name": "a", "partitions": [{
+                                              "partition_index": 0, "committed_offset": 2,
+                                              "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        assert committed["topics"][0]["partitions"][0]["error_code"] == 0
+    text = _scrape(port)
+    assert _value(text, of_topic % ("TotalProduceRequestsPerSec", "a")) == 2
+    assert _value(text, of_topic % ("BytesInPerSec", "a")) == len(records)
+    assert _value(text, of_topic % ("MessagesInPerSec", "a")) == 2
+    assert _value(text, of_topic % ("BytesRejectedPerSec", "a")) == len(too_large)
+    assert not re.search(of_topic % ("FailedProduceRequestsPerSec", "a"), text)  # too large: not a failure
+    assert _value(text, of_topic % ("TotalFetchRequestsPerSec", "b")) == 1
+    assert _value(text, of_topic % ("BytesOutPerSec", "a")) == len(records)
+    assert _value(text, of_topic % ("BytesOutPerSec", "b")) == 0  # answered empty: its series is there
+    assert not re.search(of_topic % ("BytesInPerSec", "b"), text)  # never produced to
+    # the offset commit was appended to __consumer_offsets, and counts there as in all topics
+    assert _value(text, of_topic % ("MessagesInPerSec", "__consumer_offsets")) == 1
+    internal_bytes = _value(text, of_topic % ("BytesInPerSec", "__consumer_offsets"))
+    assert _value(text, meter % "BytesInPerSec") == len(records) + internal_bytes
+    assert _value(text, meter % "TotalFetchRequestsPerSec") == 2
 
 
 def test_request_metric_names_follow_kafkas_overrides():
