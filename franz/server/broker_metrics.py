@@ -31,11 +31,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from typing import Final
 
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from franz.server.metadata_cache import MetadataCache
 from franz.server.request_metrics import RequestChannelMetrics
 from franz.storage import log_flush_stats
 from franz.storage.broker_topic_stats import BrokerTopicStats
@@ -44,13 +46,27 @@ from franz.storage.log_manager import LogManager
 logger = logging.getLogger(__name__)
 
 
-class _LiveCollector(Collector):
-    """Gauges read from the log manager and the socket server at scrape time."""
+# BrokerState's values (org.apache.kafka.metadata.BrokerState) by BrokerServer's status; franz has
+# no fenced phase after catching up (RECOVERY) and no controlled shutdown to wait for.
+BROKER_STATES: Final = {"SHUTDOWN": 0, "STARTING": 1, "STARTED": 3, "SHUTTING_DOWN": 7}
 
-    def __init__(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict) -> None:
+
+def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, documentation)
+    family.add_metric([], value)
+    return family
+
+
+class _LiveCollector(Collector):
+    """Gauges read from the log manager, the metadata and the socket server at scrape time."""
+
+    def __init__(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict,
+                 metadata: MetadataCache | None, broker_status: Callable[[], str] | None) -> None:
         self.log_manager = log_manager
         self.queue_size = queue_size
         self.quotas = quotas  # "Produce" / "Fetch" -> its ClientQuotaManager
+        self.metadata = metadata
+        self.broker_status = broker_status
 
     def collect(self) -> Iterator:
         queue = GaugeMetricFamily("kafka_network_RequestChannel_RequestQueueSize",
@@ -65,6 +81,11 @@ class _LiveCollector(Collector):
         count = GaugeMetricFamily("kafka_server_ReplicaManager_PartitionCount", "Partitions on this broker")
         count.add_metric([], len(logs))
         yield count
+        if self.metadata is not None:
+            yield from self._leadership(logs)
+        if self.broker_status is not None:
+            yield _gauge("kafka_server_KafkaServer_BrokerState", "The broker's state (BrokerState's values)",
+                         BROKER_STATES[self.broker_status()])
         families = {name: GaugeMetricFamily(f"kafka_log_Log_{name}", help_text, labels=["topic", "partition"])
                     for name, help_text in (("Size", "Bytes of the partition's segments"),
                                             ("NumLogSegments", "Segments of the partition"),
@@ -104,6 +125,28 @@ class _LiveCollector(Collector):
             yield rates
             yield throttle
 
+
+    def _leadership(self, logs) -> Iterator:
+        """The controller's view of the cluster (ControllerMetadataMetrics) and this broker's
+        leaderships (ReplicaManager): this node is the active controller and the leader of
+        every partition whose log it has; one without a log has no leader (offline)."""
+        topics = list(self.metadata.topics.values())
+        hosted = {partition_log.topic_partition for partition_log in logs}
+        partitions = sum(topic.num_partitions for topic in topics)
+        led = sum(f"{topic.name}-{index}" in hosted for topic in topics for index in range(topic.num_partitions))
+        yield _gauge("kafka_controller_KafkaController_ActiveControllerCount",
+                     "1 on the node that is the active controller", 1)
+        yield _gauge("kafka_controller_KafkaController_GlobalTopicCount", "Topics in the cluster", len(topics))
+        yield _gauge("kafka_controller_KafkaController_GlobalPartitionCount", "Partitions in the cluster",
+                     partitions)
+        yield _gauge("kafka_controller_KafkaController_OfflinePartitionsCount", "Partitions without a leader",
+                     partitions - led)
+        yield _gauge("kafka_server_ReplicaManager_LeaderCount", "Partitions this broker leads", led)
+        # Each ISR is this one replica, which is the effective min ISR, min(min.insync.replicas, 1).
+        yield _gauge("kafka_server_ReplicaManager_AtMinIsrPartitionCount",
+                     "Led partitions whose ISR is at their effective min.insync.replicas", led)
+        yield _gauge("kafka_server_ReplicaManager_UnderMinIsrPartitionCount",
+                     "Led partitions whose ISR is below their effective min.insync.replicas", 0)
 
     def _cleaner_metrics(self) -> Iterator:
         cleaner = self.log_manager.cleaner
@@ -146,8 +189,9 @@ class BrokerMetrics:
         """Drop a deleted topic's BrokerTopicMetrics series (BrokerTopicStats.removeMetrics)."""
         self.topic_stats.remove_metrics(topic)
 
-    def watch(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict | None = None) -> None:
-        self.registry.register(_LiveCollector(log_manager, queue_size, quotas or {}))
+    def watch(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict | None = None,
+              metadata: MetadataCache | None = None, broker_status: Callable[[], str] | None = None) -> None:
+        self.registry.register(_LiveCollector(log_manager, queue_size, quotas or {}, metadata, broker_status))
 
     def serve(self, host: str, port: int) -> int:
         """Start the HTTP endpoint on its own thread; returns the bound port."""

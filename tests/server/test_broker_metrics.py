@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import re
 import urllib.request
+import uuid
+
+from prometheus_client import generate_latest
 
 from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors
 from franz.records import SimpleRecord, build_batch
+from franz.server.broker_metrics import BrokerMetrics
+from franz.server.metadata_cache import MetadataCache, TopicMetadata
+from franz.storage.log_config import LogConfig
+from franz.storage.log_manager import LogManager
 from tests.support.broker import free_port
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
@@ -50,6 +57,14 @@ def test_metrics_follow_produce_and_fetch(broker_factory):
     assert _value(text, r'kafka_log_Log_LogEndOffset\{partition="0",topic="m"\}') == 2
     assert _value(text, r'kafka_log_Log_NumLogSegments\{partition="1",topic="m"\}') == 1
     assert _value(text, r"kafka_server_ReplicaManager_UnderReplicatedPartitions") == 0
+    assert _value(text, r"kafka_server_ReplicaManager_LeaderCount") == 2
+    assert _value(text, r"kafka_server_ReplicaManager_AtMinIsrPartitionCount") == 2
+    assert _value(text, r"kafka_server_ReplicaManager_UnderMinIsrPartitionCount") == 0
+    assert _value(text, r"kafka_controller_KafkaController_ActiveControllerCount") == 1
+    assert _value(text, r"kafka_controller_KafkaController_GlobalTopicCount") == 1
+    assert _value(text, r"kafka_controller_KafkaController_GlobalPartitionCount") == 2
+    assert _value(text, r"kafka_controller_KafkaController_OfflinePartitionsCount") == 0
+    assert _value(text, r"kafka_server_KafkaServer_BrokerState") == 3  # RUNNING
     assert _value(text, r"kafka_log_LogFlushStats_LogFlushRateAndTimeMs_count") >= 1
     assert _value(text, r"kafka_network_RequestChannel_RequestQueueSize") >= 0
 
@@ -231,6 +246,31 @@ def test_broker_topic_metrics_count_every_append_and_fetch_per_topic_and_for_all
     internal_bytes = _value(text, of_topic % ("BytesInPerSec", "__consumer_offsets"))
     assert _value(text, meter % "BytesInPerSec") == len(records) + internal_bytes
     assert _value(text, meter % "TotalFetchRequestsPerSec") == 2
+
+
+def test_a_partition_without_its_log_is_offline_and_not_led(tmp_path):
+    """The controller's and ReplicaManager's gauges come from the metadata and the logs there are."""
+    log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
+    log_manager.startup(start_background_tasks=False)
+    try:
+        metadata = MetadataCache(1, "cluster", [])
+        metadata.put(TopicMetadata("t", uuid.uuid4(), 3))
+        metadata.put(TopicMetadata("u", uuid.uuid4(), 1))
+        for topic, partition in (("t", 0), ("t", 2), ("u", 0)):
+            log_manager.get_or_create_log(topic, partition)
+        status = ["STARTING"]
+        metrics = BrokerMetrics()
+        metrics.watch(log_manager, lambda: 0, metadata=metadata, broker_status=lambda: status[0])
+        text = generate_latest(metrics.registry).decode()
+        assert _value(text, "kafka_controller_KafkaController_GlobalTopicCount") == 2
+        assert _value(text, "kafka_controller_KafkaController_GlobalPartitionCount") == 4
+        assert _value(text, "kafka_controller_KafkaController_OfflinePartitionsCount") == 1  # t-1
+        assert _value(text, "kafka_server_ReplicaManager_LeaderCount") == 3
+        assert _value(text, "kafka_server_KafkaServer_BrokerState") == 1  # STARTING
+        status[0] = "SHUTTING_DOWN"
+        assert _value(generate_latest(metrics.registry).decode(), "kafka_server_KafkaServer_BrokerState") == 7
+    finally:
+        log_manager.shutdown()
 
 
 def test_request_metric_names_follow_kafkas_overrides():
