@@ -28,6 +28,10 @@ class CorruptRecordError(RecordsError):
     error_code = 2
 
 
+class InvalidChecksumError(CorruptRecordError):
+    """A batch whose CRC does not match its bytes (Kafka: a batch that is not isValid())."""
+
+
 class InvalidRecordError(RecordsError):
     """The bytes parse but break the format's rules: a record count or a
     record length that disagrees with the data (Kafka InvalidRecordException,

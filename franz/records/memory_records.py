@@ -31,7 +31,7 @@ from franz.records.constants import (
     RECORD_BATCH_OVERHEAD,
 )
 from franz.records.control import ControlRecordType
-from franz.records.errors import CorruptRecordError
+from franz.records.errors import CorruptRecordError, InvalidChecksumError
 from franz.records.record import Record
 from franz.records.record_batch import BatchHeader, RecordBatch
 
@@ -152,7 +152,7 @@ class MemoryRecords:
                 return
             computed = crc(view[pos + 21:pos + size])  # from ATTRIBUTES_OFFSET
             if computed != fields[4]:
-                raise CorruptRecordError(
+                raise InvalidChecksumError(
                     f"Record is corrupt (stored crc = {fields[4]}, computed crc = {computed})", pos)
             yield pos, new_header(header_type, fields)
             pos += size

@@ -59,7 +59,7 @@ from franz.records.constants import (
     CompressionType,
     TimestampType,
 )
-from franz.records.errors import CorruptRecordError, InvalidRecordError
+from franz.records.errors import CorruptRecordError, InvalidChecksumError, InvalidRecordError
 from franz.records.record import Record, RecordKey, increment_sequence, read_record, scan_record_keys
 
 _unpack_i64 = INT64.unpack_from
@@ -302,7 +302,7 @@ class RecordBatch:
         stored = self.checksum
         computed = self.compute_checksum()
         if stored != computed:
-            raise CorruptRecordError(
+            raise InvalidChecksumError(
                 f"Record is corrupt (stored crc = {stored}, computed crc = {computed})", self._pos)
 
     # ---- records ------------------------------------------------------------

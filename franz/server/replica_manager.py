@@ -341,6 +341,8 @@ class ReplicaManager:
                     logger.error("Error processing append operation on partition %s-%d", *key, exc_info=exc)
                     code = Errors.UNKNOWN_SERVER_ERROR
                 results[key] = _append_error(int(code), exc, partition.log.log_start_offset)
+                for meter, amount in getattr(exc, "all_topics_marks", ()):  # validation's (RecordValidationError)
+                    stats.mark_all_topics(meter, amount)
                 stats.mark_many(key[0], ("TotalProduceRequestsPerSec", 1),
                                 ("BytesRejectedPerSec" if code == Errors.MESSAGE_TOO_LARGE else None, len(records)),
                                 (None if code in _NOT_FAILED_APPEND_ERRORS else "FailedProduceRequestsPerSec", 1))

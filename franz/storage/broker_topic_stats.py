@@ -4,7 +4,9 @@
 Exported as kafka_server_BrokerTopicMetrics_<name>_total, with a `topic` label for a topic's
 series and none for the all-topics one, as Kafka's JMX names them (a `topic=` tag or none):
 BytesInPerSec, MessagesInPerSec, BytesOutPerSec, BytesRejectedPerSec, TotalProduceRequestsPerSec,
-FailedProduceRequestsPerSec, TotalFetchRequestsPerSec and FailedFetchRequestsPerSec.
+FailedProduceRequestsPerSec, TotalFetchRequestsPerSec and FailedFetchRequestsPerSec; and for all
+topics only, as in Kafka, the validation meters InvalidMessageCrcRecordsPerSec,
+InvalidOffsetOrSequenceRecordsPerSec and NoKeyCompactedTopicRecordsPerSec.
 
 Invariants, as in Kafka: the all-topics series exist from the start, at 0; a topic's series
 appears with its first mark (a mark of 0 included: a fetch answering a topic empty shows its
@@ -36,6 +38,13 @@ METERS: Final = {
     "FailedProduceRequestsPerSec": "Partition appends that failed other than by a client's plain mistake",
     "FailedFetchRequestsPerSec": "Partition reads that failed unexpectedly",
 }
+# Meters of all topics only, marked by validation (LogValidator.MetricsRecorder, UnifiedLog).
+ALL_TOPICS_METERS: Final = {
+    "InvalidMessageCrcRecordsPerSec": "Produced batches refused for a wrong CRC",
+    "InvalidOffsetOrSequenceRecordsPerSec": "Produced batches refused for their offsets, record count, control "
+                                            "flag or sequence",
+    "NoKeyCompactedTopicRecordsPerSec": "Produced records without a key refused by a compacted topic",
+}
 _PREFIX: Final = "kafka_server_BrokerTopicMetrics_"
 
 
@@ -44,7 +53,7 @@ class BrokerTopicStats(Collector):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._all_topics: dict[str, int] = dict.fromkeys(METERS, 0)
+        self._all_topics: dict[str, int] = dict.fromkeys((*METERS, *ALL_TOPICS_METERS), 0)
         self._topics: dict[str, dict[str, int]] = {}  # topic -> meter name -> count, for meters marked
 
     def mark(self, topic: str, meter: str, amount: int = 1) -> None:
@@ -64,6 +73,11 @@ class BrokerTopicStats(Collector):
             for meter, amount in marks:
                 if meter is not None:
                     self._mark(topic, meter, amount)
+
+    def mark_all_topics(self, meter: str, amount: int = 1) -> None:
+        """One of ALL_TOPICS_METERS, which no topic has."""
+        with self._lock:
+            self._all_topics[meter] += amount
 
     def remove_metrics(self, topic: str) -> None:
         with self._lock:
@@ -86,4 +100,8 @@ class BrokerTopicStats(Collector):
             for topic, meters in topics.items():
                 if meter in meters:
                     family.add_metric([topic], meters[meter])
+            yield family
+        for meter, documentation in ALL_TOPICS_METERS.items():
+            family = CounterMetricFamily(_PREFIX + meter, documentation)
+            family.add_metric([], all_topics[meter])
             yield family

@@ -23,6 +23,7 @@ declines everything else to this module; the Python path is the reference.
 from __future__ import annotations
 
 import dataclasses
+import struct
 
 from franz.records import (
     BatchHeader,
@@ -33,7 +34,7 @@ from franz.records import (
     RecordBatch,
     TimestampType,
 )
-from franz.records.errors import RecordsError
+from franz.records.errors import InvalidChecksumError, RecordsError
 from franz.storage.log_config import LogConfig
 
 try:
@@ -54,14 +55,23 @@ _TOPIC_CODECS = {
 }
 
 
+# The all-topics meters a refusal marks (LogValidator.MetricsRecorder, BrokerTopicStats).
+INVALID_CRC_METER = "InvalidMessageCrcRecordsPerSec"
+INVALID_OFFSET_OR_SEQUENCE_METER = "InvalidOffsetOrSequenceRecordsPerSec"
+NO_KEY_COMPACTED_METER = "NoKeyCompactedTopicRecordsPerSec"
+
+
 class RecordValidationError(Exception):
     """A produce that must be refused; `error_code` is Kafka's, `record_errors` lists
-    (batch index, record index, message) for INVALID_RECORD as Kafka reports them."""
+    (batch index, record index, message) for INVALID_RECORD as Kafka reports them, and
+    `all_topics_marks` the (meter, count) marks Kafka's validation makes for it."""
 
-    def __init__(self, error_code: int, message: str, record_errors: list[tuple[int, int, str]] | None = None):
+    def __init__(self, error_code: int, message: str, record_errors: list[tuple[int, int, str]] | None = None,
+                 all_topics_marks: tuple[tuple[str, int], ...] = ()):
         super().__init__(message)
         self.error_code = error_code
         self.record_errors = record_errors or []
+        self.all_topics_marks = all_topics_marks
 
 
 @dataclasses.dataclass(slots=True)
@@ -111,6 +121,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
     CORRUPT_MESSAGE for undecodable compressed data). A missing key on a compacted topic
     and an out-of-range CreateTime timestamp are record errors, all reported together."""
     errors: list[tuple[int, int, str]] = []
+    keyless = 0
     invalid_timestamp = False
     compressed = batch.attributes & _CODEC_MASK
     lat_batch = batch.attributes & _TIMESTAMP_TYPE_BIT
@@ -131,6 +142,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
             count += 1
             timestamp = record.timestamp
             if compact and record.key is None:
+                keyless += 1
                 errors.append((batch_index, index, "Compacted topic cannot accept message without key in topic "
                                                    "partition"))
                 continue
@@ -163,13 +175,15 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
         shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for _b, i, m in errors[:3])
         raise RecordValidationError(
             INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} record errors in total, "
-                            f"and only showing the first three errors at most: [{shown}]", errors)
+                            f"and only showing the first three errors at most: [{shown}]", errors,
+            ((NO_KEY_COMPACTED_METER, keyless),) if keyless else ())
     return batch_max, offsets_in_sequence, None
 
 
 _KEEPS_UNCOMPRESSED = ("producer", "uncompressed")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _CONTROL_BIT = 0x20
+_BASE_OFFSET_AND_LENGTH = struct.Struct(">qi")  # a batch's first fields
 _CODEC_MASK = 0x07
 _TIMESTAMP_TYPE_BIT = 0x08
 _CODECS_BY_ID = tuple(CompressionType(codec_id) for codec_id in range(5))  # ids 5-7 are not Kafka's
@@ -191,32 +205,30 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig, is_from_clie
     try:
         for index, (position, header) in enumerate(records.validate_batches(stop_at_partial_batch=True)):
             size = header.batch_length + 12
-            if is_from_client and header.base_offset != 0:
-                raise RecordValidationError(
-                    INVALID_RECORD, f"The baseOffset of the record batch in the append should be 0, "
-                                    f"but it is {header.base_offset}")
-            if not ignore_record_size and size > max_message_bytes:  # a follower copies what its leader has
-                raise RecordValidationError(
-                    MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
-                                       f"which exceeds the maximum configured value of {max_message_bytes}.")
+            _check_offset_and_size(header.base_offset, size, max_message_bytes, is_from_client, ignore_record_size)
             count = header.record_count
             # LogValidator.validateBatch checks a client's batches only: a compacted batch a
             # follower copies keeps its offset range with fewer records.
             if is_from_client and (count <= 0 or header.last_offset_delta != count - 1):
                 raise RecordValidationError(
                     INVALID_RECORD, f"Batch {index} has lastOffsetDelta {header.last_offset_delta} for "
-                                    f"{count} records")
+                                    f"{count} records", all_topics_marks=((INVALID_OFFSET_OR_SEQUENCE_METER, 1),))
             if is_from_client and header.attributes & _CONTROL_BIT:
-                raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records")
+                raise RecordValidationError(INVALID_RECORD, "Clients are not allowed to write control records",
+                                            all_topics_marks=((INVALID_OFFSET_OR_SEQUENCE_METER, 1),))
             if is_from_client and header.producer_id >= 0 and header.base_sequence < 0:
                 raise RecordValidationError(
                     INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record batch with "
-                                    f"producerId {header.producer_id}")
+                                    f"producerId {header.producer_id}",
+                    all_topics_marks=((INVALID_OFFSET_OR_SEQUENCE_METER, 1),))
             codec_id = header.attributes & _CODEC_MASK
             if codec_id >= len(_CODECS_BY_ID):
                 raise RecordValidationError(CORRUPT_MESSAGE, f"Unknown compression type id: {codec_id}")
             batches.append(RecordBatch._trusted(buffer, position, size))
             headers.append(header)
+    except InvalidChecksumError as exc:
+        _refuse_before_checksum(records, exc.position, max_message_bytes, is_from_client, ignore_record_size)
+        raise RecordValidationError(CORRUPT_MESSAGE, str(exc), all_topics_marks=((INVALID_CRC_METER, 1),)) from None
     except CorruptRecordError as exc:
         raise RecordValidationError(CORRUPT_MESSAGE, str(exc)) from None
     except RecordsError as exc:
@@ -224,6 +236,26 @@ def analyze_and_validate(records: MemoryRecords, config: LogConfig, is_from_clie
     if not batches:
         raise RecordValidationError(INVALID_RECORD, "The produce request carries no record batch")
     return batches, headers
+
+
+def _check_offset_and_size(base_offset: int, size: int, max_message_bytes: int, is_from_client: bool,
+                           ignore_record_size: bool) -> None:
+    """What analyzeAndValidateRecords refuses before it looks at a batch's CRC: a client's base
+    offset other than 0, then a batch over max.message.bytes (a follower copies what its leader has)."""
+    if is_from_client and base_offset != 0:
+        raise RecordValidationError(INVALID_RECORD, f"The baseOffset of the record batch in the append should "
+                                                    f"be 0, but it is {base_offset}")
+    if not ignore_record_size and size > max_message_bytes:
+        raise RecordValidationError(MESSAGE_TOO_LARGE, f"The record batch size in the append is {size} bytes "
+                                                       f"which exceeds the maximum configured value of "
+                                                       f"{max_message_bytes}.")
+
+
+def _refuse_before_checksum(records: MemoryRecords, position: int, max_message_bytes: int, is_from_client: bool,
+                            ignore_record_size: bool) -> None:
+    """_check_offset_and_size for the batch at `position`, whose CRC is wrong."""
+    base_offset, length = _BASE_OFFSET_AND_LENGTH.unpack_from(records.buffer, position)
+    _check_offset_and_size(base_offset, length + 12, max_message_bytes, is_from_client, ignore_record_size)
 
 
 def trim_invalid_bytes(records: MemoryRecords, batches: list[RecordBatch]) -> MemoryRecords:

@@ -222,6 +222,9 @@ def test_broker_topic_metrics_count_every_append_and_fetch_per_topic_and_for_all
         assert produce(client, "a", records)["error_code"] == 0
         too_large = batch(b"z" * 2000)
         assert produce(client, "a", too_large)["error_code"] == Errors.MESSAGE_TOO_LARGE
+        corrupt = bytearray(batch(b"c"))
+        corrupt[-1] ^= 0xFF
+        assert produce(client, "a", bytes(corrupt))["error_code"] == Errors.CORRUPT_MESSAGE
         client.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
                                "session_epoch": -1, "topics": [{"topic": t, "partitions": [
                                    {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
@@ -232,11 +235,12 @@ def test_broker_topic_metrics_count_every_append_and_fetch_per_topic_and_for_all
                                               "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
         assert committed["topics"][0]["partitions"][0]["error_code"] == 0
     text = _scrape(port)
-    assert _value(text, of_topic % ("TotalProduceRequestsPerSec", "a")) == 2
+    assert _value(text, of_topic % ("TotalProduceRequestsPerSec", "a")) == 3
+    assert _value(text, meter % "InvalidMessageCrcRecordsPerSec") == 1
     assert _value(text, of_topic % ("BytesInPerSec", "a")) == len(records)
     assert _value(text, of_topic % ("MessagesInPerSec", "a")) == 2
     assert _value(text, of_topic % ("BytesRejectedPerSec", "a")) == len(too_large)
-    assert not re.search(of_topic % ("FailedProduceRequestsPerSec", "a"), text)  # too large: not a failure
+    assert not re.search(of_topic % ("FailedProduceRequestsPerSec", "a"), text)  # too large, corrupt: no failures
     assert _value(text, of_topic % ("TotalFetchRequestsPerSec", "b")) == 1
     assert _value(text, of_topic % ("BytesOutPerSec", "a")) == len(records)
     assert _value(text, of_topic % ("BytesOutPerSec", "b")) == 0  # answered empty: its series is there

@@ -29,6 +29,16 @@ def test_all_topics_series_start_at_zero_and_a_topics_appear_one_meter_at_a_time
     assert stats.value("MessagesInPerSec") == 2 and stats.value("MessagesInPerSec", "t") is None
 
 
+def test_validation_meters_are_all_topics_only():
+    stats = BrokerTopicStats()
+    stats.mark_all_topics("InvalidMessageCrcRecordsPerSec")
+    stats.mark_all_topics("NoKeyCompactedTopicRecordsPerSec", 3)
+    text = _exported(stats)
+    assert "kafka_server_BrokerTopicMetrics_InvalidMessageCrcRecordsPerSec_total 1.0" in text.splitlines()
+    assert "kafka_server_BrokerTopicMetrics_NoKeyCompactedTopicRecordsPerSec_total 3.0" in text.splitlines()
+    assert "kafka_server_BrokerTopicMetrics_InvalidOffsetOrSequenceRecordsPerSec_total 0.0" in text.splitlines()
+
+
 def test_removed_topics_start_again_from_zero_and_the_all_topics_counts_keep_theirs():
     stats = BrokerTopicStats()
     stats.mark("t", "BytesInPerSec", 5)

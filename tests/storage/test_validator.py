@@ -93,6 +93,19 @@ def test_a_bad_crc_is_corrupt():
     with pytest.raises(RecordValidationError) as info:
         validate(records)
     assert info.value.error_code == CORRUPT_MESSAGE
+    assert info.value.all_topics_marks == (("InvalidMessageCrcRecordsPerSec", 1),)
+
+
+def test_a_bad_crc_is_looked_at_after_the_base_offset_and_the_size():
+    # UnifiedLog.analyzeAndValidateRecords' order: a client's base offset, the size, then the CRC.
+    records = produce(b"a", base_offset=7)
+    records.buffer[-1] ^= 0xFF
+    error = _refused(records)
+    assert error.error_code == INVALID_RECORD and error.all_topics_marks == ()
+    records = produce(b"x" * 200)
+    records.buffer[-1] ^= 0xFF
+    error = _refused(records, LogConfig.from_props({"max.message.bytes": "100"}))
+    assert error.error_code == MESSAGE_TOO_LARGE and error.all_topics_marks == ()
 
 
 def test_a_nonzero_base_offset_from_a_client_is_invalid():
@@ -168,6 +181,7 @@ def test_a_control_batch_from_a_client_is_invalid():
     records.buffer[22] |= 0x20  # attributes, low byte: the control bit
     error = _refused(_resealed(records))
     assert error.error_code == INVALID_RECORD and "control records" in str(error)
+    assert error.all_topics_marks == (("InvalidOffsetOrSequenceRecordsPerSec", 1),)
 
 
 def test_a_last_offset_delta_that_does_not_fit_the_record_count_is_invalid():
@@ -175,6 +189,7 @@ def test_a_last_offset_delta_that_does_not_fit_the_record_count_is_invalid():
     records.buffer[23:27] = (5).to_bytes(4, "big")  # lastOffsetDelta 5 for 2 records
     error = _refused(_resealed(records))
     assert error.error_code == INVALID_RECORD and "lastOffsetDelta 5" in str(error)
+    assert error.all_topics_marks == (("InvalidOffsetOrSequenceRecordsPerSec", 1),)
 
 
 def test_a_follower_takes_a_compacted_batch_whose_offset_range_outlives_its_records():
@@ -272,13 +287,15 @@ def test_a_producer_id_without_a_sequence_is_an_invalid_record():
     records.buffer[53:57] = (-1).to_bytes(4, "big", signed=True)  # baseSequence
     error = _refused(_resealed(records))
     assert error.error_code == INVALID_RECORD and "Invalid sequence number -1" in str(error)
+    assert error.all_topics_marks == (("InvalidOffsetOrSequenceRecordsPerSec", 1),)
 
 
 def test_uncompressed_compacted_records_need_keys_too():
     config = LogConfig.from_props({"cleanup.policy": "compact"})
-    error = _refused(produce(b"a", b"b", keys=[b"k", None]), config)
+    error = _refused(produce(b"a", b"b", None, keys=[b"k", None, None]), config)
     assert error.error_code == INVALID_RECORD
-    assert [(batch, index) for batch, index, _message in error.record_errors] == [(0, 1)]
+    assert [(batch, index) for batch, index, _message in error.record_errors] == [(0, 1), (0, 2)]
+    assert error.all_topics_marks == (("NoKeyCompactedTopicRecordsPerSec", 2),)  # one per record
 
 
 def test_more_than_one_batch_for_a_partition_is_an_invalid_record():
