@@ -59,7 +59,9 @@ from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_alter_log_dirs import ReplicaAlterLogDirsManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
 from franz.server.request_thread_time import Timed, take_current_ns
-from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, Request, Response, handling
+from franz.server.request_channel import (CLOSE_CONNECTION, NO_RESPONSE, REQUEST_LOGGER,
+                                         UNKNOWN_CLIENT_INFORMATION, Request, Response, handling)
+from franz.server.request_convert_to_json import request_json, response_json
 from franz.storage.local_log import OffsetOutOfRangeError
 from franz.storage.producer_append_info import AppendOrigin, ProducerStateError, VerificationGuard
 from franz.storage.unified_log import (
@@ -279,6 +281,8 @@ class KafkaApis:
             handler = _feature_disabled  # answered, counted and throttled as any request
         request.metric_names = metric_names = _request_metric_names(api_key, version, body) or (schema.name,)
         handling(request)
+        if REQUEST_LOGGER.isEnabledFor(logging.DEBUG):  # taken now: a handler may consume its records
+            request.request_log = request_json(request, body)
         timed = None
         try:
             try:
@@ -309,6 +313,8 @@ class KafkaApis:
                     return CLOSE_CONNECTION
                 chunks = encode_response(api_key, version, request.correlation_id, result)
             self.metrics.request_metrics.mark_errors(metric_names, error_counts(api_key, version, result))
+            if request.request_log is not None:
+                request.response_log = response_json(request, result)
             response = Response(chunks)
             # A throttled client is answered at once and then not read from until its
             # throttle time has passed (KIP-219).
@@ -343,6 +349,10 @@ class KafkaApis:
             for field in ("client_software_name", "client_software_version"):
                 if not _SOFTWARE_NAME.fullmatch(body[field] or ""):
                     return {"error_code": Errors.INVALID_REQUEST, "api_keys": []}
+            # A valid one names the connection's client (Processor: registerClientInformation).
+            request.client_information = (body["client_software_name"], body["client_software_version"])
+        else:
+            request.client_information = UNKNOWN_CLIENT_INFORMATION
         return self._api_versions_body(version=request.api_version)
 
     def _brokers(self, request: Request) -> list[dict]:

@@ -62,7 +62,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from franz.server.allocator import new_request_buffer
 from franz.server.kafka_config import Endpoint
-from franz.server.request_channel import FileRegion, InvalidRequestError, Request, Response
+from franz.server.request_channel import (UNKNOWN_CLIENT_INFORMATION, FileRegion, InvalidRequestError, Request,
+                                         Response)
 
 if TYPE_CHECKING:
     from franz.server.socket_server import SocketServer
@@ -91,6 +92,7 @@ _SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errn
 # Transports whose socket carries plain TCP bytes, so sendfile may write to it.
 _PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
 _CAN_CORK: Final = hasattr(socket, "TCP_CORK")  # Linux
+_API_VERSIONS_KEY: Final = 18
 
 
 class _Resumed(Coroutine):
@@ -137,6 +139,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._eof = False
         self.last_active_ns = 0
         self._read_time_ns = 0  # when the last read arrived: its frames' receive time
+        self.client_information = UNKNOWN_CLIENT_INFORMATION  # from the last valid ApiVersions
         # Receive state: `_pending` holds bytes read but not yet framed (a partial
         # size prefix, or data left unparsed while parked); `_frame` is a frame
         # of known size being filled in place; `_ready_frame` a complete frame
@@ -412,6 +415,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             logger.warning("Closing connection %s: invalid request header: %s", self.connection_id, exc)
             self._close()
             return
+        request.client_information = self.client_information
         request.dequeue_time_ns = time.monotonic_ns()
         try:
             handling = server._handle(request)
@@ -419,6 +423,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 task = self._loop.create_task(handling)
             else:
                 task = self._start_eagerly(handling)
+            if request.api_key == _API_VERSIONS_KEY:  # answered in its first step: later frames see it
+                self.client_information = request.client_information
         except Exception as exc:  # a handler that is not a coroutine function raised at once
             server._release_slot()
             self._handler_failed(request, exc)

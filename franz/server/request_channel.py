@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import logging
 import struct
 import time
 from collections.abc import Callable, Sequence
@@ -50,6 +51,10 @@ SIZE_PREFIX_BYTES: Final = 4
 _UVARINT_SIZE_BYTES_MAX: Final = 5
 
 HeaderVersionOf = Callable[[int, int], int]
+# Logs each request once done, at DEBUG (RequestChannel's requestLogger: the name Kafka's users
+# set a level for, kafka-configs.sh --entity-type broker-loggers).
+REQUEST_LOGGER: Final = logging.getLogger("kafka.request.logger")
+UNKNOWN_CLIENT_INFORMATION: Final = ("unknown", "unknown")  # ClientInformation.EMPTY
 
 
 class InvalidRequestError(ValueError):
@@ -117,7 +122,8 @@ class Request:
     __slots__ = ("connection_id", "listener_name", "client_address", "api_key", "api_version",
                  "correlation_id", "client_id", "header_version", "header_tagged_fields",
                  "frame", "body", "receive_time_ns", "dequeue_time_ns", "api_local_complete_time_ns",
-                 "response_complete_time_ns", "response_dequeue_time_ns", "throttle_time_ms", "metric_names")
+                 "response_complete_time_ns", "response_dequeue_time_ns", "throttle_time_ms", "metric_names",
+                 "client_information", "request_log", "response_log")
 
     def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
                  frame: bytes | bytearray, receive_time_ns: int,
@@ -137,6 +143,11 @@ class Request:
         # The RequestMetrics names the request counts under; None until the handler has read
         # the request (one that never is, an unknown API say, counts under none).
         self.metric_names: tuple[str, ...] | None = None
+        # The client's software (name, version) as its connection's last valid ApiVersions gave it
+        # (ClientInformation), and the JSON of this request and its answer while REQUEST_LOGGER logs.
+        self.client_information = UNKNOWN_CLIENT_INFORMATION
+        self.request_log: dict | None = None
+        self.response_log: dict | None = None
         view = memoryview(frame)
         self.frame = view
         if len(view) < HEADER_V1_FIXED_SIZE_BYTES:

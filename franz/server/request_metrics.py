@@ -35,6 +35,7 @@ half recorded (a count without its sum), never a count that goes back.
 
 from __future__ import annotations
 
+import logging
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from typing import Final
@@ -43,7 +44,8 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from franz.protocol.errors import Errors
-from franz.server.request_channel import Request
+from franz.server.request_channel import REQUEST_LOGGER, Request
+from franz.server.request_convert_to_json import request_desc_metrics
 
 TIME_BUCKETS_MS: Final = (0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 REQUEST_BYTES_BUCKETS: Final = (64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216,
@@ -141,6 +143,8 @@ class RequestChannelMetrics(Collector):
         body_bytes = len(request.body)
         for name in names:
             self.by_name[name].update(request.api_version, times_ms, body_bytes)
+        if request.request_log is not None and REQUEST_LOGGER.isEnabledFor(logging.DEBUG):
+            REQUEST_LOGGER.debug("Completed request:%s", request_desc_metrics(request, times_ms))
 
     def mark_errors(self, names: tuple[str, ...], counts: dict[int, int]) -> None:
         for name in names:

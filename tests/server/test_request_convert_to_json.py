@@ -1,0 +1,80 @@
+"""The request log: kafka.request.logger at DEBUG logs each request done, as Kafka's RequestChannel does."""
+
+from __future__ import annotations
+
+import json
+
+from franz.protocol import api_keys
+from franz.records import MemoryRecords
+from franz.server.request_convert_to_json import api_key_name, camel_case, message_json
+from tests.support.raw_client import RawClient, batch, create_topic, produce
+
+INCREMENTAL_ALTER_CONFIGS, BROKER_LOGGER = 44, 8
+
+
+def test_names_are_kafkas():
+    assert camel_case("topic_id") == "topicId" and camel_case("v3_and_below_topics") == "v3AndBelowTopics"
+    assert api_key_name("ApiVersions") == "API_VERSIONS"
+    assert api_key_name("DescribeUserScramCredentials") == "DESCRIBE_USER_SCRAM_CREDENTIALS"
+
+
+def test_a_message_is_its_fields_of_the_version_with_records_as_their_size():
+    schema = api_keys.SCHEMAS_BY_NAME["Produce"]
+    records = MemoryRecords(bytearray(batch(b"value")))
+    body = {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": records}, {"index": 1, "records": None}]}]}
+    assert message_json(schema.request, 9, body) == {
+        "transactionalId": None, "acks": -1, "timeoutMs": 30000, "topicData": [
+            {"name": "t", "partitionData": [{"index": 0, "recordsSizeInBytes": records.size_in_bytes},
+                                            {"index": 1, "records": None}]}]}
+
+
+def test_uuids_bytes_and_tagged_fields_as_kafkas_json_converters_write_them():
+    schema = api_keys.SCHEMAS_BY_NAME["Metadata"]
+    topic_id = bytes(range(16))
+    answer = message_json(schema.response, 12, {"throttle_time_ms": 0, "brokers": [], "cluster_id": "c",
+                                                "controller_id": 1, "topics": [{
+                                                    "error_code": 0, "name": "t", "topic_id": topic_id,
+                                                    "is_internal": False, "partitions": [],
+                                                    "topic_authorized_operations": -2147483648}]})
+    assert answer["topics"][0]["topicId"] == "AAECAwQFBgcICQoLDA0ODw"  # Uuid.toString: URL-safe base64
+    api_versions = api_keys.SCHEMAS_BY_NAME["ApiVersions"]
+    body = {"error_code": 0, "api_keys": [], "throttle_time_ms": 0, "supported_features": [],
+            "finalized_features_epoch": -1, "finalized_features": [], "zk_migration_ready": False}
+    assert "finalizedFeaturesEpoch" not in message_json(api_versions.response, 3, body)  # tagged, at its default
+    body["finalized_features_epoch"] = 7
+    assert message_json(api_versions.response, 3, body)["finalizedFeaturesEpoch"] == 7
+    sasl = api_keys.SCHEMAS_BY_NAME["SaslAuthenticate"]
+    assert message_json(sasl.request, 2, {"auth_bytes": b"\x00user\x00pw"}) == {"authBytes": "AHVzZXIAcHc="}
+
+
+def test_a_broker_logs_each_request_done_once_its_request_logger_is_at_debug(broker):
+    with RawClient(broker.bootstrap) as client:
+        answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": BROKER_LOGGER, "resource_name": "1", "configs": [
+                {"name": "kafka.request.logger", "config_operation": 0, "value": "DEBUG"}]}]})
+        assert answer["responses"][0]["error_code"] == 0
+        client.request(18, 3, {"client_software_name": "raw-client", "client_software_version": "1.0"})
+        create_topic(client, "logged")
+        records = batch(b"x" * 100)
+        assert produce(client, "logged", records)["error_code"] == 0
+        client.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+                               "session_epoch": -1, "topics": [{"topic": "logged", "partitions": [
+                                   {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+    assert broker.wait_for_line('"requestApiKeyName":"FETCH"')
+    fetch_line = next(line for line in broker.lines if '"requestApiKeyName":"FETCH"' in line)
+    assert '"partitions":[{"partitionIndex":0,"errorCode":0,"highWatermark":1,' in fetch_line
+    assert f'"recordsSizeInBytes":{len(records)}' in fetch_line  # the answer's records, sent from the file
+    assert broker.wait_for_line('"requestApiKeyName":"PRODUCE"')
+    line = next(line for line in broker.lines if '"requestApiKeyName":"PRODUCE"' in line)
+    assert "(kafka.request.logger)" in line and "DEBUG Completed request:{" in line
+    logged = json.loads(line[line.index("Completed request:") + len("Completed request:"):line.rindex(" (")])
+    assert logged["requestHeader"] == {"requestApiKey": 0, "requestApiVersion": 9, "correlationId": 4,
+                                       "clientId": "raw-client", "requestApiKeyName": "PRODUCE"}
+    assert logged["request"]["topicData"][0]["partitionData"][0]["recordsSizeInBytes"] == len(records)
+    assert logged["response"]["responses"][0]["partitionResponses"][0]["errorCode"] == 0
+    assert logged["clientInformation"] == {"softwareName": "raw-client", "softwareVersion": "1.0"}
+    assert (logged["securityProtocol"], logged["principal"], logged["listener"]) == (
+        "PLAINTEXT", "User:ANONYMOUS", "PLAINTEXT")
+    assert logged["totalTimeMs"] >= logged["localTimeMs"] >= 0 and logged["throttleTimeMs"] == 0
+    assert list(logged)[:4] == ["isForwarded", "requestHeader", "request", "response"]
