@@ -300,7 +300,10 @@ class KafkaApis:
             if timed is not None and not timed.taken:  # request_percentage: the handler's time
                 request_throttle_ms = self._record_request_time(request, timed.ns)
             if isinstance(result, Response):
-                result.throttle_ms = max(result.throttle_ms, request_throttle_ms)
+                if request_throttle_ms > result.throttle_ms:  # a copy: NO_RESPONSE and CLOSE_CONNECTION are shared
+                    throttled = Response(result.chunks, result.kind)
+                    throttled.throttle_ms = request_throttle_ms
+                    return throttled
                 return result
             if request_throttle_ms > result.get("throttle_time_ms", 0):
                 result["throttle_time_ms"] = request_throttle_ms

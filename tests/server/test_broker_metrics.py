@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import urllib.request
 import uuid
 
@@ -153,6 +154,34 @@ def test_a_client_under_a_request_quota_has_its_request_time_metric(broker_facto
         client.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
     labels = r'\{client_id="raw-client",user=""\}'
     assert _value(_scrape(port), rf"kafka_server_Request_request_time{labels}") > 0
+
+
+def test_a_throttled_acks_0_produce_throttles_only_its_own_client(broker_factory):
+    """An acks=0 produce gets no answer: the throttle a request quota gives it is carried by a
+    response of its own, never by the one every unanswered produce shares."""
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    produces = r'kafka_network_RequestMetrics_RequestsPerSec_total\{request="Produce",version="9"\}'
+
+    def produce_acks_0(client: RawClient, client_id: str, count: int) -> None:
+        client.send_frame(encode_request(0, 9, 1, client_id, {"acks": 0, "timeout_ms": 5000, "topic_data": [
+            {"name": "q", "partition_data": [{"index": 0, "records": batch(b"x")}]}]}))
+        for _ in range(200):  # until the broker has answered it (nothing, but counted)
+            if re.search(rf"^{produces} {count}\.0$", _scrape(port), re.MULTILINE):
+                return
+            time.sleep(0.05)
+        raise AssertionError("the produce was not counted")
+
+    with RawClient(broker.bootstrap) as admin, RawClient(broker.bootstrap) as slow, \
+            RawClient(broker.bootstrap) as free:
+        create_topic(admin, "q")
+        quota = {"entity": [{"entity_type": "client-id", "entity_name": "slow"}],
+                 "ops": [{"key": "request_percentage", "value": 0.00001, "remove": False}]}
+        assert admin.request(49, 1, {"entries": [quota], "validate_only": False})["entries"][0]["error_code"] == 0
+        produce_acks_0(slow, "slow", 1)
+        produce_acks_0(free, "free", 2)
+    # the slow client's produce was throttled for the quota window; the free one's not at all
+    assert _request_metric(_scrape(port), "ThrottleTimeMs", "Produce", "_sum") == 1000
 
 
 def test_the_log_cleaners_metrics_follow_its_passes(broker_factory):
