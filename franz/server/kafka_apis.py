@@ -279,7 +279,7 @@ class KafkaApis:
             return CLOSE_CONNECTION
         if not self.metadata.features.api_enabled(api_key):  # a feature level below what the API needs
             handler = _feature_disabled  # answered, counted and throttled as any request
-        request.metric_names = metric_names = _request_metric_names(api_key, version, body) or (schema.name,)
+        request.metric_names = _request_metric_names(api_key, version, body) or (schema.name,)
         handling(request)
         if REQUEST_LOGGER.isEnabledFor(logging.DEBUG):  # taken now: a handler may consume its records
             request.request_log = request_json(request, body)
@@ -315,7 +315,8 @@ class KafkaApis:
                 if result is None:
                     return CLOSE_CONNECTION
                 chunks = encode_response(api_key, version, request.correlation_id, result)
-            self.metrics.request_metrics.mark_errors(metric_names, error_counts(api_key, version, result))
+            # under the API's own name only (RequestChannel.updateErrorMetrics), not the override names
+            self.metrics.request_metrics.mark_errors(schema.name, error_counts(api_key, version, result))
             if request.request_log is not None:
                 request.response_log = response_json(request, result)
             response = Response(chunks)
@@ -332,6 +333,9 @@ class KafkaApis:
         logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,
                     request.api_version, request.connection_id, schema.min_version, schema.max_version)
         if schema.api_key == _key("ApiVersions"):
+            # Kafka reads any ApiVersions version and counts this one as any other request
+            request.metric_names = (schema.name,)
+            self.metrics.request_metrics.mark_errors(schema.name, {Errors.UNSUPPORTED_VERSION: 1})
             body = self._api_versions_body(Errors.UNSUPPORTED_VERSION)
             return Response(encode_response(schema.api_key, 0, request.correlation_id, body))
         if not any(field.name == "error_code" for field in schema.response):
@@ -519,7 +523,7 @@ class KafkaApis:
                 # counted as the answer it does not get would have been (RequestChannel.closeConnection)
                 counts = collections.Counter(result["error_code"] for result in results.values())
                 counts[unknown_id_answer["error_code"]] += sum(map(len, unknown_ids.values()))
-                self.metrics.request_metrics.mark_errors(request.metric_names or ("Produce",), +counts)
+                self.metrics.request_metrics.mark_errors("Produce", +counts)
                 return CLOSE_CONNECTION
             return _throttled_no_response(throttle_ms) if throttle_ms else NO_RESPONSE
         by_topic: dict[str, list] = {}
@@ -665,7 +669,7 @@ class KafkaApis:
         # Only a session keeps what each partition last answered; a sessionless fetch (every
         # librdkafka consumer's: it names all its partitions each time) answers them all.
         in_session = incremental or context.new_session_wanted
-        stats = self.replica_manager.broker_topic_stats  # BytesOut: what the answer carries
+        bytes_out: dict[str, int] = {}  # BytesOutPerSec: what the answer carries, 0 included
         responses: list[dict] = []
         erroneous: list[tuple[CachedPartition, dict]] = []
         last_topic = last_id = last_partitions = None
@@ -687,14 +691,14 @@ class KafkaApis:
                 last_topic, last_id, last_partitions = cached.topic, cached.topic_id, []
                 responses.append({"topic": cached.topic, "topic_id": cached.topic_id, "partitions": last_partitions})
             last_partitions.append(answer)
-            stats.mark(fetch.topic, "BytesOutPerSec", fetch.size_bytes)  # 0 too: the topic's series appears
+            bytes_out[fetch.topic] = bytes_out.get(fetch.topic, 0) + fetch.size_bytes
         for cached in unknown_ids:
             erroneous.append((cached, {"partition_index": cached.partition, "error_code": Errors.UNKNOWN_TOPIC_ID,
                                        "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
                                        "records": b""}))
         for cached, answer in erroneous:  # errors always answer (and forget the cached high watermark)
             if cached.topic is not None:
-                stats.mark(cached.topic, "BytesOutPerSec", 0)
+                bytes_out.setdefault(cached.topic, 0)
             if in_session:
                 cached.needs_response(answer["error_code"], 0, -1, -1, -1)
             if last_partitions is None or cached.topic != last_topic or cached.topic_id != last_id:
@@ -702,6 +706,7 @@ class KafkaApis:
                 responses.append({"topic": cached.topic or "", "topic_id": cached.topic_id,
                                   "partitions": last_partitions})
             last_partitions.append(answer)
+        self.replica_manager.broker_topic_stats.mark_topics("BytesOutPerSec", bytes_out)
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
 
     def _refuse_zstd_to_old_fetchers(self, fetches: list[PartitionFetch]) -> None:

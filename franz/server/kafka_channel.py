@@ -432,6 +432,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if task.done():
             self._answered_now = True
         else:
+            request.handler_task = task
             task.add_done_callback(self._on_handler_done)
         self._inflight.append((task, request))
 
@@ -458,22 +459,26 @@ class KafkaChannel(asyncio.BufferedProtocol):
             for entry in self._inflight:
                 if entry[0] is task:
                     self._inflight.remove(entry)
-                    self._discard(task)
+                    self._discard(*entry)
                     break
             return
         self._flush()
 
-    def _discard(self, task: asyncio.Task[Response]) -> None:
-        if not task.cancelled():
-            task.exception()  # retrieved: the connection is gone, nobody will read it
+    def _discard(self, task: asyncio.Task[Response], request: Request) -> None:
+        """A finished request whose connection is gone: its slot freed, and its answer, which
+        goes nowhere, counted as Kafka counts a response for a closed connection."""
+        failed = task.cancelled() or task.exception() is not None  # retrieved: nobody else will read it
         self._server._release_slot()
+        if not failed:
+            request.response_dequeue_time_ns = now_ns = time.monotonic_ns()
+            self._server.request_completed(request, now_ns)
 
     def _release_done(self) -> None:
         """On close: free the slots of finished requests whose answers go nowhere."""
         keep = collections.deque()
         for entry in self._inflight:
             if entry[0].done():
-                self._discard(entry[0])
+                self._discard(*entry)
             else:
                 keep.append(entry)
         self._inflight = keep

@@ -464,12 +464,13 @@ class ReplicaManager:
     async def fetch_messages(self, fetches: list[PartitionFetch], isolation: FetchIsolation, max_bytes: int,
                              min_bytes: int, max_wait_ms: int, hard_max_bytes_limit: bool = False) -> None:
         total = self.read_from_log(fetches, isolation, max_bytes, hard_max_bytes_limit)
-        stats = self.broker_topic_stats
-        for fetch in fetches:  # the first read only, of the partitions this broker has
+        reads: dict[str, int] = {}  # the first read only, of the partitions this broker has
+        for fetch in fetches:
             if fetch.error != Errors.UNKNOWN_TOPIC_OR_PARTITION:
-                stats.mark(fetch.topic, "TotalFetchRequestsPerSec")
+                reads[fetch.topic] = reads.get(fetch.topic, 0) + 1
                 if fetch.error == Errors.UNKNOWN_SERVER_ERROR:
-                    stats.mark(fetch.topic, "FailedFetchRequestsPerSec")
+                    self.broker_topic_stats.mark(fetch.topic, "FailedFetchRequestsPerSec")
+        self.broker_topic_stats.mark_topics("TotalFetchRequestsPerSec", reads)
         # A partition this node does not have is answered with its error but does not end the
         # wait: KafkaApis sets such partitions aside before the read (only errors reading a log do).
         errors = any(fetch.error not in (Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION)

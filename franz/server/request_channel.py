@@ -35,11 +35,13 @@ partial Request.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import dataclasses
 import logging
 import struct
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -123,7 +125,7 @@ class Request:
                  "correlation_id", "client_id", "header_version", "header_tagged_fields",
                  "frame", "body", "receive_time_ns", "dequeue_time_ns", "api_local_complete_time_ns",
                  "response_complete_time_ns", "response_dequeue_time_ns", "throttle_time_ms", "metric_names",
-                 "client_information", "request_log", "response_log")
+                 "client_information", "request_log", "response_log", "handler_task", "__weakref__")
 
     def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
                  frame: bytes | bytearray, receive_time_ns: int,
@@ -148,6 +150,7 @@ class Request:
         self.client_information = UNKNOWN_CLIENT_INFORMATION
         self.request_log: dict | None = None
         self.response_log: dict | None = None
+        self.handler_task: Any = None  # the task its handler goes on in after its first step, if any
         view = memoryview(frame)
         self.frame = view
         if len(view) < HEADER_V1_FIXED_SIZE_BYTES:
@@ -217,22 +220,32 @@ class Response:
         return f"Response(chunks={len(self.chunks)}, size_bytes={self.size_bytes})"
 
 
-_HANDLING: contextvars.ContextVar[Request | None] = contextvars.ContextVar("request_being_handled", default=None)
+# A weak reference: tasks and timers a handler starts inherit its context, and some outlive it.
+_HANDLING: contextvars.ContextVar[weakref.ref[Request] | None] = contextvars.ContextVar("request_being_handled",
+                                                                                        default=None)
 
 
 def handling(request: Request) -> None:
     """Make `request` the one being handled in the current context (its handler's task)."""
-    _HANDLING.set(request)
+    _HANDLING.set(weakref.ref(request))
 
 
 def waiting_on_others() -> None:
     """The request being handled waits from here on for something other than its own work: a
     purgatory, a group's rebalance, records for a share fetch. Its local time ends here and its
     remote time begins, as where a Kafka handler thread returns before the answer exists
-    (apiLocalCompleteTimeNanos). Only the first call of a request counts; outside a handler
+    (apiLocalCompleteTimeNanos). Only the first call of a request counts, and only from its
+    handler: outside one, or from a task the handler started (which inherits its context),
     it does nothing."""
-    request = _HANDLING.get()
-    if request is not None and not request.api_local_complete_time_ns:
+    reference = _HANDLING.get()
+    request = reference() if reference is not None else None
+    if request is None or request.api_local_complete_time_ns:
+        return
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no loop running: not a task
+        task = None
+    if task is None or task is request.handler_task:  # its first step runs outside any task
         request.api_local_complete_time_ns = time.monotonic_ns()
 
 

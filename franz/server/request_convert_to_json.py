@@ -8,8 +8,9 @@ request header, the request and the response as JSON, the connection, the reques
 times (RequestChannelMetrics), the security protocol, the principal, the listener and
 the client's software. A message's JSON is its fields in spec order, by their camelCase
 names, in the version sent: a tagged field only when it is not its default, records as
-their size (`<name>SizeInBytes`, KIP-673), bytes in base64, a uuid in Kafka's Uuid
-text (URL-safe base64 without padding). Compact separators, as Jackson writes it.
+their size (`<name>SizeInBytes`, KIP-673: a Produce request's and a Fetch answer's) or
+as "" (the others'), bytes in base64, a uuid in Kafka's Uuid text (URL-safe base64
+without padding). Compact separators, as Jackson writes it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from franz.protocol import api_keys
 from franz.protocol.schema import Field
 from franz.server.request_channel import Request
 
+_PRODUCE: Final = api_keys.SCHEMAS_BY_NAME["Produce"].api_key
+_FETCH: Final = api_keys.SCHEMAS_BY_NAME["Fetch"].api_key
 _PRINCIPAL: Final = "User:ANONYMOUS"
 _SECURITY_PROTOCOL: Final = "PLAINTEXT"  # the only one franz serves
 _CAMEL_BREAK: Final = re.compile(r"_([a-z0-9])")
@@ -65,9 +68,10 @@ def _value(field_type: str, value: Any) -> Any:
     return int(value) if not isinstance(value, bool) else value
 
 
-def message_json(fields: Iterable[Field], version: int, data: dict | None) -> dict:
-    """A message (or struct) as Kafka's generated JsonConverter writes it with serializeRecords
-    false. `data` is the message dict the codec reads; a field left out is its default."""
+def message_json(fields: Iterable[Field], version: int, data: dict | None, serialize_records: bool = True) -> dict:
+    """A message (or struct) as Kafka's generated JsonConverter writes it. `data` is the message
+    dict the codec reads; a field left out is its default. Records are written as their size
+    when not `serialize_records`, else as JsonConverter's placeholder, an empty byte array."""
     node: dict[str, Any] = {}
     data = data or {}
     for field in fields:
@@ -80,12 +84,15 @@ def message_json(fields: Iterable[Field], version: int, data: dict | None) -> di
         if field.type == "records":
             if value is None:
                 node[name] = None
+            elif serialize_records:
+                node[name] = ""  # BinaryNode(new byte[]{}), in base64
             else:
                 node[name + "SizeInBytes"] = _size_of(value)
         elif field.type == "{}":
-            node[name] = None if value is None else message_json(field.fields, version, value)
+            node[name] = None if value is None else message_json(field.fields, version, value, serialize_records)
         elif field.type == "[]":
-            node[name] = None if value is None else [message_json(field.fields, version, row) for row in value]
+            node[name] = None if value is None else [message_json(field.fields, version, row, serialize_records)
+                                                     for row in value]
         elif field.is_array:
             node[name] = None if value is None else [_value(field.element_type, item) for item in value]
         else:
@@ -94,13 +101,15 @@ def message_json(fields: Iterable[Field], version: int, data: dict | None) -> di
 
 
 def request_json(request: Request, body: dict) -> dict:
+    """RequestConvertToJson.request: a Produce's records as their size (KIP-673)."""
     schema = api_keys.SCHEMAS[request.api_key]
-    return message_json(schema.request, request.api_version, body)
+    return message_json(schema.request, request.api_version, body, serialize_records=request.api_key != _PRODUCE)
 
 
 def response_json(request: Request, body: dict) -> dict:
+    """RequestConvertToJson.response: a Fetch's records as their size (KIP-673)."""
     schema = api_keys.SCHEMAS[request.api_key]
-    return message_json(schema.response, request.api_version, body)
+    return message_json(schema.response, request.api_version, body, serialize_records=request.api_key != _FETCH)
 
 
 def request_header_json(request: Request) -> dict:

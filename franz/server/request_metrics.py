@@ -7,7 +7,8 @@ or one of RequestChannel's override names: FetchConsumer, AddPartitionsToTxnVeri
 
 - kafka_network_RequestMetrics_RequestsPerSec_total{request,version}
 - kafka_network_RequestMetrics_ErrorsPerSec_total{request,error}: per error code in each answer
-  (AbstractResponse.errorCounts, NONE included; franz.protocol.error_counts)
+  (AbstractResponse.errorCounts, NONE included; franz.protocol.error_counts), under the API's
+  own name only
 - kafka_network_RequestMetrics_<time>{request}, histograms in ms, for <time> in
   RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs,
   ResponseSendTimeMs and TotalTimeMs
@@ -54,6 +55,7 @@ REQUEST_BYTES_BUCKETS: Final = (64, 256, 1024, 4096, 16384, 65536, 262144, 10485
 TIME_HISTOGRAMS: Final = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
                           "ResponseQueueTimeMs", "ResponseSendTimeMs", "TotalTimeMs")
 _PREFIX: Final = "kafka_network_RequestMetrics_"
+logger = logging.getLogger(__name__)
 _MS_PER_NS: Final = 1e-6
 
 
@@ -126,7 +128,14 @@ class RequestChannelMetrics(Collector):
 
     def update(self, request: Request, end_time_ns: int) -> None:
         """Record one request that ended at `end_time_ns` (sent, not answered, or closed its
-        connection); one that never reached its handler's decoding counts nowhere."""
+        connection); one that never reached its handler's decoding counts nowhere. Never raises:
+        the channel calls it between its own steps."""
+        try:
+            self._update(request, end_time_ns)
+        except Exception:  # noqa: BLE001 - a metric or log line lost, the connection kept
+            logger.exception("Recording the metrics of %r failed", request)
+
+    def _update(self, request: Request, end_time_ns: int) -> None:
         names = request.metric_names
         if names is None:
             return
@@ -146,9 +155,9 @@ class RequestChannelMetrics(Collector):
         if request.request_log is not None and REQUEST_LOGGER.isEnabledFor(logging.DEBUG):
             REQUEST_LOGGER.debug("Completed request:%s", request_desc_metrics(request, times_ms))
 
-    def mark_errors(self, names: tuple[str, ...], counts: dict[int, int]) -> None:
-        for name in names:
-            self.by_name[name].mark_errors(counts)
+    def mark_errors(self, name: str, counts: dict[int, int]) -> None:
+        """An answer's error counts, under its API's name (never an override name)."""
+        self.by_name[name].mark_errors(counts)
 
     def collect(self) -> Iterator:
         requests = CounterMetricFamily(_PREFIX + "RequestsPerSec", "Requests by API and version",

@@ -74,6 +74,12 @@ class BrokerTopicStats(Collector):
                 if meter is not None:
                     self._mark(topic, meter, amount)
 
+    def mark_topics(self, meter: str, amounts: dict[str, int]) -> None:
+        """One meter of several topics under one lock (a fetch's partitions, say)."""
+        with self._lock:
+            for topic, amount in amounts.items():
+                self._mark(topic, meter, amount)
+
     def mark_all_topics(self, meter: str, amount: int = 1) -> None:
         """One of ALL_TOPICS_METERS, which no topic has."""
         with self._lock:

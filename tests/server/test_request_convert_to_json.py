@@ -23,10 +23,18 @@ def test_a_message_is_its_fields_of_the_version_with_records_as_their_size():
     records = MemoryRecords(bytearray(batch(b"value")))
     body = {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
         {"name": "t", "partition_data": [{"index": 0, "records": records}, {"index": 1, "records": None}]}]}
-    assert message_json(schema.request, 9, body) == {
+    assert message_json(schema.request, 9, body, serialize_records=False) == {
         "transactionalId": None, "acks": -1, "timeoutMs": 30000, "topicData": [
             {"name": "t", "partitionData": [{"index": 0, "recordsSizeInBytes": records.size_in_bytes},
                                             {"index": 1, "records": None}]}]}
+
+
+def test_records_other_than_a_produces_or_a_fetchs_are_written_as_an_empty_byte_array():
+    schema = api_keys.SCHEMAS_BY_NAME["ShareFetch"]
+    body = {"responses": [{"topic_id": bytes(16), "partitions": [{"partition_index": 0,
+                                                                   "records": MemoryRecords(bytearray(batch(b"v")))}]}]}
+    partition = message_json(schema.response, 1, body)["responses"][0]["partitions"][0]
+    assert partition["records"] == "" and "recordsSizeInBytes" not in partition
 
 
 def test_uuids_bytes_and_tagged_fields_as_kafkas_json_converters_write_them():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import re
 
@@ -85,15 +86,41 @@ def test_only_the_first_wait_on_others_ends_the_local_time():
     waiting_on_others()  # outside: no request is being handled here
 
 
+def test_a_task_the_handler_started_does_not_end_its_local_time():
+    """Such a task inherits the handler's context (a group's write, say): its waits are its own."""
+    request = _request(0)
+
+    async def started_by_the_handler() -> None:
+        waiting_on_others()
+
+    async def handler() -> None:
+        request.handler_task = asyncio.current_task()
+        handling(request)
+        await asyncio.get_running_loop().create_task(started_by_the_handler())
+        assert request.api_local_complete_time_ns == 0
+        waiting_on_others()
+        assert request.api_local_complete_time_ns > 0
+
+    asyncio.run(handler())
+
+
 def test_errors_count_per_code_with_unknown_codes_as_unknown_server_error():
     metrics = RequestChannelMetrics()
-    metrics.mark_errors(("FetchConsumer", "Fetch"), {0: 3, 3: 1})
-    metrics.mark_errors(("Fetch",), {-1: 1, 9999: 2})
+    metrics.mark_errors("Fetch", {0: 3, 3: 1})
+    metrics.mark_errors("Fetch", {-1: 1, 9999: 2})
     text = _exported(metrics)
     line = 'kafka_network_RequestMetrics_ErrorsPerSec_total{error="%s",request="%s"} %s'
-    assert line % ("NONE", "FetchConsumer", "3.0") in text
+    assert line % ("NONE", "Fetch", "3.0") in text
     assert line % ("UNKNOWN_TOPIC_OR_PARTITION", "Fetch", "1.0") in text
     assert line % ("UNKNOWN_SERVER_ERROR", "Fetch", "3.0") in text
+
+
+def test_a_failure_to_record_is_logged_not_raised(caplog):
+    request = _request(0)
+    request.metric_names = ("Produce",)
+    request.body = None  # len() fails
+    RequestChannelMetrics().update(request, MS)
+    assert "Recording the metrics of" in caplog.text
 
 
 def test_histogram_buckets_hold_values_up_to_their_bound():
