@@ -297,6 +297,15 @@ def require_group_coordinator_bounds(values: Mapping[str, Any]) -> None:
 _BROKER_TIME_KEYS: Final = frozenset(("log.retention.ms", "log.roll.ms", "log.roll.jitter.ms"))
 
 
+def config_type(name: str) -> str | None:
+    """A broker key's type (KafkaConfig.configType), a topic default's as its topic key's; None
+    for a key franz does not know."""
+    definition = BROKER_CONFIG_DEF.keys.get(name)
+    if definition is None and name in BROKER_SYNONYMS:
+        definition = TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[name]]
+    return None if definition is None else definition.type
+
+
 def _require_failed(key: str, value: Any, requirement: str) -> None:
     """KafkaConfig.validateValues' Utils.require: Kafka refuses to start with Scala's words alone."""
     message = f"requirement failed: {requirement}"

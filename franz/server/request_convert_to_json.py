@@ -21,12 +21,22 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
+from franz.coordinator.group.group_config import GROUP_CONFIG_DEF
 from franz.protocol import api_keys
 from franz.protocol.schema import Field
+from franz.server.kafka_config import config_type
 from franz.server.request_channel import Request
+from franz.storage.log_config import TOPIC_CONFIG_DEF
 
 _PRODUCE: Final = api_keys.SCHEMAS_BY_NAME["Produce"].api_key
 _FETCH: Final = api_keys.SCHEMAS_BY_NAME["Fetch"].api_key
+_ALTER_CONFIGS_KEYS: Final = frozenset(api_keys.SCHEMAS_BY_NAME[name].api_key
+                                       for name in ("AlterConfigs", "IncrementalAlterConfigs"))
+# ConfigResource.Type ids: a broker's keys, and those whose types these definitions give
+_BROKER: Final = 4
+_CONFIG_DEFS: Final = {2: TOPIC_CONFIG_DEF, 32: GROUP_CONFIG_DEF}
+_NEVER_SENSITIVE: Final = frozenset((8, 16))  # BROKER_LOGGER, CLIENT_METRICS
+_HIDDEN: Final = "[hidden]"  # Password.HIDDEN
 _PRINCIPAL: Final = "User:ANONYMOUS"
 _SECURITY_PROTOCOL: Final = "PLAINTEXT"  # the only one franz serves
 _CAMEL_BREAK: Final = re.compile(r"_([a-z0-9])")
@@ -101,9 +111,28 @@ def message_json(fields: Iterable[Field], version: int, data: dict | None, seria
 
 
 def request_json(request: Request, body: dict) -> dict:
-    """RequestConvertToJson.request: a Produce's records as their size (KIP-673)."""
+    """RequestConvertToJson.request of Request.loggableRequest: a Produce's records as their size
+    (KIP-673), and the values of (Incremental)AlterConfigs through loggable_value."""
     schema = api_keys.SCHEMAS[request.api_key]
-    return message_json(schema.request, request.api_version, body, serialize_records=request.api_key != _PRODUCE)
+    node = message_json(schema.request, request.api_version, body, serialize_records=request.api_key != _PRODUCE)
+    if request.api_key in _ALTER_CONFIGS_KEYS:
+        for resource in node["resources"]:
+            for config in resource["configs"]:
+                config["value"] = loggable_value(resource["resourceType"], config["name"], config["value"])
+    return node
+
+
+def loggable_value(resource_type: int, name: str, value: str | None) -> str | None:
+    """KafkaConfig.loggableValue: "[hidden]" for a value that may be secret, a password or a
+    config whose type is not known (to be safe); broker loggers' and client metrics' shown."""
+    if resource_type == _BROKER:
+        kind = config_type(name)
+    elif resource_type in _CONFIG_DEFS:
+        definition = _CONFIG_DEFS[resource_type].keys.get(name)
+        kind = None if definition is None else definition.type
+    else:
+        return value if resource_type in _NEVER_SENSITIVE else _HIDDEN
+    return _HIDDEN if kind is None or kind == "password" else value  # KafkaConfig.maybeSensitive
 
 
 def response_json(request: Request, body: dict) -> dict:

@@ -6,7 +6,7 @@ import json
 
 from franz.protocol import api_keys
 from franz.records import MemoryRecords
-from franz.server.request_convert_to_json import api_key_name, camel_case, message_json
+from franz.server.request_convert_to_json import api_key_name, camel_case, loggable_value, message_json
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 INCREMENTAL_ALTER_CONFIGS, BROKER_LOGGER = 44, 8
@@ -37,6 +37,16 @@ def test_records_other_than_a_produces_or_a_fetchs_are_written_as_an_empty_byte_
     assert partition["records"] == "" and "recordsSizeInBytes" not in partition
 
 
+def test_config_values_that_may_be_secret_are_hidden():
+    """Request.loggableRequest: KafkaConfig.loggableValue on every (Incremental)AlterConfigs value."""
+    assert loggable_value(2, "retention.ms", "1000") == "1000"  # a topic config of a known type
+    assert loggable_value(2, "no.such.config", "x") == "[hidden]"  # unknown: may be secret
+    assert loggable_value(4, "log.retention.ms", "5") == "5"
+    assert loggable_value(4, "listener.name.internal.ssl.keystore.password", "pw") == "[hidden]"
+    assert loggable_value(8, "kafka.request.logger", "DEBUG") == "DEBUG"  # broker loggers are shown
+    assert loggable_value(64, "anything", "x") == "[hidden]"  # another resource type
+
+
 def test_uuids_bytes_and_tagged_fields_as_kafkas_json_converters_write_them():
     schema = api_keys.SCHEMAS_BY_NAME["Metadata"]
     topic_id = bytes(range(16))
@@ -62,6 +72,10 @@ def test_a_broker_logs_each_request_done_once_its_request_logger_is_at_debug(bro
             {"resource_type": BROKER_LOGGER, "resource_name": "1", "configs": [
                 {"name": "kafka.request.logger", "config_operation": 0, "value": "DEBUG"}]}]})
         assert answer["responses"][0]["error_code"] == 0
+        secret = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": True, "resources": [
+            {"resource_type": 4, "resource_name": "1", "configs": [
+                {"name": "ssl.keystore.password", "config_operation": 0, "value": "s3cret"}]}]})
+        assert secret["responses"][0]["error_code"] != 0  # franz has no such key; the log hides it anyway
         client.request(18, 3, {"client_software_name": "raw-client", "client_software_version": "1.0"})
         create_topic(client, "logged")
         records = batch(b"x" * 100)
@@ -70,6 +84,9 @@ def test_a_broker_logs_each_request_done_once_its_request_logger_is_at_debug(bro
                                "session_epoch": -1, "topics": [{"topic": "logged", "partitions": [
                                    {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
     assert broker.wait_for_line('"requestApiKeyName":"FETCH"')
+    assert not any("s3cret" in line for line in broker.lines)
+    assert any('"name":"ssl.keystore.password","configOperation":0,"value":"[hidden]"' in line
+               for line in broker.lines)
     fetch_line = next(line for line in broker.lines if '"requestApiKeyName":"FETCH"' in line)
     assert '"partitions":[{"partitionIndex":0,"errorCode":0,"highWatermark":1,' in fetch_line
     assert f'"recordsSizeInBytes":{len(records)}' in fetch_line  # the answer's records, sent from the file
@@ -77,7 +94,7 @@ def test_a_broker_logs_each_request_done_once_its_request_logger_is_at_debug(bro
     line = next(line for line in broker.lines if '"requestApiKeyName":"PRODUCE"' in line)
     assert "(kafka.request.logger)" in line and "DEBUG Completed request:{" in line
     logged = json.loads(line[line.index("Completed request:") + len("Completed request:"):line.rindex(" (")])
-    assert logged["requestHeader"] == {"requestApiKey": 0, "requestApiVersion": 9, "correlationId": 4,
+    assert logged["requestHeader"] == {"requestApiKey": 0, "requestApiVersion": 9, "correlationId": 5,
                                        "clientId": "raw-client", "requestApiKeyName": "PRODUCE"}
     assert logged["request"]["topicData"][0]["partitionData"][0]["recordsSizeInBytes"] == len(records)
     assert logged["response"]["responses"][0]["partitionResponses"][0]["errorCode"] == 0
