@@ -12,7 +12,8 @@ exporter find familiar names:
 - kafka_network_RequestChannel_RequestQueueSize
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount}
 - kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)
-- kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}
+- kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}, and
+  is_future="true" for the log a move between log dirs is filling
 - kafka_log_LogCleaner_{max_buffer_utilization_percent,cleaner_recopy_percent,max_clean_time_secs,
   max_compaction_delay_secs,DeadThreadCount} and kafka_log_LogCleanerManager_{max_dirty_percent,
   time_since_last_run_ms} and, per log dir, ..._{uncleanable_partitions_count,uncleanable_bytes}
@@ -36,6 +37,7 @@ from typing import Final
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 
 from franz.server.metadata_cache import MetadataCache
 from franz.server.request_metrics import RequestChannelMetrics
@@ -73,7 +75,9 @@ class _LiveCollector(Collector):
                                   "Requests received and not yet answered")
         queue.add_metric([], self.queue_size())
         yield queue
-        logs = self.log_manager.all_logs()
+        # A partition moving between log dirs has a future log too: counted once, and its
+        # future log's series carry is_future="true" (Kafka's is-future tag).
+        logs, future_logs = self.log_manager.current_and_future_logs()
         under = GaugeMetricFamily("kafka_server_ReplicaManager_UnderReplicatedPartitions",
                                   "Led partitions whose ISR is smaller than their replica set")
         under.add_metric([], 0)  # one node: every ISR is the whole replica set
@@ -91,13 +95,13 @@ class _LiveCollector(Collector):
                                             ("NumLogSegments", "Segments of the partition"),
                                             ("LogEndOffset", "Next offset to be written"),
                                             ("LogStartOffset", "First offset readable"))}
-        for partition_log in logs:
+        for partition_log, future in [(log, False) for log in logs] + [(log, True) for log in future_logs]:
             topic, _, partition = partition_log.topic_partition.rpartition("-")
-            labels = [topic, partition]
-            families["Size"].add_metric(labels, partition_log.size())
-            families["NumLogSegments"].add_metric(labels, partition_log.number_of_segments())
-            families["LogEndOffset"].add_metric(labels, partition_log.log_end_offset)
-            families["LogStartOffset"].add_metric(labels, partition_log.log_start_offset)
+            labels = {"topic": topic, "partition": partition, **({"is_future": "true"} if future else {})}
+            for name, value in (("Size", partition_log.size()), ("NumLogSegments", partition_log.number_of_segments()),
+                                ("LogEndOffset", partition_log.log_end_offset),
+                                ("LogStartOffset", partition_log.log_start_offset)):
+                families[name].samples.append(Sample(f"kafka_log_Log_{name}", labels, value))
         yield from families.values()
         flushes, total_ms, buckets = log_flush_stats.snapshot()
         flush = HistogramMetricFamily("kafka_log_LogFlushStats_LogFlushRateAndTimeMs", "Log flushes and their time",

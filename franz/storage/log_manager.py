@@ -259,8 +259,13 @@ class LogManager:
 
     def all_logs(self) -> list[UnifiedLog]:
         """The current logs, then the future ones (LogManager.allLogs)."""
+        current, future = self.current_and_future_logs()
+        return current + future
+
+    def current_and_future_logs(self) -> tuple[list[UnifiedLog], list[UnifiedLog]]:
+        """The current logs and, apart, the future ones (a move between log dirs under way)."""
         with self._lock:
-            return list(self.logs.values()) + list(self.future_logs.values())
+            return list(self.logs.values()), list(self.future_logs.values())
 
     def maybe_update_preferred_log_dir(self, topic: str, partition: int, log_dir: Path) -> None:
         """Remember `log_dir` for a partition whose log is created later, unless its current or

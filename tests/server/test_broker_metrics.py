@@ -336,6 +336,23 @@ def test_a_partition_without_its_log_is_offline_and_not_led(tmp_path):
         log_manager.shutdown()
 
 
+def test_a_partition_moving_between_log_dirs_is_counted_once_and_its_future_log_tagged(tmp_path):
+    log_manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig.from_props({}), initial_task_delay_ms=10**9)
+    log_manager.startup(start_background_tasks=False)
+    try:
+        log_manager.get_or_create_log("m", 0)
+        current_dir = log_manager.get_log("m", 0).dir.parent
+        log_manager.create_future_log("m", 0, next(d for d in log_manager.log_dirs if d != current_dir))
+        metrics = BrokerMetrics()
+        metrics.watch(log_manager, lambda: 0)
+        text = generate_latest(metrics.registry).decode()
+        assert _value(text, "kafka_server_ReplicaManager_PartitionCount") == 1
+        assert _value(text, r'kafka_log_Log_LogEndOffset\{partition="0",topic="m"\}') == 0
+        assert _value(text, r'kafka_log_Log_LogEndOffset\{is_future="true",partition="0",topic="m"\}') == 0
+    finally:
+        log_manager.shutdown()
+
+
 def test_request_metric_names_follow_kafkas_overrides():
     from franz.server.kafka_apis import _request_metric_names
     assert _request_metric_names(1, 14, {"replica_id": 1}) == ("FetchFollower", "Fetch")
