@@ -51,7 +51,7 @@ from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
-from franz.server.error_responses import error_response
+from franz.server.error_responses import error_code_of, error_response
 from franz.server.fetch_session import TOPIC_IDS_MIN_VERSION, CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import (INTERNAL_TOPICS, LEADER_EPOCH, InvalidTopicError, MetadataCache,
                                          TopicMetadata, validate_topic_name)
@@ -111,6 +111,7 @@ _REQUEST_QUOTA_EXEMPT: Final = frozenset((API["WriteTxnMarkers"].api_key,))
 
 
 _FETCH_KEY: Final = API["Fetch"].api_key
+_PRODUCE_KEY: Final = API["Produce"].api_key
 _ADD_PARTITIONS_TO_TXN_KEY: Final = API["AddPartitionsToTxn"].api_key
 _LIST_CONFIG_RESOURCES_KEY: Final = API["ListConfigResources"].api_key
 
@@ -294,7 +295,10 @@ class KafkaApis:
             except Exception as exc:  # noqa: BLE001 - answered as Kafka answers it (RequestHandlerHelper.handleError)
                 _log_unexpected(request, schema, exc)
                 result = error_response(api_key, version, body, exc)
-                if result is None:
+                if result is None:  # an acks=0 produce: counted as its answer would have been
+                    if api_key == _PRODUCE_KEY:  # ProduceRequest.errorCounts
+                        self.metrics.request_metrics.mark_errors(schema.name, {error_code_of(exc): sum(
+                            len(topic["partition_data"]) for topic in body["topic_data"])})
                     return CLOSE_CONNECTION
             request_throttle_ms = 0
             if timed is not None and not timed.taken:  # request_percentage: the handler's time
@@ -483,6 +487,8 @@ class KafkaApis:
                 elif acks not in (-1, 0, 1):  # checked by the append, after the request's own checks
                     results[key] = {"error_code": Errors.INVALID_REQUIRED_ACKS}
                 elif key[0] in INTERNAL_TOPICS and not internal_allowed:
+                    # refused where ReplicaManager.appendToLocalLog refuses it, after counting it
+                    self.replica_manager.broker_topic_stats.mark(key[0], "TotalProduceRequestsPerSec")
                     results[key] = {"error_code": Errors.INVALID_TOPIC_EXCEPTION}
                 else:
                     entries[key] = partition["records"]

@@ -19,6 +19,7 @@ from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
 from tests.support.broker import free_port
+from tests.support.broker_on_thread import BrokerOnThread
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 
@@ -293,6 +294,8 @@ def test_broker_topic_metrics_count_every_append_and_fetch_per_topic_and_for_all
                                               "partition_index": 0, "committed_offset": 2,
                                               "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
         assert committed["topics"][0]["partitions"][0]["error_code"] == 0
+        # a client's write to an internal topic is refused, after it was counted (appendToLocalLog)
+        assert produce(client, "__consumer_offsets", batch(b"z"))["error_code"] == Errors.INVALID_TOPIC_EXCEPTION
     text = _scrape(port)
     assert _value(text, of_topic % ("TotalProduceRequestsPerSec", "a")) == 3
     assert _value(text, meter % "InvalidMessageCrcRecordsPerSec") == 1
@@ -306,6 +309,8 @@ def test_broker_topic_metrics_count_every_append_and_fetch_per_topic_and_for_all
     assert not re.search(of_topic % ("BytesInPerSec", "b"), text)  # never produced to
     # the offset commit was appended to __consumer_offsets, and counts there as in all topics
     assert _value(text, of_topic % ("MessagesInPerSec", "__consumer_offsets")) == 1
+    assert _value(text, of_topic % ("TotalProduceRequestsPerSec", "__consumer_offsets")) == 2
+    assert not re.search(of_topic % ("FailedProduceRequestsPerSec", "__consumer_offsets"), text)
     internal_bytes = _value(text, of_topic % ("BytesInPerSec", "__consumer_offsets"))
     assert _value(text, meter % "BytesInPerSec") == len(records) + internal_bytes
     assert _value(text, meter % "TotalFetchRequestsPerSec") == 2
@@ -351,6 +356,23 @@ def test_a_partition_moving_between_log_dirs_is_counted_once_and_its_future_log_
         assert _value(text, r'kafka_log_Log_LogEndOffset\{is_future="true",partition="0",topic="m"\}') == 0
     finally:
         log_manager.shutdown()
+
+
+def test_an_acks_0_produce_whose_handler_failed_counts_its_error_per_partition(tmp_path):
+    """No answer goes back: the connection closes, counted as ProduceRequest.errorCounts counts it."""
+    broker = BrokerOnThread(tmp_path)
+    try:
+        broker.fail("Produce", RuntimeError("handler broke"))
+        with RawClient(broker.bootstrap) as client:
+            client.send_frame(encode_request(0, 9, 1, "raw-client", {"acks": 0, "timeout_ms": 5000, "topic_data": [
+                {"name": "t", "partition_data": [{"index": 0, "records": batch(b"x")},
+                                                 {"index": 1, "records": batch(b"y")}]}]}))
+            assert client.is_closed_by_peer()
+        text = generate_latest(broker.server.metrics.registry).decode()
+        assert _value(text, r'kafka_network_RequestMetrics_ErrorsPerSec_total'
+                            r'\{error="UNKNOWN_SERVER_ERROR",request="Produce"\}') == 2
+    finally:
+        broker.stop()
 
 
 def test_request_metric_names_follow_kafkas_overrides():
