@@ -149,6 +149,12 @@ def response_records(records: Any) -> Any:
     return records
 
 
+def response_records_size(records: Any) -> int:
+    """Bytes of what response_records gave (FetchResponse.recordsSize)."""
+    size = getattr(records, "size", None)  # a FileRegion
+    return size if isinstance(size, int) else len(records or b"")
+
+
 @dataclasses.dataclass(slots=True)
 class PartitionFetch:
     """One partition of a fetch: what was asked and what the read found."""

@@ -25,6 +25,8 @@ from franz.coordinator.group.group_config import GROUP_CONFIG_DEF
 from franz.protocol import api_keys
 from franz.protocol.schema import Field
 from franz.server.kafka_config import config_type
+from franz.records import MemoryRecords
+from franz.server.replica_manager import response_records_size
 from franz.server.request_channel import Request
 from franz.storage.log_config import TOPIC_CONFIG_DEF
 
@@ -55,13 +57,6 @@ def api_key_name(api_name: str) -> str:
 
 def _uuid_text(value: bytes) -> str:
     return base64.urlsafe_b64encode(bytes(value)).rstrip(b"=").decode("ascii")
-
-
-def _size_of(records: Any) -> int:
-    size = getattr(records, "size_in_bytes", None)  # MemoryRecords or a file region's records
-    if size is None:
-        size = getattr(records, "size", None)
-    return size if isinstance(size, int) else len(records)
 
 
 def _value(field_type: str, value: Any) -> Any:
@@ -97,7 +92,8 @@ def message_json(fields: Iterable[Field], version: int, data: dict | None, seria
             elif serialize_records:
                 node[name] = ""  # BinaryNode(new byte[]{}), in base64
             else:
-                node[name + "SizeInBytes"] = _size_of(value)
+                node[name + "SizeInBytes"] = (value.size_in_bytes if isinstance(value, MemoryRecords)
+                                              else response_records_size(value))
         elif field.type == "{}":
             node[name] = None if value is None else message_json(field.fields, version, value, serialize_records)
         elif field.type == "[]":

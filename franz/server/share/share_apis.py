@@ -25,7 +25,7 @@ from typing import Final
 
 from franz.coordinator.group.share_group import member_id_valid
 from franz.protocol.errors import Errors
-from franz.server.replica_manager import response_records
+from franz.server.replica_manager import response_records, response_records_size
 from franz.server.share.share_partition import ACK_RENEW
 from franz.server.share.share_partition_manager import SharePartitionManager
 from franz.server.share.share_session_cache import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionError
@@ -175,6 +175,11 @@ class ShareApis:
             answer["acknowledge_error_code"], answer["acknowledge_error_message"] = code, message
         if epoch == FINAL_EPOCH:
             await self.manager.release_session(group_id, member_id)
+        bytes_out: dict[str, int] = {}  # BytesOutPerSec: what the answer carries, 0 included (KafkaApis)
+        for (topic_id, _index), answer in partitions.items():
+            if (name := self.metadata.name_of(topic_id)) is not None:
+                bytes_out[name] = bytes_out.get(name, 0) + response_records_size(answer["records"])
+        self.manager.replica_manager.broker_topic_stats.mark_topics("BytesOutPerSec", bytes_out)
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
                 "acquisition_lock_timeout_ms": self.manager.record_lock_duration_ms(group_id),
                 "responses": _by_topic(partitions), "node_endpoints": []}

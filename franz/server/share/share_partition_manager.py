@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from franz.coordinator.group import group_config
@@ -123,11 +124,14 @@ class SharePartitionManager:
         """(error, what was acquired) of each partition."""
         results: dict[TopicIdPartition, tuple[int, Acquired | None]] = {}
         ready: list[tuple[TopicIdPartition, SharePartition]] = []
+        if partitions and max_records > 0 and max_bytes > 0:  # processShareFetch: a fetch that asks for data
+            self._mark_topics("TotalShareFetchRequestsPerSec", partitions)
         for topic_partition in partitions:
             try:
                 ready.append((topic_partition, await self._ready(group_id, *topic_partition)))
             except SharePartitionError as exc:
                 results[topic_partition] = (exc.code, None)
+        self._mark_topics("FailedShareFetchRequestsPerSec", results)  # ShareFetch.addErroneousToResponse
         if len(ready) > 1 and epoch >= 1:  # PartitionRotateStrategy: turn by the request's session epoch
             turn = epoch % len(ready)
             ready = ready[turn:] + ready[:turn]
@@ -201,6 +205,7 @@ class SharePartitionManager:
                           batches: dict[TopicIdPartition, list[dict]]
                           ) -> dict[TopicIdPartition, tuple[int, str | None]]:
         results: dict[TopicIdPartition, tuple[int, str | None]] = {}
+        self._mark_topics("TotalShareAcknowledgementRequestsPerSec", batches)
         for (topic_id, partition), partition_batches in batches.items():
             share_partition = self.existing(group_id, topic_id, partition)
             if share_partition is None:
@@ -214,7 +219,14 @@ class SharePartitionManager:
                 if exc.code in _FENCING_ERRORS:  # fencedSharePartitionHandler: the next fetch reads it again
                     share_partition.fence()
                     self.partitions.pop(SharePartitionKey(group_id, topic_id, partition), None)
+        self._mark_topics("FailedShareAcknowledgementRequestsPerSec",
+                          [tp for tp, (code, _message) in results.items() if code != Errors.NONE])
         return results
+
+    def _mark_topics(self, meter: str, partitions: Iterable[TopicIdPartition]) -> None:
+        """One mark per topic of these partitions, as SharePartitionManager marks its meters."""
+        topics = {name for topic_id, _partition in partitions if (name := self.metadata.name_of(topic_id)) is not None}
+        self.replica_manager.broker_topic_stats.mark_topics(meter, dict.fromkeys(topics, 1))
 
     # -- sessions ------------------------------------------------------------------------
 

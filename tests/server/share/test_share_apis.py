@@ -4,10 +4,13 @@ codes Kafka answers for bad requests and bad sessions."""
 
 from __future__ import annotations
 
+import re
 import time
+import urllib.request
 
 from franz.protocol.errors import Errors
 from franz.records import MemoryRecords, SimpleRecord, build_batch
+from tests.support.broker import free_port
 from tests.support.raw_client import RawClient, create_topic, produce
 
 SHARE_GROUP_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
@@ -60,7 +63,8 @@ def _offsets(records: bytes) -> list[int]:
 
 
 def test_a_member_acquires_accepts_releases_and_rejects_records(broker_factory):
-    broker = broker_factory(FAST)
+    port = free_port()
+    broker = broker_factory({**FAST, "metrics.port": str(port)})
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "raw-share")
         topic_id = _join(client, "raw-share")
@@ -92,6 +96,20 @@ def test_a_member_acquires_accepts_releases_and_rejects_records(broker_factory):
         assert _fetch(client, 10, topic_id)["responses"] == []  # nothing new: the partition is not named
         assert _fetch(client, -1, None)["error_code"] == Errors.NONE
         assert _fetch(client, 11, topic_id)["error_code"] == Errors.SHARE_SESSION_NOT_FOUND
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as scraped:
+        text = scraped.read().decode()
+    meters = {name: float(value) for name, value in re.findall(
+        r'^kafka_server_BrokerTopicMetrics_(\w+)_total\{topic="raw-share"\} (\S+)$', text, re.MULTILINE)}
+    # SharePartitionManager's marks, once per topic of each call: five fetches reached it (epochs
+    # 0, 1, 2, 9 and 10), and four acknowledgements (the fetch's at epoch 2 and the
+    # ShareAcknowledges at 5, 7 and 8; those at 3, 4 and 6 were refused before it, as KafkaApis'
+    # validateAcknowledgementBatches refuses them), one failed by the share-partition (5: past
+    # the end)
+    assert meters["TotalShareFetchRequestsPerSec"] == 5
+    assert meters["TotalShareAcknowledgementRequestsPerSec"] == 4
+    assert meters["FailedShareAcknowledgementRequestsPerSec"] == 1
+    assert "FailedShareFetchRequestsPerSec" not in meters
+    assert meters["BytesOutPerSec"] == len(first["records"]) + len(second["records"]) + len(third["records"])
 
 
 def test_a_share_fetch_waits_for_min_bytes_of_log_and_not_min_records(broker_factory):

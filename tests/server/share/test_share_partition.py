@@ -304,10 +304,15 @@ def test_persisted_state_past_the_log_end_is_dropped_and_an_impossible_span_refu
         await coordinator.write(SharePartitionKey("h", topic_id, 0), 1, 0, 0, -1, [StateBatch(0, 2 ** 40, ACKNOWLEDGED, 1)])
         with pytest.raises(SharePartitionError) as refused:
             await manager._ready("h", topic_id, 0)
-        return kept, refused.value.code
-    kept, refused = run(tmp_path, scenario, group_share_partition_max_record_locks="100")
+        # a share fetch of it answers the partition's error, counted as a failed share fetch of its topic
+        fetched = await manager.fetch("h", "member", [(topic_id, 0)], 1, 10, 10, 1 << 20, 0, 0)
+        stats = server.replica_manager.broker_topic_stats
+        return kept, refused.value.code, fetched[(topic_id, 0)][0], (
+            stats.value("TotalShareFetchRequestsPerSec", "t"), stats.value("FailedShareFetchRequestsPerSec", "t"))
+    kept, refused, fetch_error, meters = run(tmp_path, scenario, group_share_partition_max_record_locks="100")
     assert kept == (list(range(2990, 3000)), 3000)  # 2990-2994 new again (the gap), 2995-2999 as written
-    assert refused == Errors.UNKNOWN_SERVER_ERROR
+    assert refused == fetch_error == Errors.UNKNOWN_SERVER_ERROR
+    assert meters == (1, 1)
 
 
 def test_offsets_compacted_away_inside_a_run_go_out_with_it_to_be_acknowledged_as_gaps(tmp_path):
