@@ -511,6 +511,7 @@ class KafkaApis:
                 appended = await replica_manager.run_on_append_thread(replica_manager.append_records, acks, entries,
                                                                       AppendOrigin.CLIENT, guards)
             results.update(appended)
+            self._record_validation_stats(request, appended)
             self.replica_manager.on_appended(entries)
             if acks == -1:
                 await self.replica_manager.wait_for_acks(body["timeout_ms"], appended)
@@ -714,6 +715,20 @@ class KafkaApis:
             last_partitions.append(answer)
         self.replica_manager.broker_topic_stats.mark_topics("BytesOutPerSec", bytes_out)
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
+
+    def _record_validation_stats(self, request: Request, appended: dict[tuple[str, int], dict]) -> None:
+        """What validating a client's batches cost (KafkaApis.processingStatsCallback): rebuilt
+        records counted as conversions of their topic, and the request's conversion time and
+        temporary memory (summed over its partitions, where Kafka keeps the last one's)."""
+        for (topic, _partition), result in appended.items():
+            stats = result.pop("record_validation_stats", None)
+            if stats is None:
+                continue
+            if stats.num_records_converted > 0:
+                self.replica_manager.broker_topic_stats.mark(topic, "ProduceMessageConversionsPerSec",
+                                                             stats.num_records_converted)
+            request.message_conversions_time_ns += stats.conversion_time_ns
+            request.temporary_memory_bytes += stats.temporary_memory_bytes
 
     def _refuse_zstd_to_old_fetchers(self, fetches: list[PartitionFetch]) -> None:
         """Fetch v4-9 predates zstd (KIP-110): a partition whose topic compresses with zstd is

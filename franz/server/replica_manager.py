@@ -359,7 +359,7 @@ class ReplicaManager:
                             "log_append_time_ms": info.log_append_time_ms,
                             "log_start_offset": info.log_start_offset,
                             "last_offset": info.last_offset, "num_messages": info.num_messages,
-                            "valid_bytes": info.valid_bytes}
+                            "valid_bytes": info.valid_bytes, "record_validation_stats": info.record_validation_stats}
         return results
 
     async def wait_for_acks(self, timeout_ms: int, results: dict[TopicPartition, dict]) -> None:

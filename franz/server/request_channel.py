@@ -125,7 +125,8 @@ class Request:
                  "correlation_id", "client_id", "header_version", "header_tagged_fields",
                  "frame", "body", "receive_time_ns", "dequeue_time_ns", "api_local_complete_time_ns",
                  "response_complete_time_ns", "response_dequeue_time_ns", "throttle_time_ms", "metric_names",
-                 "client_information", "request_log", "response_log", "handler_task", "__weakref__")
+                 "client_information", "request_log", "response_log", "handler_task", "message_conversions_time_ns",
+                 "temporary_memory_bytes", "__weakref__")
 
     def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
                  frame: bytes | bytearray, receive_time_ns: int,
@@ -151,6 +152,9 @@ class Request:
         self.request_log: dict | None = None
         self.response_log: dict | None = None
         self.handler_task: Any = None  # the task its handler goes on in after its first step, if any
+        # What validating a produce's batches cost (RecordValidationStats), for RequestMetrics.
+        self.message_conversions_time_ns = 0
+        self.temporary_memory_bytes = 0
         view = memoryview(frame)
         self.frame = view
         if len(view) < HEADER_V1_FIXED_SIZE_BYTES:

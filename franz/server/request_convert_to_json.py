@@ -159,6 +159,10 @@ def request_desc_metrics(request: Request, times_ms: tuple[float, ...]) -> str:
             "listener": request.listener_name,
             "clientInformation": {"softwareName": request.client_information[0],
                                   "softwareVersion": request.client_information[1]}}
+    if request.temporary_memory_bytes > 0:
+        node["temporaryMemoryBytes"] = request.temporary_memory_bytes
+    if request.message_conversions_time_ns > 0:
+        node["messageConversionsTime"] = _micros(request.message_conversions_time_ns / 1e6)
     return json.dumps(node, separators=(",", ":"))
 
 

@@ -13,6 +13,9 @@ or one of RequestChannel's override names: FetchConsumer, AddPartitionsToTxnVeri
   RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs, ThrottleTimeMs, ResponseQueueTimeMs,
   ResponseSendTimeMs and TotalTimeMs
 - kafka_network_RequestMetrics_RequestBytes{request}: histogram of request body sizes
+- kafka_network_RequestMetrics_{MessageConversionsTimeMs,TemporaryMemoryBytes}{request}, for
+  Produce and Fetch only: what validating a produce's batches cost (a rebuild's time; memory for
+  decompressed and rebuilt records). Kafka 4.x converts no fetch: Fetch's stay at 0.
 
 The times, on franz's one event loop (Request's time fields; Kafka's in brackets):
 
@@ -55,6 +58,7 @@ REQUEST_BYTES_BUCKETS: Final = (64, 256, 1024, 4096, 16384, 65536, 262144, 10485
 TIME_HISTOGRAMS: Final = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ThrottleTimeMs",
                           "ResponseQueueTimeMs", "ResponseSendTimeMs", "TotalTimeMs")
 _PREFIX: Final = "kafka_network_RequestMetrics_"
+_CONVERTING_REQUESTS: Final = frozenset(("Produce", "Fetch"))
 logger = logging.getLogger(__name__)
 _MS_PER_NS: Final = 1e-6
 
@@ -85,7 +89,7 @@ class Histogram:
 class RequestMetrics:
     """One request name's rates and histograms."""
 
-    __slots__ = ("name", "requests_by_version", "errors", "times", "request_bytes")
+    __slots__ = ("name", "requests_by_version", "errors", "times", "request_bytes", "conversions")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -93,13 +97,20 @@ class RequestMetrics:
         self.errors: dict[int, int] = {}  # error code -> answers' count of it
         self.times = tuple(Histogram(TIME_BUCKETS_MS) for _ in TIME_HISTOGRAMS)
         self.request_bytes = Histogram(REQUEST_BYTES_BUCKETS)
+        # MessageConversionsTimeMs and TemporaryMemoryBytes, which only these two have (isFetchOrProduce)
+        self.conversions = ((Histogram(TIME_BUCKETS_MS), Histogram(REQUEST_BYTES_BUCKETS))
+                            if name in _CONVERTING_REQUESTS else None)
 
-    def update(self, version: int, times_ms: Iterable[float], body_bytes: int) -> None:
+    def update(self, version: int, times_ms: Iterable[float], body_bytes: int, conversion_ms: float = 0.0,
+               temporary_memory_bytes: int = 0) -> None:
         self.requests_by_version[version] = self.requests_by_version.get(version, 0) + 1
         for histogram, value in zip(self.times, times_ms):  # Histogram.update inlined: once per request
             histogram.counts[bisect_left(TIME_BUCKETS_MS, value)] += 1
             histogram.total += value
         self.request_bytes.update(body_bytes)
+        if self.conversions is not None:
+            self.conversions[0].update(conversion_ms)
+            self.conversions[1].update(temporary_memory_bytes)
 
     def mark_errors(self, counts: dict[int, int]) -> None:
         errors = self.errors
@@ -150,8 +161,10 @@ class RequestChannelMetrics(Collector):
                     request.throttle_time_ms, (taken - complete) * _MS_PER_NS, (end_time_ns - taken) * _MS_PER_NS,
                     (end_time_ns - start) * _MS_PER_NS)
         body_bytes = len(request.body)
+        conversion_ms = request.message_conversions_time_ns * _MS_PER_NS
         for name in names:
-            self.by_name[name].update(request.api_version, times_ms, body_bytes)
+            self.by_name[name].update(request.api_version, times_ms, body_bytes, conversion_ms,
+                                      request.temporary_memory_bytes)
         if request.request_log is not None and REQUEST_LOGGER.isEnabledFor(logging.DEBUG):
             REQUEST_LOGGER.debug("Completed request:%s", request_desc_metrics(request, times_ms))
 
@@ -167,6 +180,10 @@ class RequestChannelMetrics(Collector):
         times = [HistogramMetricFamily(_PREFIX + name, f"{name} of requests, by API", labels=["request"])
                  for name in TIME_HISTOGRAMS]
         sizes = HistogramMetricFamily(_PREFIX + "RequestBytes", "Request body bytes, by API", labels=["request"])
+        conversion_times = HistogramMetricFamily(_PREFIX + "MessageConversionsTimeMs", "Time rebuilding produced "
+                                                 "batches, by API (Produce and Fetch)", labels=["request"])
+        memory = HistogramMetricFamily(_PREFIX + "TemporaryMemoryBytes", "Memory for decompressed and rebuilt "
+                                       "records, by API (Produce and Fetch)", labels=["request"])
         for name, metrics in list(self.by_name.items()):
             for version, count in list(metrics.requests_by_version.items()):
                 requests.add_metric([name, str(version)], count)
@@ -179,7 +196,12 @@ class RequestChannelMetrics(Collector):
             for family, histogram in zip(times, metrics.times):
                 family.add_metric([name], histogram.cumulative(), histogram.total)
             sizes.add_metric([name], metrics.request_bytes.cumulative(), metrics.request_bytes.total)
+            if metrics.conversions is not None:
+                for family, histogram in zip((conversion_times, memory), metrics.conversions):
+                    family.add_metric([name], histogram.cumulative(), histogram.total)
         yield requests
         yield errors
         yield from times
         yield sizes
+        yield conversion_times
+        yield memory

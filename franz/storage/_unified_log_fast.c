@@ -66,7 +66,7 @@ static SlotAttr *const all_attrs[] = {
     &records_buffer, NULL,
 };
 
-#define LOG_APPEND_INFO_FIELDS 10
+#define LOG_APPEND_INFO_FIELDS 11
 
 /* validator.assign_offsets_in_place's test of the topic: 1 when client batches are kept as
  * sent, 0 when not, -1 with an exception set. */
@@ -199,7 +199,8 @@ static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const 
 
     /* 4. The producer state's map end offset, flush.messages, then LogAppendInfo(first_offset,
      *    last_offset, last_leader_epoch, max_timestamp, shallow_offset_of_max_timestamp,
-     *    log_append_time_ms, log_start_offset, num_messages, valid_bytes, duplicate). */
+     *    log_append_time_ms, log_start_offset, num_messages, valid_bytes, duplicate,
+     *    record_validation_stats: None, as the uncompressed common case has none). */
     PyObject *producer_state = get_attr(unified_log, &log_producer_state);
     if (producer_state == NULL) goto out;
     end_offset = PyNumber_Add(last_offset, one);
@@ -220,7 +221,7 @@ static PyObject *append_as_leader_common_case(PyObject *module, PyObject *const 
     PyObject *fields[LOG_APPEND_INFO_FIELDS] = {
         Py_NewRef(next_offset), Py_NewRef(last_offset), Py_NewRef(leader_epoch), Py_NewRef(max_timestamp),
         Py_NewRef(shallow_offset), PyLong_FromLong(-1), get_attr(unified_log, &log_log_start_offset),
-        Py_NewRef(record_count), PyLong_FromSsize_t(size), Py_NewRef(Py_False),
+        Py_NewRef(record_count), PyLong_FromSsize_t(size), Py_NewRef(Py_False), Py_NewRef(Py_None),
     };
     int failed = 0;
     for (int i = 0; i < LOG_APPEND_INFO_FIELDS; i++) {

@@ -4,7 +4,8 @@
 Exported as kafka_server_BrokerTopicMetrics_<name>_total, with a `topic` label for a topic's
 series and none for the all-topics one, as Kafka's JMX names them (a `topic=` tag or none):
 BytesInPerSec, MessagesInPerSec, BytesOutPerSec, BytesRejectedPerSec, TotalProduceRequestsPerSec,
-FailedProduceRequestsPerSec, TotalFetchRequestsPerSec, FailedFetchRequestsPerSec and the share
+FailedProduceRequestsPerSec, TotalFetchRequestsPerSec, FailedFetchRequestsPerSec,
+ProduceMessageConversionsPerSec and the share
 groups' Total/Failed ShareFetch and ShareAcknowledgement RequestsPerSec; and for all
 topics only, as in Kafka, the validation meters InvalidMessageCrcRecordsPerSec,
 InvalidOffsetOrSequenceRecordsPerSec and NoKeyCompactedTopicRecordsPerSec.
@@ -38,6 +39,7 @@ METERS: Final = {
     "TotalFetchRequestsPerSec": "Partition reads of fetch requests",
     "FailedProduceRequestsPerSec": "Partition appends that failed other than by a client's plain mistake",
     "FailedFetchRequestsPerSec": "Partition reads that failed unexpectedly",
+    "ProduceMessageConversionsPerSec": "Produced records rebuilt by validation (another codec, offsets redone)",
     "TotalShareFetchRequestsPerSec": "Share fetches, once per topic of each",
     "FailedShareFetchRequestsPerSec": "Share fetches with a partition in error, once per topic of each",
     "TotalShareAcknowledgementRequestsPerSec": "Share acknowledgements, once per topic of each",

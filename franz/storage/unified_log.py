@@ -313,7 +313,7 @@ class UnifiedLog:
                     size = records.size_in_bytes  # C took the buffer as exactly one batch
                     info = _new_tuple(LogAppendInfo, (local_log.log_end_offset, last_offset, leader_epoch,
                                                       max_timestamp, shallow_offset_of_max, -1,
-                                                      self._log_start_offset, record_count, size, False))
+                                                      self._log_start_offset, record_count, size, False, None))
                     if header is None:  # no producer id
                         return self._append_without_producer(records, info, leader_epoch, now)
                     return self._append(records, [RecordBatch._trusted(records.buffer, 0, size)], [header], info,
@@ -332,7 +332,8 @@ class UnifiedLog:
                                                f"of {local_log.config.max_message_bytes}.")
             info = LogAppendInfo(result.first_offset, result.last_offset, leader_epoch, result.max_timestamp_ms,
                                  result.shallow_offset_of_max_timestamp, result.log_append_time_ms,
-                                 self._log_start_offset, result.num_messages, validated.size_in_bytes)
+                                 self._log_start_offset, result.num_messages, validated.size_in_bytes,
+                                 record_validation_stats=result.record_validation_stats)
             return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now,
                                 verification_guard, transaction_version)
 

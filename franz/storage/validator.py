@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import time
 
 from franz.records import (
     BatchHeader,
@@ -34,7 +35,9 @@ from franz.records import (
     RecordBatch,
     TimestampType,
 )
+from franz.records.constants import RECORD_BATCH_OVERHEAD
 from franz.records.errors import InvalidChecksumError, RecordsError
+from franz.storage.log_append_info import RecordValidationStats
 from franz.storage.log_config import LogConfig
 
 try:
@@ -87,6 +90,7 @@ class ValidationResult:
     source_compression: CompressionType
     batches: list[RecordBatch]
     headers: list[BatchHeader]  # as analysed, before stamping: producer fields and record counts
+    record_validation_stats: RecordValidationStats | None = None
 
 
 def target_compression(config: LogConfig, source: CompressionType) -> CompressionType:
@@ -109,18 +113,20 @@ def _timestamp_window(config: LogConfig, now_ms: int) -> tuple[int, int]:
 
 
 def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, now_ms: int,
-                      log_append: bool) -> tuple[int, bool, object]:
+                      log_append: bool) -> tuple[int, bool, object, int]:
     """Check every record of a batch as Kafka's validateRecord does. Returns the records'
     max timestamp (NO_TIMESTAMP when none has one), which becomes the batch's;
     whether a compressed batch's inner offsets run 0..n-1 (when not, Kafka rebuilds the
     batch rather than refuse it: "some older clients do not implement the V1 internal
     offsets correctly"; an uncompressed batch's are not checked, as in Kafka); and the
-    records' bytes, decompressed, when the C walk took them (else None), for a rebuild.
+    records' bytes, decompressed, when the C walk took them (else None), for a rebuild; and
+    the records' size, decompressed (the sum of Kafka's record.sizeInBytes()).
 
     A record that does not parse refuses the whole request at once (INVALID_RECORD, or
     CORRUPT_MESSAGE for undecodable compressed data). A missing key on a compacted topic
     and an out-of-range CreateTime timestamp are record errors, all reported together."""
     errors: list[tuple[int, int, str]] = []
+    records_size = 0
     keyless = 0
     invalid_timestamp = False
     compressed = batch.attributes & _CODEC_MASK
@@ -137,9 +143,10 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
             walked = walk_records(data, batch.record_count, batch.base_timestamp, earliest, latest, compact)
             if walked is not None:
                 records_max, in_sequence = walked
-                return records_max, in_sequence or not compressed, data  # Kafka checks only compressed ones
+                return records_max, in_sequence or not compressed, data, len(data)  # Kafka checks only compressed ones
         for index, record in enumerate(batch.records()):
             count += 1
+            records_size += record.size_in_bytes
             timestamp = record.timestamp
             if compact and record.key is None:
                 keyless += 1
@@ -177,7 +184,7 @@ def _validate_records(batch_index: int, batch: RecordBatch, config: LogConfig, n
             INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} record errors in total, "
                             f"and only showing the first three errors at most: [{shown}]", errors,
             ((NO_KEY_COMPACTED_METER, keyless),) if keyless else ())
-    return batch_max, offsets_in_sequence, None
+    return batch_max, offsets_in_sequence, None, records_size
 
 
 _KEEPS_UNCOMPRESSED = ("producer", "uncompressed")
@@ -310,15 +317,25 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
     batch, header = batches[0], headers[0]
     source = _CODECS_BY_ID[header.attributes & _CODEC_MASK]
     target = target_compression(config, source)
-    batch_max, offsets_in_sequence, records_data = _validate_records(0, batch, config, now_ms, log_append)
+    batch_max, offsets_in_sequence, records_data, records_size = _validate_records(0, batch, config, now_ms,
+                                                                                  log_append)
     # Kafka writes an uncompressed control batch (a transaction marker) as it is, whatever
     # the topic's compression.type ("do not compress control records unless they are
     # written compressed").
     kept_as_control = source == CompressionType.NONE and header.attributes & _CONTROL_BIT
     rebuilt = (source != target and not kept_as_control) or not offsets_in_sequence
+    # RecordValidationStats, as LogValidator fills it: nothing for uncompressed records kept so;
+    # else the memory the decompressed records take (with a batch header), and a rebuild's too.
+    stats = None
+    if source != CompressionType.NONE or target != CompressionType.NONE:
+        stats = RecordValidationStats(RECORD_BATCH_OVERHEAD + records_size, 0, 0)
     if rebuilt:  # Kafka's buildRecordsAndAssignOffsets: the topic's codec, offsets 0..n-1
-        records = MemoryRecords(bytearray(_rebuild(batch, target, target_compression_level(config), log_append,
-                                                   now_ms, records_data, batch_max)))
+        started_ns = time.monotonic_ns()
+        rebuilt_bytes, uncompressed_bytes = _rebuild(batch, target, target_compression_level(config), log_append,
+                                                     now_ms, records_data, batch_max)
+        stats = RecordValidationStats((stats.temporary_memory_bytes if stats else 0) + uncompressed_bytes,
+                                      header.record_count, time.monotonic_ns() - started_ns)
+        records = MemoryRecords(bytearray(rebuilt_bytes))
         batch = next(records.batches())
         header = batch.header()
         batches, headers = [batch], [header]
@@ -335,13 +352,14 @@ def validate_messages_and_assign_offsets(records: MemoryRecords, next_offset: in
         batch.stamp(base_offset=next_offset, partition_leader_epoch=partition_leader_epoch)
     last_offset = next_offset + header.last_offset_delta
     return ValidationResult(records, now_ms if log_append else -1, batch_max, last_offset if batch_max >= 0 else -1,
-                            next_offset, last_offset, header.record_count, rebuilt, source, batches, headers)
+                            next_offset, last_offset, header.record_count, rebuilt, source, batches, headers, stats)
 
 
 def _rebuild(batch: RecordBatch, target: CompressionType, level: int | None, log_append: bool, now_ms: int,
-             records_data=None, records_max: int = -1) -> bytes:
+             records_data=None, records_max: int = -1) -> tuple[bytes, int]:
     """`batch` written again with the `target` codec (at `level`, None for its default) and
-    inner offsets 0..n-1, keeping its producer identity, sequence and transactional flag.
+    inner offsets 0..n-1, keeping its producer identity, sequence and transactional flag; and
+    its size before compression (MemoryRecordsBuilder.uncompressedBytesWritten).
 
     `records_data` (the records' bytes, decompressed) and `records_max` (their largest
     timestamp), when known, let canonical records go to the new codec as they are: the bytes a
@@ -363,4 +381,5 @@ def _rebuild(batch: RecordBatch, target: CompressionType, level: int | None, log
     else:
         for index, record in enumerate(batch.records()):
             builder.append_with_offset(index, record.timestamp, record.key, record.value, record.headers)
-    return builder.build_bytes()
+    uncompressed_bytes = builder.uncompressed_size_in_bytes  # build_bytes hands its records section on
+    return builder.build_bytes(), uncompressed_bytes

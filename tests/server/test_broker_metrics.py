@@ -124,6 +124,31 @@ def test_request_metrics_time_each_request_from_read_to_sent_as_kafka_splits_it(
     assert _request_metric(text, "TotalTimeMs", "Metadata", "_sum") >= 300
 
 
+def test_a_produce_rebuilt_to_the_topics_codec_counts_as_conversions(broker_factory):
+    """KafkaApis.processingStatsCallback: records rebuilt by validation (here recompressed to the
+    topic's gzip) are ProduceMessageConversionsPerSec, and the request's MessageConversionsTimeMs
+    and TemporaryMemoryBytes show what it cost; a Fetch converts nothing in Kafka 4.x."""
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "gz", configs={"compression.type": "gzip"})
+        create_topic(client, "plain")
+        assert produce(client, "gz", batch(b"a" * 100, b"b" * 100, b"c" * 100))["error_code"] == 0
+        assert produce(client, "plain", batch(b"d" * 100))["error_code"] == 0  # kept as sent: no stats
+        client.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+                               "session_epoch": -1, "topics": [{"topic": "gz", "partitions": [
+                                   {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+    text = _scrape(port)
+    assert _value(text, r'kafka_server_BrokerTopicMetrics_ProduceMessageConversionsPerSec_total\{topic="gz"\}') == 3
+    assert not re.search(r'ProduceMessageConversionsPerSec_total\{topic="plain"\}', text)
+    assert _value(text, r"kafka_server_BrokerTopicMetrics_ProduceMessageConversionsPerSec_total") == 3
+    assert _request_metric(text, "MessageConversionsTimeMs", "Produce", "_count") == 2
+    assert _request_metric(text, "MessageConversionsTimeMs", "Produce", "_sum") > 0
+    assert _request_metric(text, "TemporaryMemoryBytes", "Produce", "_sum") > 2 * 300  # read and rebuilt
+    assert _request_metric(text, "MessageConversionsTimeMs", "Fetch", "_sum") == 0
+    assert 'MessageConversionsTimeMs_count{request="FetchConsumer"}' not in text  # Produce and Fetch only
+
+
 def test_clients_under_a_byte_rate_quota_have_kafkas_quota_metrics(broker_factory):
     """kafka.server:type=Produce,user=,client-id= byte-rate and throttle-time, for a client
     recorded against a quota; clients without one have none."""

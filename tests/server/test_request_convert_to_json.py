@@ -6,7 +6,10 @@ import json
 
 from franz.protocol import api_keys
 from franz.records import MemoryRecords
-from franz.server.request_convert_to_json import api_key_name, camel_case, loggable_value, message_json
+from franz.protocol.codec import encode_request
+from franz.server.request_channel import Request
+from franz.server.request_convert_to_json import (api_key_name, camel_case, loggable_value, message_json,
+                                                  request_desc_metrics)
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 INCREMENTAL_ALTER_CONFIGS, BROKER_LOGGER = 44, 8
@@ -45,6 +48,17 @@ def test_config_values_that_may_be_secret_are_hidden():
     assert loggable_value(4, "listener.name.internal.ssl.keystore.password", "pw") == "[hidden]"
     assert loggable_value(8, "kafka.request.logger", "DEBUG") == "DEBUG"  # broker loggers are shown
     assert loggable_value(64, "anything", "x") == "[hidden]"  # another resource type
+
+
+def test_a_requests_validation_costs_join_its_log_line_only_when_there_are_some():
+    frame = encode_request(0, 9, 3, "c", {"acks": 1, "timeout_ms": 1, "topic_data": []})
+    request = Request("conn", "PLAINTEXT", ("127.0.0.1", 1), frame, 0)
+    times = (0.0, 1.0, 0.0, 0, 0.0, 0.0, 1.0)
+    assert "temporaryMemoryBytes" not in json.loads(request_desc_metrics(request, times))
+    request.temporary_memory_bytes, request.message_conversions_time_ns = 350, 1_234_567
+    logged = json.loads(request_desc_metrics(request, times))
+    assert (logged["temporaryMemoryBytes"], logged["messageConversionsTime"]) == (350, 1.234)
+    assert list(logged)[-2:] == ["temporaryMemoryBytes", "messageConversionsTime"]
 
 
 def test_uuids_bytes_and_tagged_fields_as_kafkas_json_converters_write_them():

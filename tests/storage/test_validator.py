@@ -87,6 +87,20 @@ def test_a_batch_over_max_message_bytes_is_too_large():
     assert info.value.error_code == MESSAGE_TOO_LARGE
 
 
+def test_record_validation_stats_count_decompressed_memory_and_rebuilt_records():
+    """LogValidator's RecordValidationStats: none for uncompressed records kept so; a compressed
+    batch's records decompressed (with a batch header); a rebuild's records, memory and time."""
+    assert validate(produce(b"a", b"b")).record_validation_stats is None
+    gzipped = produce(b"a" * 50, b"b" * 50, compression=CompressionType.GZIP)
+    records_size = sum(record.size_in_bytes for record in next(gzipped.batches()).records())
+    kept = validate(gzipped).record_validation_stats
+    assert kept == (61 + records_size, 0, 0)
+    plain = produce(b"a" * 50, b"b" * 50)
+    rebuilt = validate(plain, LogConfig.from_props({"compression.type": "zstd"})).record_validation_stats
+    assert rebuilt.temporary_memory_bytes == 2 * (61 + records_size)  # read, then written again
+    assert rebuilt.num_records_converted == 2 and rebuilt.conversion_time_ns > 0
+
+
 def test_a_bad_crc_is_corrupt():
     records = produce(b"a")
     records.buffer[-1] ^= 0xFF

@@ -292,7 +292,8 @@ def _handmade_batch(records: list[bytes], base_timestamp: int, codec: Compressio
 def _rebuilt_both_ways(batch, target: CompressionType, log_append: bool) -> tuple[bytes, bytes, bool]:
     """(_rebuild record by record, _rebuild given the records' bytes, whether the latter took them as they are)."""
     slow = validator._rebuild(batch, target, None, log_append, NOW)
-    records_max, _in_sequence, data = validator._validate_records(0, batch, LogConfig.from_props({}), NOW, log_append)
+    records_max, _in_sequence, data, _size = validator._validate_records(0, batch, LogConfig.from_props({}), NOW,
+                                                                         log_append)
     assert data is not None, "the C walk declined these records"
     taken = validator.canonical_records(data, batch.record_count, batch.base_timestamp) is not None
     return slow, validator._rebuild(batch, target, None, log_append, NOW, data, records_max), taken
@@ -338,7 +339,7 @@ def test_records_a_rebuild_would_write_differently_are_rebuilt_record_by_record(
                        wide_field=field if shape == "varint bits past their width" and i == 1 else None)
                for i in range(3)]
     batch = next(_handmade_batch(records, base, CompressionType.LZ4).batches())
-    records_max, _in_sequence, data = validator._validate_records(0, batch, LogConfig.from_props({}), NOW, False)
+    records_max, _in_sequence, data, _size = validator._validate_records(0, batch, LogConfig.from_props({}), NOW, False)
     assert data is not None
     assert validator.canonical_records(data, batch.record_count, batch.base_timestamp) is None
     try:
