@@ -46,11 +46,14 @@ METERS: Final = {
     "FailedShareAcknowledgementRequestsPerSec": "Share acknowledgements with a partition in error, once per topic",
 }
 # Meters of all topics only, marked by validation (LogValidator.MetricsRecorder, UnifiedLog).
+INVALID_CRC_METER: Final = "InvalidMessageCrcRecordsPerSec"
+INVALID_OFFSET_OR_SEQUENCE_METER: Final = "InvalidOffsetOrSequenceRecordsPerSec"
+NO_KEY_COMPACTED_METER: Final = "NoKeyCompactedTopicRecordsPerSec"
 ALL_TOPICS_METERS: Final = {
-    "InvalidMessageCrcRecordsPerSec": "Produced batches refused for a wrong CRC",
-    "InvalidOffsetOrSequenceRecordsPerSec": "Produced batches refused for their offsets, record count, control "
-                                            "flag or sequence",
-    "NoKeyCompactedTopicRecordsPerSec": "Produced records without a key refused by a compacted topic",
+    INVALID_CRC_METER: "Produced batches refused for a wrong CRC",
+    INVALID_OFFSET_OR_SEQUENCE_METER: "Produced batches refused for their offsets, record count, control flag "
+                                      "or sequence",
+    NO_KEY_COMPACTED_METER: "Produced records without a key refused by a compacted topic",
 }
 _PREFIX: Final = "kafka_server_BrokerTopicMetrics_"
 

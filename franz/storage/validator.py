@@ -37,6 +37,7 @@ from franz.records import (
 )
 from franz.records.constants import RECORD_BATCH_OVERHEAD
 from franz.records.errors import InvalidChecksumError, RecordsError
+from franz.storage.broker_topic_stats import INVALID_CRC_METER, INVALID_OFFSET_OR_SEQUENCE_METER, NO_KEY_COMPACTED_METER
 from franz.storage.log_append_info import RecordValidationStats
 from franz.storage.log_config import LogConfig
 
@@ -56,12 +57,6 @@ _TOPIC_CODECS = {
     "uncompressed": CompressionType.NONE, "gzip": CompressionType.GZIP, "snappy": CompressionType.SNAPPY,
     "lz4": CompressionType.LZ4, "zstd": CompressionType.ZSTD,
 }
-
-
-# The all-topics meters a refusal marks (LogValidator.MetricsRecorder, BrokerTopicStats).
-INVALID_CRC_METER = "InvalidMessageCrcRecordsPerSec"
-INVALID_OFFSET_OR_SEQUENCE_METER = "InvalidOffsetOrSequenceRecordsPerSec"
-NO_KEY_COMPACTED_METER = "NoKeyCompactedTopicRecordsPerSec"
 
 
 class RecordValidationError(Exception):
