@@ -10,7 +10,9 @@ exporter find familiar names:
 - kafka_network_RequestMetrics_{RequestsPerSec,ErrorsPerSec,TotalTimeMs,LocalTimeMs,...}: per
   API (franz.server.request_metrics)
 - kafka_network_RequestChannel_RequestQueueSize
-- kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount}
+- kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount,LeaderCount,...}
+- kafka_cluster_Partition_{UnderReplicated,InSyncReplicasCount,UnderMinIsr,AtMinIsr,ReplicasCount,
+  LastStableOffsetLag}{topic,partition}: each partition this broker leads
 - kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)
 - kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}, and
   is_future="true" for the log a move between log dirs is filling
@@ -135,9 +137,10 @@ class _LiveCollector(Collector):
         leaderships (ReplicaManager): this node is the active controller and the leader of
         every partition whose log it has; one without a log has no leader (offline)."""
         topics = list(self.metadata.topics.values())
-        hosted = {partition_log.topic_partition for partition_log in logs}
         partitions = sum(topic.num_partitions for topic in topics)
-        led = sum(f"{topic.name}-{index}" in hosted for topic in topics for index in range(topic.num_partitions))
+        in_metadata = {f"{topic.name}-{index}" for topic in topics for index in range(topic.num_partitions)}
+        led_logs = [partition_log for partition_log in logs if partition_log.topic_partition in in_metadata]
+        led = len(led_logs)
         yield _gauge("kafka_controller_KafkaController_ActiveControllerCount",
                      "1 on the node that is the active controller", 1)
         yield _gauge("kafka_controller_KafkaController_GlobalTopicCount", "Topics in the cluster", len(topics))
@@ -151,6 +154,29 @@ class _LiveCollector(Collector):
                      "Led partitions whose ISR is at their effective min.insync.replicas", led)
         yield _gauge("kafka_server_ReplicaManager_UnderMinIsrPartitionCount",
                      "Led partitions whose ISR is below their effective min.insync.replicas", 0)
+        yield from self._partition_gauges(led_logs)
+
+    @staticmethod
+    def _partition_gauges(led_logs) -> Iterator:
+        """kafka.cluster Partition's gauges of each partition this broker leads. On one node a
+        partition's replica set and ISR are this replica, so its effective min ISR,
+        min(min.insync.replicas, replicas), is 1: at it, never under it, never under-replicated."""
+        families = {name: GaugeMetricFamily(f"kafka_cluster_Partition_{name}", help_text,
+                                            labels=["topic", "partition"])
+                    for name, help_text in (("UnderReplicated", "1 when the ISR is smaller than the replica set"),
+                                            ("InSyncReplicasCount", "Replicas in the ISR"),
+                                            ("UnderMinIsr", "1 when the ISR is below the effective min ISR"),
+                                            ("AtMinIsr", "1 when the ISR is at the effective min ISR"),
+                                            ("ReplicasCount", "Replicas assigned (the replication factor)"),
+                                            ("LastStableOffsetLag", "High watermark minus last stable offset"))}
+        for partition_log in led_logs:
+            topic, _, partition = partition_log.topic_partition.rpartition("-")
+            values = {"UnderReplicated": 0, "InSyncReplicasCount": 1, "UnderMinIsr": 0, "AtMinIsr": 1,
+                      "ReplicasCount": 1,
+                      "LastStableOffsetLag": partition_log.high_watermark - partition_log.last_stable_offset}
+            for name, value in values.items():
+                families[name].add_metric([topic, partition], value)
+        yield from families.values()
 
     def _cleaner_metrics(self) -> Iterator:
         cleaner = self.log_manager.cleaner

@@ -341,6 +341,31 @@ def test_broker_topic_metrics_count_every_append_and_fetch_per_topic_and_for_all
     assert _value(text, meter % "TotalFetchRequestsPerSec") == 2
 
 
+def test_partition_gauges_show_an_open_transaction_as_last_stable_offset_lag(broker_factory):
+    """kafka.cluster Partition's gauges of a led partition: its one replica is the ISR, at the
+    effective min ISR; records of an open transaction hold the LSO back from the HW."""
+    from confluent_kafka import Producer
+    port = free_port()
+    broker = broker_factory({"metrics.port": str(port)})
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "txn", 2, {"min.insync.replicas": "2"})
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "gauges"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for value in (b"a", b"b", b"c"):
+        producer.produce("txn", value=value, partition=0)
+    assert producer.flush(30) == 0
+    of_partition = r'kafka_cluster_Partition_%s\{partition="%d",topic="txn"\}'
+    text = _scrape(port)
+    assert _value(text, of_partition % ("LastStableOffsetLag", 0)) == 3
+    assert _value(text, of_partition % ("LastStableOffsetLag", 1)) == 0
+    for name, value in (("UnderReplicated", 0), ("InSyncReplicasCount", 1), ("ReplicasCount", 1),
+                        ("UnderMinIsr", 0), ("AtMinIsr", 1)):  # effective min ISR: min(2, one replica)
+        assert _value(text, of_partition % (name, 0)) == value
+    producer.commit_transaction(30)
+    assert _value(_scrape(port), of_partition % ("LastStableOffsetLag", 0)) == 0
+
+
 def test_a_partition_without_its_log_is_offline_and_not_led(tmp_path):
     """The controller's and ReplicaManager's gauges come from the metadata and the logs there are."""
     log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
@@ -360,6 +385,9 @@ def test_a_partition_without_its_log_is_offline_and_not_led(tmp_path):
         assert _value(text, "kafka_controller_KafkaController_OfflinePartitionsCount") == 1  # t-1
         assert _value(text, "kafka_server_ReplicaManager_LeaderCount") == 3
         assert _value(text, "kafka_server_KafkaServer_BrokerState") == 1  # STARTING
+        assert _value(text, r'kafka_cluster_Partition_ReplicasCount\{partition="2",topic="t"\}') == 1
+        assert _value(text, r'kafka_cluster_Partition_AtMinIsr\{partition="0",topic="u"\}') == 1
+        assert 'kafka_cluster_Partition_ReplicasCount{partition="1",topic="t"}' not in text  # offline
         status[0] = "SHUTTING_DOWN"
         assert _value(generate_latest(metrics.registry).decode(), "kafka_server_KafkaServer_BrokerState") == 7
     finally:
