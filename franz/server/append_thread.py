@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +45,11 @@ class AppendThread:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._shut_down = False
+        # (ns idle before the current wait, when that wait began or 0): one tuple, so that a
+        # reader on another thread sees both halves of one moment. The thread waits from its
+        # creation, before it is started.
+        self._created_ns = time.monotonic_ns()
+        self._idle = (0, self._created_ns)
 
     def submit(self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], args: tuple,
                on_settled: Callable[[], None]) -> asyncio.Future:
@@ -59,9 +65,18 @@ class AppendThread:
         self._jobs.put((loop, future, fn, args, on_settled))
         return future
 
+    def idle_ns(self) -> int:
+        """Nanoseconds this thread has waited for a job since it was made, as a Kafka request
+        handler's idle time is its wait for a request; from any thread."""
+        idle_ns, waiting_since_ns = self._idle
+        return idle_ns + (time.monotonic_ns() - waiting_since_ns if waiting_since_ns else 0)
+
     def _run(self) -> None:
+        jobs, monotonic_ns = self._jobs, time.monotonic_ns
         while True:
-            job = self._jobs.get()
+            idle_ns, waiting_since_ns = self._idle
+            job = jobs.get()
+            self._idle = (idle_ns + monotonic_ns() - waiting_since_ns, 0)
             if job is None:
                 return
             loop, future, fn, args, on_settled = job
@@ -74,6 +89,7 @@ class AppendThread:
             except RuntimeError:  # the loop is closed: nothing awaits this job any more
                 pass
             del job, future, result, error  # drop references before blocking on the next job
+            self._idle = (self._idle[0], monotonic_ns())
 
     def shutdown(self, wait: bool = True) -> None:
         """Run the jobs already submitted, then stop (joined when `wait`)."""

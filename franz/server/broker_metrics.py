@@ -10,6 +10,10 @@ exporter find familiar names:
 - kafka_network_RequestMetrics_{RequestsPerSec,ErrorsPerSec,TotalTimeMs,LocalTimeMs,...}: per
   API (franz.server.request_metrics)
 - kafka_network_RequestChannel_RequestQueueSize
+- kafka_server_socket_server_metrics_*{listener,networkProcessor} and the loop's idle share,
+  kafka_network_SocketServer_NetworkProcessorAvgIdlePercent (franz.server.socket_server_metrics)
+- kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent_total: seconds idle, averaged
+  over the handler threads, so that its rate() is Kafka's meter rate
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount,LeaderCount,...}
 - kafka_cluster_Partition_{UnderReplicated,InSyncReplicasCount,UnderMinIsr,AtMinIsr,ReplicasCount,
   LastStableOffsetLag}{topic,partition}: each partition this broker leads
@@ -32,17 +36,21 @@ time from the live objects, so they cost nothing between scrapes.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Final
 
 from prometheus_client import CollectorRegistry, start_http_server
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 
+from franz.server.append_thread import AppendThread
 from franz.server.metadata_cache import MetadataCache
 from franz.server.request_metrics import RequestChannelMetrics
+from franz.server.socket_server import SocketServer
+from franz.server.socket_server_metrics import SocketServerMetrics
 from franz.storage import log_flush_stats
 from franz.storage.broker_topic_stats import BrokerTopicStats
 from franz.storage.log_manager import LogManager
@@ -206,6 +214,34 @@ class _LiveCollector(Collector):
         yield size
 
 
+class _RequestHandlerPoolCollector(Collector):
+    """KafkaRequestHandlerPool's RequestHandlerAvgIdlePercent: a Kafka handler thread is idle
+    while it waits for a request, and the meter adds each thread's idle time over the number
+    of threads, so its rate is their average idle share. franz's request handlers are the
+    loop's coroutines and the append thread's jobs: the pool is those two threads, the loop
+    idle while its thread does not run (socket_server_metrics.LoopIdle), the append thread
+    while it waits for a job. The counter holds seconds, so that Prometheus' rate() of it is
+    the share Kafka's meter rates give."""
+
+    def __init__(self, socket_server: SocketServer, append_thread: AppendThread) -> None:
+        self.socket_server = socket_server
+        self.append_thread = append_thread
+        self._lock = threading.Lock()
+        self._idle_s_max = 0.0  # the two threads' clocks are read apart: a counter never goes back
+
+    def collect(self) -> Iterator:
+        loop_idle = self.socket_server.loop_idle.idle_ns()
+        if loop_idle is None:
+            return
+        idle_s = (loop_idle[1] + self.append_thread.idle_ns()) / 2 / 1e9
+        with self._lock:
+            self._idle_s_max = idle_s = max(self._idle_s_max, idle_s)
+        family = CounterMetricFamily("kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent",
+                                     "Seconds the request handler threads waited for work, averaged over them")
+        family.add_metric([], idle_s)
+        yield family
+
+
 class BrokerMetrics:
     def __init__(self, topic_stats: BrokerTopicStats | None = None) -> None:
         self.registry = CollectorRegistry()
@@ -222,6 +258,10 @@ class BrokerMetrics:
     def watch(self, log_manager: LogManager, queue_size: Callable[[], int], quotas: dict | None = None,
               metadata: MetadataCache | None = None, broker_status: Callable[[], str] | None = None) -> None:
         self.registry.register(_LiveCollector(log_manager, queue_size, quotas or {}, metadata, broker_status))
+
+    def watch_network(self, socket_server: SocketServer, append_thread: AppendThread) -> None:
+        self.registry.register(SocketServerMetrics(socket_server))
+        self.registry.register(_RequestHandlerPoolCollector(socket_server, append_thread))
 
     def serve(self, host: str, port: int) -> int:
         """Start the HTTP endpoint on its own thread; returns the bound port."""

@@ -22,6 +22,9 @@ Invariants:
   its frame, its handler's start, its answer taken for sending) and, once it
   ended (its answer sent or dropped, no answer due, or its connection closed on
   purpose), handed to the server's request_completed exactly once.
+- Its listener's SelectorMetrics (socket_server_metrics.py) count its opening and
+  close, the bytes it read, each frame received and each answer handed whole to the
+  transport with its bytes.
 
 Buffers: every channel reads into the server's one shared read buffer (the
 loop is single-threaded and each read is consumed before the next begins); a
@@ -130,6 +133,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
     def __init__(self, server: SocketServer, endpoint: Endpoint) -> None:
         self._server = server
         self._endpoint = endpoint
+        self._metrics = server.selector_metrics[endpoint.listener_name]
         self._loop = server._loop
         self.connection_id = ""
         self.client_address: tuple[str, int] = ("", 0)
@@ -185,6 +189,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             transport.close()
             return
         self._accepted = True
+        self._metrics.connections_created += 1
         self.connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{server._next_index()}"
         sock = transport.get_extra_info("socket")
         if sock is not None:
@@ -202,6 +207,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._accepted:
             return
+        self._metrics.connections_closed += 1
         self._closing = True
         self._cancel_throttle()
         self._write_out()  # nothing is written once closing: this frees the slots
@@ -239,6 +245,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if self._transport is not None:
             self._transport.abort()
 
+    @property
+    def listener_name(self) -> str:
+        return self._endpoint.listener_name
+
     def is_idle(self) -> bool:
         return not self._inflight and not self._sending and not self._out and self._ready_frame is None
 
@@ -252,6 +262,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         return self._server._read_view
 
     def buffer_updated(self, nbytes: int) -> None:
+        self._metrics.bytes_received += nbytes
         self._receive(nbytes)
         if self._answered_now:
             self._answered_now = False
@@ -407,6 +418,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         done-callback would take. A handler that does wait goes on in a task, in the
         context its first step ran in."""
         server = self._server
+        self._metrics.requests_received += 1
         try:
             request = Request(self.connection_id, self._endpoint.listener_name, self.client_address,
                               frame, self._read_time_ns, server.header_version_of)
@@ -568,6 +580,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
             else:  # one vectored write on uvloop, no copy into one buffer
                 self._transport.writelines(out)
             server._touch(self)
+            metrics = self._metrics
+            metrics.answers_sent += len(requests)
+            metrics.bytes_sent += size_bytes + _SIZE.size * len(requests)
         # Sent: in the kernel, or in the transport's buffer, which sends on its own (a Kafka
         # Send is complete once the socket took its last byte). Answers dropped by a close
         # count too, as Kafka counts a response whose connection is gone.
@@ -589,6 +604,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
                     self._transport.write(chunk)
                 else:
                     await self._send_region(chunk)
+            self._metrics.answers_sent += 1
+            self._metrics.bytes_sent += _SIZE.size + response.size_bytes
         except (ConnectionError, EOFError, OSError) as exc:
             if not self._closing:
                 logger.warning("Closing connection %s: sending a file region failed: %s: %s",

@@ -187,6 +187,7 @@ class KafkaServer:
         self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests,
                            {"Produce": self.apis.produce_quota, "Fetch": self.apis.fetch_quota,
                             "Request": self.apis.request_quota}, metadata, lambda: self._status)
+        self.metrics.watch_network(socket_server, self.replica_manager.append_thread)
         if config["metrics.port"] > 0:
             self.metrics.serve(config.listeners[0].host or "127.0.0.1", config["metrics.port"])
         metadata.advertised = self._advertised_endpoints()

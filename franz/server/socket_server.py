@@ -34,6 +34,7 @@ from typing import Final
 from franz.server.kafka_channel import KafkaChannel
 from franz.server.kafka_config import Endpoint, KafkaConfig
 from franz.server.request_channel import HeaderVersionOf, Request, Response
+from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +93,10 @@ class SocketServer:
         self._idle_event: asyncio.Event | None = None
         self._reaper: asyncio.Task[None] | None = None
         self._shutting_down = False
+        # Each listener is one processor of Kafka's, numbered in listener order.
+        self.selector_metrics = {endpoint.listener_name: SelectorMetrics(endpoint.listener_name, index)
+                                 for index, endpoint in enumerate(config.listeners)}
+        self.loop_idle = LoopIdle()
         self._read_buffer = bytearray(READ_BUFFER_SIZE_BYTES)
         self._read_view = memoryview(self._read_buffer)
 
@@ -101,6 +106,7 @@ class SocketServer:
         """Bind every listener and start accepting."""
         assert not self._servers, "already started"
         self._loop = asyncio.get_running_loop()
+        self.loop_idle.start()
         self._idle_event = asyncio.Event()
         try:
             for endpoint in self.config.listeners:
@@ -132,6 +138,17 @@ class SocketServer:
     @property
     def outstanding_requests(self) -> int:
         return self._outstanding
+
+    def open_connections(self) -> tuple[dict[str, int], dict[tuple[str, tuple[str, str]], int]]:
+        """Open connections by listener, and by listener and client software (from any thread)."""
+        by_listener: dict[str, int] = {}
+        by_software: dict[tuple[str, tuple[str, str]], int] = {}
+        for conn in list(self._connections):  # a copy: the loop may change the map meanwhile
+            listener = conn.listener_name
+            by_listener[listener] = by_listener.get(listener, 0) + 1
+            key = (listener, conn.client_information)
+            by_software[key] = by_software.get(key, 0) + 1
+        return by_listener, by_software
 
     async def shutdown(self, drain_timeout_ms: int = SHUTDOWN_DRAIN_TIMEOUT_MS_DEFAULT) -> None:
         """Stop accepting and reading, let outstanding requests finish within
@@ -170,6 +187,7 @@ class SocketServer:
             if not self._connections:
                 break
             await asyncio.sleep(0.001)
+        self.loop_idle.stop()
 
     # -- used by KafkaChannel --------------------------------------------------
 

@@ -107,3 +107,28 @@ def test_a_job_finishing_after_its_loop_closed_is_dropped_quietly():
     assert thread is not None and thread.is_alive()  # it survived the closed loop
     append_thread.shutdown(wait=True)
     assert not thread.is_alive()
+
+
+def test_idle_time_is_the_wait_for_jobs_not_the_jobs():
+    """As a Kafka request handler's: a job that blocks (here in sleep, as a write blocks on the
+    disk) is busy time; the time between jobs, and before the thread started, is idle."""
+    import time
+    append_thread = AppendThread()
+
+    async def job_of(seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.wait_for(append_thread.submit(loop, time.sleep, (seconds,), lambda: None), TIMEOUT_S)
+
+    try:
+        start_ns, start_idle_ns = time.monotonic_ns(), append_thread.idle_ns()
+        time.sleep(0.1)  # not started yet: waiting all the same
+        assert append_thread.idle_ns() - start_idle_ns >= 100_000_000
+        before_ns, before_idle_ns = time.monotonic_ns(), append_thread.idle_ns()
+        asyncio.run(job_of(0.3))
+        after_ns, after_idle_ns = time.monotonic_ns(), append_thread.idle_ns()
+        assert after_idle_ns - before_idle_ns <= (after_ns - before_ns) - 300_000_000
+        time.sleep(0.1)
+        assert append_thread.idle_ns() - after_idle_ns >= 100_000_000
+        assert append_thread.idle_ns() <= time.monotonic_ns() - start_ns + start_idle_ns
+    finally:
+        append_thread.shutdown()

@@ -1,0 +1,187 @@
+"""The socket server's metrics: what a Kafka broker's network Processors report
+(common.network.Selector's socket-server-metrics, and SocketServer's and Processor's
+idle gauges), for franz's one event loop.
+
+Kafka runs num.network.threads Processors per listener, each a Selector over its
+connections. franz's loop serves every listener, so each listener counts as one
+processor, numbered in the order of `listeners` as Kafka numbers its processors,
+and the loop's idle time is every processor's.
+
+Series (broker_metrics.py's naming: `kafka_server_socket_server_metrics_<metric>` for
+the kafka-metrics group, each with `listener` and `networkProcessor` labels):
+
+- connection_count (gauge), connection_creation_total, connection_close_total
+- incoming_byte_total, outgoing_byte_total: frame bytes read, and answer bytes handed
+  to the transport (size prefix included)
+- request_total and response_total, named from the client's side as Kafka's Selector
+  names them: answers sent whole, and request frames received
+- io_wait_time_ns_total (counter) and io_wait_ratio (gauge): the loop's idle time, and
+  its share of the last window
+- connections{clientSoftwareName,clientSoftwareVersion} (gauge): open connections by the
+  client software their last ApiVersions named ("unknown" before one)
+- kafka_network_SocketServer_NetworkProcessorAvgIdlePercent and
+  kafka_network_Processor_IdlePercent{networkProcessor}: io_wait_ratio, at most 1
+
+Kafka's windowed -rate, -avg and -max metrics are left to Prometheus (rate() over the
+totals). The loop is idle when its thread is not running: its idle time is wall time
+less the thread's CPU time (its waits in epoll take no CPU; work that blocks is kept
+off the loop). io_wait_ratio spans Kafka's window, metrics.sample.window.ms x
+metrics.num.samples (30 s x 2): from the newest scrape at least 30 s old, or from the
+loop's start when none is that old.
+
+The counters are plain ints bumped on the loop thread; a scrape reads them from the
+HTTP thread, and may see one of them a read behind another, never one going back.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Final
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from franz.server.socket_server import SocketServer
+
+GROUP_PREFIX: Final = "kafka_server_socket_server_metrics_"
+WINDOW_NS: Final = 30 * 1_000_000_000  # metrics.sample.window.ms' default
+_LABELS: Final = ["listener", "networkProcessor"]
+
+
+class SelectorMetrics:
+    """One listener's counts, kept by its connections (KafkaChannel)."""
+
+    __slots__ = ("listener", "network_processor", "connections_created", "connections_closed", "bytes_received",
+                 "bytes_sent", "answers_sent", "requests_received")
+
+    def __init__(self, listener: str, network_processor: int) -> None:
+        self.listener = listener
+        self.network_processor = network_processor
+        self.connections_created = 0
+        self.connections_closed = 0
+        self.bytes_received = 0
+        self.bytes_sent = 0
+        self.answers_sent = 0  # Kafka's request-total: completed sends
+        self.requests_received = 0  # Kafka's response-total: completed receives
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.listener, str(self.network_processor)]
+
+
+class LoopIdle:
+    """The time the event loop's thread has not been running since `start()`, read from any
+    thread through the loop thread's CPU clock."""
+
+    def __init__(self) -> None:
+        self._clock_id: int | None = None
+        self._start_ns = 0
+        self._start_cpu_ns = 0
+        self._samples: collections.deque[tuple[int, int]] = collections.deque()  # (monotonic ns, idle ns)
+        self._idle_ns_max = 0  # the most ever read: a counter never goes back
+        self._lock = threading.Lock()  # scrapes may run on several HTTP threads
+
+    def start(self) -> None:
+        """Called on the loop's thread."""
+        try:
+            self._clock_id = time.pthread_getcpuclockid(threading.get_ident())
+        except (AttributeError, OSError):  # no per-thread CPU clock here: no idle metrics
+            return
+        self._start_ns = time.monotonic_ns()
+        self._start_cpu_ns = time.clock_gettime_ns(self._clock_id)
+
+    def stop(self) -> None:
+        """Before the loop's thread ends: its clock id means nothing after."""
+        self._clock_id = None
+
+    def idle_ns(self) -> tuple[int, int] | None:
+        """(now, idle ns since the start), or None when not measured."""
+        clock_id = self._clock_id
+        if clock_id is None:
+            return None
+        try:
+            cpu_ns = time.clock_gettime_ns(clock_id)
+        except OSError:
+            return None
+        now_ns = time.monotonic_ns()
+        with self._lock:
+            # Clocks read one after the other may put a read a few ns behind the last one.
+            self._idle_ns_max = max(self._idle_ns_max, (now_ns - self._start_ns) - (cpu_ns - self._start_cpu_ns))
+            return now_ns, self._idle_ns_max
+
+    def idle_ratio(self) -> float | None:
+        """Idle share of the window ending now (Kafka's io-wait-ratio), at most 1."""
+        current = self.idle_ns()
+        if current is None:
+            return None
+        now_ns, idle_ns = current
+        with self._lock:
+            samples = self._samples
+            while len(samples) > 1 and samples[1][0] <= now_ns - WINDOW_NS:
+                samples.popleft()
+            base_ns, base_idle_ns = samples[0] if samples else (self._start_ns, 0)
+            samples.append(current)
+        if now_ns <= base_ns:
+            return 1.0
+        return min(1.0, (idle_ns - base_idle_ns) / (now_ns - base_ns))
+
+
+class SocketServerMetrics(Collector):
+    """The series above, read at scrape time from the socket server."""
+
+    def __init__(self, socket_server: SocketServer) -> None:
+        self.socket_server = socket_server
+
+    def collect(self) -> Iterator:
+        server = self.socket_server
+        listeners = list(server.selector_metrics.values())
+        counters = {name: CounterMetricFamily(GROUP_PREFIX + name, help_text, labels=_LABELS)
+                    for name, help_text in (
+                        ("connection_creation", "Connections accepted"),
+                        ("connection_close", "Connections closed, by either side"),
+                        ("incoming_byte", "Bytes read from clients"),
+                        ("outgoing_byte", "Bytes of answers handed to the sockets"),
+                        ("request", "Answers sent whole (the client's requests)"),
+                        ("response", "Request frames received (the client's responses)"))}
+        live = GaugeMetricFamily(GROUP_PREFIX + "connection_count", "Open connections", labels=_LABELS)
+        software = GaugeMetricFamily(GROUP_PREFIX + "connections", "Open connections by client software",
+                                     labels=["clientSoftwareName", "clientSoftwareVersion", *_LABELS])
+        open_by_listener, open_by_software = server.open_connections()
+        for selector in listeners:
+            for name, value in (("connection_creation", selector.connections_created),
+                                ("connection_close", selector.connections_closed),
+                                ("incoming_byte", selector.bytes_received), ("outgoing_byte", selector.bytes_sent),
+                                ("request", selector.answers_sent), ("response", selector.requests_received)):
+                counters[name].add_metric(selector.labels, value)
+            live.add_metric(selector.labels, open_by_listener.get(selector.listener, 0))
+        by_listener = {selector.listener: selector for selector in listeners}
+        for (listener, (name, version)), count in sorted(open_by_software.items()):
+            software.add_metric([name, version, *by_listener[listener].labels], count)
+        yield from counters.values()
+        yield live
+        yield software
+        idle = server.loop_idle.idle_ns()
+        ratio = server.loop_idle.idle_ratio()
+        if idle is None or ratio is None:
+            return
+        wait_ns = CounterMetricFamily(GROUP_PREFIX + "io_wait_time_ns", "Nanoseconds the loop waited for work",
+                                      labels=_LABELS)
+        wait_ratio = GaugeMetricFamily(GROUP_PREFIX + "io_wait_ratio", "Share of the last window the loop waited",
+                                       labels=_LABELS)
+        per_processor = GaugeMetricFamily("kafka_network_Processor_IdlePercent",
+                                          "Share of the last window the processor waited", labels=["networkProcessor"])
+        for selector in listeners:
+            wait_ns.add_metric(selector.labels, idle[1])
+            wait_ratio.add_metric(selector.labels, ratio)
+            per_processor.add_metric([str(selector.network_processor)], ratio)
+        yield wait_ns
+        yield wait_ratio
+        yield per_processor
+        average = GaugeMetricFamily("kafka_network_SocketServer_NetworkProcessorAvgIdlePercent",
+                                    "Processors' average share of the last window spent waiting")
+        average.add_metric([], ratio if listeners else 1.0)
+        yield average

@@ -1,0 +1,112 @@
+"""The socket server's metrics count what crossed its sockets and how long its loop waited.
+
+The SocketServer tests run on asyncio's loop and on uvloop (the `loop_kind` fixture)."""
+
+from __future__ import annotations
+
+import re
+import struct
+import tempfile
+import threading
+import time
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from franz.server.request_channel import NO_RESPONSE, FileSlice, Response
+from franz.server.socket_server_metrics import LoopIdle, SocketServerMetrics
+from tests.server.test_socket_server import wait_until
+
+ECHO, FILE, SILENT = 18, 1, 0
+
+
+def test_selector_counts_follow_the_bytes_frames_and_connections(start_server, raw):
+    content = b"0123456789" * 1000
+    with tempfile.TemporaryFile() as file:
+        file.write(content)
+        file.flush()
+
+        async def handle(request):
+            if request.api_key == FILE:  # sent with sendfile where the transport allows
+                return Response([struct.pack(">i", request.correlation_id), FileSlice(file, 0, len(content))])
+            if request.api_key == SILENT:  # acks=0: no answer, nothing sent
+                return NO_RESPONSE
+            return await raw.echo_handler(request)
+
+        server = start_server(handle, listeners="PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
+                              listener_security_protocol_map="PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT")
+        frames = [raw.request_frame(1, b"x" * 300, api_key=ECHO), raw.request_frame(2, api_key=FILE),
+                  raw.request_frame(3, b"y" * 50, api_key=SILENT)]
+        received = 0
+        with server.connect() as sock, server.connect():
+            for frame in frames[:2]:
+                sock.sendall(frame)
+                received += 4 + len(raw.recv_frame(sock))
+            sock.sendall(frames[2])
+            wait_until(lambda: server.read(lambda: server.server.selector_metrics["PLAINTEXT"].requests_received)
+                       == 3, "the third frame")
+            assert server.read(lambda: server.server.open_connections()[0]) == {"PLAINTEXT": 2}
+        wait_until(lambda: server.read(lambda: server.server.selector_metrics["PLAINTEXT"].connections_closed) == 2,
+                   "both closes")
+        plaintext, other = server.server.selector_metrics["PLAINTEXT"], server.server.selector_metrics["OTHER"]
+        assert (plaintext.connections_created, plaintext.connections_closed) == (2, 2)
+        assert plaintext.bytes_received == sum(len(frame) for frame in frames)
+        assert received == 4 + 304 + 4 + 4 + len(content)
+        assert plaintext.bytes_sent == received
+        assert (plaintext.requests_received, plaintext.answers_sent) == (3, 2)
+        assert (other.network_processor, other.connections_created, other.bytes_received) == (1, 0, 0)
+
+        registry = CollectorRegistry()
+        registry.register(SocketServerMetrics(server.server))
+        text = generate_latest(registry).decode()
+    series = 'kafka_server_socket_server_metrics_%s{listener="%s",networkProcessor="%d"} %s'
+    for line in (series % ("connection_creation_total", "PLAINTEXT", 0, "2.0"),
+                 series % ("connection_close_total", "PLAINTEXT", 0, "2.0"),
+                 series % ("connection_count", "PLAINTEXT", 0, "0.0"),
+                 series % ("incoming_byte_total", "PLAINTEXT", 0, f"{float(plaintext.bytes_received)}"),
+                 series % ("outgoing_byte_total", "PLAINTEXT", 0, f"{float(received)}"),
+                 series % ("request_total", "PLAINTEXT", 0, "2.0"),
+                 series % ("response_total", "PLAINTEXT", 0, "3.0"),
+                 series % ("connection_creation_total", "OTHER", 1, "0.0")):
+        assert line in text.splitlines(), line
+    ratio = re.search(r"^kafka_network_SocketServer_NetworkProcessorAvgIdlePercent (\S+)$", text, re.MULTILINE)
+    assert ratio and 0 <= float(ratio.group(1)) <= 1
+    assert 'kafka_network_Processor_IdlePercent{networkProcessor="1"}' in text
+
+
+def test_loop_idle_is_the_wall_time_its_thread_did_not_run():
+    """Measured on the thread that started it, whichever thread reads it: time it spent on the
+    CPU is not idle, time it slept is."""
+    idle = LoopIdle()
+    assert idle.idle_ns() is None and idle.idle_ratio() is None  # not started
+    marks: dict[str, tuple[int, int]] = {}
+    ready, go, slept, finish = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+
+    def loop_thread() -> None:
+        idle.start()
+        ready.set()
+        go.wait(10)
+        start_cpu_s = time.thread_time()
+        while time.thread_time() - start_cpu_s < 0.2:  # 0.2 s of this thread's CPU
+            pass
+        marks["after_spin"] = idle.idle_ns()
+        time.sleep(0.2)
+        slept.set()
+        finish.wait(10)  # alive while read: a thread's CPU clock ends with it
+
+    thread = threading.Thread(target=loop_thread)
+    thread.start()
+    ready.wait(10)
+    marks["before_spin"] = idle.idle_ns()  # read from this thread while the other one waits
+    go.set()
+    slept.wait(10)
+    marks["after_sleep"] = idle.idle_ns()
+    ratio = idle.idle_ratio()
+    finish.set()
+    thread.join(10)
+    (before_ns, before_idle), (spun_ns, spun_idle) = marks["before_spin"], marks["after_spin"]
+    (slept_ns, slept_idle) = marks["after_sleep"]
+    assert spun_idle - before_idle <= (spun_ns - before_ns) - 190_000_000  # the spin's CPU is not idle
+    assert slept_idle - spun_idle >= 190_000_000  # the sleep is
+    assert ratio is not None and 0 <= ratio <= 1
+    idle.stop()
+    assert idle.idle_ns() is None
