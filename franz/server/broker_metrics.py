@@ -14,6 +14,8 @@ exporter find familiar names:
   kafka_network_SocketServer_NetworkProcessorAvgIdlePercent (franz.server.socket_server_metrics)
 - kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent_total: seconds idle, averaged
   over the handler threads, so that its rate() is Kafka's meter rate
+- kafka_server_group_coordinator_metrics_* and kafka_coordinator_group_GroupMetadataManager_*
+  (franz.coordinator.group.group_coordinator_metrics, registered by KafkaServer)
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount,LeaderCount,...}
 - kafka_cluster_Partition_{UnderReplicated,InSyncReplicasCount,UnderMinIsr,AtMinIsr,ReplicasCount,
   LastStableOffsetLag}{topic,partition}: each partition this broker leads

@@ -160,6 +160,7 @@ class KafkaServer:
         self.group_coordinator = GroupCoordinatorService(config, controller, self.replica_manager, metadata,
                                                          group_configs=group_configs,
                                                          share_coordinator=self.share_coordinator)
+        self.metrics.registry.register(self.group_coordinator.metrics)
         await self.group_coordinator.startup()  # loads groups and offsets from __consumer_offsets
         self.group_coordinator.register(self.apis)
         self.group_coordinator.resolvers[KEY_TYPE_SHARE] = self.share_coordinator.resolve

@@ -66,6 +66,7 @@ from franz.coordinator.group.consumer_group import (
 from franz.coordinator.group.consumer_protocol import ConsumerProtocolError
 from franz.coordinator.group.current_assignment_builder import OwnedPartitions, reconcile
 from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, join_error, sync_answer
+from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey, RecordFormatError
 from franz.coordinator.group.group_metadata import GroupError
 from franz.coordinator.group.group_migration import ConsumerGroupMigrationPolicy
@@ -123,8 +124,10 @@ WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 
 class ConsumerGroupCoordinator:
     def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
-                 write: WriteRecords, group_configs=None, hand_back_group_id: HandBackGroupId | None = None) -> None:
+                 write: WriteRecords, group_configs=None, hand_back_group_id: HandBackGroupId | None = None,
+                 metrics: GroupCoordinatorMetrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics if metrics is not None else GroupCoordinatorMetrics()
         # A group's own session timeout and heartbeat interval (GroupConfigManager), read on
         # every heartbeat; without one, the broker's.
         self._group_configs = group_configs
@@ -369,6 +372,7 @@ class ConsumerGroupCoordinator:
             bump = True
         if bump:
             group.group_epoch += 1
+            self.metrics.consumer_group_rebalances += 1
             logger.info("[GroupId %s] Bumped group epoch to %d with metadata hash %d.", group.group_id,
                         group.group_epoch, group.metadata_hash)
 

@@ -35,6 +35,7 @@ from franz.coordinator.group.delayed_group_operations import (
     DelayedSync,
     InitialDelayedJoin,
 )
+from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
 from franz.coordinator.group.group_metadata import ClassicGroup, ClassicGroupMember, GroupError, GroupState
 from franz.protocol.errors import Errors
 from franz.records.builder import now_ms
@@ -92,8 +93,9 @@ def sync_answer(code: int, assignment: bytes = b"", protocol_type: str | None = 
 
 class GroupCoordinator:
     def __init__(self, config: GroupConfig, write_metadata: MetadataWriter,
-                 clock_ms: Callable[[], int] = now_ms) -> None:
+                 clock_ms: Callable[[], int] = now_ms, metrics: GroupCoordinatorMetrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics if metrics is not None else GroupCoordinatorMetrics()
         self.groups: dict[str, ClassicGroup] = {}
         self._write_metadata = write_metadata
         self._clock_ms = clock_ms
@@ -513,6 +515,7 @@ class GroupCoordinator:
         for member_id, member in group.members.items():
             member.assignment = assignment.get(member_id, b"")
         group.transition_to(GroupState.STABLE, self._clock_ms())
+        self.metrics.classic_rebalances_completed += 1
         logger.info("Assignment received from leader %s for group %s for generation %d. The group has %d members.",
                     group.leader_id, group.group_id, group.generation_id, group.size)
         for member in list(group.members.values()):

@@ -43,6 +43,7 @@ from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupConf
 from franz.coordinator.group.group_coordinator import (
     UNKNOWN_MEMBER_ID, GroupConfig, GroupCoordinator, join_error, sync_answer,
 )
+from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
 from franz.coordinator.group.group_coordinator_shard import read_partitions, replay
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
@@ -86,7 +87,9 @@ class GroupCoordinatorService:
         self.replica_manager = replica_manager
         self.metadata = metadata
         self.writer = CoordinatorPartitionWriter(replica_manager)
-        self.coordinator = GroupCoordinator(self.config, self._write_group_metadata, clock_ms)
+        self.metrics = GroupCoordinatorMetrics()
+        self.metrics.service = self
+        self.coordinator = GroupCoordinator(self.config, self._write_group_metadata, clock_ms, self.metrics)
         self.offsets = OffsetMetadataManager()
         # KIP-848 groups, served when group.coordinator.rebalance.protocols has "consumer"
         self.consumer_groups: ConsumerGroupCoordinator | None = None
@@ -94,14 +97,16 @@ class GroupCoordinatorService:
             self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_kafka_config(config),
                                                             self._topics_view, self._claim_for_consumer_group,
                                                             self._append, group_configs,
-                                                            self._hand_back_to_classic_group)
+                                                            self._hand_back_to_classic_group, self.metrics)
         # KIP-932 share groups, with the share coordinator that keeps their partitions' state
         self.share_groups: ShareGroupCoordinator | None = None
         if share_coordinator is not None:
             self.share_groups = ShareGroupCoordinator(ShareGroupConfig.from_kafka_config(config), self._topics_view,
                                                       self._append, share_coordinator,
-                                                      self._is_classic_or_consumer_group, group_configs, clock_ms)
+                                                      self._is_classic_or_consumer_group, group_configs, clock_ms,
+                                                      self.metrics)
         self._clock_ms = clock_ms
+        self._loading = False  # __consumer_offsets is being read back at startup
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
         self.transaction_verifier: TransactionVerifier | None = None  # set by the transaction coordinator
@@ -112,12 +117,16 @@ class GroupCoordinatorService:
         """Load every group and offset from `__consumer_offsets`, then start the timers."""
         topic = self.metadata.get(OFFSETS_TOPIC)
         entries = []
-        if topic is not None:
-            logs = [(p, self.replica_manager.log_of((OFFSETS_TOPIC, p))) for p in range(topic.num_partitions)]
-            entries = await asyncio.get_running_loop().run_in_executor(None, read_partitions, logs)
-        self.coordinator.startup()
-        loaded = replay(entries, self.offsets, self.coordinator, self.consumer_groups, self._clock_ms(),
-                        self.share_groups)
+        self._loading = True
+        try:
+            if topic is not None:
+                logs = [(p, self.replica_manager.log_of((OFFSETS_TOPIC, p))) for p in range(topic.num_partitions)]
+                entries = await asyncio.get_running_loop().run_in_executor(None, read_partitions, logs)
+            self.coordinator.startup()
+            loaded = replay(entries, self.offsets, self.coordinator, self.consumer_groups, self._clock_ms(),
+                            self.share_groups)
+        finally:
+            self._loading = False
         if self.share_groups is not None:
             self.share_groups.start_sessions()
         if loaded:
@@ -136,6 +145,15 @@ class GroupCoordinatorService:
             await self.consumer_groups.shutdown()
         if self.share_groups is not None:
             await self.share_groups.shutdown()
+
+    def partition_states(self) -> dict[str, int]:
+        """The coordinator runtime's partitions by state: every __consumer_offsets partition of
+        this one node, loading until startup has read them all back, then active (a load that
+        fails, fails the broker's startup)."""
+        topic = self.metadata.get(OFFSETS_TOPIC)
+        if topic is None:
+            return {}
+        return {"loading" if self._loading else "active": topic.num_partitions}
 
     def register(self, apis) -> None:
         for name, handler in (("FindCoordinator", self.handle_find_coordinator),
@@ -574,6 +592,7 @@ class GroupCoordinatorService:
         # other value is added to now in a Java long, which wraps.
         expire_ms = None if retention_ms == DEFAULT_RETENTION_TIME_MS else _as_int64(now + retention_ms)
         entries, committed, topics = self._offset_records(group_id, body["topics"], now, expire_ms)
+        self.metrics.offset_commits += len(committed)
         if entries:
             try:
                 end_offset = await self._append(group_id, entries)
@@ -666,6 +685,7 @@ class GroupCoordinatorService:
         if error != Errors.NONE:
             return _answer_all(body, error)
         entries, pending, topics = self._offset_records(group_id, body["topics"], self._clock_ms(), None)
+        self.metrics.offset_commits += len(pending)
         if entries:
             producer_id = body["producer_id"]
             try:
@@ -735,6 +755,7 @@ class GroupCoordinatorService:
                     deleted.append((name, index))
                 partitions.append({"partition_index": index, "error_code": Errors.NONE})
             topics.append({"name": name, "partitions": partitions})
+        self.metrics.offset_deletions += len(deleted)
         error = await self._tombstone_offsets(group_id, deleted)
         if error != Errors.NONE:
             return {"error_code": error, "throttle_time_ms": 0, "topics": []}
@@ -889,6 +910,7 @@ class GroupCoordinatorService:
             expired = self.offsets.expired_offsets(
                 group.group_id, now, self.config.offsets_retention_ms, empty,
                 None if simple else group.current_state_timestamp_ms, subscribed)
+            self.metrics.offset_expirations += len(expired)
             if (group.is_in_state(GroupState.EMPTY) and not self.offsets.has_open_transactions(group.group_id)
                     and len(expired) == len(self.offsets.group_offsets(group.group_id))):
                 if await self._tombstone_group(group, expired) == Errors.NONE:
@@ -902,6 +924,7 @@ class GroupCoordinatorService:
             subscribed = None if empty else consumer_group.subscribed_topic_names(set(self.metadata.topics)).__contains__
             expired = self.offsets.expired_offsets(group_id, now, self.config.offsets_retention_ms, empty,
                                                    None, subscribed)
+            self.metrics.offset_expirations += len(expired)
             if expired and await self._tombstone_offsets(group_id, expired) == Errors.NONE:
                 removed += len(expired)
             if (empty and not self.offsets.has_offsets(group_id)

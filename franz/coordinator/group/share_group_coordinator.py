@@ -37,6 +37,7 @@ from typing import Final
 
 from franz.coordinator.group import group_config, share_group_records, simple_assignor
 from franz.coordinator.group import group_coordinator_record_serde as serde
+from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
 from franz.coordinator.group.group_metadata import GroupError
 from franz.coordinator.group.metadata_hash import metadata_hash
@@ -83,8 +84,10 @@ def _now_ms() -> int:
 class ShareGroupCoordinator:
     def __init__(self, config: ShareGroupConfig, topics: TopicsView, write: WriteRecords,
                  share_coordinator: ShareCoordinator, is_other_group: Callable[[str], bool],
-                 group_configs=None, clock_ms: Callable[[], int] = _now_ms) -> None:
+                 group_configs=None, clock_ms: Callable[[], int] = _now_ms,
+                 metrics: GroupCoordinatorMetrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics if metrics is not None else GroupCoordinatorMetrics()
         self._topics = topics
         self._write = write
         self._share_coordinator = share_coordinator
@@ -244,6 +247,7 @@ class ShareGroupCoordinator:
         new_hash = metadata_hash(group.subscribed_topic_names(), topics)
         if bump or new_hash != group.metadata_hash:
             group.group_epoch += 1
+            self.metrics.share_group_rebalances += 1
             group.metadata_hash = new_hash
             logger.info("[GroupId %s] Bumped share group epoch to %d.", group_id, group.group_epoch)
         now = self._clock_ms()
