@@ -148,7 +148,8 @@ class ConsumerGroup:
             return ConsumerGroupState.EMPTY
         if self.group_epoch > self.assignment_epoch:
             return ConsumerGroupState.ASSIGNING
-        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+        # a copy: a metrics scrape reads this on its own thread while the loop changes members
+        if any(not m.is_reconciled_to(self.assignment_epoch) for m in list(self.members.values())):
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 

@@ -7,8 +7,9 @@ Series (broker_metrics.py's naming):
 - kafka_coordinator_group_GroupMetadataManager_NumOffsets: committed offsets (a transaction's
   pending ones are not); NumGroups: classic groups; NumGroups{PreparingRebalance,
   CompletingRebalance,Stable,Dead,Empty}: classic groups in that state
-- kafka_server_group_coordinator_metrics_group_count{protocol=classic|consumer|share}; a
-  simple group (offsets committed with no members) is a classic one
+- kafka_server_group_coordinator_metrics_group_count{protocol=classic|consumer|share|streams}; a
+  simple group (offsets committed with no members) is a classic one; franz serves no streams
+  groups, so their series (streams_group_count{state} too) are 0, as Kafka's are without any
 - ..._consumer_group_count{state=Empty|Assigning|Reconciling|Stable|Dead} and
   ..._share_group_count{state=Empty|Stable|Dead}
 - ..._num_partitions{state=loading|active|failed}: __consumer_offsets partitions being
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 GROUP_PREFIX: Final = "kafka_server_group_coordinator_metrics_"
 MANAGER_PREFIX: Final = "kafka_coordinator_group_GroupMetadataManager_"
 SHARE_GROUP_STATES: Final = ("Empty", "Stable", "Dead")  # ShareGroupState, Unknown left out as Kafka leaves it
+STREAMS_GROUP_STATES: Final = ("Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead")
 PARTITION_STATES: Final = ("loading", "active", "failed")
 
 
@@ -89,7 +91,13 @@ class GroupCoordinatorMetrics(Collector):
         for protocol, states in (("classic", classic_states), ("consumer", consumer_states),
                                  ("share", share_states)):
             groups.add_metric([protocol], sum(states.values()))
+        groups.add_metric(["streams"], 0)  # franz serves no streams groups (KIP-1071): there are none
         yield groups
+        streams = GaugeMetricFamily(GROUP_PREFIX + "streams_group_count", "Streams groups by state",
+                                    labels=["state"])
+        for streams_state in STREAMS_GROUP_STATES:
+            streams.add_metric([streams_state], 0)
+        yield streams
         consumer = GaugeMetricFamily(GROUP_PREFIX + "consumer_group_count", "Consumer groups by state",
                                      labels=["state"])
         for consumer_state, count in consumer_states.items():

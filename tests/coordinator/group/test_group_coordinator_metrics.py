@@ -80,3 +80,40 @@ def test_groups_offsets_and_rebalances_are_counted_as_kafka_counts_them(tmp_path
         assert values[GROUP + 'share_group_count{state="Stable"}'] == 1
         assert values[GROUP + 'group_count{protocol="share"}'] == 1
     run(tmp_path, scenario, **OVERRIDES)
+
+
+def test_a_scrape_reads_group_states_while_the_loop_changes_members():
+    """The scrape runs on the HTTP server's thread: a group's state must not walk its members
+    while the loop adds and removes them (prometheus_client fails the whole scrape on it)."""
+    import threading
+    import types
+
+    from franz.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupMember
+    from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
+
+    group = ConsumerGroup("c")
+    for index in range(2000):
+        group.members[f"m{index}"] = ConsumerGroupMember(f"m{index}")
+    metrics = GroupCoordinatorMetrics()
+    metrics.service = types.SimpleNamespace(
+        coordinator=types.SimpleNamespace(groups={}), consumer_groups=types.SimpleNamespace(groups={"c": group}),
+        share_groups=None, offsets=types.SimpleNamespace(offsets={}), partition_states=dict)
+    stop = threading.Event()
+
+    def join_and_leave() -> None:
+        index = 0
+        while not stop.is_set():
+            if index % 2:
+                group.members[f"x{index}"] = ConsumerGroupMember(f"x{index}")
+            else:
+                group.members.pop(f"x{index - 1}", None)
+            index += 1
+
+    churn = threading.Thread(target=join_and_leave)
+    churn.start()
+    try:
+        for _ in range(1500):  # without the copy, about one scrape in a hundred failed here
+            list(metrics.collect())
+    finally:
+        stop.set()
+        churn.join(10)
