@@ -216,6 +216,11 @@ class UnifiedLog:
         fuo = self._first_unstable_offset
         return self._high_watermark if fuo is None else min(fuo, self._high_watermark)
 
+    def last_stable_offset_lag(self) -> int:
+        """HW - LSO, from one read of each (another thread may move them meanwhile): >= 0."""
+        high_watermark, fuo = self._high_watermark, self._first_unstable_offset
+        return 0 if fuo is None else high_watermark - min(fuo, high_watermark)
+
     @property
     def segments(self) -> LogSegments:
         return self.local_log.segments
