@@ -12,8 +12,8 @@ exporter find familiar names:
 - kafka_network_RequestChannel_RequestQueueSize
 - kafka_server_socket_server_metrics_*{listener,networkProcessor} and the loop's idle share,
   kafka_network_SocketServer_NetworkProcessorAvgIdlePercent (franz.server.socket_server_metrics)
-- kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent_total: seconds idle, averaged
-  over the handler threads, so that its rate() is Kafka's meter rate
+- kafka_server_KafkaRequestHandlerPool_{RequestHandlerAvgIdlePercent,BrokerRequestHandlerAvgIdlePercent}_total:
+  seconds the handler threads had spare, so that its rate() is Kafka's meter rate
 - kafka_server_group_coordinator_metrics_* and kafka_coordinator_group_GroupMetadataManager_*
   (franz.coordinator.group.group_coordinator_metrics, registered by KafkaServer)
 - kafka_server_ReplicaManager_{UnderReplicatedPartitions,PartitionCount,LeaderCount,...}
@@ -183,7 +183,7 @@ class _LiveCollector(Collector):
             topic, _, partition = partition_log.topic_partition.rpartition("-")
             values = {"UnderReplicated": 0, "InSyncReplicasCount": 1, "UnderMinIsr": 0, "AtMinIsr": 1,
                       "ReplicasCount": 1,
-                      "LastStableOffsetLag": partition_log.high_watermark - partition_log.last_stable_offset}
+                      "LastStableOffsetLag": partition_log.last_stable_offset_lag()}
             for name, value in values.items():
                 families[name].add_metric([topic, partition], value)
         yield from families.values()
@@ -217,31 +217,41 @@ class _LiveCollector(Collector):
 
 
 class _RequestHandlerPoolCollector(Collector):
-    """KafkaRequestHandlerPool's RequestHandlerAvgIdlePercent: a Kafka handler thread is idle
-    while it waits for a request, and the meter adds each thread's idle time over the number
-    of threads, so its rate is their average idle share. franz's request handlers are the
-    loop's coroutines and the append thread's jobs: the pool is those two threads, the loop
-    idle while its thread does not run (socket_server_metrics.LoopIdle), the append thread
-    while it waits for a job. The counter holds seconds, so that Prometheus' rate() of it is
-    the share Kafka's meter rates give."""
+    """KafkaRequestHandlerPool's RequestHandlerAvgIdlePercent (and the broker pool's own,
+    BrokerRequestHandlerAvgIdlePercent): a Kafka handler thread is idle while it waits for a
+    request, and the meter adds each thread's idle time over the number of threads, so its
+    rate is the pool's spare share. franz's request work runs on two threads that cannot
+    stand in for each other: every request on the loop (idle as socket_server_metrics.LoopIdle
+    says), appends that may block on the append thread (idle while it waits for a job). The
+    pool's spare share is the smaller of theirs: between two scrapes the counter grows by
+    the lesser of the two threads' idle times, so that either one saturated reads as a busy
+    pool, as busy handler threads do in Kafka. The counter holds seconds, so that
+    Prometheus' rate() of it is the share Kafka's meter rates give."""
+
+    NAMES: Final = ("RequestHandlerAvgIdlePercent", "BrokerRequestHandlerAvgIdlePercent")
 
     def __init__(self, socket_server: SocketServer, append_thread: AppendThread) -> None:
         self.socket_server = socket_server
         self.append_thread = append_thread
-        self._lock = threading.Lock()
-        self._idle_s_max = 0.0  # the two threads' clocks are read apart: a counter never goes back
+        self._lock = threading.Lock()  # scrapes may run on several HTTP threads
+        self._last: tuple[int, int] | None = None  # (loop, append thread) idle ns at the last scrape
+        self._idle_ns = 0
 
     def collect(self) -> Iterator:
         loop_idle = self.socket_server.loop_idle.idle_ns()
         if loop_idle is None:
             return
-        idle_s = (loop_idle[1] + self.append_thread.idle_ns()) / 2 / 1e9
+        current = (loop_idle[1], self.append_thread.idle_ns())
         with self._lock:
-            self._idle_s_max = idle_s = max(self._idle_s_max, idle_s)
-        family = CounterMetricFamily("kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent",
-                                     "Seconds the request handler threads waited for work, averaged over them")
-        family.add_metric([], idle_s)
-        yield family
+            last = self._last if self._last is not None else (0, 0)
+            self._idle_ns += max(0, min(current[0] - last[0], current[1] - last[1]))
+            self._last = current
+            idle_s = self._idle_ns / 1e9
+        for name in self.NAMES:
+            family = CounterMetricFamily(f"kafka_server_KafkaRequestHandlerPool_{name}",
+                                         "Seconds the request handler pool had spare, as its busier thread saw it")
+            family.add_metric([], idle_s)
+            yield family
 
 
 class BrokerMetrics:

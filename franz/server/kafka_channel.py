@@ -23,8 +23,9 @@ Invariants:
   ended (its answer sent or dropped, no answer due, or its connection closed on
   purpose), handed to the server's request_completed exactly once.
 - Its listener's SelectorMetrics (socket_server_metrics.py) count its opening and
-  close, the bytes it read, each frame received and each answer handed whole to the
-  transport with its bytes.
+  close, the bytes it read, each frame received, the bytes it hands to the transport
+  or sendfile (as they go: an answer cut off midway counts what went), and each
+  answer handed over whole.
 
 Buffers: every channel reads into the server's one shared read buffer (the
 loop is single-threaded and each read is consumed before the next begins); a
@@ -595,17 +596,19 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     async def _send_with_regions(self, request: Request, response: Response) -> None:
         corked = self._sendfile_fd is not None and self._set_cork(True)
+        metrics = self._metrics
         try:
             self._transport.write(_SIZE.pack(response.size_bytes))
+            metrics.bytes_sent += _SIZE.size
             for chunk in response.chunks:
                 if self._closing:
                     return
                 if isinstance(chunk, (bytes, bytearray, memoryview)):
                     self._transport.write(chunk)
+                    metrics.bytes_sent += len(chunk)
                 else:
                     await self._send_region(chunk)
-            self._metrics.answers_sent += 1
-            self._metrics.bytes_sent += _SIZE.size + response.size_bytes
+            metrics.answers_sent += 1
         except (ConnectionError, EOFError, OSError) as exc:
             if not self._closing:
                 logger.warning("Closing connection %s: sending a file region failed: %s: %s",
@@ -660,11 +663,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
                     continue
                 pos += sent
                 remaining -= sent
+                self._metrics.bytes_sent += sent
                 continue
             chunk = os.pread(in_fd, min(remaining, REGION_CHUNK_SIZE_BYTES), pos)
             if not chunk:
                 raise EOFError(f"file ends before the region does, at position {pos}")
             self._transport.write(chunk)
+            self._metrics.bytes_sent += len(chunk)
             pos += len(chunk)
             remaining -= len(chunk)
             if self._write_paused:

@@ -23,11 +23,10 @@ the kafka-metrics group, each with `listener` and `networkProcessor` labels):
   kafka_network_Processor_IdlePercent{networkProcessor}: io_wait_ratio, at most 1
 
 Kafka's windowed -rate, -avg and -max metrics are left to Prometheus (rate() over the
-totals). The loop is idle when its thread is not running: its idle time is wall time
-less the thread's CPU time (its waits in epoll take no CPU; work that blocks is kept
-off the loop). io_wait_ratio spans Kafka's window, metrics.sample.window.ms x
-metrics.num.samples (30 s x 2): from the newest scrape at least 30 s old, or from the
-loop's start when none is that old.
+totals). The loop is idle when its thread neither runs nor waits for a CPU (LoopIdle).
+io_wait_ratio spans Kafka's window, metrics.sample.window.ms x metrics.num.samples
+(30 s x 2): from the newest scrape at least 30 s old, or from the loop's start when
+none is that old.
 
 The counters are plain ints bumped on the loop thread; a scrape reads them from the
 HTTP thread, and may see one of them a read behind another, never one going back.
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
 
 GROUP_PREFIX: Final = "kafka_server_socket_server_metrics_"
 WINDOW_NS: Final = 30 * 1_000_000_000  # metrics.sample.window.ms' default
+SAMPLE_SPACING_NS: Final = 1_000_000_000
 _LABELS: Final = ["listener", "networkProcessor"]
 
 
@@ -74,47 +74,61 @@ class SelectorMetrics:
 
 
 class LoopIdle:
-    """The time the event loop's thread has not been running since `start()`, read from any
-    thread through the loop thread's CPU clock."""
+    """The time the event loop's thread has not wanted the CPU since `start()`, read from any
+    thread: wall time less the time the thread ran or waited in the run queue for a CPU
+    (/proc's schedstat). A thread blocked in a system call (a pread or sendfile of pages not
+    in memory, a lock, the GIL) counts as idle, where Kafka counts only a Processor's wait
+    in select as idle: franz keeps blocking work off the loop, so that time stays small."""
 
     def __init__(self) -> None:
-        self._clock_id: int | None = None
+        self._schedstat_path: str | None = None
         self._start_ns = 0
-        self._start_cpu_ns = 0
+        self._start_busy_ns = 0
         self._samples: collections.deque[tuple[int, int]] = collections.deque()  # (monotonic ns, idle ns)
         self._idle_ns_max = 0  # the most ever read: a counter never goes back
         self._lock = threading.Lock()  # scrapes may run on several HTTP threads
 
     def start(self) -> None:
         """Called on the loop's thread."""
-        try:
-            self._clock_id = time.pthread_getcpuclockid(threading.get_ident())
-        except (AttributeError, OSError):  # no per-thread CPU clock here: no idle metrics
+        self._schedstat_path = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+        clocks = self._read_clocks()
+        if clocks is None:  # no schedstat here: no idle metrics
+            self._schedstat_path = None
             return
-        self._start_ns = time.monotonic_ns()
-        self._start_cpu_ns = time.clock_gettime_ns(self._clock_id)
+        self._start_ns, self._start_busy_ns = clocks
+        self._samples.append((self._start_ns, 0))  # until a scrape is a window old, the window starts here
 
     def stop(self) -> None:
-        """Before the loop's thread ends: its clock id means nothing after."""
-        self._clock_id = None
+        """Before the loop's thread ends: its task id may be another thread's after."""
+        self._schedstat_path = None
+
+    def _read_clocks(self) -> tuple[int, int] | None:
+        """(monotonic ns, ns the thread has run or waited to run), busy read first so that a
+        read's busy time is never ahead of its wall time."""
+        path = self._schedstat_path
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as schedstat:
+                on_cpu_ns, run_queue_ns = schedstat.read().split()[:2]
+        except (OSError, ValueError):
+            return None
+        return time.monotonic_ns(), int(on_cpu_ns) + int(run_queue_ns)
 
     def idle_ns(self) -> tuple[int, int] | None:
         """(now, idle ns since the start), or None when not measured."""
-        clock_id = self._clock_id
-        if clock_id is None:
+        clocks = self._read_clocks()
+        if clocks is None:
             return None
-        try:
-            cpu_ns = time.clock_gettime_ns(clock_id)
-        except OSError:
-            return None
-        now_ns = time.monotonic_ns()
+        now_ns, busy_ns = clocks
         with self._lock:
             # Clocks read one after the other may put a read a few ns behind the last one.
-            self._idle_ns_max = max(self._idle_ns_max, (now_ns - self._start_ns) - (cpu_ns - self._start_cpu_ns))
+            self._idle_ns_max = max(self._idle_ns_max, (now_ns - self._start_ns) - (busy_ns - self._start_busy_ns))
             return now_ns, self._idle_ns_max
 
     def idle_ratio(self) -> float | None:
-        """Idle share of the window ending now (Kafka's io-wait-ratio), at most 1."""
+        """Idle share of the window ending now (Kafka's io-wait-ratio), at most 1: from the newest
+        sample at least WINDOW_NS old, else from the start."""
         current = self.idle_ns()
         if current is None:
             return None
@@ -123,11 +137,12 @@ class LoopIdle:
             samples = self._samples
             while len(samples) > 1 and samples[1][0] <= now_ns - WINDOW_NS:
                 samples.popleft()
-            base_ns, base_idle_ns = samples[0] if samples else (self._start_ns, 0)
-            samples.append(current)
+            base_ns, base_idle_ns = samples[0]
+            if now_ns - samples[-1][0] >= SAMPLE_SPACING_NS:  # bounds the samples kept
+                samples.append(current)
         if now_ns <= base_ns:
             return 1.0
-        return min(1.0, (idle_ns - base_idle_ns) / (now_ns - base_ns))
+        return max(0.0, min(1.0, (idle_ns - base_idle_ns) / (now_ns - base_ns)))
 
 
 class SocketServerMetrics(Collector):

@@ -79,23 +79,26 @@ def test_network_metrics_show_connections_by_client_software_and_idle_threads(br
     port = free_port()
     broker = broker_factory({"metrics.port": str(port)})
     processor = 'listener="PLAINTEXT",networkProcessor="0"'
-    with RawClient(broker.bootstrap) as client, RawClient(broker.bootstrap):
+    with RawClient(broker.bootstrap) as client, RawClient(broker.bootstrap) as other:
         assert client.request(18, 3, {"client_software_name": "franz-tests",
                                       "client_software_version": "9.9"})["error_code"] == 0
+        assert other.request(18, 0, {})["error_code"] == 0  # v0 names no software
         text = _scrape(port)
         assert _value(text, r'kafka_server_socket_server_metrics_connections\{clientSoftwareName="franz-tests",'
                             r'clientSoftwareVersion="9.9",%s\}' % processor) == 1
         assert _value(text, r'kafka_server_socket_server_metrics_connections\{clientSoftwareName="unknown",'
                             r'clientSoftwareVersion="unknown",%s\}' % processor) == 1
         assert _value(text, r"kafka_server_socket_server_metrics_connection_count\{%s\}" % processor) == 2
-        assert _value(text, r"kafka_server_socket_server_metrics_response_total\{%s\}" % processor) == 1
-        assert _value(text, r"kafka_server_socket_server_metrics_request_total\{%s\}" % processor) == 1
+        assert _value(text, r"kafka_server_socket_server_metrics_response_total\{%s\}" % processor) == 2
+        assert _value(text, r"kafka_server_socket_server_metrics_request_total\{%s\}" % processor) == 2
     assert 0 <= _value(text, "kafka_network_SocketServer_NetworkProcessorAvgIdlePercent") <= 1
     assert 0 <= _value(text, r'kafka_network_Processor_IdlePercent\{networkProcessor="0"\}') <= 1
     handler_idle = r"kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent_total"
     first = _value(text, handler_idle)
     time.sleep(0.2)  # both handler threads wait for work meanwhile
-    assert _value(_scrape(port), handler_idle) >= first + 0.1
+    text = _scrape(port)
+    assert _value(text, handler_idle) >= first + 0.1
+    assert _value(text, "kafka_server_KafkaRequestHandlerPool_BrokerRequestHandlerAvgIdlePercent_total") >= first + 0.1
 
 
 def _request_metric(text: str, name: str, request: str, suffix: str = "") -> float:

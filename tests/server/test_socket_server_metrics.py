@@ -12,7 +12,7 @@ import time
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from franz.server.request_channel import NO_RESPONSE, FileSlice, Response
+from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, FileSlice, Response
 from franz.server.socket_server_metrics import LoopIdle, SocketServerMetrics
 from tests.server.test_socket_server import wait_until
 
@@ -110,3 +110,107 @@ def test_loop_idle_is_the_wall_time_its_thread_did_not_run():
     assert ratio is not None and 0 <= ratio <= 1
     idle.stop()
     assert idle.idle_ns() is None
+
+
+def test_closes_the_server_makes_count_and_a_refused_connection_counts_nowhere(start_server, raw):
+    """Kafka's Selector counts every close of a connection it registered; one the acceptor
+    refused (over max.connections) it never registered. A frame counts as received even when
+    its header cannot be read."""
+    async def handle(request):
+        if request.api_key == SILENT:
+            return CLOSE_CONNECTION
+        return await raw.echo_handler(request)
+
+    server = start_server(handle, max_connections=3, socket_request_max_bytes=1000)
+    metrics = server.server.selector_metrics["PLAINTEXT"]
+    unreadable, oversized, closing = server.connect(), server.connect(), server.connect()
+    with unreadable, oversized, closing:
+        unreadable.sendall(struct.pack(">i", 2) + b"\x00\x12")  # too short for a request header
+        oversized.sendall(struct.pack(">i", 5000))  # over socket.request.max.bytes
+        closing.sendall(raw.request_frame(1, api_key=SILENT))  # answered by closing
+        for sock in (unreadable, oversized, closing):
+            raw.assert_closed_by_server(sock)
+        wait_until(lambda: server.read(lambda: metrics.connections_closed) == 3, "the three closes")
+        kept = [server.connect() for _ in range(3)]
+        wait_until(lambda: server.read(lambda: server.server.open_connections()[0]) == {"PLAINTEXT": 3},
+                   "three open")
+        with server.connect() as refused:
+            raw.assert_closed_by_server(refused)
+        for sock in kept:
+            sock.close()
+    wait_until(lambda: server.read(lambda: metrics.connections_closed) == 6, "every close")
+    assert metrics.connections_created == 6  # the refused one neither made nor closed
+    assert (metrics.requests_received, metrics.answers_sent, metrics.bytes_sent) == (2, 0, 0)
+
+
+def test_an_answer_cut_off_midway_counts_the_bytes_that_went_and_no_answer(start_server, raw):
+    with tempfile.TemporaryFile() as file:
+        file.write(b"z" * 100_000)
+        file.flush()
+
+        async def handle(request):  # the region runs past the file's end: the send fails there
+            return Response([struct.pack(">i", request.correlation_id), FileSlice(file, 0, 200_000)])
+
+        server = start_server(handle)
+        metrics = server.server.selector_metrics["PLAINTEXT"]
+        received = 0
+        with server.connect() as sock:
+            sock.sendall(raw.request_frame(1, api_key=FILE))
+            for _ in range(10_000):  # bounded: the server closes after 100,008 bytes
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                received += len(chunk)
+        wait_until(lambda: server.read(lambda: metrics.connections_closed) == 1, "the close")
+    assert received == 4 + 4 + 100_000
+    assert (metrics.bytes_sent, metrics.answers_sent) == (received, 0)
+
+
+class _ScriptedLoopIdle(LoopIdle):
+    """LoopIdle over scripted (monotonic ns, busy ns) readings."""
+
+    def __init__(self, readings: list[tuple[float, float]]) -> None:
+        super().__init__()
+        self.readings = [(int(now_s * 1e9), int(busy_s * 1e9)) for now_s, busy_s in readings]
+
+    def start(self) -> None:
+        self._schedstat_path = "scripted"
+        super().start()
+
+    def _read_clocks(self):
+        return self.readings.pop(0) if self._schedstat_path else None
+
+
+def test_the_idle_ratio_spans_the_last_window_or_everything_since_the_start():
+    idle = _ScriptedLoopIdle([(0, 0), (10, 5), (12, 7), (45, 7), (46, 7.5)])
+    idle.start()
+    assert idle.idle_ratio() == 0.5  # since the start: 5 s idle of 10
+    assert idle.idle_ratio() == 5 / 12  # no scrape 30 s old yet: still since the start
+    assert idle.idle_ratio() == 1.0  # from the newest scrape at least 30 s old (12 s): idle since
+    assert idle.idle_ns() == (46_000_000_000, 38_500_000_000)
+
+
+def test_the_handler_pool_has_spare_what_its_busier_thread_has():
+    """Between two scrapes the pool's idle time grows by the lesser of the loop's and the append
+    thread's: either one saturated is a busy pool."""
+    from franz.server.broker_metrics import _RequestHandlerPoolCollector
+    loop_idle_s, append_idle_s = [10, 11, 19, 19], [50, 55, 57, 90]
+
+    class Readings:
+        def idle_ns(self):  # the loop's, as LoopIdle gives it
+            return 0, int(loop_idle_s.pop(0) * 1e9)
+
+    class AppendThreadReadings:
+        def idle_ns(self):
+            return int(append_idle_s.pop(0) * 1e9)
+
+    class Server:
+        loop_idle = Readings()
+
+    collector = _RequestHandlerPoolCollector(Server(), AppendThreadReadings())
+    totals = []
+    for _ in range(4):
+        families = {family.name: family.samples[0].value for family in collector.collect()}
+        assert len(set(families.values())) == 1  # the pool's meter and the broker pool's
+        totals.append(families["kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent"])
+    assert totals == [10, 11, 13, 13]
