@@ -20,7 +20,6 @@ exporter find familiar names:
 - kafka_cluster_Partition_{UnderReplicated,InSyncReplicasCount,UnderMinIsr,AtMinIsr,ReplicasCount,
   LastStableOffsetLag}{topic,partition}: each partition this broker leads
 - kafka_log_LogFlushStats_LogFlushRateAndTimeMs (histogram, ms)
-- kafka_log_LogManager_OfflineLogDirectoryCount and ..._LogDirectoryOffline{logDirectory}
 - kafka_log_Log_{Size,NumLogSegments,LogEndOffset,LogStartOffset}{topic,partition}, and
   is_future="true" for the log a move between log dirs is filling
 - kafka_log_LogCleaner_{max_buffer_utilization_percent,cleaner_recopy_percent,max_clean_time_secs,
@@ -127,14 +126,6 @@ class _LiveCollector(Collector):
         yield flush
         assert cumulative == flushes
         yield from self._cleaner_metrics()
-        offline_dirs = self.log_manager.log_dir_failure_channel.offline_log_dirs
-        yield _gauge("kafka_log_LogManager_OfflineLogDirectoryCount", "Log dirs taken offline by a failure",
-                     len(offline_dirs))
-        dir_offline = GaugeMetricFamily("kafka_log_LogManager_LogDirectoryOffline", "1 when the log dir failed",
-                                        labels=["logDirectory"])
-        for log_dir in self.log_manager.log_dirs:
-            dir_offline.add_metric([str(log_dir)], int(log_dir in offline_dirs))
-        yield dir_offline
         now_ms = time.monotonic_ns() // 1_000_000  # the quota managers' clock
         for kind, manager in self.quotas.items():
             # Request quotas measure time (percent of a thread), the others bytes per second.

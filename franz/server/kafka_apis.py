@@ -186,17 +186,6 @@ def _partition_produce_response(index: int, result: dict) -> dict:
     return answer
 
 
-def _partition_metadata(node: int, index: int, offline: bool) -> dict:
-    """A partition in a Metadata answer. Its one replica led it, unless its log dir failed:
-    then, as the controller fences a failed dir's replicas, it has no leader
-    (LEADER_NOT_AVAILABLE), and the replica is offline."""
-    if offline:
-        return {"error_code": Errors.LEADER_NOT_AVAILABLE, "partition_index": index, "leader_id": -1,
-                "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": [node]}
-    return {"error_code": 0, "partition_index": index, "leader_id": node, "leader_epoch": LEADER_EPOCH,
-            "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
-
-
 def _list_offsets_error(index: int, error: Errors) -> dict:
     """A ListOffsets partition answered with no offset (KafkaApis' buildErrorResponse)."""
     return {"partition_index": index, "error_code": error, "timestamp": -1, "offset": -1, "leader_epoch": -1}
@@ -383,11 +372,11 @@ class KafkaApis:
 
     def _topic_metadata(self, topic: TopicMetadata, operations: int) -> dict:
         node = self.metadata.node_id
-        offline = self.replica_manager.offline_partitions
         return {"error_code": 0, "name": topic.name, "topic_id": topic.topic_id.bytes,
                 "is_internal": topic.is_internal,
-                "partitions": [_partition_metadata(node, index, (topic.name, index) in offline)
-                               for index in range(topic.num_partitions)],
+                "partitions": [{"error_code": 0, "partition_index": index, "leader_id": node,
+                                "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
+                                "offline_replicas": []} for index in range(topic.num_partitions)],
                 "topic_authorized_operations": operations}
 
     async def handle_metadata(self, request: Request, body: dict) -> dict:
@@ -809,7 +798,7 @@ class KafkaApis:
             return _list_offsets_error(index, Errors.UNSUPPORTED_VERSION)  # a special timestamp this version predates
         partition = self.replica_manager.get_partition(name, index)
         if partition is None:
-            return _list_offsets_error(index, self.replica_manager.missing_partition_error((name, index)))
+            return _list_offsets_error(index, Errors.UNKNOWN_TOPIC_OR_PARTITION)
         error = partition.check_current_leader_epoch(entry["current_leader_epoch"])
         if error != Errors.NONE:
             return _list_offsets_error(index, error)
@@ -951,10 +940,6 @@ class KafkaApis:
         logs = [(tp, log, False) for tp, log in sorted(log_manager.logs.items())]
         logs += [(tp, log, True) for tp, log in sorted(log_manager.future_logs.items())]
         for log_dir in log_manager.log_dirs:
-            if log_manager.log_dir_failure_channel.has_offline_log_dir(log_dir):  # LogManager.describeLogDirs
-                results.append({"error_code": Errors.KAFKA_STORAGE_ERROR, "log_dir": str(log_dir), "total_bytes": -1,
-                                "usable_bytes": -1, "topics": []})
-                continue
             topics: dict[str, list] = {}
             for (name, index), log, future in logs:
                 if log.dir.parent != log_dir or (wanted is not None and (name, index) not in wanted):

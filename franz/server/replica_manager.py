@@ -34,16 +34,13 @@ import asyncio
 import dataclasses
 import logging
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any, Final
 
 from franz.protocol.errors import Errors
 from franz.common.config_def import INT64_MAX
-from franz.common.exit import halt
 from franz.records import CompressionType, FileRecords, MemoryRecords
 from franz.records.constants import ATTRIBUTES_OFFSET, COMPRESSION_CODEC_MASK
 from franz.server.append_thread import AppendThread
@@ -231,57 +228,15 @@ class ReplicaManager:
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = \
             DelayedOperationPurgatory("Fetch", broker_id=node_id)
         self.append_listeners: list[Callable[[Iterable[TopicPartition]], None]] = []
-        # Partitions whose log was in a failed dir (HostedPartition.Offline): KAFKA_STORAGE_ERROR.
-        self.offline_partitions: set[TopicPartition] = set()
-        self._log_dir_failure_handler: threading.Thread | None = None
 
     def startup(self) -> None:
         self.produce_purgatory.start()
         self.fetch_purgatory.start()
-        self._log_dir_failure_handler = threading.Thread(target=self._handle_log_dir_failures,
-                                                         name="LogDirFailureHandler", daemon=True)
-        self._log_dir_failure_handler.start()
 
     async def shutdown(self) -> None:
         await self.produce_purgatory.shutdown()
         await self.fetch_purgatory.shutdown()
         self.append_thread.shutdown(wait=True)
-        if self._log_dir_failure_handler is not None:
-            self.log_manager.log_dir_failure_channel.close()
-            self._log_dir_failure_handler.join(10)
-
-    def _handle_log_dir_failures(self) -> None:
-        """ReplicaManager's LogDirFailureHandler: each dir reported failed is taken offline once."""
-        channel = self.log_manager.log_dir_failure_channel
-        while (log_dir := channel.take_next_offline_log_dir()) is not None:
-            try:
-                self.handle_log_dir_failure(log_dir)
-            except Exception:  # noqa: BLE001 - the handler thread must outlive one bad dir
-                logger.exception("Failed to take log dir %s offline", log_dir)
-
-    def handle_log_dir_failure(self, log_dir: Path) -> None:
-        """ReplicaManager.handleLogDirFailure: the dir's partitions go offline (their requests get
-        KAFKA_STORAGE_ERROR, Metadata shows them without a leader), its logs close; the broker
-        halts when no dir is left or when the failed dir holds the cluster metadata (the first
-        log dir: KRaft's metadata.log.dir defaults to it, and franz keeps its metadata there)."""
-        logger.warning("Stopping serving replicas in dir %s because the log directory has failed.", log_dir)
-        offline = self.log_manager.handle_log_dir_failure(log_dir)
-        self.offline_partitions.update(offline)
-        for key in offline:
-            self._partitions.pop(key, None)
-        logger.warning("Broker %d stopped fetcher for partitions %s because they are in the failed log directory %s.",
-                       self.node_id, ",".join(f"{topic}-{index}" for topic, index in offline), log_dir)
-        if log_dir == self.log_manager.log_dirs[0]:
-            logger.critical("Shutdown broker because the metadata log dir %s has failed", log_dir)
-            halt(1)
-        logger.warning("Stopped serving replicas in dir %s", log_dir)
-
-    def missing_partition_error(self, key: TopicPartition) -> Errors:
-        """The error for a partition this node has no Partition of: offline (its dir failed), or
-        unknown (ReplicaManager.getPartitionOrError)."""
-        if key in self.offline_partitions and self.metadata.has_partition(*key):
-            return Errors.KAFKA_STORAGE_ERROR
-        return Errors.UNKNOWN_TOPIC_OR_PARTITION
 
     def get_partition(self, topic: str, partition: int) -> Partition | None:
         key = (topic, partition)
@@ -369,7 +324,7 @@ class ReplicaManager:
         for key, records in entries.items():
             partition = self.get_partition(*key)
             if partition is None:
-                results[key] = {"error_code": self.missing_partition_error(key)}
+                results[key] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
                 continue
             if records is None:
                 results[key] = {"error_code": Errors.CORRUPT_MESSAGE,
@@ -446,7 +401,7 @@ class ReplicaManager:
             fetch.records, fetch.size_bytes, fetch.aborted, fetch.diverging_epoch = b"", 0, None, None
             partition = self.get_partition(fetch.topic, fetch.partition)
             if partition is None:
-                fetch.error = self.missing_partition_error((fetch.topic, fetch.partition))
+                fetch.error = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             log = partition.log
             error = Errors.NONE

@@ -36,7 +36,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from franz.common.exit import halt
 from franz.storage import files
 from franz.storage.cleaner import CleanerConfig, LogCleaner
 from franz.storage.checkpoint import (
@@ -51,9 +50,7 @@ from franz.storage.checkpoint import (
     random_kafka_uuid,
     uuid_to_kafka_string,
 )
-from franz.storage.local_log import KafkaStorageError
 from franz.storage.log_config import LogConfig
-from franz.storage.log_dir_failure_channel import LogDirFailureChannel
 from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.scheduler import KafkaScheduler
 from franz.storage.segment import now_ms
@@ -76,7 +73,6 @@ class LogManager:
                  producer_state_config: ProducerStateManagerConfig | None = None,
                  producer_id_expiration_check_ms: int = 600_000, max_transaction_timeout_ms: int = 900_000) -> None:
         self.log_dirs = [Path(d).resolve() for d in log_dirs]
-        self.log_dir_failure_channel = LogDirFailureChannel()
         self.default_config = default_config
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -192,7 +188,6 @@ class LogManager:
                                                   scheduler=self.scheduler, time_ms=self.time_ms,
                                                   max_transaction_timeout_ms=self.max_transaction_timeout_ms,
                                                   producer_state_config=self.producer_state_config)
-                partition_log.log_dir_failure_channel = self.log_dir_failure_channel
                 if tp in high_watermarks:
                     partition_log.update_high_watermark(high_watermarks[tp])
                 future = files.is_future_dir(directory.name)
@@ -293,7 +288,6 @@ class LogManager:
                                        scheduler=self.scheduler, time_ms=self.time_ms,
                                        max_transaction_timeout_ms=self.max_transaction_timeout_ms,
                                        producer_state_config=self.producer_state_config)
-            future.log_dir_failure_channel = self.log_dir_failure_channel
             future.truncate_fully_and_start_at(current.log_start_offset)
             flush_dir(log_dir)
             self.future_logs[tp] = future
@@ -339,47 +333,11 @@ class LogManager:
         with self._lock:
             return dict(self.logs)
 
-    @property
-    def live_log_dirs(self) -> list[Path]:
-        """The log dirs not taken offline by a failure (LogManager.liveLogDirs)."""
-        offline = self.log_dir_failure_channel.offline_log_dirs
-        return [d for d in self.log_dirs if d not in offline]
-
     def _next_log_dir(self) -> Path:
-        live = self.live_log_dirs
-        if not live:
-            raise KafkaStorageError(f"No log directories available. Tried {', '.join(map(str, self.log_dirs))}")
-        counts = {d: 0 for d in live}
+        counts = {d: 0 for d in self.log_dirs}
         for d in self._log_dir_of.values():
             counts[d] = counts.get(d, 0) + 1
-        return min(live, key=lambda d: counts[d])
-
-    def handle_log_dir_failure(self, log_dir: Path) -> list[TopicPartition]:
-        """LogManager.handleLogDirFailure: stop serving the logs of a failed dir (closed, out of
-        the maps and the checkpoints); halt the process when no dir is left. The partitions
-        whose current log was there."""
-        log.warning("Stopping serving logs in dir %s", log_dir)
-        with self._lock:
-            if not self.live_log_dirs:
-                log.critical("Shutdown broker because all log dirs in %s have failed",
-                             ", ".join(map(str, self.log_dirs)))
-                halt(1)
-            offline_current = [tp for tp, partition_log in self.logs.items() if partition_log.dir.parent == log_dir]
-            offline_future = [tp for tp, partition_log in self.future_logs.items()
-                              if partition_log.dir.parent == log_dir]
-            closing = [self.logs.pop(tp) for tp in offline_current] + [self.future_logs.pop(tp)
-                                                                         for tp in offline_future]
-            for tp in offline_current:
-                self._log_dir_of.pop(tp, None)
-        if self.cleaner is not None:  # no cleaning pass may go on with them
-            for tp in offline_current:
-                self.cleaner.abort_cleaning(tp)
-        for partition_log in closing:
-            partition_log.close_handlers()
-        log.warning("Logs for partitions %s are offline and logs for future partitions %s are offline due to "
-                    "failure on log directory %s", ",".join(f"{t}-{p}" for t, p in offline_current),
-                    ",".join(f"{t}-{p}" for t, p in offline_future), log_dir)
-        return offline_current
+        return min(self.log_dirs, key=lambda d: counts[d])
 
     def get_or_create_log(self, topic: str, partition: int, topic_id: uuid.UUID | None = None,
                           config: LogConfig | None = None) -> UnifiedLog:
@@ -394,7 +352,6 @@ class LogManager:
                                               scheduler=self.scheduler, time_ms=self.time_ms,
                                               max_transaction_timeout_ms=self.max_transaction_timeout_ms,
                                               producer_state_config=self.producer_state_config)
-            partition_log.log_dir_failure_channel = self.log_dir_failure_channel
             flush_dir(log_dir)
             self.logs[tp] = partition_log
             self._log_dir_of[tp] = log_dir
@@ -463,19 +420,13 @@ class LogManager:
     def _write_checkpoint(self, file_name: str, value: Callable[[UnifiedLog], int]) -> None:
         with self._checkpoint_locks[file_name]:
             with self._lock:
-                by_dir: dict[Path, dict[TopicPartition, int]] = {d: {} for d in self.live_log_dirs}
+                by_dir: dict[Path, dict[TopicPartition, int]] = {d: {} for d in self.log_dirs}
                 for tp, partition_log in self.logs.items():
-                    by_dir.setdefault(self._log_dir_of[tp], {})[tp] = value(partition_log)
+                    by_dir[self._log_dir_of[tp]][tp] = value(partition_log)
                 for tp, partition_log in self.future_logs.items():  # in a dir the current log is not in
-                    by_dir.setdefault(partition_log.dir.parent, {})[tp] = value(partition_log)
-                for log_dir in self.log_dir_failure_channel.offline_log_dirs:  # failed meanwhile
-                    by_dir.pop(log_dir, None)
+                    by_dir[partition_log.dir.parent][tp] = value(partition_log)
             for log_dir, offsets in by_dir.items():
-                try:
-                    OffsetCheckpointFile(log_dir / file_name).write(offsets)
-                except OSError as exc:  # LogManager.checkpointRecoveryOffsetsInDir and its peers
-                    self.log_dir_failure_channel.maybe_add_offline_log_dir(
-                        log_dir, f"Disk error while writing {file_name} in directory {log_dir}", exc)
+                OffsetCheckpointFile(log_dir / file_name).write(offsets)
 
     def checkpoint_log_recovery_offsets(self) -> None:
         self._write_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, lambda partition_log: partition_log.recovery_point)
@@ -494,15 +445,12 @@ class LogManager:
             self.cleaner.shutdown()
         self.scheduler.shutdown()
         for partition_log in self.all_logs():
-            try:
-                partition_log.flush(partition_log.log_end_offset)
-            except KafkaStorageError:  # its dir failed: the handler takes it offline, unflushed
-                continue
+            partition_log.flush(partition_log.log_end_offset)
             partition_log.close()
         self.checkpoint_log_recovery_offsets()
         self.checkpoint_log_start_offsets()
         self.checkpoint_high_watermarks()
-        for log_dir in self.live_log_dirs:  # a failed dir's logs were not closed cleanly
+        for log_dir in self.log_dirs:
             marker = log_dir / CLEAN_SHUTDOWN_FILE
             # Kafka 4.x's CleanShutdownFileHandler content; a single node has broker epoch 0 until
             # franz has a controller that hands out epochs.

@@ -17,8 +17,6 @@ Invariants (asserted after every change):
 from __future__ import annotations
 
 import enum
-import errno
-import functools
 import logging
 import threading
 import time
@@ -39,7 +37,6 @@ from franz.storage.checkpoint import (
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
 from franz.storage.local_log import (
-    KafkaStorageError,
     LocalLog,
     OffsetOutOfRangeError,
     append_unless_roll_due,
@@ -48,7 +45,6 @@ from franz.storage.local_log import (
 )
 from franz.storage.log_append_info import LogAppendInfo
 from franz.storage.log_config import LogConfig
-from franz.storage.log_dir_failure_channel import LogDirFailureChannel
 from franz.storage.producer_append_info import InvalidProducerEpochError, InvalidTxnStateError, VerificationGuard
 from franz.storage.producer_state import (
     AppendOrigin,
@@ -97,33 +93,6 @@ class UnexpectedAppendOffsetError(Exception):
 
 _new_tuple = tuple.__new__
 
-
-def _io_failures_take_the_dir_offline(action: str):
-    """LocalLog.maybeHandleIOException around a UnifiedLog method: an OSError from the files
-    reports the log's dir to its LogDirFailureChannel and fails as KafkaStorageError; once the
-    dir is offline, the method fails at once. `action` completes Kafka's message
-    ("Error while appending records to ...")."""
-    def wrap(method):
-        @functools.wraps(method)
-        def handled(self, *args, **kwargs):
-            channel = self.log_dir_failure_channel
-            if channel is not None and channel.any_offline and channel.has_offline_log_dir(self.local_log.dir.parent):
-                raise KafkaStorageError(f"The log dir {self.local_log.dir.parent} is already offline due to a "
-                                        "previous IO exception.")
-            try:
-                return method(self, *args, **kwargs)
-            except OSError as exc:
-                # EBADF: a descriptor closed under a reader (a log deleted or moved meanwhile),
-                # not the disk failing; Kafka's ClosedChannelException would take the dir offline.
-                if channel is None or exc.errno == errno.EBADF:
-                    raise
-                log_dir = self.local_log.dir.parent
-                message = f"Error while {action} {self.topic_partition} in dir {log_dir}"
-                channel.maybe_add_offline_log_dir(log_dir, message, exc)
-                raise KafkaStorageError(message) from exc
-        return handled
-    return wrap
-
 try:  # franz/storage/_unified_log_fast.c, built by `pip install` with the two modules it calls
     from franz.storage._unified_log_fast import append_as_leader_common_case
 except ImportError:
@@ -143,8 +112,6 @@ class ActiveProducer(typing.NamedTuple):
 class UnifiedLog:
     # The attributes the C append path reads and writes (SlotAttr in franz/storage/_fast_common.h).
     __slots__ = ("local_log", "leader_epoch_cache", "producer_state_manager", "_log_start_offset", "__dict__")
-    # Set by the LogManager that owns the log; a log opened alone (tools, tests) lets OSError through.
-    log_dir_failure_channel: LogDirFailureChannel | None = None
 
     def __init__(self, log_start_offset: int, local_log: LocalLog, leader_epoch_cache: LeaderEpochFileCache,
                  producer_state_manager: ProducerStateManager, topic_id: uuid.UUID | None = None,
@@ -323,7 +290,6 @@ class UnifiedLog:
             self.leader_epoch_cache.assign_if_newer(leader_epoch, start_offset)
 
     # -- append --------------------------------------------------------------------------
-    @_io_failures_take_the_dir_offline("appending records to")
     def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
                          origin: AppendOrigin = AppendOrigin.CLIENT,
                          verification_guard: VerificationGuard = VerificationGuard.SENTINEL,
@@ -376,7 +342,6 @@ class UnifiedLog:
             return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now,
                                 verification_guard, transaction_version)
 
-    @_io_failures_take_the_dir_offline("appending records to")
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches whose offsets the leader already assigned."""
         with self.lock:
@@ -555,7 +520,6 @@ class UnifiedLog:
             return self.roll(info.first_offset)
         return segment
 
-    @_io_failures_take_the_dir_offline("rolling log segment for")
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """Start a new active segment, snapshot producer state at its base, and have the
         scheduler flush the segments before it.
@@ -583,7 +547,6 @@ class UnifiedLog:
                 flush_rolled()
             return new_segment
 
-    @_io_failures_take_the_dir_offline("flushing log for")
     def flush(self, offset: int) -> None:
         """fsync everything below `offset` and move the recovery point to it.
 
@@ -616,7 +579,6 @@ class UnifiedLog:
             return self.offset_metadata(self._high_watermark)
         return self.offset_metadata(self.last_stable_offset)
 
-    @_io_failures_take_the_dir_offline("reading from")
     def read(self, start_offset: int, max_length: int, isolation: FetchIsolation,
              min_one_message: bool) -> FetchDataInfo:
         if start_offset < self._log_start_offset:

@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import urllib.request
 import uuid
 
 from franz.protocol.codec import decode_response, encode_request
-from franz.protocol.errors import Errors
 from franz.records import CompressionType, MemoryRecords, SimpleRecord, build_batch
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.server.replica_manager import (INLINE_APPEND_BYTES_MAX, LOOP_APPEND_BYTES_MAX, LoopAppendBudget,
                                           ReplicaManager)
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
-from tests.support.broker import BrokerProcess, free_port
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 FETCH = 1
@@ -204,98 +201,3 @@ def test_an_append_on_the_loop_is_charged_to_its_budget(tmp_path):
     finally:
         replica_manager.append_thread.shutdown(wait=True)
         log_manager.shutdown()
-
-
-# -- a failed log dir (ReplicaManager.handleLogDirFailure) ------------------------------------
-
-FILE_SIZE_LIMIT_BYTES = 12 << 20  # past each log's 10 MiB preallocated index files
-
-
-def _produce_to(client: RawClient, partition: int, records: bytes) -> int:
-    answer = client.request(0, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [
-        {"name": "t", "partition_data": [{"index": partition, "records": records}]}]})
-    return answer["responses"][0]["partition_responses"][0]["error_code"]
-
-
-def _produce_until_the_dir_fails(client: RawClient, partition: int) -> tuple[int, int]:
-    """Produce batches of 100 records until one is refused: (records acknowledged, its error)."""
-    acknowledged = 0
-    for _ in range(1000):  # bounded: the file size limit is reached after ~120 batches
-        error = _produce_to(client, partition, batch(*[b"x" * 1000] * 100))
-        if error != 0:
-            return acknowledged, error
-        acknowledged += 100
-    raise AssertionError("the log dir never failed")
-
-
-def _end_offset(client: RawClient, partition: int) -> tuple[int, int]:
-    answer = client.request(2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": "t", "partitions": [
-        {"partition_index": partition, "current_leader_epoch": -1, "timestamp": -1}]}]})
-    found = answer["topics"][0]["partitions"][0]
-    return found["error_code"], found["offset"]
-
-
-def test_a_broker_whose_only_log_dir_fails_halts_and_loses_nothing_acknowledged(tmp_path):
-    """As Kafka: the append that failed is answered KAFKA_STORAGE_ERROR, the dir goes offline,
-    and with no dir left the broker halts (exit 1, no clean shutdown); the next start recovers
-    every acknowledged record."""
-    broker = BrokerProcess(tmp_path / "data")
-    broker.file_size_limit_bytes = FILE_SIZE_LIMIT_BYTES
-    broker.start()
-    try:
-        with RawClient(broker.bootstrap) as client:
-            create_topic(client, "t")
-            acknowledged, error = _produce_until_the_dir_fails(client, 0)
-        assert error == Errors.KAFKA_STORAGE_ERROR and acknowledged > 0
-        assert broker.process.wait(30) == 1
-        assert broker.wait_for_line("Shutdown broker because all log dirs in")
-        assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()
-        broker.file_size_limit_bytes = None
-        broker.start()
-        with RawClient(broker.bootstrap) as client:
-            assert _end_offset(client, 0) == (0, acknowledged)
-    finally:
-        broker.stop()
-
-
-def test_a_failed_log_dir_takes_its_partitions_offline_and_the_other_dirs_serve_on(tmp_path):
-    first, second = tmp_path / "a", tmp_path / "b"
-    port = free_port()
-    broker = BrokerProcess(tmp_path, {"log.dirs": f"{first},{second}", "metrics.port": str(port)})
-    broker.file_size_limit_bytes = FILE_SIZE_LIMIT_BYTES
-    broker.start()
-    try:
-        with RawClient(broker.bootstrap) as client:
-            create_topic(client, "t", 2)  # one partition in each dir, t-1 in the second
-            assert (second / "t-1").is_dir()
-            acknowledged, error = _produce_until_the_dir_fails(client, 1)
-            assert error == Errors.KAFKA_STORAGE_ERROR
-            assert broker.wait_for_line(f"Stopped serving replicas in dir {second}")
-            assert _produce_to(client, 1, batch(b"more")) == Errors.KAFKA_STORAGE_ERROR
-            assert _end_offset(client, 1)[0] == Errors.KAFKA_STORAGE_ERROR
-            fetched = client.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
-                                             "session_epoch": -1, "topics": [{"topic": "t", "partitions": [
-                                                 {"partition": 1, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
-            assert fetched["responses"][0]["partitions"][0]["error_code"] == Errors.KAFKA_STORAGE_ERROR
-            metadata = client.request(3, 12, {"topics": None, "allow_auto_topic_creation": False,
-                                              "include_topic_authorized_operations": False})
-            partitions = {p["partition_index"]: p for p in metadata["topics"][0]["partitions"]}
-            assert (partitions[1]["error_code"], partitions[1]["leader_id"], partitions[1]["offline_replicas"]) == (
-                Errors.LEADER_NOT_AVAILABLE, -1, [1])
-            assert (partitions[0]["error_code"], partitions[0]["leader_id"]) == (0, 1)
-            dirs = {r["log_dir"]: r["error_code"] for r in client.request(35, 1, {"topics": None})["results"]}
-            assert dirs == {str(first): 0, str(second): Errors.KAFKA_STORAGE_ERROR}
-            assert _produce_to(client, 0, batch(b"still served")) == 0  # the first dir serves on
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-                text = response.read().decode()
-            assert "kafka_log_LogManager_OfflineLogDirectoryCount 1.0" in text.splitlines()
-            assert f'kafka_log_LogManager_LogDirectoryOffline{{logDirectory="{second}"}} 1.0' in text
-        assert broker.stop() == 0  # a clean stop for the dir that is left
-        assert (first / ".kafka_cleanshutdown").exists() and not (second / ".kafka_cleanshutdown").exists()
-        broker.file_size_limit_bytes = None
-        broker.start()
-        with RawClient(broker.bootstrap) as client:
-            assert _end_offset(client, 1) == (0, acknowledged)  # recovered, every acknowledged record
-            assert _end_offset(client, 0) == (0, 1)
-    finally:
-        broker.stop()

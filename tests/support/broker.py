@@ -9,7 +9,6 @@ the test (stop() kills what does not exit in time).
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -32,9 +31,6 @@ def free_port() -> int:
 class BrokerProcess:
     def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, port: int | None = None) -> None:
         self.data_dir = Path(data_dir)
-        # RLIMIT_FSIZE for the process: writes past it fail with EFBIG (Python ignores SIGXFSZ),
-        # a disk failure any test can cause without privileges.
-        self.file_size_limit_bytes: int | None = None
         self.port = port or free_port()
         self.overrides = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": str(self.data_dir),
                           "log.initial.task.delay.ms": "1000"}
@@ -56,13 +52,8 @@ class BrokerProcess:
 
     def start(self) -> BrokerProcess:
         self._started.clear()
-        limit = self.file_size_limit_bytes
-
-        def limit_file_size() -> None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         self.process = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                        preexec_fn=limit_file_size if limit is not None else None)
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._reader.start()
         if not self._started.wait(START_TIMEOUT_S):
