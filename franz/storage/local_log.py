@@ -447,7 +447,11 @@ class LocalLog:
         return False
 
     def close(self) -> None:
-        self.check_if_memory_mapped_buffer_closed()
+        if self.is_memory_mapped_buffer_closed:
+            return  # closed already (a deletion and a shutdown may both close it)
+        # Marked before the files close: Linux hands a freed descriptor number to the next file
+        # opened, so an append or a read let through afterwards would use another file's.
+        self.is_memory_mapped_buffer_closed = True
         self.segments.close()
 
     def close_handlers(self) -> None:

@@ -301,6 +301,10 @@ class UnifiedLog:
         must carry an epoch above the producer's)."""
         with self.lock:
             local_log = self.local_log
+            # Under the lock close() takes: a log closed meanwhile (its topic deleted, moved to
+            # another dir, shut down) gets nothing, where its freed descriptors may already be
+            # another file's.
+            local_log.check_if_memory_mapped_buffer_closed()
             now = self.time_ms()
             if origin is AppendOrigin.CLIENT:
                 if append_as_leader_common_case is not None:
@@ -345,6 +349,7 @@ class UnifiedLog:
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
         """Append batches whose offsets the leader already assigned."""
         with self.lock:
+            self.local_log.check_if_memory_mapped_buffer_closed()
             batches, headers = analyze_and_validate(records, self.config, is_from_client=False, ignore_record_size=True)
             records = trim_invalid_bytes(records, batches)
             first, last = headers[0], headers[-1]
@@ -555,8 +560,8 @@ class UnifiedLog:
         lock (an append reaching flush.messages) keeps it throughout."""
         with self.lock:
             offset = min(offset, self.log_end_offset)
-            if offset <= self.local_log.recovery_point:
-                return
+            if offset <= self.local_log.recovery_point or self.local_log.is_memory_mapped_buffer_closed:
+                return  # nothing new, or closed: its closer flushed it or drops it, its descriptors are gone
         start = time.perf_counter()
         self.local_log.flush(offset)
         with self.lock:
@@ -581,6 +586,7 @@ class UnifiedLog:
 
     def read(self, start_offset: int, max_length: int, isolation: FetchIsolation,
              min_one_message: bool) -> FetchDataInfo:
+        self.local_log.check_if_memory_mapped_buffer_closed()  # its descriptors may be another file's
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "

@@ -390,3 +390,24 @@ def test_without_verification_a_transactional_batch_opens_a_transaction_unasked(
     log.append_as_leader(produce(b"t", producer_id=4, epoch=0, sequence=0, transactional=True), 0)
     assert log.has_ongoing_transaction(4, 0) and not log.has_ongoing_transaction(4, 1)
     log.close()
+
+
+def test_a_closed_log_takes_no_append_and_serves_no_read(tmp_path):
+    """Linux gives a closed descriptor's number to the next file opened: an append or a read let
+    through after close() (a produce racing its topic's deletion) would write into, or send
+    from, whatever file got it. Kafka's closed FileChannel throws; franz checks the flag."""
+    from franz.storage.local_log import KafkaStorageError
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"kept"), leader_epoch=0)
+    log.close()
+    with open(tmp_path / "another-file", "wb+") as other:  # likely on a descriptor the log freed
+        with pytest.raises(KafkaStorageError):
+            log.append_as_leader(produce(b"lost?"), leader_epoch=0)
+        with pytest.raises(KafkaStorageError):
+            log.append_as_follower(produce(b"lost?"))
+        with pytest.raises(KafkaStorageError):
+            log.read(0, 1 << 20, FetchIsolation.LOG_END, True)
+        log.flush(log.log_end_offset + 1)  # nothing to do on a closed log
+        other.flush()
+        assert (tmp_path / "another-file").stat().st_size == 0
+    log.close()  # again, as a deletion and a shutdown may both close it
