@@ -48,8 +48,7 @@ class AppendThread:
         # (ns idle before the current wait, when that wait began or 0): one tuple, so that a
         # reader on another thread sees both halves of one moment. The thread waits from its
         # creation, before it is started.
-        self._created_ns = time.monotonic_ns()
-        self._idle = (0, self._created_ns)
+        self._idle = (0, time.monotonic_ns())
 
     def submit(self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], args: tuple,
                on_settled: Callable[[], None]) -> asyncio.Future:

@@ -65,11 +65,6 @@ logger = logging.getLogger(__name__)
 BROKER_STATES: Final = {"SHUTDOWN": 0, "STARTING": 1, "STARTED": 3, "SHUTTING_DOWN": 7}
 
 
-def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
-    family = GaugeMetricFamily(name, documentation)
-    family.add_metric([], value)
-    return family
-
 
 class _LiveCollector(Collector):
     """Gauges read from the log manager, the metadata and the socket server at scrape time."""
@@ -100,8 +95,8 @@ class _LiveCollector(Collector):
         if self.metadata is not None:
             yield from self._leadership(logs)
         if self.broker_status is not None:
-            yield _gauge("kafka_server_KafkaServer_BrokerState", "The broker's state (BrokerState's values)",
-                         BROKER_STATES[self.broker_status()])
+            yield GaugeMetricFamily("kafka_server_KafkaServer_BrokerState", "The broker's state (BrokerState's values)",
+                                    value=BROKER_STATES[self.broker_status()])
         families = {name: GaugeMetricFamily(f"kafka_log_Log_{name}", help_text, labels=["topic", "partition"])
                     for name, help_text in (("Size", "Bytes of the partition's segments"),
                                             ("NumLogSegments", "Segments of the partition"),
@@ -151,19 +146,20 @@ class _LiveCollector(Collector):
         in_metadata = {f"{topic.name}-{index}" for topic in topics for index in range(topic.num_partitions)}
         led_logs = [partition_log for partition_log in logs if partition_log.topic_partition in in_metadata]
         led = len(led_logs)
-        yield _gauge("kafka_controller_KafkaController_ActiveControllerCount",
-                     "1 on the node that is the active controller", 1)
-        yield _gauge("kafka_controller_KafkaController_GlobalTopicCount", "Topics in the cluster", len(topics))
-        yield _gauge("kafka_controller_KafkaController_GlobalPartitionCount", "Partitions in the cluster",
-                     partitions)
-        yield _gauge("kafka_controller_KafkaController_OfflinePartitionsCount", "Partitions without a leader",
-                     partitions - led)
-        yield _gauge("kafka_server_ReplicaManager_LeaderCount", "Partitions this broker leads", led)
-        # Each ISR is this one replica, which is the effective min ISR, min(min.insync.replicas, 1).
-        yield _gauge("kafka_server_ReplicaManager_AtMinIsrPartitionCount",
-                     "Led partitions whose ISR is at their effective min.insync.replicas", led)
-        yield _gauge("kafka_server_ReplicaManager_UnderMinIsrPartitionCount",
-                     "Led partitions whose ISR is below their effective min.insync.replicas", 0)
+        for name, help_text, value in (
+                ("kafka_controller_KafkaController_ActiveControllerCount",
+                 "1 on the node that is the active controller", 1),
+                ("kafka_controller_KafkaController_GlobalTopicCount", "Topics in the cluster", len(topics)),
+                ("kafka_controller_KafkaController_GlobalPartitionCount", "Partitions in the cluster", partitions),
+                ("kafka_controller_KafkaController_OfflinePartitionsCount", "Partitions without a leader",
+                 partitions - led),
+                ("kafka_server_ReplicaManager_LeaderCount", "Partitions this broker leads", led),
+                # Each ISR is this one replica, which is the effective min ISR, min(min.insync.replicas, 1).
+                ("kafka_server_ReplicaManager_AtMinIsrPartitionCount",
+                 "Led partitions whose ISR is at their effective min.insync.replicas", led),
+                ("kafka_server_ReplicaManager_UnderMinIsrPartitionCount",
+                 "Led partitions whose ISR is below their effective min.insync.replicas", 0)):
+            yield GaugeMetricFamily(name, help_text, value=value)
         yield from self._partition_gauges(led_logs)
 
     @staticmethod

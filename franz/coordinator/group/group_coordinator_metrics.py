@@ -83,10 +83,11 @@ class GroupCoordinatorMetrics(Collector):
         for share_group in list(service.share_groups.groups.values() if service.share_groups else ()):
             share_states[share_group.state] += 1
         num_offsets = sum(len(offsets) for offsets in list(service.offsets.offsets.values()))
-        yield _gauge(MANAGER_PREFIX + "NumOffsets", "Committed offsets", num_offsets)
-        yield _gauge(MANAGER_PREFIX + "NumGroups", "Classic groups", sum(classic_states.values()))
+        yield GaugeMetricFamily(MANAGER_PREFIX + "NumOffsets", "Committed offsets", value=num_offsets)
+        yield GaugeMetricFamily(MANAGER_PREFIX + "NumGroups", "Classic groups", value=sum(classic_states.values()))
         for state, count in classic_states.items():
-            yield _gauge(MANAGER_PREFIX + "NumGroups" + state.value, f"Classic groups {state.value}", count)
+            yield GaugeMetricFamily(MANAGER_PREFIX + "NumGroups" + state.value, f"Classic groups {state.value}",
+                                    value=count)
         groups = GaugeMetricFamily(GROUP_PREFIX + "group_count", "Groups by protocol", labels=["protocol"])
         for protocol, states in (("classic", classic_states), ("consumer", consumer_states),
                                  ("share", share_states)):
@@ -122,10 +123,5 @@ class GroupCoordinatorMetrics(Collector):
                 ("consumer_group_rebalance_count", "Consumer group epoch bumps by members",
                  self.consumer_group_rebalances),
                 ("share_group_rebalance_count", "Share group epoch bumps by members", self.share_group_rebalances)):
-            yield _gauge(GROUP_PREFIX + name, help_text, value)
+            yield GaugeMetricFamily(GROUP_PREFIX + name, help_text, value=value)
 
-
-def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
-    family = GaugeMetricFamily(name, documentation)
-    family.add_metric([], value)
-    return family
