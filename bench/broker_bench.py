@@ -87,12 +87,13 @@ goes first in every cell equally often. Only the
 broker being measured runs: the others are held in SIGSTOP meanwhile, and all
 of them while the loopback limit is measured. franz deletes a topic's files as soon
 as the bench deletes the topic (log.segment.delete.delay.ms=0; Kafka's default
-waits a minute): on this VM a writer slows to the disk's speed once its recent
-files hold about 1 GB, sync'd or not, until files are deleted (dd of 1 GB: 2.2
-GB/s, the next GB 260 MB/s, 2.9 GB/s again once the first two were removed), so
-a cell of franz's, the one broker here that writes its log to disk as it goes,
-paid for the topics of the cells before it (1 KiB produce at 78-145k msgs/s in
-such runs, ~550k otherwise). ratio = franz / best
+waits a minute), and before each timed produce the bench writes and deletes 1 GiB
+of page cache for every broker alike (prewarm_free_memory): this VM hands memory
+that stays free for ~2 s back to its host, and a write into such pages cost 5-7x
+the system time of one into pages freed just before, which collapsed whichever
+cells met it first, mostly franz's, the one broker here that writes its log into
+the page cache (1 KiB produce at 78-407k msgs/s in such runs, 550-920k otherwise).
+--no-prewarm shows the bench without it. ratio = franz / best
 peer (for p99 the lowest peer latency; below 1 is better there), to three
 places: paced p99s of different brokers are often within 0.1 ms of each other
 (they sit just above linger.ms), so those are printed to 0.01 ms. kcat is not
@@ -298,6 +299,35 @@ def wait_files_deleted(broker: Broker, topic: str) -> None:
     deadline = time.monotonic() + ADMIN_TIMEOUT_S
     while any(broker.process.data_dir.glob(f"{topic}-*")) and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+# Free memory on this VM: it is a Firecracker guest with free page reporting (kernel command line
+# page_reporting.page_reporting_order=11), so blocks of 8 MiB that stay free ~2 s are handed back to
+# the host and the next write into each of their pages faults there. Writing 1 GiB into a new file's
+# page cache took 1.33-1.58 s of system time when the pages had been freed 5 s before and 0.21-0.27 s
+# when they had been freed 50 ms before (/tmp probes, 2026-11-28, three trials each). Whichever broker
+# needs fresh pages first in a cell pays it: franz writes its log into the page cache, the peers keep
+# records in memory, and cells collapsed by 2-5x with the broker's system time (the "page-cache slow
+# mode" of earlier notes). Bare metal has no such cost, so before every timed produce the bench
+# itself writes and deletes PREWARM_BYTES of page cache, untimed and alike for every broker: the
+# pages it frees are at the head of the kernel's free lists, backed by the host, and the cell's own
+# allocations take them first (a 512 MiB write right after a 1 GiB prewarm: 0.10-0.14 s of system
+# time in ten of ten trials, with 0 to 2.5 s in between). --no-prewarm measures without it.
+PREWARM_BYTES = 1024 * MIB
+
+
+def prewarm_free_memory(work_dir: Path, size: int = PREWARM_BYTES) -> None:
+    """Write `size` bytes into a new file's page cache and delete it (never synced: dirty pages of an
+    unlinked file are dropped, not written out)."""
+    path = work_dir / "prewarm"
+    chunk = bytes(CHUNK_BYTES)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    try:
+        for _ in range(size // CHUNK_BYTES):
+            os.write(fd, chunk)
+    finally:
+        os.close(fd)
+        path.unlink()
 
 
 # -- drivers ------------------------------------------------------------------------------
@@ -718,6 +748,9 @@ def main() -> int:
     parser.add_argument("--loopback-seconds", type=float, default=2.0)
     parser.add_argument("--driver", choices=["c", "java", "perf-test"], default="c",
                         help="load client: librdkafka from C (the default), Kafka's Java client, or franz perf-test")
+    parser.add_argument("--no-prewarm", dest="prewarm", action="store_false",
+                        help="skip writing and freeing PREWARM_BYTES of page cache before each timed produce "
+                             "(see prewarm_free_memory)")
     parser.add_argument("--compression", choices=["none", "gzip", "snappy", "lz4", "zstd"], default="none",
                         help="the producers' compression.type (c and perf-test drivers)")
     args = parser.parse_args()
@@ -741,7 +774,8 @@ def main() -> int:
                       else {"c": CDriver, "perf-test": PerfTestDriver}[args.driver](args.compression))
         except ValueError as exc:  # the driver cannot run here: say why, without a traceback
             sys.exit(f"broker_bench: {exc}")
-        print(f"driver: {args.driver}, compression: {args.compression}", flush=True)
+        print(f"driver: {args.driver}, compression: {args.compression}, "
+              f"prewarm: {f'{PREWARM_BYTES // MIB} MiB' if args.prewarm else 'off'}", flush=True)
         brokers = start_brokers(wanted, externals, work_dir)
         # franz always has a column (empty if it could not start), so the ratio column has a numerator.
         names = ["franz"] + [b.name for b in brokers if b.name != "franz"]
@@ -768,7 +802,7 @@ def main() -> int:
                 for broker in brokers[turn:] + brokers[:turn]:
                     measuring(brokers, broker)
                     bench_cell(driver, broker, cells[broker.name, size, partitions], run, size, partitions,
-                               records[size], args.producers, warmups[size])
+                               records[size], args.producers, warmups[size], work_dir if args.prewarm else None)
         print_table(names, cells, statistics.median(loopbacks), statistics.median(ceilings), records, warmups)
         print(f"total {time.monotonic() - started_s:.0f} s")
     finally:
@@ -780,10 +814,18 @@ def main() -> int:
 
 
 def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitions: int, records: int,
-               producers: int, warmup: int) -> None:
+               producers: int, warmup: int, prewarm_dir: Path | None) -> None:
+    """One broker's turn at one cell; prewarm_dir: where prewarm_free_memory writes before each timed
+    produce (None: no prewarm)."""
     topic = f"bench-{size}b-{partitions}p-run{run}"
+
+    def prewarm() -> None:
+        if prewarm_dir is not None:
+            prewarm_free_memory(prewarm_dir)
+
     try:
         create_topic(broker.bootstrap, topic, partitions)
+        prewarm()
         cpu_before = broker_cpu_s(broker)
         msgs_s, mb_s, p99_ms = driver.produce(broker.bootstrap, topic, records, size, producers, warmup)
         cpu_after = broker_cpu_s(broker)
@@ -803,6 +845,7 @@ def bench_cell(driver, broker: Broker, cell: Cell, run: int, size: int, partitio
         if raw is not None:
             cell.raw_fetch_mb_s.append(raw)
         rate = PACED_RATES[size]
+        prewarm()
         paced_msgs_s, _, paced_p99_ms = driver.produce(broker.bootstrap, topic, int(rate * PACED_SECONDS), size,
                                                        producers, warmup, rate)
         if paced_msgs_s < 0.95 * rate:  # behind the pace: the latency would be a queue's again
