@@ -267,11 +267,26 @@ class FileRecords:
         if size > INT32_MAX - self._size:
             raise ValueError(f"Append of size {size} bytes is too large for segment with "
                              f"current file position at {self._size}")
-        written = os.pwrite(self.fd, data, position)
-        while written < size:  # a short write (a signal, a full disk) resumes where it stopped
-            written += os.pwrite(self.fd, memoryview(data).cast("B")[written:], position + written)
+        try:
+            written = os.pwrite(self.fd, data, position)
+            while written < size:  # a short write (a signal, a full disk) resumes where it stopped
+                written += os.pwrite(self.fd, memoryview(data).cast("B")[written:], position + written)
+        except OSError:
+            self.cut_failed_write(position)
+            raise
         self._size += written
         return written
+
+    def cut_failed_write(self, position: int) -> None:
+        """After a write at `position` (absolute) failed (a full disk, EFBIG, EIO): cut the file
+        back to it, best effort. The size stays where it was, so the next append writes over
+        whatever part reached the file anyway; the cut also keeps that part from being read as
+        batches by a crash recovery after a shorter append has covered only its start."""
+        try:
+            os.ftruncate(self.fd, position)
+        except OSError:
+            pass  # the write's own error is the one to raise
+        self._reserved_end = 0
 
     def flush(self) -> None:
         os.fsync(self.fd)

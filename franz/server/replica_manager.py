@@ -52,7 +52,7 @@ from franz.server.purgatory import DelayedOperationPurgatory
 from franz.server.request_thread_time import on_worker_thread
 from franz.storage.broker_topic_stats import BrokerTopicStats
 from franz.storage.epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from franz.storage.local_log import OffsetOutOfRangeError
+from franz.storage.local_log import KafkaStorageError, OffsetOutOfRangeError
 from franz.storage.log_manager import LogManager
 from franz.storage.producer_append_info import AppendOrigin, VerificationGuard
 from franz.storage.segment import EMPTY_RECORDS
@@ -429,8 +429,10 @@ class ReplicaManager:
                 fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
                 continue
             except Exception as exc:  # noqa: BLE001 - ReplicaManager.readFromLog: this partition fails, not the fetch
-                logger.error("Error processing fetch with max size %d on partition %s-%d: offset %d",
-                             fetch.partition_max_bytes, fetch.topic, fetch.partition, fetch.fetch_offset, exc_info=exc)
+                if not isinstance(exc, KafkaStorageError):  # a disk error is logged where it happened, as in Kafka
+                    logger.error("Error processing fetch with max size %d on partition %s-%d: offset %d",
+                                 fetch.partition_max_bytes, fetch.topic, fetch.partition, fetch.fetch_offset,
+                                 exc_info=exc)
                 fetch.error = error_code_of(exc)
                 fetch.high_watermark = fetch.last_stable_offset = fetch.log_start_offset = -1
                 continue

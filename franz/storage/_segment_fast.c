@@ -374,7 +374,20 @@ static int segment_append(PyObject *segment, const uint8_t *data, int64_t size, 
     if (position == 0 && set_int(segment, &segment_rolling_based_timestamp, largest_timestamp) < 0) goto done;
     int64_t written, reserve_length = reserve_ahead_length(size, start + position, reserved_end);
     int reserved;
-    if (write_fully((int)fd, data, size, start + position, reserve_length, &reserved, &written) < 0) goto done;
+    if (write_fully((int)fd, data, size, start + position, reserve_length, &reserved, &written) < 0) {
+        /* FileRecords.cut_failed_write: the file back to where the write began, best effort,
+         * keeping the write's own OSError. */
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        int cut;
+        Py_BEGIN_ALLOW_THREADS
+        cut = ftruncate((int)fd, (off_t)(start + position));
+        Py_END_ALLOW_THREADS
+        (void)cut;
+        if (set_int(log_records, &records_reserved_end, 0) < 0) PyErr_Clear();
+        PyErr_Restore(type, value, traceback);
+        goto done;
+    }
     if (reserve_length > 0
             && set_int(log_records, &records_reserved_end, reserved ? start + position + reserve_length : -1) < 0)
         goto done;

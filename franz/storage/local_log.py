@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import threading
@@ -64,9 +65,67 @@ class OffsetOutOfRangeError(Exception):
 
 
 class KafkaStorageError(Exception):
-    """Kafka's KafkaStorageException (error code 56): the log can no longer be used."""
+    """Kafka's KafkaStorageException (error code 56): the log's files failed it (a disk error), or
+    the log can no longer be used (closed)."""
 
     error_code = 56
+
+
+class DiskErrorLog:
+    """The log lines of disk errors, per log dir. Kafka logs a dir's first I/O error with the
+    message its storage call names (LogDirFailureChannel.maybeAddOfflineLogDir) and then takes
+    the dir offline, so it never hears of that dir again. franz answers the failed call with
+    KAFKA_STORAGE_ERROR and keeps the dir online (see maybe_handle_io_error), so a full or
+    failing disk would fail every request that touches it: the first error of a dir is logged,
+    later ones once a minute with how many came between, so a full disk cannot flood the log."""
+
+    INTERVAL_S = 60.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, tuple[float, int]] = {}  # dir -> (monotonic time last logged, errors since)
+
+    def record(self, log_dir: str, message: str, exc: OSError) -> None:
+        now = _time.monotonic()
+        with self._lock:
+            logged_at, since = self._last.get(log_dir, (None, 0))
+            if logged_at is not None and now - logged_at < self.INTERVAL_S:
+                self._last[log_dir] = (logged_at, since + 1)
+                return
+            self._last[log_dir] = (now, 0)
+        more = f" ({since} more I/O errors in this dir since the last one logged)" if since else ""
+        log.error("%s: %s%s", message, exc, more)
+
+
+disk_errors = DiskErrorLog()
+
+
+def maybe_handle_io_error(message: str) -> Callable:
+    """Kafka's maybeHandleIOException for a method of a log (anything with `topic_partition` and
+    `dir`): an OSError of its files comes out as KafkaStorageError(message), the answer Kafka
+    gives for the call (KAFKA_STORAGE_ERROR), and is logged by disk_errors. `message` is
+    formatted with {tp} and {dir} (the partition dir's parent, the log dir), in Kafka's words.
+
+    Unlike Kafka, the log dir stays online: Kafka 4.3 takes a failed dir's partitions offline
+    and halts a broker left with none, which needs the care TEAM_NOTES lists first. Nothing
+    acknowledged is lost either way: a failed append moves neither the log end nor the file's
+    size, so the next append writes over whatever part of the batch reached the file."""
+    def decorate(method: Callable) -> Callable:
+        @functools.wraps(method)
+        def guarded(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except OSError as exc:
+                raise storage_error(self, message, exc) from exc
+        return guarded
+    return decorate
+
+
+def storage_error(partition_log, message: str, exc: OSError) -> KafkaStorageError:
+    """maybe_handle_io_error's answer to `exc`, logged, for a caller that catches it itself."""
+    text = message.format(tp=partition_log.topic_partition, dir=partition_log.dir.parent)
+    disk_errors.record(str(partition_log.dir.parent), text, exc)
+    return KafkaStorageError(text)
 
 
 def schedule_once(delay_ms: int, action: Callable[[], None], scheduler=None) -> None:

@@ -50,6 +50,7 @@ from franz.storage.checkpoint import (
     random_kafka_uuid,
     uuid_to_kafka_string,
 )
+from franz.storage.local_log import KafkaStorageError
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.scheduler import KafkaScheduler
@@ -397,7 +398,10 @@ class LogManager:
         for partition_log in self.all_logs():
             since = now - partition_log.local_log.last_flush_time
             if since >= partition_log.config.flush_ms:
-                partition_log.flush(partition_log.log_end_offset)
+                try:
+                    partition_log.flush(partition_log.log_end_offset)
+                except KafkaStorageError:  # logged where it failed; the logs after it are flushed (Kafka: per log)
+                    continue
 
     def cleanup_logs(self) -> int:
         """Retention of the logs that are not compacted. The cleaner threads run it for compacted

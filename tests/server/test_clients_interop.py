@@ -199,3 +199,35 @@ def test_restarts_lose_nothing_acknowledged(broker_factory):
     broker.start()
     got = _consume(broker.bootstrap, "durable", 2, 1000)
     assert sorted(m.value() for m in got) == sorted(first + second)
+
+
+def test_a_producer_rides_out_a_full_disk(tmp_path):
+    """librdkafka retries KAFKA_STORAGE_ERROR, the code Kafka answers an append its disk
+    refuses (franz answered UNKNOWN_SERVER_ERROR before, which fails the records): an
+    idempotent producer whose broker's disk fills midway delivers every record once the disk
+    has room again, each exactly once and in order."""
+    from tests.support.broker import BrokerProcess
+    broker = BrokerProcess(tmp_path / "data")
+    broker.file_size_limit_bytes = 12 << 20  # past a new segment's 10 MiB of preallocated indexes
+    broker.start()
+    try:
+        _create(broker.bootstrap, "filling")
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                             "message.timeout.ms": 120_000})
+        failures: list = []
+        values = [b"%06d" % i + b"x" * 1000 for i in range(20_000)]  # ~20 MB, past the 12 MB limit
+        for value in values:
+            producer.produce("filling", value, on_delivery=lambda err, _msg: err is not None and failures.append(err))
+            producer.poll(0)
+        segment = tmp_path / "data" / "filling-0" / "00000000000000000000.log"
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline and not (segment.exists() and segment.stat().st_size > (11 << 20)):
+            producer.poll(0.05)
+        time.sleep(2)  # the appends that no longer fit are refused meanwhile, and retried
+        assert sum("Error while appending records to filling-0 in dir" in line for line in broker.lines) == 1
+        broker.lift_file_size_limit()
+        assert producer.flush(DEADLINE_S) == 0
+        assert failures == []
+        assert [m.value() for m in _consume(broker.bootstrap, "filling", 1, len(values))] == values
+    finally:
+        broker.stop()

@@ -8,12 +8,14 @@ import threading
 import uuid
 
 from franz.protocol.codec import decode_response, encode_request
+from franz.protocol.errors import Errors
 from franz.records import CompressionType, MemoryRecords, SimpleRecord, build_batch
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.server.replica_manager import (INLINE_APPEND_BYTES_MAX, LOOP_APPEND_BYTES_MAX, LoopAppendBudget,
                                           ReplicaManager)
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
+from tests.support.broker import BrokerProcess
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 FETCH = 1
@@ -201,3 +203,104 @@ def test_an_append_on_the_loop_is_charged_to_its_budget(tmp_path):
     finally:
         replica_manager.append_thread.shutdown(wait=True)
         log_manager.shutdown()
+
+
+# -- a full disk: KAFKA_STORAGE_ERROR, the partition kept online -------------------------------
+
+FILE_SIZE_LIMIT_BYTES = 12 << 20  # past each new segment's 10 MiB of preallocated index files
+
+
+def _produce_until_refused(client: RawClient, topic: str) -> tuple[int, int]:
+    """Produce batches of 100 x 1 KB until one is refused: (records acknowledged, its error)."""
+    acknowledged = 0
+    for _ in range(1000):  # bounded: the limit is reached after ~120 batches
+        error = produce(client, topic, batch(*[b"x" * 1000] * 100))["error_code"]
+        if error != 0:
+            return acknowledged, error
+        acknowledged += 100
+    raise AssertionError("the file size limit was never reached")
+
+
+def _end_offset(client: RawClient, topic: str) -> int:
+    answer = client.request(2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
+        {"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]})
+    found = answer["topics"][0]["partitions"][0]
+    assert found["error_code"] == 0
+    return found["offset"]
+
+
+def test_a_full_disk_is_answered_kafka_storage_error_and_nothing_acknowledged_is_lost(tmp_path):
+    """As Kafka answers an append its disk refuses (KafkaStorageException); franz keeps the
+    partition online (Kafka takes the dir offline: TEAM_NOTES), so once the disk has room the
+    producer's retry is appended at the next offset, and a crash afterwards recovers exactly
+    the acknowledged records."""
+    broker = BrokerProcess(tmp_path / "data")
+    broker.file_size_limit_bytes = FILE_SIZE_LIMIT_BYTES
+    broker.start()
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "full")
+            acknowledged, error = _produce_until_refused(client, "full")
+            assert error == Errors.KAFKA_STORAGE_ERROR and acknowledged > 0
+            still_full = produce(client, "full", batch(*[b"y" * 1000] * 100))  # no more room than before
+            assert still_full["error_code"] == Errors.KAFKA_STORAGE_ERROR
+            assert _end_offset(client, "full") == acknowledged
+            disk_errors = [line for line in broker.lines if "Error while appending records to full-0 in dir" in line]
+            assert len(disk_errors) == 1 and "File too large" in disk_errors[0]  # once, not once per request
+            assert "Traceback" not in broker.output()
+            broker.lift_file_size_limit()  # room again
+            retried = produce(client, "full", batch(b"room again"))
+            assert (retried["error_code"], retried["base_offset"]) == (0, acknowledged)
+        broker.kill()
+        broker.file_size_limit_bytes = None
+        broker.start()
+        with RawClient(broker.bootstrap) as client:
+            assert _end_offset(client, "full") == acknowledged + 1
+            fetched = client.request(FETCH, 12, {**_fetch_body(0, 0, offset=acknowledged), "topics": [
+                {"topic": "full", "partitions": [
+                    {"partition": 0, "fetch_offset": acknowledged, "partition_max_bytes": 1 << 20}]}]})
+            assert _values(fetched["responses"][0]["partitions"][0]["records"]) == [b"room again"]
+    finally:
+        broker.stop()
+
+
+def test_a_disk_error_in_a_read_fails_only_that_partition_and_is_logged_once(tmp_path, caplog):
+    """A read the disk fails (here pread's EISDIR: the segment's descriptor made a directory's)
+    answers that partition KAFKA_STORAGE_ERROR and the others their records, as Kafka's
+    readFromLog; logged once by the log, not once per fetch with a traceback."""
+    import logging
+    import os
+
+    from franz.server.replica_manager import PartitionFetch
+    from franz.storage.unified_log import FetchIsolation
+    log_manager = LogManager([tmp_path / "data"], LogConfig.from_props({}), initial_task_delay_ms=10**9)
+    log_manager.startup(start_background_tasks=False)
+    metadata = MetadataCache(1, "cluster", [])
+    for name in ("failing", "healthy"):
+        metadata.put(TopicMetadata(name, uuid.uuid4(), 1))
+        partition_log = log_manager.get_or_create_log(name, 0, config=LogConfig.from_props({}))
+        for value in (b"first", b"second"):
+            partition_log.append_as_leader(MemoryRecords(bytearray(batch(value))), 0)
+        partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
+    replica_manager = ReplicaManager(1, log_manager, metadata)
+    descriptor = log_manager.get_log("failing", 0).local_log.segments.active_segment.log.fd
+    saved, directory = os.dup(descriptor), os.open(tmp_path, os.O_RDONLY)
+    os.dup2(directory, descriptor)
+    caplog.set_level(logging.ERROR)
+    try:
+        for _ in range(2):
+            fetches = [PartitionFetch("failing", 0, 1, 1 << 20), PartitionFetch("healthy", 0, 1, 1 << 20)]
+            replica_manager.read_from_log(fetches, FetchIsolation.HIGH_WATERMARK, 1 << 20, False)
+            assert [fetch.error for fetch in fetches] == [Errors.KAFKA_STORAGE_ERROR, Errors.NONE]
+            records = fetches[1].records  # bytes, or a slice of the segment file to send
+            assert _values(records if isinstance(records, bytes) else records.read_bytes(0, fetches[1].size_bytes)) \
+                == [b"second"]
+    finally:
+        os.dup2(saved, descriptor)
+        os.close(saved)
+        os.close(directory)
+        replica_manager.append_thread.shutdown(wait=True)
+        log_manager.shutdown()
+    logged = [record.getMessage() for record in caplog.records]
+    assert [m for m in logged if "Exception while reading from failing-0 in dir" in m] == [logged[0]]
+    assert len(logged) == 1 and "Is a directory" in logged[0]

@@ -1,6 +1,7 @@
 """Behaviours of Kafka's LogManagerTest and LogLoaderTest, on real directories and files."""
 
 import logging
+import os
 import threading
 import time
 
@@ -313,4 +314,26 @@ def test_the_periodic_expiration_check_forgets_idle_producers_in_every_log(tmp_p
     now[0] += 60_000
     log_manager.remove_expired_producers()
     assert log.active_producers() == []
+    log_manager.shutdown()
+
+
+def test_a_log_whose_flush_fails_leaves_the_next_logs_flushed(tmp_path):
+    """A disk error in one log's flush (here fsync's EINVAL: the active segment's descriptor made
+    /dev/null's) is that log's KafkaStorageError, logged where it happened; the flusher goes on
+    to the logs after it, as Kafka's flushDirtyLogs catches per log."""
+    log_manager = LogManager([tmp_path / "data"], config(**{"flush.ms": 0}), initial_task_delay_ms=0)
+    log_manager.startup(start_background_tasks=False)
+    failing, healthy = fill(log_manager, "failing"), fill(log_manager, "healthy")
+    assert list(log_manager.all_logs())[0] is failing
+    descriptor = failing.local_log.segments.active_segment.log.fd
+    saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, descriptor)
+    try:
+        log_manager.flush_dirty_logs()
+        assert failing.local_log.recovery_point < failing.log_end_offset
+        assert healthy.local_log.recovery_point == healthy.log_end_offset
+    finally:
+        os.dup2(saved, descriptor)
+        os.close(saved)
+        os.close(null)
     log_manager.shutdown()

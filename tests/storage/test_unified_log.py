@@ -411,3 +411,48 @@ def test_a_closed_log_takes_no_append_and_serves_no_read(tmp_path):
         other.flush()
         assert (tmp_path / "another-file").stat().st_size == 0
     log.close()  # again, as a deletion and a shutdown may both close it
+
+
+@pytest.mark.parametrize("path", ["c", "python"])
+def test_a_disk_error_fails_the_append_with_kafka_storage_error_and_loses_nothing(tmp_path, monkeypatch, caplog, path):
+    """A write the disk refuses (here EFBIG: a file size limit on this process, which Python
+    lets fail instead of dying of SIGXFSZ) is Kafka's KafkaStorageException, logged once; the
+    part of the batch that reached the file is cut off, and the next append takes the offset
+    the failed one would have had, in the C append and in the Python one alike."""
+    import errno
+    import logging
+    import os
+    import resource
+
+    from franz.storage import unified_log
+    from franz.storage.local_log import KafkaStorageError
+    if path == "python":
+        monkeypatch.setattr(unified_log, "append_as_leader_common_case", None)
+        monkeypatch.setattr(unified_log, "append_unless_roll_due", lambda *args: False)
+    log = make_log(tmp_path)
+    log.append_as_leader(produce(b"kept"), leader_epoch=0)
+    segment_file = log.local_log.segments.active_segment.log.path
+    size = os.path.getsize(segment_file)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    caplog.set_level(logging.ERROR, logger="franz.storage.local_log")
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 2_000, hard))  # half of the next batch fits
+    try:
+        with pytest.raises(KafkaStorageError, match=f"Error while appending records to topic-0 in dir {tmp_path}") \
+                as failed:
+            log.append_as_leader(produce(b"x" * 4_000), leader_epoch=0)
+        with pytest.raises(KafkaStorageError):
+            log.append_as_leader(produce(b"y" * 4_000), leader_epoch=0)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert failed.value.error_code == 56
+    assert isinstance(failed.value.__cause__, OSError) and failed.value.__cause__.errno == errno.EFBIG
+    assert os.path.getsize(segment_file) == size  # what reached the file was cut off
+    assert log.log_end_offset == 1
+    disk_errors = [r.getMessage() for r in caplog.records if "Error while appending" in r.getMessage()]
+    assert len(disk_errors) == 1 and "File too large" in disk_errors[0]  # the second failure is counted, not logged
+    assert log.append_as_leader(produce(b"after"), leader_epoch=0).first_offset == 1
+    assert read_values(log, 0) == [b"kept", b"after"]
+    log.close()
+    reopened = make_log(tmp_path)
+    assert read_values(reopened, 0) == [b"kept", b"after"] and reopened.log_end_offset == 2
+    reopened.close()

@@ -9,6 +9,7 @@ the test (stop() kills what does not exit in time).
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -31,6 +32,10 @@ def free_port() -> int:
 class BrokerProcess:
     def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, port: int | None = None) -> None:
         self.data_dir = Path(data_dir)
+        # The process's RLIMIT_FSIZE soft limit: a write past it fails with EFBIG (Python ignores
+        # SIGXFSZ), a full disk any test can make without privileges; lift_file_size_limit()
+        # frees it again. Above the 10 MiB each new segment preallocates for its indexes.
+        self.file_size_limit_bytes: int | None = None
         self.port = port or free_port()
         self.overrides = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": str(self.data_dir),
                           "log.initial.task.delay.ms": "1000"}
@@ -52,8 +57,14 @@ class BrokerProcess:
 
     def start(self) -> BrokerProcess:
         self._started.clear()
+        limit = self.file_size_limit_bytes
+
+        def limit_file_size() -> None:  # the hard limit stays, so the soft one can be raised again
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
         self.process = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                        preexec_fn=limit_file_size if limit is not None else None)
         self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._reader.start()
         if not self._started.wait(START_TIMEOUT_S):
@@ -95,6 +106,12 @@ class BrokerProcess:
     def resume(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGCONT)
+
+    def lift_file_size_limit(self) -> None:
+        """The running broker's file size limit back to its hard limit (the disk has room again)."""
+        assert self.process is not None and self.file_size_limit_bytes is not None
+        hard = resource.prlimit(self.process.pid, resource.RLIMIT_FSIZE)[1]
+        resource.prlimit(self.process.pid, resource.RLIMIT_FSIZE, (hard, hard))
 
     def restart(self, sig: int = signal.SIGTERM) -> BrokerProcess:
         self.stop(sig)
