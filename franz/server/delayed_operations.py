@@ -27,6 +27,7 @@ from typing import Any
 from franz.protocol.errors import Errors
 from franz.server.purgatory import DelayedOperation
 from franz.server.request_channel import waiting_on_others
+from franz.storage.local_log import KafkaStorageError
 from franz.storage.segment import LogOffsetMetadata
 from franz.storage.unified_log import FetchIsolation, UnifiedLog
 
@@ -116,7 +117,10 @@ class DelayedFetch(_FutureOperation):
             partition_log = self._log_of(key)
             if partition_log is None:
                 return self.force_complete()  # the answer is now an error
-            end = partition_log.fetch_upper_bound(self.isolation)
+            try:
+                end = partition_log.fetch_upper_bound(self.isolation)
+            except KafkaStorageError:
+                return self.force_complete()  # DelayedFetch.tryComplete: the read answers that partition's error
             if fetch_position.message_offset > end.message_offset:
                 return self.force_complete()  # truncated below the fetch offset
             if end.message_offset == fetch_position.message_offset:

@@ -62,7 +62,7 @@ from franz.server.request_thread_time import Timed, take_current_ns
 from franz.server.request_channel import (CLOSE_CONNECTION, NO_RESPONSE, REQUEST_LOGGER,
                                          UNKNOWN_CLIENT_INFORMATION, Request, Response, handling)
 from franz.server.request_convert_to_json import request_json, response_json
-from franz.storage.local_log import OffsetOutOfRangeError
+from franz.storage.local_log import KafkaStorageError, OffsetOutOfRangeError
 from franz.storage.producer_append_info import AppendOrigin, ProducerStateError, VerificationGuard
 from franz.storage.unified_log import (
     EARLIEST_LOCAL_TIMESTAMP,
@@ -787,7 +787,10 @@ class KafkaApis:
                 if named[name, index] > 1:
                     answers[index] = _list_offsets_error(index, Errors.INVALID_REQUEST)
                 else:
-                    answers[index] = self._list_offset(name, entry, read_committed, request.api_version)
+                    try:
+                        answers[index] = self._list_offset(name, entry, read_committed, request.api_version)
+                    except KafkaStorageError:  # ReplicaManager.fetchOffset: that partition's error, logged where it was
+                        answers[index] = _list_offsets_error(index, Errors.KAFKA_STORAGE_ERROR)
         return {"throttle_time_ms": 0,
                 "topics": [{"name": name, "partitions": list(answers.values())} for name, answers in by_topic.items()]}
 
@@ -799,6 +802,8 @@ class KafkaApis:
         partition = self.replica_manager.get_partition(name, index)
         if partition is None:
             return _list_offsets_error(index, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        if partition.log.offline:  # getPartitionOrException: an offline partition, whatever the timestamp
+            return _list_offsets_error(index, Errors.KAFKA_STORAGE_ERROR)
         error = partition.check_current_leader_epoch(entry["current_leader_epoch"])
         if error != Errors.NONE:
             return _list_offsets_error(index, error)
@@ -881,6 +886,8 @@ class KafkaApis:
                         answer["low_watermark"] = log.log_start_offset
                     except OffsetOutOfRangeError:
                         answer["error_code"] = Errors.OFFSET_OUT_OF_RANGE
+                    except KafkaStorageError:  # ReplicaManager.deleteRecordsOnLocalLog: that partition's error
+                        answer["error_code"] = Errors.KAFKA_STORAGE_ERROR
                 partitions.append(answer)
             topics.append({"name": topic["name"], "partitions": partitions})
         return {"throttle_time_ms": 0, "topics": topics}

@@ -74,8 +74,8 @@ class KafkaStorageError(Exception):
 class DiskErrorLog:
     """The log lines of disk errors, per log dir. Kafka logs a dir's first I/O error with the
     message its storage call names (LogDirFailureChannel.maybeAddOfflineLogDir) and then takes
-    the dir offline, so it never hears of that dir again. franz answers the failed call with
-    KAFKA_STORAGE_ERROR and keeps the dir online (see maybe_handle_io_error), so a full or
+    the dir offline, so it never hears of that dir again. franz keeps the dir online, and a full
+    disk's refused appends leave even the log online (see maybe_handle_io_error), so a full or
     failing disk would fail every request that touches it: the first error of a dir is logged,
     later ones once a minute with how many came between, so a full disk cannot flood the log."""
 
@@ -100,31 +100,39 @@ class DiskErrorLog:
 disk_errors = DiskErrorLog()
 
 
-def maybe_handle_io_error(message: str) -> Callable:
-    """Kafka's maybeHandleIOException for a method of a log (anything with `topic_partition` and
-    `dir`): an OSError of its files comes out as KafkaStorageError(message), the answer Kafka
-    gives for the call (KAFKA_STORAGE_ERROR), and is logged by disk_errors. `message` is
+def maybe_handle_io_error(message: str, reads: bool = False, teardown: bool = False) -> Callable:
+    """Kafka's maybeHandleIOException for a method of a UnifiedLog: an OSError of its files comes
+    out as KafkaStorageError(message), the answer Kafka gives for the call (KAFKA_STORAGE_ERROR),
+    logged by disk_errors; a log already offline refuses the call at once. `message` is
     formatted with {tp} and {dir} (the partition dir's parent, the log dir), in Kafka's words.
 
-    Unlike Kafka, the log dir stays online: Kafka 4.3 takes a failed dir's partitions offline
-    and halts a broker left with none, which needs the care TEAM_NOTES lists first. Nothing
-    acknowledged is lost either way: a failed append moves neither the log end nor the file's
-    size, so the next append writes over whatever part of the batch reached the file."""
+    Kafka takes the whole log dir offline on any such error, and halts a broker left with no
+    dir. franz takes only the failed log offline (UnifiedLog.take_offline: every later call
+    refused until a restart recovers it, its dir not marked clean at shutdown), and not even
+    that where the error left nothing behind: a read (`reads`), or an append whose write failed
+    before the log end moved (UnifiedLog.append_as_leader), which is the common full disk. An
+    error after the write (a transaction index entry, the epoch checkpoint, an fsync) leaves
+    the log's files and its state apart, and only recovery brings them together again.
+    `teardown` calls (a deleted topic's rename and delete) run on an offline log too."""
     def decorate(method: Callable) -> Callable:
         @functools.wraps(method)
         def guarded(self, *args, **kwargs):
+            if self.offline and not teardown:
+                raise self.offline_error()
             try:
                 return method(self, *args, **kwargs)
             except OSError as exc:
-                raise storage_error(self, message, exc) from exc
+                raise storage_error(self, message, exc, take_offline=not reads) from exc
         return guarded
     return decorate
 
 
-def storage_error(partition_log, message: str, exc: OSError) -> KafkaStorageError:
+def storage_error(partition_log, message: str, exc: OSError, take_offline: bool) -> KafkaStorageError:
     """maybe_handle_io_error's answer to `exc`, logged, for a caller that catches it itself."""
     text = message.format(tp=partition_log.topic_partition, dir=partition_log.dir.parent)
     disk_errors.record(str(partition_log.dir.parent), text, exc)
+    if take_offline:
+        partition_log.take_offline()
     return KafkaStorageError(text)
 
 

@@ -415,7 +415,10 @@ class LogManager:
         total = 0
         try:
             for _, partition_log in deletable:
-                total += partition_log.delete_old_segments()
+                try:
+                    total += partition_log.delete_old_segments()
+                except KafkaStorageError:  # logged where it failed; the logs after it are cleaned still
+                    continue
         finally:
             if self.cleaner is not None:
                 self.cleaner.resume_cleaning([tp for tp, _ in deletable])
@@ -448,13 +451,24 @@ class LogManager:
         if self.cleaner is not None:
             self.cleaner.shutdown()
         self.scheduler.shutdown()
+        unclean_dirs = set()
         for partition_log in self.all_logs():
-            partition_log.flush(partition_log.log_end_offset)
-            partition_log.close()
+            try:
+                partition_log.flush(partition_log.log_end_offset)
+                partition_log.close()
+            except KafkaStorageError:  # logged where it failed; the log is offline now
+                partition_log.close()  # an offline log only lets go of its files
+            if partition_log.offline:
+                unclean_dirs.add(partition_log.dir.parent)
         self.checkpoint_log_recovery_offsets()
         self.checkpoint_log_start_offsets()
         self.checkpoint_high_watermarks()
         for log_dir in self.log_dirs:
+            if log_dir in unclean_dirs:
+                # As Kafka leaves an offline dir: the next start recovers its logs from the recovery
+                # point, bringing a failed log's files and state together again.
+                log.warning("Not marking %s clean: a log in it went offline after a disk error", log_dir)
+                continue
             marker = log_dir / CLEAN_SHUTDOWN_FILE
             # Kafka 4.x's CleanShutdownFileHandler content; a single node has broker epoch 0 until
             # franz has a controller that hands out epochs.

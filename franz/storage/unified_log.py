@@ -37,6 +37,7 @@ from franz.storage.checkpoint import (
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
 from franz.storage.local_log import (
+    KafkaStorageError,
     LocalLog,
     OffsetOutOfRangeError,
     append_unless_roll_due,
@@ -130,6 +131,9 @@ class UnifiedLog:
         self._high_watermark = log_start_offset
         self._first_unstable_offset: int | None = None
         self._update_first_unstable_offset()
+        # Set by a disk error that left the files and this state apart (maybe_handle_io_error);
+        # never cleared: a restart recovers the log from its files.
+        self.offline = False
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -268,6 +272,7 @@ class UnifiedLog:
                 return old
             return None
 
+    @maybe_handle_io_error("Exception while increasing log start offset for {tp} in dir {dir}")
     def maybe_increment_log_start_offset(self, new_log_start_offset: int, reason: str = "") -> bool:
         with self.lock:
             if new_log_start_offset > self._high_watermark:
@@ -293,6 +298,20 @@ class UnifiedLog:
         with self.lock:
             self.leader_epoch_cache.assign_if_newer(leader_epoch, start_offset)
 
+    # -- a disk error --------------------------------------------------------------------
+    def take_offline(self) -> None:
+        """Refuse every later call (KafkaStorageError) and leave the dir unclean at shutdown, so
+        that the next start recovers this log from its files (LogManager.shutdown)."""
+        if not self.offline:
+            self.offline = True
+            log.error("[UnifiedLog partition=%s, dir=%s] Taken offline after a disk error: every request "
+                      "for it fails with KAFKA_STORAGE_ERROR until the broker restarts and recovers it",
+                      self.topic_partition, self.dir.parent)
+
+    def offline_error(self) -> KafkaStorageError:
+        return KafkaStorageError(f"The log of {self.topic_partition} in dir {self.dir.parent} is offline due to "
+                                 f"a previous IO exception.")
+
     # -- append --------------------------------------------------------------------------
     def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
                          origin: AppendOrigin = AppendOrigin.CLIENT,
@@ -304,7 +323,11 @@ class UnifiedLog:
         `transaction_version` that of a coordinator's transaction markers (2: the marker
         must carry an epoch above the producer's)."""
         # maybe_handle_io_error inline: on the produce path a wrapper's extra call was ~0.7 us
-        # of the ~10 us an in-process 100-record append takes.
+        # of the ~10 us an in-process 100-record append takes. A write refused before the log end
+        # moved left nothing behind (the file is cut back), so the log stays online for a retry.
+        if self.offline:
+            raise self.offline_error()
+        end_before = self.local_log._next_offset_metadata
         try:
             with self.lock:
                 local_log = self.local_log
@@ -353,7 +376,8 @@ class UnifiedLog:
                 return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now,
                                     verification_guard, transaction_version)
         except OSError as exc:
-            raise storage_error(self, APPEND_ERROR, exc) from exc
+            landed = self.local_log._next_offset_metadata.message_offset != end_before.message_offset
+            raise storage_error(self, APPEND_ERROR, exc, take_offline=landed) from exc
 
     @maybe_handle_io_error(APPEND_ERROR)
     def append_as_follower(self, records: MemoryRecords) -> LogAppendInfo:
@@ -551,11 +575,16 @@ class UnifiedLog:
             snapshot = self.producer_state_manager.take_snapshot(sync=False)
 
             def flush_rolled() -> None:
-                if local_log.is_memory_mapped_buffer_closed:
+                if local_log.is_memory_mapped_buffer_closed or self.offline:
                     return  # closed meanwhile (deleted, or shut down, which flushes everything itself)
-                if snapshot is not None:
-                    flush_file_if_exists(snapshot)
-                self.flush(new_segment.base_offset)
+                try:
+                    if snapshot is not None:
+                        flush_file_if_exists(snapshot)
+                    self.flush(new_segment.base_offset)
+                except OSError as exc:  # a scheduler task: logged, the log taken offline, nothing raised
+                    storage_error(self, "Error while flushing log for {tp} in dir {dir}", exc, take_offline=True)
+                except KafkaStorageError:
+                    pass  # self.flush's own, logged already
 
             if local_log.scheduler is not None:
                 local_log.scheduler.schedule_once("flush-log", flush_rolled)
@@ -588,15 +617,20 @@ class UnifiedLog:
             return leo
         return self.local_log.convert_to_offset_metadata_or_throw(offset)
 
+    @maybe_handle_io_error("Exception while reading from {tp} in dir {dir}", reads=True)
     def fetch_upper_bound(self, isolation: FetchIsolation) -> LogOffsetMetadata:
         """Where a fetch of this isolation stops: the log end, the HW, or the LSO."""
+        return self._fetch_upper_bound(isolation)
+
+    def _fetch_upper_bound(self, isolation: FetchIsolation) -> LogOffsetMetadata:
+        """fetch_upper_bound for read(), already guarded: one wrapper per partition read, not two."""
         if isolation == FetchIsolation.LOG_END:
             return self.local_log.log_end_offset_metadata
         if isolation == FetchIsolation.HIGH_WATERMARK:
             return self.offset_metadata(self._high_watermark)
         return self.offset_metadata(self.last_stable_offset)
 
-    @maybe_handle_io_error("Exception while reading from {tp} in dir {dir}")
+    @maybe_handle_io_error("Exception while reading from {tp} in dir {dir}", reads=True)
     def read(self, start_offset: int, max_length: int, isolation: FetchIsolation,
              min_one_message: bool) -> FetchDataInfo:
         self.local_log.check_if_memory_mapped_buffer_closed()  # its descriptors may be another file's
@@ -604,7 +638,7 @@ class UnifiedLog:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
                 f"have log segments starting from offset: {self._log_start_offset}.")
-        bound = self.fetch_upper_bound(isolation)
+        bound = self._fetch_upper_bound(isolation)
         if start_offset == bound.message_offset:
             # A consumer caught up: LocalLog.read's answer, without looking up the segment. Not
             # below the log start offset (checked above) and at most the log end, so in range.
@@ -616,7 +650,7 @@ class UnifiedLog:
         return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset,
                                                            upper_bound_offset)
 
-    @maybe_handle_io_error("Error while fetching offset by timestamp for {tp} in dir {dir}")
+    @maybe_handle_io_error("Error while fetching offset by timestamp for {tp} in dir {dir}", reads=True)
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest
         tiered (-5), earliest pending upload (-6), or by time (any other value, as Kafka's log:
@@ -782,16 +816,25 @@ class UnifiedLog:
 
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
-        """Snapshot producer state at the LEO and close the segments (flush first for a clean stop)."""
+        """Snapshot producer state at the LEO and close the segments (flush first for a clean stop).
+        An offline log only lets go of its files: nothing of its state is written."""
         with self.lock:
-            self.producer_state_manager.update_map_end_offset(self.log_end_offset)
-            self.producer_state_manager.take_snapshot()
-            self.local_log.close()
+            if self.offline:
+                self.local_log.close_handlers()
+                return
+            try:
+                self.producer_state_manager.update_map_end_offset(self.log_end_offset)
+                self.producer_state_manager.take_snapshot()
+                self.local_log.close()
+            except OSError as exc:
+                error = storage_error(self, "Error while closing log for {tp} in dir {dir}", exc, take_offline=True)
+                self.local_log.close_handlers()
+                raise error from exc
 
     def close_handlers(self) -> None:
         self.local_log.close_handlers()
 
-    @maybe_handle_io_error("Error while deleting log for {tp} in dir {dir}")
+    @maybe_handle_io_error("Error while deleting log for {tp} in dir {dir}", teardown=True)
     def delete(self) -> None:
         with self.lock:
             self.local_log.delete_all_segments()
@@ -799,7 +842,7 @@ class UnifiedLog:
             for path in self.dir.glob("*.snapshot"):
                 path.unlink(missing_ok=True)
 
-    @maybe_handle_io_error("Error while renaming dir for {tp} in dir {dir}")
+    @maybe_handle_io_error("Error while renaming dir for {tp} in dir {dir}", teardown=True)
     def rename_dir(self, name: str) -> None:
         with self.lock:
             self.local_log.rename_dir(name)

@@ -48,3 +48,43 @@ def test_a_produce_completed_off_the_loop_is_resolved_on_the_loop():
         return await asyncio.wait_for(operation.future, 10)
 
     assert asyncio.run(run()) == {KEY: Errors.REQUEST_TIMED_OUT}
+
+
+def test_a_parked_fetch_of_a_log_gone_offline_completes_instead_of_failing_the_append_that_checks_it(tmp_path):
+    """The append that wakes a parked fetch runs its try_complete: a log gone offline after a
+    disk error (here an fsync's EINVAL: flush.messages=1, the segment's descriptor /dev/null's)
+    completes the fetch, whose read then answers that partition's error, as Kafka's
+    DelayedFetch.tryComplete does; raising there failed the append that had just succeeded."""
+    import os
+
+    from franz.records import MemoryRecords, SimpleRecord, build_batch
+    from franz.server.delayed_operations import DelayedFetch
+    from franz.storage.local_log import KafkaStorageError
+    from franz.storage.log_config import LogConfig
+    from franz.storage.unified_log import FetchIsolation, UnifiedLog
+
+    def records(value: bytes) -> MemoryRecords:
+        return MemoryRecords(bytearray(build_batch([SimpleRecord(value)])))
+
+    log = UnifiedLog.create(tmp_path / "topic-0", LogConfig.from_props({"flush.messages": 1}))
+    log.append_as_leader(records(b"a"), 0)
+    position = log.fetch_upper_bound(FetchIsolation.LOG_END)
+    descriptor = log.local_log.segments.active_segment.log.fd
+    saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, descriptor)
+    try:
+        with pytest.raises(KafkaStorageError):
+            log.append_as_leader(records(b"b"), 0)
+        assert log.offline
+        loop = asyncio.new_event_loop()
+        try:
+            operation = DelayedFetch(30_000, loop, 1, {KEY: (position, 1 << 20)}, lambda key: log,
+                                     FetchIsolation.LOG_END)
+            assert operation.try_complete()
+        finally:
+            loop.close()
+    finally:
+        os.dup2(saved, descriptor)
+        os.close(saved)
+        os.close(null)
+        log.close()

@@ -304,3 +304,69 @@ def test_a_disk_error_in_a_read_fails_only_that_partition_and_is_logged_once(tmp
     logged = [record.getMessage() for record in caplog.records]
     assert [m for m in logged if "Exception while reading from failing-0 in dir" in m] == [logged[0]]
     assert len(logged) == 1 and "Is a directory" in logged[0]
+
+
+def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serve_on(tmp_path):
+    """A record reaches the segment and its fsync fails (flush.messages=1, the descriptor made
+    /dev/null's: EINVAL), so the log goes offline (UnifiedLog.take_offline). Produce, Fetch,
+    ListOffsets and DeleteRecords answer that partition KAFKA_STORAGE_ERROR, each partition on
+    its own as Kafka's ReplicaManager does, and the other partition of the same requests its
+    own answer."""
+    import os
+
+    from tests.support.broker_on_thread import BrokerOnThread
+    broker = BrokerOnThread(tmp_path / "data")
+    saved = null = None
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "t", 2, {"flush.messages": "1"})
+
+            def produce_to(partition: int, value: bytes) -> int:
+                answer = client.request(0, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [
+                    {"name": "t", "partition_data": [{"index": partition, "records": batch(value)}]}]})
+                return answer["responses"][0]["partition_responses"][0]["error_code"]
+
+            assert produce_to(0, b"a") == produce_to(1, b"a") == 0
+            failing = broker.server.log_manager.get_log("t", 0)
+            descriptor = failing.local_log.segments.active_segment.log.fd
+            saved = os.dup(descriptor)
+
+            def list_offsets(timestamp: int) -> list[tuple[int, int]]:
+                listed = client.request(2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [{
+                    "name": "t", "partitions": [{"partition_index": p, "current_leader_epoch": -1,
+                                                 "timestamp": timestamp} for p in (0, 1)]}]})
+                return [(p["error_code"], p["offset"]) for p in listed["topics"][0]["partitions"]]
+
+            # A read the disk fails (pread on a directory: EISDIR) fails that partition alone and
+            # leaves the log online.
+            directory = os.open(tmp_path, os.O_RDONLY)
+            os.dup2(directory, descriptor)
+            os.close(directory)
+            assert list_offsets(0) == [(Errors.KAFKA_STORAGE_ERROR, -1), (0, 0)]
+            os.dup2(saved, descriptor)
+            assert not failing.offline and list_offsets(0) == [(0, 0), (0, 0)]
+
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, descriptor)
+            assert produce_to(0, b"b") == Errors.KAFKA_STORAGE_ERROR
+            assert failing.offline
+            assert produce_to(0, b"c") == Errors.KAFKA_STORAGE_ERROR
+            assert produce_to(1, b"b") == 0
+            assert list_offsets(-1) == [(Errors.KAFKA_STORAGE_ERROR, -1), (0, 2)]
+            fetched = client.request(FETCH, 12, {**_fetch_body(0, 0), "topics": [{"topic": "t", "partitions": [
+                {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20} for p in (0, 1)]}]})
+            answers = fetched["responses"][0]["partitions"]
+            assert [p["error_code"] for p in answers] == [Errors.KAFKA_STORAGE_ERROR, 0]
+            assert _values(answers[1]["records"]) == [b"a", b"b"]
+            deleted = client.request(21, 2, {"topics": [{"name": "t", "partitions": [
+                {"partition_index": p, "offset": 1} for p in (0, 1)]}], "timeout_ms": 5000})
+            assert [(p["error_code"], p["low_watermark"]) for p in deleted["topics"][0]["partitions"]] == [
+                (Errors.KAFKA_STORAGE_ERROR, -1), (0, 1)]
+    finally:
+        if saved is not None:
+            os.dup2(saved, descriptor)
+            os.close(saved)
+        if null is not None:
+            os.close(null)
+        broker.stop()
+    assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()  # recovered at the next start

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from franz.records import MemoryRecords, SimpleRecord, build_batch
+from franz.storage.local_log import KafkaStorageError
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
 from franz.storage.producer_state import ProducerStateManagerConfig
@@ -337,3 +338,72 @@ def test_a_log_whose_flush_fails_leaves_the_next_logs_flushed(tmp_path):
         os.close(saved)
         os.close(null)
     log_manager.shutdown()
+
+
+def test_a_disk_error_after_the_write_takes_the_log_offline_and_a_restart_recovers_it(tmp_path):
+    """An abort marker reaches the segment, then its transaction index entry fails (the index's
+    path is a directory: EISDIR). Answered KAFKA_STORAGE_ERROR with the log end already past
+    the marker, the log's state and files disagree, so the log goes offline as Kafka takes the
+    dir: every later call refused, the dir left unclean at shutdown. The next start recovers
+    it, and the aborted records stay aborted (kept online and shut down cleanly, a
+    read_committed consumer read them as committed)."""
+    from franz.records import ControlRecordType, build_control_batch
+    from franz.storage.producer_state import AppendOrigin
+    from tests.support.log_test_utils import WITHOUT_VERIFICATION
+
+    def open_manager():
+        result = LogManager([tmp_path / "data"], config(**{"segment.bytes": 1 << 20}), initial_task_delay_ms=0,
+                            producer_state_config=WITHOUT_VERIFICATION)
+        result.startup(start_background_tasks=False)
+        return result
+
+    log_manager = open_manager()
+    partition_log = log_manager.get_or_create_log("t", 0)
+    partition_log.append_as_leader(produce(b"committed"), 0)
+    partition_log.append_as_leader(MemoryRecords(bytearray(build_batch(
+        [SimpleRecord(b"t1"), SimpleRecord(b"t2")], producer_id=4, producer_epoch=0, base_sequence=0,
+        is_transactional=True))), 0)
+    txn_index = partition_log.dir / "00000000000000000000.txnindex"
+    txn_index.mkdir()
+    marker = MemoryRecords(bytearray(build_control_batch(ControlRecordType.ABORT, producer_id=4, producer_epoch=0,
+                                                         coordinator_epoch=0)))
+    with pytest.raises(KafkaStorageError, match="Error while appending records to t-0"):
+        partition_log.append_as_leader(marker, 0, origin=AppendOrigin.COORDINATOR)
+    assert partition_log.offline and partition_log.log_end_offset == 4  # the marker landed
+    with pytest.raises(KafkaStorageError, match="offline due to a previous IO exception"):
+        partition_log.append_as_leader(produce(b"more"), 0)
+    with pytest.raises(KafkaStorageError, match="offline"):
+        partition_log.read(0, 1 << 20, FetchIsolation.LOG_END, True)
+    log_manager.shutdown()
+    assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+
+    txn_index.rmdir()  # the disk repaired
+    restarted = open_manager()
+    recovered = restarted.get_log("t", 0)
+    recovered.maybe_increment_high_watermark(recovered.log_end_offset)
+    assert not recovered.offline and recovered.last_stable_offset == recovered.log_end_offset == 4
+    fetch = recovered.read(0, 1 << 20, FetchIsolation.TXN_COMMITTED, False)
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in fetch.aborted_transactions] == [(4, 1, 3)]
+    restarted.shutdown()
+
+
+def test_retention_goes_on_past_a_log_gone_offline(tmp_path):
+    log_manager = LogManager([tmp_path / "data"], config(**{"retention.bytes": 400}), initial_task_delay_ms=0)
+    log_manager.startup(start_background_tasks=False)
+    offline, healthy = fill(log_manager, "offline", count=40), fill(log_manager, "healthy", count=40)
+    assert list(log_manager.all_logs())[0] is offline
+    descriptor = offline.local_log.segments.active_segment.log.fd
+    saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, descriptor)
+    try:
+        with pytest.raises(KafkaStorageError):
+            offline.flush(offline.log_end_offset)  # fsync's EINVAL after the writes: offline
+        before = healthy.number_of_segments()
+        assert offline.offline and log_manager.cleanup_logs() > 0
+        assert healthy.number_of_segments() < before
+    finally:
+        os.dup2(saved, descriptor)
+        os.close(saved)
+        os.close(null)
+    log_manager.shutdown()
+    assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()

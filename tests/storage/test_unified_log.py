@@ -417,8 +417,9 @@ def test_a_closed_log_takes_no_append_and_serves_no_read(tmp_path):
 def test_a_disk_error_fails_the_append_with_kafka_storage_error_and_loses_nothing(tmp_path, monkeypatch, caplog, path):
     """A write the disk refuses (here EFBIG: a file size limit on this process, which Python
     lets fail instead of dying of SIGXFSZ) is Kafka's KafkaStorageException, logged once; the
-    part of the batch that reached the file is cut off, and the next append takes the offset
-    the failed one would have had, in the C append and in the Python one alike."""
+    part of the batch that reached the file is cut off, the log stays online, and the next
+    append takes the offset the failed one would have had, in the C append and in the Python
+    one alike."""
     import errno
     import logging
     import os
@@ -447,7 +448,7 @@ def test_a_disk_error_fails_the_append_with_kafka_storage_error_and_loses_nothin
     assert failed.value.error_code == 56
     assert isinstance(failed.value.__cause__, OSError) and failed.value.__cause__.errno == errno.EFBIG
     assert os.path.getsize(segment_file) == size  # what reached the file was cut off
-    assert log.log_end_offset == 1
+    assert log.log_end_offset == 1 and not log.offline  # nothing moved: the log stays online for a retry
     disk_errors = [r.getMessage() for r in caplog.records if "Error while appending" in r.getMessage()]
     assert len(disk_errors) == 1 and "File too large" in disk_errors[0]  # the second failure is counted, not logged
     assert log.append_as_leader(produce(b"after"), leader_epoch=0).first_offset == 1
