@@ -100,7 +100,7 @@ class DiskErrorLog:
 disk_errors = DiskErrorLog()
 
 
-def maybe_handle_io_error(message: str, reads: bool = False, teardown: bool = False) -> Callable:
+def maybe_handle_io_error(message: str, keeps_online: bool = False, teardown: bool = False) -> Callable:
     """Kafka's maybeHandleIOException for a method of a UnifiedLog: an OSError of its files comes
     out as KafkaStorageError(message), the answer Kafka gives for the call (KAFKA_STORAGE_ERROR),
     logged by disk_errors; a log already offline refuses the call at once. `message` is
@@ -109,8 +109,10 @@ def maybe_handle_io_error(message: str, reads: bool = False, teardown: bool = Fa
     Kafka takes the whole log dir offline on any such error, and halts a broker left with no
     dir. franz takes only the failed log offline (UnifiedLog.take_offline: every later call
     refused until a restart recovers it, its dir not marked clean at shutdown), and not even
-    that where the error left nothing behind: a read (`reads`), or an append whose write failed
-    before the log end moved (UnifiedLog.append_as_leader), which is the common full disk. An
+    that where the error left nothing behind (`keeps_online`): a read, a roll (a new segment's
+    files are made again by the next try, its producer snapshot is written whole or not at
+    all), or an append whose write failed before the log end moved (UnifiedLog.append_as_leader),
+    which is the common full disk. An
     error after the write (a transaction index entry, the epoch checkpoint, an fsync) leaves
     the log's files and its state apart, and only recovery brings them together again.
     `teardown` calls (a deleted topic's rename and delete) run on an offline log too."""
@@ -122,7 +124,7 @@ def maybe_handle_io_error(message: str, reads: bool = False, teardown: bool = Fa
             try:
                 return method(self, *args, **kwargs)
             except OSError as exc:
-                raise storage_error(self, message, exc, take_offline=not reads) from exc
+                raise storage_error(self, message, exc, take_offline=not keeps_online) from exc
         return guarded
     return decorate
 

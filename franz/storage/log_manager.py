@@ -436,7 +436,10 @@ class LogManager:
                 OffsetCheckpointFile(log_dir / file_name).write(offsets)
 
     def checkpoint_log_recovery_offsets(self) -> None:
-        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, lambda partition_log: partition_log.recovery_point)
+        # An offline log's recovery point may be past pages a failed fsync lost (another fsync of
+        # the same file can succeed after Linux reported the error once): 0 recovers all of it.
+        self._write_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE,
+                               lambda partition_log: 0 if partition_log.offline else partition_log.recovery_point)
 
     def checkpoint_log_start_offsets(self) -> None:
         self._write_checkpoint(LOG_START_OFFSET_CHECKPOINT_FILE, lambda partition_log: partition_log.log_start_offset)

@@ -276,6 +276,10 @@ class LogSegment:
         physical_position = log_records.size_in_bytes
         if physical_position == 0:
             self.rolling_based_timestamp = largest_timestamp_ms
+        if self._offset_index is None or self._time_index is None:
+            # Made (a new segment's are preallocated) before the write, not after it: an index a
+            # full disk refuses must leave no batch in the file that the log end does not count.
+            self.offset_index, self.time_index  # noqa: B018
         if not 0 <= largest_offset - self.base_offset <= INT32_MAX:  # Kafka's ensureOffsetInRange, inlined
             raise LogSegmentOffsetOverflowError(self, largest_offset)
         log_records.append(records)

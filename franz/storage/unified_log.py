@@ -376,7 +376,11 @@ class UnifiedLog:
                 return self._append(validated, result.batches, result.headers, info, origin, leader_epoch, now,
                                     verification_guard, transaction_version)
         except OSError as exc:
-            landed = self.local_log._next_offset_metadata.message_offset != end_before.message_offset
+            # Nothing landed when the log end is where it was and still ends the active segment's
+            # bytes (its position is the segment's size after every append and roll).
+            end = self.local_log._next_offset_metadata
+            landed = (end.message_offset != end_before.message_offset
+                      or end.relative_position_in_segment != self.local_log.segments.active_segment.size())
             raise storage_error(self, APPEND_ERROR, exc, take_offline=landed) from exc
 
     @maybe_handle_io_error(APPEND_ERROR)
@@ -559,7 +563,7 @@ class UnifiedLog:
             return self.roll(info.first_offset)
         return segment
 
-    @maybe_handle_io_error("Error while rolling log segment for {tp} in dir {dir}")
+    @maybe_handle_io_error("Error while rolling log segment for {tp} in dir {dir}", keeps_online=True)
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """Start a new active segment, snapshot producer state at its base, and have the
         scheduler flush the segments before it.
@@ -606,6 +610,8 @@ class UnifiedLog:
         start = time.perf_counter()
         self.local_log.flush(offset)
         with self.lock:
+            if self.offline:  # another flush of these files failed meanwhile: nothing is known flushed
+                return
             self.local_log.mark_flushed(offset)
         log_flush_stats.record((time.perf_counter() - start) * 1000)
 
@@ -617,7 +623,7 @@ class UnifiedLog:
             return leo
         return self.local_log.convert_to_offset_metadata_or_throw(offset)
 
-    @maybe_handle_io_error("Exception while reading from {tp} in dir {dir}", reads=True)
+    @maybe_handle_io_error("Exception while reading from {tp} in dir {dir}", keeps_online=True)
     def fetch_upper_bound(self, isolation: FetchIsolation) -> LogOffsetMetadata:
         """Where a fetch of this isolation stops: the log end, the HW, or the LSO."""
         return self._fetch_upper_bound(isolation)
@@ -630,7 +636,7 @@ class UnifiedLog:
             return self.offset_metadata(self._high_watermark)
         return self.offset_metadata(self.last_stable_offset)
 
-    @maybe_handle_io_error("Exception while reading from {tp} in dir {dir}", reads=True)
+    @maybe_handle_io_error("Exception while reading from {tp} in dir {dir}", keeps_online=True)
     def read(self, start_offset: int, max_length: int, isolation: FetchIsolation,
              min_one_message: bool) -> FetchDataInfo:
         self.local_log.check_if_memory_mapped_buffer_closed()  # its descriptors may be another file's
@@ -650,7 +656,7 @@ class UnifiedLog:
         return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset,
                                                            upper_bound_offset)
 
-    @maybe_handle_io_error("Error while fetching offset by timestamp for {tp} in dir {dir}", reads=True)
+    @maybe_handle_io_error("Error while fetching offset by timestamp for {tp} in dir {dir}", keeps_online=True)
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest
         tiered (-5), earliest pending upload (-6), or by time (any other value, as Kafka's log:

@@ -363,6 +363,8 @@ def test_a_disk_error_after_the_write_takes_the_log_offline_and_a_restart_recove
     partition_log.append_as_leader(MemoryRecords(bytearray(build_batch(
         [SimpleRecord(b"t1"), SimpleRecord(b"t2")], producer_id=4, producer_epoch=0, base_sequence=0,
         is_transactional=True))), 0)
+    partition_log.flush(partition_log.log_end_offset)
+    assert partition_log.recovery_point == 3
     txn_index = partition_log.dir / "00000000000000000000.txnindex"
     txn_index.mkdir()
     marker = MemoryRecords(bytearray(build_control_batch(ControlRecordType.ABORT, producer_id=4, producer_epoch=0,
@@ -376,6 +378,7 @@ def test_a_disk_error_after_the_write_takes_the_log_offline_and_a_restart_recove
         partition_log.read(0, 1 << 20, FetchIsolation.LOG_END, True)
     log_manager.shutdown()
     assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+    assert "t 0 0" in (tmp_path / "data" / "recovery-point-offset-checkpoint").read_text().splitlines()  # all of it
 
     txn_index.rmdir()  # the disk repaired
     restarted = open_manager()

@@ -457,3 +457,31 @@ def test_a_disk_error_fails_the_append_with_kafka_storage_error_and_loses_nothin
     reopened = make_log(tmp_path)
     assert read_values(reopened, 0) == [b"kept", b"after"] and reopened.log_end_offset == 2
     reopened.close()
+
+
+def test_a_new_segment_whose_indexes_the_disk_refuses_keeps_the_log_online(tmp_path):
+    """A roll's new segment maps its indexes at its first append, each preallocated to 10 MiB:
+    past a file size limit (EFBIG) that append fails with KafkaStorageError. The indexes are
+    made before the batch is written, so nothing reached the segment, the log stays online,
+    and the next append, with room again, lands at the same offset."""
+    import resource
+
+    from franz.storage.local_log import KafkaStorageError
+    log = make_log(tmp_path, **{"segment.bytes": 1_000})
+    log.append_as_leader(produce(b"x" * 600), leader_epoch=0)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, hard))
+    try:
+        with pytest.raises(KafkaStorageError, match="Error while appending records to topic-0"):
+            log.append_as_leader(produce(b"y" * 600), leader_epoch=0)  # does not fit: a roll first
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert not log.offline and log.log_end_offset == 1
+    assert log.local_log.segments.active_segment.size() == 0
+    assert log.append_as_leader(produce(b"y" * 600), leader_epoch=0).first_offset == 1
+    assert read_values(log, 0) + read_values(log, 1) == [b"x" * 600, b"y" * 600]  # a read stays in one segment
+    log.close()
+    reopened = make_log(tmp_path, **{"segment.bytes": 1_000})
+    assert read_values(reopened, 0) + read_values(reopened, 1) == [b"x" * 600, b"y" * 600]
+    assert reopened.log_end_offset == 2
+    reopened.close()

@@ -319,7 +319,7 @@ class ShareCoordinator:
         moved = {}
         for partition in range(topic.num_partitions):
             log = self.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, partition))
-            if log is None:
+            if log is None or log.offline:  # gone offline after a disk error: it refuses the move
                 continue
             redundant_below = oldest.get(partition, log.log_start_offset)
             if redundant_below > log.log_start_offset and self.replica_manager.increment_log_start_offset(

@@ -24,6 +24,7 @@ from franz.coordinator.share.share_coordinator import (
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors
 from franz.server.broker_features import SHARE_VERSION
+from franz.storage.local_log import KafkaStorageError
 from tests.coordinator.group.test_group_coordinator import run
 
 TOPIC_ID = bytes(range(16))
@@ -207,3 +208,36 @@ def test_periodic_jobs_wait_while_share_version_is_0(tmp_path):
 
     while_off, when_on = run(tmp_path, scenario, **overrides)
     assert while_off == 0 and when_on == 3
+
+
+def test_pruning_passes_over_a_state_partition_gone_offline(tmp_path):
+    """A __share_group_state log gone offline after a disk error (here an fsync's EINVAL, its
+    segment's descriptor made /dev/null's) refuses moving its start offset: pruning leaves it
+    alone instead of raising out of the periodic task, which would stop pruning everywhere."""
+    import os
+    overrides = {"share_coordinator_state_topic_num_partitions": "1"}
+
+    async def scenario(server):
+        coordinator = server.share_coordinator
+        topic_id = await _topic(server, "t")
+        a = SharePartitionKey("g", topic_id, 0)
+        await coordinator.initialize(a, 2, 0)
+        for start in (1, 2, 3):
+            await coordinator.write(a, 2, 0, start, 0, [StateBatch(start, start + 1, AVAILABLE, 1)])
+        coordinator.cold_snapshot_interval_ms = 1
+        await asyncio.sleep(0.01)
+        assert await coordinator.write_cold_snapshots() == 1  # the updates before it are redundant now
+        log = server.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, 0))
+        descriptor = log.local_log.segments.active_segment.log.fd
+        saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, descriptor)
+        try:
+            with pytest.raises(KafkaStorageError):
+                log.flush(log.log_end_offset)
+            return log.offline, await coordinator.prune(), log.log_start_offset
+        finally:
+            os.dup2(saved, descriptor)
+            os.close(saved)
+            os.close(null)
+
+    assert run(tmp_path, scenario, **overrides) == (True, {}, 0)
