@@ -833,6 +833,8 @@ class KafkaApis:
                 partition = self.replica_manager.get_partition(topic["name"], index)
                 if partition is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif partition.log.offline:  # ReplicaManager.getPartitionOrError: HostedPartition.Offline
+                    answer["error_code"] = Errors.KAFKA_STORAGE_ERROR
                 else:
                     answer["active_producers"] = [producer._asdict() for producer in partition.log.active_producers()]
                 partitions.append(answer)
@@ -849,6 +851,8 @@ class KafkaApis:
                 partition = self.replica_manager.get_partition(topic["topic"], index)
                 if partition is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif partition.log.offline:  # ReplicaManager.lastOffsetForLeaderEpoch: HostedPartition.Offline
+                    answer["error_code"] = Errors.KAFKA_STORAGE_ERROR
                 elif (error := partition.check_current_leader_epoch(entry["current_leader_epoch"])) != Errors.NONE:
                     answer["error_code"] = error
                 else:

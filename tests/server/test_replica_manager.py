@@ -309,9 +309,9 @@ def test_a_disk_error_in_a_read_fails_only_that_partition_and_is_logged_once(tmp
 def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serve_on(tmp_path):
     """A record reaches the segment and its fsync fails (flush.messages=1, the descriptor made
     /dev/null's: EINVAL), so the log goes offline (UnifiedLog.take_offline). Produce, Fetch,
-    ListOffsets and DeleteRecords answer that partition KAFKA_STORAGE_ERROR, each partition on
-    its own as Kafka's ReplicaManager does, and the other partition of the same requests its
-    own answer."""
+    ListOffsets, DeleteRecords, OffsetsForLeaderEpoch and DescribeProducers answer that
+    partition KAFKA_STORAGE_ERROR, each partition on its own as Kafka's ReplicaManager does,
+    and the other partition of the same requests its own answer."""
     import os
 
     from tests.support.broker_on_thread import BrokerOnThread
@@ -362,6 +362,11 @@ def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serv
                 {"partition_index": p, "offset": 1} for p in (0, 1)]}], "timeout_ms": 5000})
             assert [(p["error_code"], p["low_watermark"]) for p in deleted["topics"][0]["partitions"]] == [
                 (Errors.KAFKA_STORAGE_ERROR, -1), (0, 1)]
+            epochs = client.request(23, 4, {"replica_id": -1, "topics": [{"topic": "t", "partitions": [
+                {"partition": p, "current_leader_epoch": -1, "leader_epoch": 0} for p in (0, 1)]}]})
+            assert [p["error_code"] for p in epochs["topics"][0]["partitions"]] == [Errors.KAFKA_STORAGE_ERROR, 0]
+            producers = client.request(61, 0, {"topics": [{"name": "t", "partition_indexes": [0, 1]}]})
+            assert [p["error_code"] for p in producers["topics"][0]["partitions"]] == [Errors.KAFKA_STORAGE_ERROR, 0]
     finally:
         if saved is not None:
             os.dup2(saved, descriptor)
