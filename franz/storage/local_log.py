@@ -112,10 +112,10 @@ def maybe_handle_io_error(message: str, keeps_online: bool = False, teardown: bo
     that where the error left nothing behind (`keeps_online`): a read, a roll (a new segment's
     files are made again by the next try, its producer snapshot is written whole or not at
     all), or an append whose write failed before the log end moved (UnifiedLog.append_as_leader),
-    which is the common full disk. An
-    error after the write (a transaction index entry, the epoch checkpoint, an fsync) leaves
-    the log's files and its state apart, and only recovery brings them together again.
-    `teardown` calls (a deleted topic's rename and delete) run on an offline log too."""
+    which is the common full disk. An error after the write (a transaction index entry, the
+    epoch checkpoint, an fsync) leaves the log's files and its state apart, and only recovery
+    brings them together again. `teardown` calls (a deleted topic's rename and delete) run on
+    an offline log too."""
     def decorate(method: Callable) -> Callable:
         @functools.wraps(method)
         def guarded(self, *args, **kwargs):
