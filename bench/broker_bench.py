@@ -304,8 +304,8 @@ def wait_files_deleted(broker: Broker, topic: str) -> None:
 # Free memory on this VM: it is a Firecracker guest with free page reporting (kernel command line
 # page_reporting.page_reporting_order=11), so blocks of 8 MiB that stay free ~2 s are handed back to
 # the host and the next write into each of their pages faults there. Writing 1 GiB into a new file's
-# page cache took 1.33-1.58 s of system time when the pages had been freed 5 s before and 0.21-0.27 s
-# when they had been freed 50 ms before (/tmp probes, 2026-11-28, three trials each). Whichever broker
+# page cache took 1.33-1.57 s of system time when the pages had been freed 5 s before (six trials over
+# two /tmp probes, 2026-11-28) and 0.21-0.26 s when they had been freed 50 ms before (three). Whichever broker
 # needs fresh pages first in a cell pays it: franz writes its log into the page cache, the peers keep
 # records in memory, and cells collapsed by 2-5x with the broker's system time (the "page-cache slow
 # mode" of earlier notes). Bare metal has no such cost, so before every timed produce the bench

@@ -458,9 +458,12 @@ class LogManager:
         for partition_log in self.all_logs():
             try:
                 partition_log.flush(partition_log.log_end_offset)
+            except KafkaStorageError:
+                pass  # logged where it failed; the log is offline, and close() only lets go of its files
+            try:
                 partition_log.close()
-            except KafkaStorageError:  # logged where it failed; the log is offline now
-                partition_log.close()  # an offline log only lets go of its files
+            except KafkaStorageError:
+                pass  # its snapshot failed: offline now, its files let go of all the same
             if partition_log.offline:
                 unclean_dirs.add(partition_log.dir.parent)
         self.checkpoint_log_recovery_offsets()

@@ -42,9 +42,9 @@ from franz.storage.local_log import (
     OffsetOutOfRangeError,
     append_unless_roll_due,
     maybe_handle_io_error,
-    storage_error,
     replace_segments,
     schedule_once,
+    storage_error,
 )
 from franz.storage.log_append_info import LogAppendInfo
 from franz.storage.log_config import LogConfig

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from franz.protocol.errors import Errors
 from franz.server.delayed_operations import DelayedProduce
 from franz.server.purgatory import DelayedOperationPurgatory
+from tests.support.failing_disk import descriptor_swapped
 
 KEY = ("topic", 0)
 
@@ -55,8 +57,6 @@ def test_a_parked_fetch_of_a_log_gone_offline_completes_instead_of_failing_the_a
     disk error (here an fsync's EINVAL: flush.messages=1, the segment's descriptor /dev/null's)
     completes the fetch, whose read then answers that partition's error, as Kafka's
     DelayedFetch.tryComplete does; raising there failed the append that had just succeeded."""
-    import os
-
     from franz.records import MemoryRecords, SimpleRecord, build_batch
     from franz.server.delayed_operations import DelayedFetch
     from franz.storage.local_log import KafkaStorageError
@@ -69,22 +69,15 @@ def test_a_parked_fetch_of_a_log_gone_offline_completes_instead_of_failing_the_a
     log = UnifiedLog.create(tmp_path / "topic-0", LogConfig.from_props({"flush.messages": 1}))
     log.append_as_leader(records(b"a"), 0)
     position = log.fetch_upper_bound(FetchIsolation.LOG_END)
-    descriptor = log.local_log.segments.active_segment.log.fd
-    saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, descriptor)
-    try:
+    with descriptor_swapped(log.local_log.segments.active_segment.log.fd, os.devnull, os.O_RDWR):
         with pytest.raises(KafkaStorageError):
             log.append_as_leader(records(b"b"), 0)
-        assert log.offline
-        loop = asyncio.new_event_loop()
-        try:
-            operation = DelayedFetch(30_000, loop, 1, {KEY: (position, 1 << 20)}, lambda key: log,
-                                     FetchIsolation.LOG_END)
-            assert operation.try_complete()
-        finally:
-            loop.close()
+    assert log.offline
+    loop = asyncio.new_event_loop()
+    try:
+        operation = DelayedFetch(30_000, loop, 1, {KEY: (position, 1 << 20)}, lambda key: log,
+                                 FetchIsolation.LOG_END)
+        assert operation.try_complete()
     finally:
-        os.dup2(saved, descriptor)
-        os.close(saved)
-        os.close(null)
+        loop.close()
         log.close()

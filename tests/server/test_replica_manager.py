@@ -1,9 +1,12 @@
-"""ReplicaManager's purgatories seen from a client: a parked fetch is answered
-by the produce that brings its bytes; one that never gets them expires."""
+"""ReplicaManager seen from a client: a parked fetch is answered by the produce
+that brings its bytes, one that never gets them expires; appends on the loop or
+the append thread; and disk errors, answered KAFKA_STORAGE_ERROR per partition."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import threading
 import uuid
 
@@ -12,10 +15,13 @@ from franz.protocol.errors import Errors
 from franz.records import CompressionType, MemoryRecords, SimpleRecord, build_batch
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.server.replica_manager import (INLINE_APPEND_BYTES_MAX, LOOP_APPEND_BYTES_MAX, LoopAppendBudget,
-                                          ReplicaManager)
+                                          PartitionFetch, ReplicaManager)
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
+from franz.storage.unified_log import FetchIsolation
 from tests.support.broker import BrokerProcess
+from tests.support.broker_on_thread import BrokerOnThread
+from tests.support.failing_disk import descriptor_swapped
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 FETCH = 1
@@ -268,11 +274,6 @@ def test_a_disk_error_in_a_read_fails_only_that_partition_and_is_logged_once(tmp
     """A read the disk fails (here pread's EISDIR: the segment's descriptor made a directory's)
     answers that partition KAFKA_STORAGE_ERROR and the others their records, as Kafka's
     readFromLog; logged once by the log, not once per fetch with a traceback."""
-    import logging
-    import os
-
-    from franz.server.replica_manager import PartitionFetch
-    from franz.storage.unified_log import FetchIsolation
     log_manager = LogManager([tmp_path / "data"], LogConfig.from_props({}), initial_task_delay_ms=10**9)
     log_manager.startup(start_background_tasks=False)
     metadata = MetadataCache(1, "cluster", [])
@@ -284,21 +285,17 @@ def test_a_disk_error_in_a_read_fails_only_that_partition_and_is_logged_once(tmp
         partition_log.maybe_increment_high_watermark(partition_log.log_end_offset)
     replica_manager = ReplicaManager(1, log_manager, metadata)
     descriptor = log_manager.get_log("failing", 0).local_log.segments.active_segment.log.fd
-    saved, directory = os.dup(descriptor), os.open(tmp_path, os.O_RDONLY)
-    os.dup2(directory, descriptor)
     caplog.set_level(logging.ERROR)
     try:
-        for _ in range(2):
-            fetches = [PartitionFetch("failing", 0, 1, 1 << 20), PartitionFetch("healthy", 0, 1, 1 << 20)]
-            replica_manager.read_from_log(fetches, FetchIsolation.HIGH_WATERMARK, 1 << 20, False)
-            assert [fetch.error for fetch in fetches] == [Errors.KAFKA_STORAGE_ERROR, Errors.NONE]
-            records = fetches[1].records  # bytes, or a slice of the segment file to send
-            assert _values(records if isinstance(records, bytes) else records.read_bytes(0, fetches[1].size_bytes)) \
-                == [b"second"]
+        with descriptor_swapped(descriptor, tmp_path):
+            for _ in range(2):
+                fetches = [PartitionFetch("failing", 0, 1, 1 << 20), PartitionFetch("healthy", 0, 1, 1 << 20)]
+                replica_manager.read_from_log(fetches, FetchIsolation.HIGH_WATERMARK, 1 << 20, False)
+                assert [fetch.error for fetch in fetches] == [Errors.KAFKA_STORAGE_ERROR, Errors.NONE]
+                records = fetches[1].records  # bytes, or a slice of the segment file to send
+                assert _values(records if isinstance(records, bytes)
+                               else records.read_bytes(0, fetches[1].size_bytes)) == [b"second"]
     finally:
-        os.dup2(saved, descriptor)
-        os.close(saved)
-        os.close(directory)
         replica_manager.append_thread.shutdown(wait=True)
         log_manager.shutdown()
     logged = [record.getMessage() for record in caplog.records]
@@ -312,11 +309,7 @@ def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serv
     ListOffsets, DeleteRecords, OffsetsForLeaderEpoch and DescribeProducers answer that
     partition KAFKA_STORAGE_ERROR, each partition on its own as Kafka's ReplicaManager does,
     and the other partition of the same requests its own answer."""
-    import os
-
-    from tests.support.broker_on_thread import BrokerOnThread
     broker = BrokerOnThread(tmp_path / "data")
-    saved = null = None
     try:
         with RawClient(broker.bootstrap) as client:
             create_topic(client, "t", 2, {"flush.messages": "1"})
@@ -329,7 +322,6 @@ def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serv
             assert produce_to(0, b"a") == produce_to(1, b"a") == 0
             failing = broker.server.log_manager.get_log("t", 0)
             descriptor = failing.local_log.segments.active_segment.log.fd
-            saved = os.dup(descriptor)
 
             def list_offsets(timestamp: int) -> list[tuple[int, int]]:
                 listed = client.request(2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [{
@@ -339,17 +331,13 @@ def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serv
 
             # A read the disk fails (pread on a directory: EISDIR) fails that partition alone and
             # leaves the log online.
-            directory = os.open(tmp_path, os.O_RDONLY)
-            os.dup2(directory, descriptor)
-            os.close(directory)
-            assert list_offsets(0) == [(Errors.KAFKA_STORAGE_ERROR, -1), (0, 0)]
-            os.dup2(saved, descriptor)
+            with descriptor_swapped(descriptor, tmp_path):
+                assert list_offsets(0) == [(Errors.KAFKA_STORAGE_ERROR, -1), (0, 0)]
             assert not failing.offline and list_offsets(0) == [(0, 0), (0, 0)]
 
-            null = os.open(os.devnull, os.O_RDWR)
-            os.dup2(null, descriptor)
-            assert produce_to(0, b"b") == Errors.KAFKA_STORAGE_ERROR
-            assert failing.offline
+            with descriptor_swapped(descriptor, os.devnull, os.O_RDWR):
+                assert produce_to(0, b"b") == Errors.KAFKA_STORAGE_ERROR
+            assert failing.offline  # and stays so with the descriptor back
             assert produce_to(0, b"c") == Errors.KAFKA_STORAGE_ERROR
             assert produce_to(1, b"b") == 0
             assert list_offsets(-1) == [(Errors.KAFKA_STORAGE_ERROR, -1), (0, 2)]
@@ -368,10 +356,5 @@ def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serv
             producers = client.request(61, 0, {"topics": [{"name": "t", "partition_indexes": [0, 1]}]})
             assert [p["error_code"] for p in producers["topics"][0]["partitions"]] == [Errors.KAFKA_STORAGE_ERROR, 0]
     finally:
-        if saved is not None:
-            os.dup2(saved, descriptor)
-            os.close(saved)
-        if null is not None:
-            os.close(null)
         broker.stop()
     assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()  # recovered at the next start

@@ -13,6 +13,7 @@ from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
 from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.unified_log import FetchIsolation
+from tests.support.failing_disk import descriptor_swapped
 
 
 def config(**props):
@@ -326,17 +327,10 @@ def test_a_log_whose_flush_fails_leaves_the_next_logs_flushed(tmp_path):
     log_manager.startup(start_background_tasks=False)
     failing, healthy = fill(log_manager, "failing"), fill(log_manager, "healthy")
     assert list(log_manager.all_logs())[0] is failing
-    descriptor = failing.local_log.segments.active_segment.log.fd
-    saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, descriptor)
-    try:
+    with descriptor_swapped(failing.local_log.segments.active_segment.log.fd, os.devnull):
         log_manager.flush_dirty_logs()
-        assert failing.local_log.recovery_point < failing.log_end_offset
-        assert healthy.local_log.recovery_point == healthy.log_end_offset
-    finally:
-        os.dup2(saved, descriptor)
-        os.close(saved)
-        os.close(null)
+    assert failing.local_log.recovery_point < failing.log_end_offset
+    assert healthy.local_log.recovery_point == healthy.log_end_offset
     log_manager.shutdown()
 
 
@@ -395,18 +389,11 @@ def test_retention_goes_on_past_a_log_gone_offline(tmp_path):
     log_manager.startup(start_background_tasks=False)
     offline, healthy = fill(log_manager, "offline", count=40), fill(log_manager, "healthy", count=40)
     assert list(log_manager.all_logs())[0] is offline
-    descriptor = offline.local_log.segments.active_segment.log.fd
-    saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, descriptor)
-    try:
+    with descriptor_swapped(offline.local_log.segments.active_segment.log.fd, os.devnull):
         with pytest.raises(KafkaStorageError):
             offline.flush(offline.log_end_offset)  # fsync's EINVAL after the writes: offline
-        before = healthy.number_of_segments()
-        assert offline.offline and log_manager.cleanup_logs() > 0
-        assert healthy.number_of_segments() < before
-    finally:
-        os.dup2(saved, descriptor)
-        os.close(saved)
-        os.close(null)
+    before = healthy.number_of_segments()
+    assert offline.offline and log_manager.cleanup_logs() > 0
+    assert healthy.number_of_segments() < before
     log_manager.shutdown()
     assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()

@@ -1,11 +1,15 @@
 """Behaviours of Kafka's UnifiedLogTest, as franz's own tests."""
 
+import errno
+import logging
+import os
 import time
 
 import pytest
 
 from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_batch, build_control_batch
-from franz.storage.local_log import OffsetOutOfRangeError
+from franz.storage import unified_log
+from franz.storage.local_log import KafkaStorageError, OffsetOutOfRangeError
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_append_info import InvalidProducerEpochError, InvalidTxnStateError, VerificationGuard
 from franz.storage.producer_state import AppendOrigin, OutOfOrderSequenceError
@@ -20,6 +24,7 @@ from franz.storage.unified_log import (
     FetchIsolation,
     UnifiedLog,
 )
+from tests.support.failing_disk import file_size_limited
 from tests.support.log_test_utils import WITHOUT_VERIFICATION
 
 
@@ -396,7 +401,6 @@ def test_a_closed_log_takes_no_append_and_serves_no_read(tmp_path):
     """Linux gives a closed descriptor's number to the next file opened: an append or a read let
     through after close() (a produce racing its topic's deletion) would write into, or send
     from, whatever file got it. Kafka's closed FileChannel throws; franz checks the flag."""
-    from franz.storage.local_log import KafkaStorageError
     log = make_log(tmp_path)
     log.append_as_leader(produce(b"kept"), leader_epoch=0)
     log.close()
@@ -420,13 +424,6 @@ def test_a_disk_error_fails_the_append_with_kafka_storage_error_and_loses_nothin
     part of the batch that reached the file is cut off, the log stays online, and the next
     append takes the offset the failed one would have had, in the C append and in the Python
     one alike."""
-    import errno
-    import logging
-    import os
-    import resource
-
-    from franz.storage import unified_log
-    from franz.storage.local_log import KafkaStorageError
     if path == "python":
         monkeypatch.setattr(unified_log, "append_as_leader_common_case", None)
         monkeypatch.setattr(unified_log, "append_unless_roll_due", lambda *args: False)
@@ -434,17 +431,13 @@ def test_a_disk_error_fails_the_append_with_kafka_storage_error_and_loses_nothin
     log.append_as_leader(produce(b"kept"), leader_epoch=0)
     segment_file = log.local_log.segments.active_segment.log.path
     size = os.path.getsize(segment_file)
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     caplog.set_level(logging.ERROR, logger="franz.storage.local_log")
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 2_000, hard))  # half of the next batch fits
-    try:
+    with file_size_limited(size + 2_000):  # half of the next batch fits
         with pytest.raises(KafkaStorageError, match=f"Error while appending records to topic-0 in dir {tmp_path}") \
                 as failed:
             log.append_as_leader(produce(b"x" * 4_000), leader_epoch=0)
         with pytest.raises(KafkaStorageError):
             log.append_as_leader(produce(b"y" * 4_000), leader_epoch=0)
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert failed.value.error_code == 56
     assert isinstance(failed.value.__cause__, OSError) and failed.value.__cause__.errno == errno.EFBIG
     assert os.path.getsize(segment_file) == size  # what reached the file was cut off
@@ -464,18 +457,11 @@ def test_a_new_segment_whose_indexes_the_disk_refuses_keeps_the_log_online(tmp_p
     past a file size limit (EFBIG) that append fails with KafkaStorageError. The indexes are
     made before the batch is written, so nothing reached the segment, the log stays online,
     and the next append, with room again, lands at the same offset."""
-    import resource
-
-    from franz.storage.local_log import KafkaStorageError
     log = make_log(tmp_path, **{"segment.bytes": 1_000})
     log.append_as_leader(produce(b"x" * 600), leader_epoch=0)
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, hard))
-    try:
+    with file_size_limited(1 << 20):
         with pytest.raises(KafkaStorageError, match="Error while appending records to topic-0"):
             log.append_as_leader(produce(b"y" * 600), leader_epoch=0)  # does not fit: a roll first
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert not log.offline and log.log_end_offset == 1
     assert log.local_log.segments.active_segment.size() == 0
     assert log.append_as_leader(produce(b"y" * 600), leader_epoch=0).first_offset == 1

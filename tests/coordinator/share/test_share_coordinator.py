@@ -4,6 +4,7 @@ initialize / read / write / delete on a real in-process KafkaServer, across rest
 from __future__ import annotations
 
 import asyncio
+import os
 import struct
 
 import pytest
@@ -26,6 +27,7 @@ from franz.protocol.errors import Errors
 from franz.server.broker_features import SHARE_VERSION
 from franz.storage.local_log import KafkaStorageError
 from tests.coordinator.group.test_group_coordinator import run
+from tests.support.failing_disk import descriptor_swapped
 
 TOPIC_ID = bytes(range(16))
 
@@ -214,7 +216,6 @@ def test_pruning_passes_over_a_state_partition_gone_offline(tmp_path):
     """A __share_group_state log gone offline after a disk error (here an fsync's EINVAL, its
     segment's descriptor made /dev/null's) refuses moving its start offset: pruning leaves it
     alone instead of raising out of the periodic task, which would stop pruning everywhere."""
-    import os
     overrides = {"share_coordinator_state_topic_num_partitions": "1"}
 
     async def scenario(server):
@@ -228,16 +229,9 @@ def test_pruning_passes_over_a_state_partition_gone_offline(tmp_path):
         await asyncio.sleep(0.01)
         assert await coordinator.write_cold_snapshots() == 1  # the updates before it are redundant now
         log = server.replica_manager.log_of((SHARE_GROUP_STATE_TOPIC, 0))
-        descriptor = log.local_log.segments.active_segment.log.fd
-        saved, null = os.dup(descriptor), os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, descriptor)
-        try:
+        with descriptor_swapped(log.local_log.segments.active_segment.log.fd, os.devnull):
             with pytest.raises(KafkaStorageError):
                 log.flush(log.log_end_offset)
             return log.offline, await coordinator.prune(), log.log_start_offset
-        finally:
-            os.dup2(saved, descriptor)
-            os.close(saved)
-            os.close(null)
 
     assert run(tmp_path, scenario, **overrides) == (True, {}, 0)
