@@ -313,8 +313,12 @@ def test_a_java_share_consumer_reads_a_compacted_topic_and_acknowledges_its_hole
     _run(share_driver, "earliest", broker.bootstrap, "compacted")
     drained = _run(share_driver, "drain", broker.bootstrap, "compacted-share", "compacted", "3000")
     assert [(offset, count) for offset, _, count in _records(drained)] == [(o, 1) for o in offsets]
-    # The start offset is written as it was before the last acknowledgement (as Kafka writes it),
-    # so it names the last acknowledged run's first offset: past the hole, nothing left to read.
+    # The start offset is written as it was before each acknowledgement (as Kafka writes it), and how
+    # the client groups the runs into acknowledgements depends on its timing. One more record, read
+    # and acknowledged alone, writes the start that every earlier acknowledgement left: past the hole.
+    producer.produce("compacted-share", key="e0", value="e0")
+    producer.flush()
+    drained = _run(share_driver, "drain", broker.bootstrap, "compacted-share", "compacted", "3000")
+    assert [(offset, count) for offset, _, count in _records(drained)] == [(50, 1)]
     [line, count] = _run(share_driver, "offsets", broker.bootstrap, "compacted")
-    _, partition, start, lag = line.split()
-    assert (partition, int(start) >= 20, lag, count) == ("compacted-share-0", True, "0", "offsets 1")
+    assert (line.split()[1:], count) == (["compacted-share-0", "50", "0"], "offsets 1")
