@@ -327,15 +327,18 @@ class Controller:
             pending.add_done_callback(lambda _done: self._pending.pop(name, None))
         return pending
 
-    def find_coordinator(self, name: str, num_partitions: int, overrides: dict[str, str],
+    def find_coordinator(self, name: str, partition: int, num_partitions: int, overrides: dict[str, str],
                          listener_name: str | None) -> tuple[int, int, str, int]:
-        """FindCoordinator's answer for a coordinator living on the internal topic `name`: (error,
-        node id, host, port). This node once the topic exists; until then its creation
-        starts in the background and the answer is COORDINATOR_NOT_AVAILABLE (Kafka's
-        KafkaApis.getCoordinator: the client asks again, its connection not held meanwhile)."""
+        """FindCoordinator's answer for a coordinator living on `partition` of the internal topic
+        `name`: (error, node id, host, port). This node once the topic exists; until then its
+        creation starts in the background and the answer is COORDINATOR_NOT_AVAILABLE (Kafka's
+        KafkaApis.getCoordinator: the client asks again, its connection not held meanwhile).
+        The same while that partition has no leader (its log offline after a disk error)."""
         if self.metadata.get(name) is None:
             if name not in self._creating:
                 self._creation_of(name, num_partitions, overrides).add_done_callback(_log_failed_creation)
+            return Errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        if (name, partition) in self.metadata.offline_partitions:
             return Errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         endpoint = self.metadata.endpoint_for(listener_name)
         return Errors.NONE, self.metadata.node_id, endpoint.host, endpoint.port

@@ -21,7 +21,6 @@ from franz.server.auth_helper import authorized_operations
 from franz.server.controller import ApiError
 from franz.server.metadata_cache import (
     INTERNAL_TOPICS,
-    LEADER_EPOCH,
     InvalidTopicError,
     MetadataCache,
     validate_topic_name,
@@ -71,13 +70,12 @@ class DescribeTopicPartitionsApi:
         return {"throttle_time_ms": 0, "topics": topics, "next_cursor": next_cursor}
 
     def _described(self, topic, partitions: range) -> dict:
-        node = self.metadata.node_id
+        # Kafka answers a leaderless partition here without an error: only its leader (-1) tells.
         return {"error_code": Errors.NONE, "name": topic.name, "topic_id": topic.topic_id.bytes,
                 "is_internal": topic.is_internal, "topic_authorized_operations": authorized_operations("topic"),
-                "partitions": [{"error_code": Errors.NONE, "partition_index": index, "leader_id": node,
-                                "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
-                                "eligible_leader_replicas": [], "last_known_elr": [], "offline_replicas": []}
-                               for index in partitions]}
+                "partitions": [{**partition, "error_code": Errors.NONE, "eligible_leader_replicas": [],
+                                "last_known_elr": []}
+                               for partition in self.metadata.partition_metadata(topic, partitions)]}
 
 
 def _missing(name: str) -> dict:

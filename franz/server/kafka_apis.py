@@ -53,8 +53,8 @@ from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
 from franz.server.controller import ApiError, Controller
 from franz.server.error_responses import error_code_of, error_response
 from franz.server.fetch_session import TOPIC_IDS_MIN_VERSION, CachedPartition, FetchContext, FetchSessionCache
-from franz.server.metadata_cache import (INTERNAL_TOPICS, LEADER_EPOCH, InvalidTopicError, MetadataCache,
-                                         TopicMetadata, validate_topic_name)
+from franz.server.metadata_cache import (INTERNAL_TOPICS, InvalidTopicError, MetadataCache, TopicMetadata,
+                                         validate_topic_name)
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_alter_log_dirs import ReplicaAlterLogDirsManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
@@ -371,12 +371,9 @@ class KafkaApis:
         return [{"node_id": self.metadata.node_id, "host": endpoint.host, "port": endpoint.port, "rack": None}]
 
     def _topic_metadata(self, topic: TopicMetadata, operations: int) -> dict:
-        node = self.metadata.node_id
         return {"error_code": 0, "name": topic.name, "topic_id": topic.topic_id.bytes,
                 "is_internal": topic.is_internal,
-                "partitions": [{"error_code": 0, "partition_index": index, "leader_id": node,
-                                "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
-                                "offline_replicas": []} for index in range(topic.num_partitions)],
+                "partitions": self.metadata.partition_metadata(topic, range(topic.num_partitions)),
                 "topic_authorized_operations": operations}
 
     async def handle_metadata(self, request: Request, body: dict) -> dict:

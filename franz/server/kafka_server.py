@@ -114,6 +114,7 @@ class KafkaServer:
         controller_holder: list[Controller] = []
         log_manager.topic_config = lambda topic: controller_holder[0].topic_log_config(topic)
         metadata = MetadataCache(config.node_id, "", [])
+        metadata.offline_partitions = log_manager.offline_logs
         controller = Controller(config, log_manager, metadata)
         controller_holder.append(controller)
         log_manager.cleaner_config = controller.cleaner_config()  # with the dynamic log.cleaner.* values

@@ -1,7 +1,8 @@
 """MetadataCache: what the broker knows of topics, partitions and itself (kafka.server.MetadataCache).
 
 On a single node every partition is led by this node with leader epoch 0,
-replicas = ISR = [node.id]; the cache maps topic names to TopicMetadata
+replicas = ISR = [node.id], unless a disk error took its log offline (then it has
+no leader: partition_metadata); the cache maps topic names to TopicMetadata
 (topic id, partition count, config overrides) and topic ids back to names.
 
 Invariants: names and ids are one-to-one; a topic's partitions are 0..n-1;
@@ -14,8 +15,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import uuid
+from collections.abc import Set as AbstractSet
 from typing import Final
 
+from franz.protocol.errors import Errors
 from franz.server.broker_features import FinalizedFeatures
 from franz.server.kafka_config import Endpoint
 
@@ -70,6 +73,9 @@ class MetadataCache:
         self.topics: dict[str, TopicMetadata] = {}
         self.topic_names_by_id: dict[bytes, str] = {}
         self.features = FinalizedFeatures()  # FeatureControlManager loads the stored levels over these
+        # Partitions without a leader: their only replica, this node's log, was taken offline by a
+        # disk error. KafkaServer makes this LogManager.offline_logs, a live view; read-only here.
+        self.offline_partitions: AbstractSet[tuple[str, int]] = frozenset()
 
     def put(self, topic: TopicMetadata) -> None:
         self.topics[topic.name] = topic
@@ -90,6 +96,23 @@ class MetadataCache:
     def has_partition(self, name: str, partition: int) -> bool:
         topic = self.topics.get(name)
         return topic is not None and 0 <= partition < topic.num_partitions
+
+    def partition_metadata(self, topic: TopicMetadata, partitions: range) -> list[dict]:
+        """Each partition's leader, replicas and ISR as Metadata and DescribeTopicPartitions answer
+        them (KRaftMetadataCache.partitionMetadata), with error_code: NONE for a partition led
+        here; LEADER_NOT_AVAILABLE, leader -1 and this node offline for one whose log is offline,
+        as Kafka's controller leaves a partition whose only replica's dir failed (the ISR keeps
+        its last member without eligible leader replicas). Kafka would bump the leader epoch
+        there; franz's stays LEADER_EPOCH, as no restart or failover moves it either."""
+        node = self.node_id
+        offline = self.offline_partitions
+        return [{"error_code": 0, "partition_index": index, "leader_id": node, "leader_epoch": LEADER_EPOCH,
+                 "replica_nodes": [node], "isr_nodes": [node], "offline_replicas": []}
+                if not offline or (topic.name, index) not in offline else
+                {"error_code": Errors.LEADER_NOT_AVAILABLE, "partition_index": index, "leader_id": -1,
+                 "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
+                 "offline_replicas": [node]}
+                for index in partitions]
 
     def endpoint_for(self, listener_name: str) -> Endpoint:
         """This node's advertised endpoint on the listener a request came in on."""

@@ -98,6 +98,15 @@ class LogManager:
         self.logs: dict[TopicPartition, UnifiedLog] = {}
         self._log_dir_of: dict[TopicPartition, Path] = {}
         self.future_logs: dict[TopicPartition, UnifiedLog] = {}
+        # Current logs a disk error took offline (UnifiedLog.take_offline), until their topic is
+        # deleted or the broker restarts: Metadata answers them as Kafka answers a partition whose
+        # only replica's dir failed (no leader), and FindCoordinator a coordinator living there.
+        # Read without a lock (one membership test at a time).
+        self.offline_logs: set[TopicPartition] = set()
+        # Held while a log joins offline_logs or leaves self.logs, so that a log being deleted or
+        # replaced never joins after it left. take_offline runs under the log's own lock, which
+        # _lock is held around elsewhere, so this lock is the last taken, never _lock.
+        self._offline_lock = threading.Lock()
         # The dir AlterReplicaLogDirs asked for a partition this node has no log of yet.
         self.preferred_log_dirs: dict[TopicPartition, Path] = {}
         self._lock = threading.RLock()
@@ -201,6 +210,7 @@ class LogManager:
                     found[tp] = partition_log
                     if not future:
                         self._log_dir_of[tp] = log_dir
+                        self._watch_offline(tp, partition_log)
                 with counter_lock:
                     loaded[0] += 1
                     done = loaded[0]
@@ -320,8 +330,11 @@ class LogManager:
                 if source.log_start_offset > dest.log_start_offset:
                     dest.maybe_increment_log_start_offset(source.log_start_offset, "the replaced replica's")
                 del self.future_logs[tp]
-                self.logs[tp] = dest
+                with self._offline_lock:
+                    self.logs[tp] = dest
+                    self.offline_logs.discard(tp)
                 self._log_dir_of[tp] = dest.dir.parent
+                self._watch_offline(tp, dest)
         log.info("The current replica is successfully replaced with the future replica for %s-%d", topic, partition)
         if self.cleaner is not None:  # the cleaned offset moves with the log
             self.cleaner.alter_checkpoint_dir(tp, source.dir.parent, dest.dir.parent)
@@ -329,6 +342,16 @@ class LogManager:
         # once nothing holds them, after the delete delay.
         self._rename_and_schedule_deletion(source, topic, partition, close=False)
         return dest
+
+    def _watch_offline(self, tp: TopicPartition, partition_log: UnifiedLog) -> None:
+        def taken_offline() -> None:
+            with self._offline_lock:
+                if self.logs.get(tp) is partition_log:
+                    self.offline_logs.add(tp)
+
+        partition_log.on_offline = taken_offline
+        if partition_log.offline:  # a future log that failed before it took the partition over
+            taken_offline()
 
     def _logs_snapshot(self) -> dict[TopicPartition, UnifiedLog]:
         with self._lock:
@@ -356,6 +379,7 @@ class LogManager:
             flush_dir(log_dir)
             self.logs[tp] = partition_log
             self._log_dir_of[tp] = log_dir
+            self._watch_offline(tp, partition_log)
             log.info("Created log for partition %s-%d in %s with properties %s", topic, partition, directory,
                      partition_log.config.overridden_configs_as_loggable_string())
             return partition_log
@@ -365,7 +389,9 @@ class LogManager:
         tp = (topic, partition)
         self.delete_future_log(topic, partition)
         with self._lock:
-            partition_log = self.logs.pop(tp, None)
+            with self._offline_lock:
+                partition_log = self.logs.pop(tp, None)
+                self.offline_logs.discard(tp)
             self._log_dir_of.pop(tp, None)
             self.preferred_log_dirs.pop(tp, None)
         if partition_log is None:

@@ -22,6 +22,7 @@ import threading
 import time
 import typing
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from franz.records import MemoryRecords, RecordBatch, TimestampAndOffset
@@ -134,6 +135,8 @@ class UnifiedLog:
         # Set by a disk error that left the files and this state apart (maybe_handle_io_error);
         # never cleared: a restart recovers the log from its files.
         self.offline = False
+        # Called once, on the thread that takes the log offline (LogManager's, for its current logs).
+        self.on_offline: Callable[[], None] | None = None
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -307,6 +310,8 @@ class UnifiedLog:
             log.error("[UnifiedLog partition=%s, dir=%s] Taken offline after a disk error: every request "
                       "for it fails with KAFKA_STORAGE_ERROR until the broker restarts and recovers it",
                       self.topic_partition, self.dir.parent)
+            if self.on_offline is not None:
+                self.on_offline()
 
     def offline_error(self) -> KafkaStorageError:
         return KafkaStorageError(f"The log of {self.topic_partition} in dir {self.dir.parent} is offline due to "

@@ -208,7 +208,8 @@ class GroupCoordinatorService:
     # -- FindCoordinator -------------------------------------------------------------
 
     def _resolve_group_coordinator(self, key: str, request) -> tuple[int, int, str, int]:
-        return self.controller.find_coordinator(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions,
+        return self.controller.find_coordinator(OFFSETS_TOPIC, self.partition_for(key),
+                                                self.config.offsets_topic_num_partitions,
                                                 self._offsets_topic_configs(), request.listener_name)
 
     async def handle_find_coordinator(self, request, body: dict) -> dict:

@@ -349,12 +349,13 @@ class ShareCoordinator:
         if request.api_version < 6:  # v6 brought the SHARE type
             return Errors.INVALID_REQUEST, -1, "", -1
         try:
-            parse_coordinator_key(key)
+            partition_key = parse_coordinator_key(key)
         except ValueError as exc:
             logger.error("Share coordinator key is invalid: %s", exc)
             return Errors.INVALID_REQUEST, -1, "", -1
-        return self.controller.find_coordinator(SHARE_GROUP_STATE_TOPIC, self.num_partitions,
-                                                self._state_topic_configs(), request.listener_name)
+        return self.controller.find_coordinator(SHARE_GROUP_STATE_TOPIC, self.partition_for(partition_key),
+                                                self.num_partitions, self._state_topic_configs(),
+                                                request.listener_name)
 
     async def _append(self, key: SharePartitionKey, record_type: int, value: dict | None) -> None:
         entry = (serde.key(record_type, key), None if value is None else serde.value(record_type, value))

@@ -187,8 +187,9 @@ class TransactionCoordinator:
 
     def resolve(self, key: str, request) -> tuple:
         """FindCoordinator for a transactional id: this node, once the state topic exists."""
-        return self.controller.find_coordinator(TRANSACTION_STATE_TOPIC, self.partition_count, self._topic_configs(),
-                                                request.listener_name)
+        return self.controller.find_coordinator(TRANSACTION_STATE_TOPIC,
+                                                transaction_log.partition_for(key, self.partition_count),
+                                                self.partition_count, self._topic_configs(), request.listener_name)
 
     def _topic_configs(self) -> dict[str, str]:
         return {"cleanup.policy": "compact", "min.insync.replicas": "1",

@@ -1,0 +1,94 @@
+"""MetadataCache: a partition whose log a disk error took offline has no leader, as Kafka's
+controller leaves a partition whose only replica's dir failed; Metadata, DescribeTopicPartitions
+and FindCoordinator answer so until the topic is deleted or a restart recovers the log."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from franz.coordinator.group.group_coordinator_record_serde import partition_for
+from franz.protocol.errors import Errors
+from tests.support.broker_on_thread import BrokerOnThread
+from tests.support.failing_disk import descriptor_swapped
+from tests.support.raw_client import RawClient, batch, create_topic, produce
+
+METADATA, FIND_COORDINATOR, OFFSET_COMMIT, DELETE_TOPICS, DESCRIBE_TOPIC_PARTITIONS = 3, 10, 8, 20, 75
+LEADER_ROWS = ("error_code", "partition_index", "leader_id", "replica_nodes", "isr_nodes", "offline_replicas")
+
+
+def _metadata(client: RawClient, topic: str) -> list[tuple]:
+    answer = client.request(METADATA, 12, {"topics": [{"name": topic, "topic_id": bytes(16)}],
+                                           "allow_auto_topic_creation": False,
+                                           "include_topic_authorized_operations": False})
+    return [tuple(p[key] for key in LEADER_ROWS) for p in answer["topics"][0]["partitions"]]
+
+
+def _described(client: RawClient, topic: str) -> list[tuple]:
+    answer = client.request(DESCRIBE_TOPIC_PARTITIONS, 0, {"topics": [{"name": topic}],
+                                                           "response_partition_limit": 100, "cursor": None})
+    return [tuple(p[key] for key in LEADER_ROWS) for p in answer["topics"][0]["partitions"]]
+
+
+def _coordinators(client: RawClient, groups: list[str]) -> list[tuple[int, int]]:
+    answer = client.request(FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": groups})
+    return [(c["error_code"], c["node_id"]) for c in answer["coordinators"]]
+
+
+def _commit(client: RawClient, group: str, topic: str) -> int:
+    answer = client.request(OFFSET_COMMIT, 8, {
+        "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+        "topics": [{"name": topic, "partitions": [{"partition_index": 1, "committed_offset": 1,
+                                                   "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+    return answer["topics"][0]["partitions"][0]["error_code"]
+
+
+def _segment_descriptor(broker: BrokerOnThread, topic: str, partition: int) -> int:
+    return broker.server.log_manager.get_log(topic, partition).local_log.segments.active_segment.log.fd
+
+
+def test_an_offline_partition_has_no_leader_and_a_coordinator_on_one_is_not_found_until_a_restart(tmp_path):
+    """Every append is fsynced (log.flush.interval.messages=1), and the fsync of a segment whose
+    descriptor was made /dev/null's fails (EINVAL): that log goes offline. Metadata answers its
+    partition LEADER_NOT_AVAILABLE with leader -1 and this node offline; DescribeTopicPartitions
+    leader -1; the partition beside it, and a group on another __consumer_offsets partition, are
+    answered as before. The topic made again after a deletion, and everything after a restart,
+    has its leader back."""
+    overrides = {"log.flush.interval.messages": "1", "offsets.topic.num.partitions": "2"}
+    lost, kept = (next(g for g in ("g0", "g1", "g2", "g3") if partition_for(g, 2) == p) for p in (0, 1))
+    live = [(0, 0, 1, [1], [1], []), (0, 1, 1, [1], [1], [])]
+    broker = BrokerOnThread(tmp_path / "data", overrides)
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "t", 2)
+            for _ in range(100):  # the first ask creates __consumer_offsets
+                if _coordinators(client, [lost, kept]) == [(0, 1), (0, 1)]:
+                    break
+                time.sleep(0.05)
+            assert _commit(client, lost, "t") == _commit(client, kept, "t") == 0
+            assert _metadata(client, "t") == _described(client, "t") == live
+
+            with descriptor_swapped(_segment_descriptor(broker, "t", 0), os.devnull, os.O_RDWR):
+                assert produce(client, "t", batch(b"lost"))["error_code"] == Errors.KAFKA_STORAGE_ERROR
+            leaderless = (Errors.LEADER_NOT_AVAILABLE, 0, -1, [1], [1], [1])
+            assert _metadata(client, "t") == [leaderless, live[1]]
+            assert _described(client, "t") == [(0, *leaderless[1:]), live[1]]
+
+            with descriptor_swapped(_segment_descriptor(broker, "__consumer_offsets", 0), os.devnull, os.O_RDWR):
+                assert _commit(client, lost, "t") == Errors.NOT_COORDINATOR
+            assert _coordinators(client, [lost, kept]) == [(Errors.COORDINATOR_NOT_AVAILABLE, -1), (0, 1)]
+            assert _commit(client, kept, "t") == 0
+
+            deleted = client.request(DELETE_TOPICS, 4, {"topic_names": ["t"], "timeout_ms": 10_000})
+            assert deleted["responses"][0]["error_code"] == 0
+            create_topic(client, "t", 2)
+            assert _metadata(client, "t") == live
+    finally:
+        broker.stop()
+    broker = BrokerOnThread(tmp_path / "data", overrides)
+    try:
+        with RawClient(broker.bootstrap) as client:
+            assert _coordinators(client, [lost, kept]) == [(0, 1), (0, 1)]
+            assert _commit(client, lost, "t") == 0
+    finally:
+        broker.stop()
