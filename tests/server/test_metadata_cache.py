@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 
+from franz.common.utils import partition_for_key
 from franz.coordinator.group.group_coordinator_record_serde import partition_for
 from franz.protocol.errors import Errors
 from tests.support.broker_on_thread import BrokerOnThread
@@ -14,6 +15,8 @@ from tests.support.failing_disk import descriptor_swapped
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 METADATA, FIND_COORDINATOR, OFFSET_COMMIT, DELETE_TOPICS, DESCRIBE_TOPIC_PARTITIONS = 3, 10, 8, 20, 75
+OFFSET_FETCH, HEARTBEAT, DESCRIBE_GROUPS, LIST_GROUPS, INIT_PRODUCER_ID = 9, 12, 15, 16, 22
+DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 65, 66
 LEADER_ROWS = ("error_code", "partition_index", "leader_id", "replica_nodes", "isr_nodes", "offline_replicas")
 
 
@@ -92,3 +95,58 @@ def test_an_offline_partition_has_no_leader_and_a_coordinator_on_one_is_not_foun
             assert _commit(client, lost, "t") == 0
     finally:
         broker.stop()
+
+
+def test_the_coordinators_resign_an_offline_partition(tmp_path):
+    """Kafka's coordinators resign a partition that lost its leader: its groups and transactional
+    ids are answered NOT_COORDINATOR (one group's APIs as a whole, the batched ones per group or
+    id) and left out of ListGroups and ListTransactions; the other partition serves on."""
+    overrides = {"log.flush.interval.messages": "1", "offsets.topic.num.partitions": "2",
+                 "transaction.state.log.num.partitions": "2"}
+    lost, kept = (next(g for g in ("g0", "g1", "g2", "g3") if partition_for(g, 2) == p) for p in (0, 1))
+    lost_tx, kept_tx = (next(t for t in ("t0", "t1", "t2", "t3") if partition_for_key(t, 2) == p) for p in (0, 1))
+    broker = BrokerOnThread(tmp_path / "data", overrides)
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "t", 2)
+            for key_type, keys in ((0, [lost, kept]), (1, [lost_tx, kept_tx])):  # makes the internal topics
+                for _ in range(100):
+                    answer = client.request(FIND_COORDINATOR, 4, {"key_type": key_type, "coordinator_keys": keys})
+                    if all(c["error_code"] == 0 for c in answer["coordinators"]):
+                        break
+                    time.sleep(0.05)
+            assert _commit(client, lost, "t") == _commit(client, kept, "t") == 0
+            assert [_init_producer_id(client, tx) for tx in (lost_tx, kept_tx)] == [0, 0]
+
+            for topic, write in (("__consumer_offsets", lambda: _commit(client, lost, "t")),
+                                 ("__transaction_state", lambda: _init_producer_id(client, lost_tx))):
+                with descriptor_swapped(_segment_descriptor(broker, topic, 0), os.devnull, os.O_RDWR):
+                    assert write() == Errors.NOT_COORDINATOR  # the write failed: KAFKA_STORAGE_ERROR, mapped
+
+            heartbeat = client.request(HEARTBEAT, 4, {"group_id": lost, "generation_id": 1, "member_id": "m",
+                                                      "group_instance_id": None})
+            assert heartbeat["error_code"] == Errors.NOT_COORDINATOR
+            fetched = client.request(OFFSET_FETCH, 8, {"groups": [{"group_id": g, "topics": None} for g in (lost, kept)],
+                                                       "require_stable": False})
+            assert [(g["error_code"], len(g["topics"])) for g in fetched["groups"]] == [(Errors.NOT_COORDINATOR, 0),
+                                                                                        (0, 1)]
+            described = client.request(DESCRIBE_GROUPS, 5, {"groups": [lost, kept],
+                                                            "include_authorized_operations": False})
+            assert [(g["error_code"], g["group_state"]) for g in described["groups"]] == [
+                (Errors.NOT_COORDINATOR, ""), (0, "Empty")]
+            listed = client.request(LIST_GROUPS, 4, {"states_filter": []})
+            assert [g["group_id"] for g in listed["groups"]] == [kept]
+
+            assert _init_producer_id(client, lost_tx) == Errors.NOT_COORDINATOR
+            transactions = client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [lost_tx, kept_tx]})
+            assert [t["error_code"] for t in transactions["transaction_states"]] == [Errors.NOT_COORDINATOR, 0]
+            listed = client.request(LIST_TRANSACTIONS, 0, {"state_filters": [], "producer_id_filters": []})
+            assert [t["transactional_id"] for t in listed["transaction_states"]] == [kept_tx]
+            assert _commit(client, kept, "t") == _init_producer_id(client, kept_tx) == 0
+    finally:
+        broker.stop()
+
+
+def _init_producer_id(client: RawClient, transactional_id: str) -> int:
+    return client.request(INIT_PRODUCER_ID, 4, {"transactional_id": transactional_id, "transaction_timeout_ms": 60_000,
+                                                "producer_id": -1, "producer_epoch": -1})["error_code"]

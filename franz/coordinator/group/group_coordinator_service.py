@@ -156,24 +156,48 @@ class GroupCoordinatorService:
         return {"loading" if self._loading else "active": topic.num_partitions}
 
     def register(self, apis) -> None:
+        one_group = self._unless_resigned  # the APIs that name one group (OffsetFetch: below v8)
         for name, handler in (("FindCoordinator", self.handle_find_coordinator),
-                              ("JoinGroup", self.handle_join_group), ("SyncGroup", self.handle_sync_group),
-                              ("Heartbeat", self.handle_heartbeat), ("LeaveGroup", self.handle_leave_group),
-                              ("OffsetCommit", self.handle_offset_commit), ("OffsetFetch", self.handle_offset_fetch),
-                              ("TxnOffsetCommit", self.handle_txn_offset_commit),
+                              ("JoinGroup", one_group(self.handle_join_group)),
+                              ("SyncGroup", one_group(self.handle_sync_group)),
+                              ("Heartbeat", one_group(self.handle_heartbeat)),
+                              ("LeaveGroup", one_group(self.handle_leave_group)),
+                              ("OffsetCommit", one_group(self.handle_offset_commit)),
+                              ("OffsetFetch", one_group(self.handle_offset_fetch)),
+                              ("TxnOffsetCommit", one_group(self.handle_txn_offset_commit)),
                               ("ListGroups", self.handle_list_groups), ("DescribeGroups", self.handle_describe_groups),
-                              ("DeleteGroups", self.handle_delete_groups), ("OffsetDelete", self.handle_offset_delete)):
+                              ("DeleteGroups", self.handle_delete_groups),
+                              ("OffsetDelete", one_group(self.handle_offset_delete))):
             apis.register(name, handler)
         apis.internal_topic_creators[OFFSETS_TOPIC] = self.ensure_offsets_topic
         if self.consumer_groups is not None:
-            apis.register("ConsumerGroupHeartbeat", self.handle_consumer_group_heartbeat)
+            apis.register("ConsumerGroupHeartbeat", one_group(self.handle_consumer_group_heartbeat))
             apis.register("ConsumerGroupDescribe", self.handle_consumer_group_describe)
         if self.share_groups is not None:
-            apis.register("ShareGroupHeartbeat", self.handle_share_group_heartbeat)
+            apis.register("ShareGroupHeartbeat", one_group(self.handle_share_group_heartbeat))
             apis.register("ShareGroupDescribe", self.handle_share_group_describe)
             apis.register("DescribeShareGroupOffsets", self.handle_describe_share_group_offsets)
-            apis.register("AlterShareGroupOffsets", self.handle_alter_share_group_offsets)
-            apis.register("DeleteShareGroupOffsets", self.handle_delete_share_group_offsets)
+            apis.register("AlterShareGroupOffsets", one_group(self.handle_alter_share_group_offsets))
+            apis.register("DeleteShareGroupOffsets", one_group(self.handle_delete_share_group_offsets))
+
+    def _resigned(self, group_id: str) -> bool:
+        """Whether the group's __consumer_offsets partition is offline (a disk error took its log
+        offline): Kafka's coordinator resigns a partition it no longer leads, and its groups are
+        then answered NOT_COORDINATOR (CoordinatorRuntime: the shard is not loaded) and left out
+        of ListGroups. Their state stays here until a restart reads it back from the log."""
+        offline = self.metadata.offline_partitions
+        return bool(offline) and (OFFSETS_TOPIC, self.partition_for(group_id)) in offline
+
+    def _unless_resigned(self, handler):
+        """`handler` of an API naming one group, answered with the API's error response
+        (NOT_COORDINATOR) while that group's partition is resigned."""
+        async def handle(request, body: dict) -> dict:
+            group_id = body.get("group_id")
+            if group_id and self._resigned(group_id):
+                return {"throttle_time_ms": 0, **error_response(request.api_key, request.api_version, body,
+                                                                ApiError(Errors.NOT_COORDINATOR))}
+            return await handler(request, body)
+        return handle
 
     # -- the internal topic ------------------------------------------------------------
 
@@ -614,6 +638,9 @@ class GroupCoordinatorService:
             by_id = request.api_version >= OFFSETS_BY_TOPIC_ID_MIN_VERSION
             groups = []
             for entry in body["groups"]:
+                if self._resigned(entry["group_id"]):
+                    groups.append({"group_id": entry["group_id"], "error_code": Errors.NOT_COORDINATOR, "topics": []})
+                    continue
                 consumer_group = self._consumer_group(entry["group_id"])
                 error = Errors.NONE if consumer_group is None else consumer_group.validate_offset_fetch(
                     entry.get("member_id"), entry.get("member_epoch", -1))
@@ -769,7 +796,7 @@ class GroupCoordinatorService:
         types = {t.lower() for t in body.get("types_filter") or []}
         groups = []
         for group in self.coordinator.groups.values():
-            if group.is_in_state(GroupState.DEAD):
+            if group.is_in_state(GroupState.DEAD) or self._resigned(group.group_id):
                 continue
             if states and group.state.value.lower() not in states:
                 continue
@@ -779,13 +806,15 @@ class GroupCoordinatorService:
                            "group_state": group.state.value, "group_type": GROUP_TYPE_CLASSIC})
         for consumer_group in (self.consumer_groups.groups.values() if self.consumer_groups is not None else ()):
             state = consumer_group.state.value
-            if (states and state.lower() not in states) or (types and GROUP_TYPE_CONSUMER not in types):
+            if ((states and state.lower() not in states) or (types and GROUP_TYPE_CONSUMER not in types)
+                    or self._resigned(consumer_group.group_id)):
                 continue
             groups.append({"group_id": consumer_group.group_id, "protocol_type": GROUP_TYPE_CONSUMER,
                            "group_state": state, "group_type": GROUP_TYPE_CONSUMER})
         for share_group in (self.share_groups.groups.values() if self.share_groups is not None else ()):
             state = share_group.state
-            if (states and state.lower() not in states) or (types and GROUP_TYPE_SHARE not in types):
+            if ((states and state.lower() not in states) or (types and GROUP_TYPE_SHARE not in types)
+                    or self._resigned(share_group.group_id)):
                 continue
             groups.append({"group_id": share_group.group_id, "protocol_type": GROUP_TYPE_SHARE,
                            "group_state": state, "group_type": GROUP_TYPE_SHARE})
@@ -800,6 +829,9 @@ class GroupCoordinatorService:
             answers.append(answer)
             if not group_id:
                 answer["error_code"] = Errors.INVALID_GROUP_ID
+                continue
+            if self._resigned(group_id):  # DescribeGroupsRequest.getErrorDescribedGroupList
+                answer.update(error_code=Errors.NOT_COORDINATOR, group_state="", protocol_type="")
                 continue
             not_classic = self._consumer_group(group_id) is not None or self._share_group(group_id) is not None
             group = None if not_classic else self.coordinator.group(group_id)
@@ -833,6 +865,8 @@ class GroupCoordinatorService:
         group = self.coordinator.group(group_id)
         if not group_id:
             return Errors.INVALID_GROUP_ID
+        if self._resigned(group_id):
+            return Errors.NOT_COORDINATOR
         if self._share_group(group_id) is not None:
             try:
                 await self.share_groups.delete_group(group_id)

@@ -191,6 +191,15 @@ class TransactionCoordinator:
                                                 transaction_log.partition_for(key, self.partition_count),
                                                 self.partition_count, self._topic_configs(), request.listener_name)
 
+    def _resigned(self, transactional_id: str) -> bool:
+        """Whether the id's __transaction_state partition is offline (a disk error took its log
+        offline): Kafka's coordinator resigns a partition it no longer leads, and its ids are
+        then answered NOT_COORDINATOR (TransactionStateManager.getTransactionState), left out
+        of ListTransactions and never timed out here."""
+        offline = self.metadata.offline_partitions
+        return bool(offline) and (TRANSACTION_STATE_TOPIC, transaction_log.partition_for(
+            transactional_id, self.partition_count)) in offline
+
     def _topic_configs(self) -> dict[str, str]:
         return {"cleanup.policy": "compact", "min.insync.replicas": "1",
                 "segment.bytes": str(self.config["transaction.state.log.segment.bytes"])}
@@ -355,6 +364,8 @@ class TransactionCoordinator:
             return -1, -1, Errors.INVALID_REQUEST
         if timeout_ms <= 0 or timeout_ms > self.max_timeout_ms:
             return -1, -1, Errors.INVALID_TRANSACTION_TIMEOUT
+        if self._resigned(transactional_id):
+            return -1, -1, Errors.NOT_COORDINATOR
         async with self._lock(transactional_id):
             metadata = self.transactions.get(transactional_id)
             try:
@@ -411,6 +422,8 @@ class TransactionCoordinator:
         nothing is written when an ongoing transaction holds them all already."""
         if not transactional_id:
             return Errors.INVALID_REQUEST
+        if self._resigned(transactional_id):
+            return Errors.NOT_COORDINATOR
         async with self._lock(transactional_id):
             try:
                 metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
@@ -448,6 +461,8 @@ class TransactionCoordinator:
         TRANSACTION_ABORTABLE."""
         if not transactional_id:
             return dict.fromkeys(partitions, Errors.INVALID_REQUEST)
+        if self._resigned(transactional_id):
+            return dict.fromkeys(partitions, Errors.NOT_COORDINATOR)
         metadata = self.transactions.get(transactional_id)
         if metadata is None or metadata.producer_id != producer_id:
             return dict.fromkeys(partitions, Errors.INVALID_PRODUCER_ID_MAPPING)
@@ -513,6 +528,9 @@ class TransactionCoordinator:
 
     async def handle_end_txn(self, request, body: dict) -> dict:
         transaction_version = end_txn_version(request.api_version)
+        if body["transactional_id"] and self._resigned(body["transactional_id"]):
+            return {"throttle_time_ms": 0, "error_code": Errors.NOT_COORDINATOR, "producer_id": -1,
+                    "producer_epoch": -1}
         async with self._lock(body["transactional_id"]):
             if transaction_version >= TV_2:
                 error, producer_id, producer_epoch = await self._end_transaction_v2(
@@ -612,6 +630,8 @@ class TransactionCoordinator:
     def _describe(self, transactional_id: str) -> dict:
         if not transactional_id:
             return {"error_code": Errors.INVALID_REQUEST, "transactional_id": transactional_id}
+        if self._resigned(transactional_id):
+            return {"error_code": Errors.NOT_COORDINATOR, "transactional_id": transactional_id}
         metadata = self.transactions.get(transactional_id)
         if metadata is None or metadata.state == TransactionState.DEAD:  # Dead: being expired
             return {"error_code": Errors.TRANSACTIONAL_ID_NOT_FOUND, "transactional_id": transactional_id}
@@ -649,7 +669,8 @@ class TransactionCoordinator:
                   and (not producer_ids or metadata.producer_id in producer_ids)
                   and (not body["state_filters"] or metadata.state in states)
                   and (duration_ms < 0 or now - metadata.txn_start_timestamp_ms > duration_ms)
-                  and (pattern is None or pattern.fullmatch(metadata.transactional_id))]
+                  and (pattern is None or pattern.fullmatch(metadata.transactional_id))
+                  and not self._resigned(metadata.transactional_id)]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "unknown_state_filters": unknown,
                 "transaction_states": listed}
 
@@ -660,7 +681,8 @@ class TransactionCoordinator:
         aborted = 0
         for transactional_id, metadata in list(self.transactions.items()):
             if (metadata.state == TransactionState.ONGOING
-                    and now - metadata.txn_start_timestamp_ms > metadata.txn_timeout_ms):
+                    and now - metadata.txn_start_timestamp_ms > metadata.txn_timeout_ms
+                    and not self._resigned(transactional_id)):
                 async with self._lock(transactional_id):
                     current = self.transactions.get(transactional_id)
                     if current is metadata:

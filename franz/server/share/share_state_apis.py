@@ -93,8 +93,11 @@ class ShareStateApis:
         # no state topic, so no shard loaded: the runtime refuses before the shard sees them
         no_shard = self.coordinator.metadata.get(SHARE_GROUP_STATE_TOPIC) is None
 
+        offline = self.coordinator.metadata.offline_partitions
+
         async def one(key: SharePartitionKey, partition: dict) -> dict:
-            if no_shard:
+            # no shard either where the key's state partition is offline (a disk error): resigned
+            if no_shard or (offline and (SHARE_GROUP_STATE_TOPIC, self.coordinator.partition_for(key)) in offline):
                 return {"partition": key.partition, "error_code": Errors.NOT_COORDINATOR,
                         "error_message": f"Unable to {what}: {NOT_COORDINATOR_MESSAGE}"}
             try:
