@@ -16,7 +16,7 @@ from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 METADATA, FIND_COORDINATOR, OFFSET_COMMIT, DELETE_TOPICS, DESCRIBE_TOPIC_PARTITIONS = 3, 10, 8, 20, 75
 OFFSET_FETCH, HEARTBEAT, DESCRIBE_GROUPS, LIST_GROUPS, INIT_PRODUCER_ID = 9, 12, 15, 16, 22
-DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 65, 66
+DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS, CONSUMER_GROUP_DESCRIBE = 65, 66, 69
 LEADER_ROWS = ("error_code", "partition_index", "leader_id", "replica_nodes", "isr_nodes", "offline_replicas")
 
 
@@ -136,6 +136,10 @@ def test_the_coordinators_resign_an_offline_partition(tmp_path):
                 (Errors.NOT_COORDINATOR, ""), (0, "Empty")]
             listed = client.request(LIST_GROUPS, 4, {"states_filter": []})
             assert [g["group_id"] for g in listed["groups"]] == [kept]
+            described = client.request(CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [lost, kept],
+                                                                    "include_authorized_operations": False})
+            assert [(g["error_code"], g["group_state"]) for g in described["groups"]] == [
+                (Errors.NOT_COORDINATOR, ""), (Errors.GROUP_ID_NOT_FOUND, "")]  # kept: a classic group
 
             assert _init_producer_id(client, lost_tx) == Errors.NOT_COORDINATOR
             transactions = client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [lost_tx, kept_tx]})

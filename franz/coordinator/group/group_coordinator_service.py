@@ -349,7 +349,21 @@ class GroupCoordinatorService:
                 answer["error_message"] = f"Group {answer['group_id']} is not a consumer group."
         if body["include_authorized_operations"]:
             _add_authorized_operations(answers)
-        return {"throttle_time_ms": 0, "groups": answers}
+        return {"throttle_time_ms": 0, "groups": self._resigned_described(request, answers)}
+
+    def _resigned_described(self, request, answers: list[dict]) -> list[dict]:
+        """ConsumerGroupDescribe's and ShareGroupDescribe's answers, a group whose partition is
+        resigned answered as the API's error response answers it (getErrorDescribedGroupList)."""
+        if not self.metadata.offline_partitions:
+            return answers
+        resigned = {answer["group_id"] for answer in answers if answer["group_id"] and
+                    self._resigned(answer["group_id"])}
+        if not resigned:
+            return answers
+        errors = error_response(request.api_key, request.api_version, {"group_ids": sorted(resigned)},
+                                ApiError(Errors.NOT_COORDINATOR))["groups"]
+        by_id = {error["group_id"]: error for error in errors}
+        return [by_id.get(answer["group_id"], answer) for answer in answers]
 
     async def handle_share_group_heartbeat(self, request, body: dict) -> dict:
         assert self.share_groups is not None
@@ -362,7 +376,7 @@ class GroupCoordinatorService:
         answers = self.share_groups.describe(body["group_ids"], self.metadata.name_of)
         if body["include_authorized_operations"]:
             _add_authorized_operations(answers)
-        return {"throttle_time_ms": 0, "groups": answers}
+        return {"throttle_time_ms": 0, "groups": self._resigned_described(request, answers)}
 
     async def handle_describe_share_group_offsets(self, request, body: dict) -> dict:
         assert self.share_groups is not None
