@@ -103,6 +103,8 @@ class _LiveCollector(Collector):
                                             ("LogEndOffset", "Next offset to be written"),
                                             ("LogStartOffset", "First offset readable"))}
         for partition_log, future in [(log, False) for log in logs] + [(log, True) for log in future_logs]:
+            if partition_log.offline:  # its gauges go with it (LogManager.handleLogDirFailure: removeLogMetrics)
+                continue
             topic, _, partition = partition_log.topic_partition.rpartition("-")
             labels = {"topic": topic, "partition": partition, **({"is_future": "true"} if future else {})}
             for name, value in (("Size", partition_log.size()), ("NumLogSegments", partition_log.number_of_segments()),
@@ -140,11 +142,14 @@ class _LiveCollector(Collector):
     def _leadership(self, logs) -> Iterator:
         """The controller's view of the cluster (ControllerMetadataMetrics) and this broker's
         leaderships (ReplicaManager): this node is the active controller and the leader of
-        every partition whose log it has; one without a log has no leader (offline)."""
+        every partition whose log it has; one without a log, or whose log a disk error took
+        offline, has no leader (offline), and loses its partition gauges as Kafka's
+        markPartitionOffline removes them."""
         topics = list(self.metadata.topics.values())
         partitions = sum(topic.num_partitions for topic in topics)
         in_metadata = {f"{topic.name}-{index}" for topic in topics for index in range(topic.num_partitions)}
-        led_logs = [partition_log for partition_log in logs if partition_log.topic_partition in in_metadata]
+        led_logs = [partition_log for partition_log in logs
+                    if partition_log.topic_partition in in_metadata and not partition_log.offline]
         led = len(led_logs)
         for name, help_text, value in (
                 ("kafka_controller_KafkaController_ActiveControllerCount",

@@ -461,27 +461,36 @@ class Controller:
 
     # -- leaders ---------------------------------------------------------------
 
-    def elect_leaders(self, topic_partitions: list[dict] | None) -> list[dict]:
-        """ReplicationControlManager.electLeaders on one node: every partition already has its
-        preferred leader (this node), so a preferred or unclean election is never needed. Asked
-        for every partition (null), the answer leaves out those that need none, as Kafka's does."""
+    def elect_leaders(self, topic_partitions: list[dict] | None, unclean: bool = False) -> list[dict]:
+        """ReplicationControlManager.electLeaders on one node: a partition led here already has
+        its preferred leader, so a preferred or unclean election is not needed; one whose log is
+        offline has no leader and no replica to elect (PREFERRED_LEADER_NOT_AVAILABLE, or for an
+        unclean election ELIGIBLE_LEADERS_NOT_AVAILABLE). Asked for every partition (null), the
+        answer leaves out those that need no election, as Kafka's does."""
         if topic_partitions is None:
-            return [{"topic": name, "partition_result": []} for name in sorted(self.metadata.topics)]
-        results = []
-        for entry in topic_partitions:
-            topic = self.metadata.get(entry["topic"])
-            partition_results = []
-            for partition in entry["partitions"]:
-                if topic is None:
-                    error, message = Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {entry['topic']}"
-                elif not 0 <= partition < topic.num_partitions:
-                    error, message = (Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                      f"No such partition as {entry['topic']}-{partition}")
-                else:
-                    error, message = Errors.ELECTION_NOT_NEEDED, default_message(Errors.ELECTION_NOT_NEEDED)
-                partition_results.append({"partition_id": partition, "error_code": error, "error_message": message})
-            results.append({"topic": entry["topic"], "partition_result": partition_results})
-        return results
+            results = []
+            for name in sorted(self.metadata.topics):
+                partition_results = [self._election(name, index, unclean)
+                                     for index in range(self.metadata.topics[name].num_partitions)]
+                results.append({"topic": name, "partition_result": [
+                    result for result in partition_results if result["error_code"] != Errors.ELECTION_NOT_NEEDED]})
+            return results
+        return [{"topic": entry["topic"], "partition_result": [self._election(entry["topic"], partition, unclean)
+                                                               for partition in entry["partitions"]]}
+                for entry in topic_partitions]
+
+    def _election(self, name: str, partition: int, unclean: bool) -> dict:
+        topic = self.metadata.get(name)
+        if topic is None:
+            error, message = Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}"
+        elif not 0 <= partition < topic.num_partitions:
+            error, message = Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{partition}"
+        elif (name, partition) in self.metadata.offline_partitions:
+            error = Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE if unclean else Errors.PREFERRED_LEADER_NOT_AVAILABLE
+            message = default_message(error)
+        else:
+            error, message = Errors.ELECTION_NOT_NEEDED, default_message(Errors.ELECTION_NOT_NEEDED)
+        return {"partition_id": partition, "error_code": error, "error_message": message}
 
     def alter_partition_reassignments(self, topics: list[dict]) -> list[dict]:
         """ReplicationControlManager.alterPartitionReassignments on one node. A target must be a

@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"
 # ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: the most partitions one CreateTopics may make.
 PARTITIONS_PER_REQUEST_MAX: Final = 10_000
+ELECTION_TYPE_UNCLEAN: Final = 1  # ElectionType.UNCLEAN's value (PREFERRED is 0, the only one before v1)
 
 
 class ControllerApis:
@@ -209,7 +210,8 @@ class ControllerApis:
 
     async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,
-                "replica_election_results": self.controller.elect_leaders(body["topic_partitions"])}
+                "replica_election_results": self.controller.elect_leaders(
+                    body["topic_partitions"], unclean=body.get("election_type", 0) == ELECTION_TYPE_UNCLEAN)}
 
     async def handle_alter_partition_reassignments(self, request: Request, body: dict) -> dict:
         # v1 (KIP-860) may forbid a change of replication factor; one node never lets a

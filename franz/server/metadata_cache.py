@@ -101,8 +101,10 @@ class MetadataCache:
         """Each partition's leader, replicas and ISR as Metadata and DescribeTopicPartitions answer
         them (KRaftMetadataCache.partitionMetadata), with error_code: NONE for a partition led
         here; LEADER_NOT_AVAILABLE, leader -1 and this node offline for one whose log is offline,
-        as Kafka's controller leaves a partition whose only replica's dir failed (the ISR keeps
-        its last member without eligible leader replicas). Kafka would bump the leader epoch
+        as Kafka's controller leaves a partition whose only replica's dir failed with eligible
+        leader replicas off, as franz has them (no eligible.leader.replicas.version): the ISR
+        keeps its last member. (With ELR on, a 4.3 cluster's default, the ISR would empty and
+        DescribeTopicPartitions name the node in the ELR.) Kafka would bump the leader epoch
         there; franz's stays LEADER_EPOCH, as no restart or failover moves it either."""
         node = self.node_id
         offline = self.offline_partitions

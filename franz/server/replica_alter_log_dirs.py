@@ -85,6 +85,10 @@ class ReplicaAlterLogDirsManager:
             logger.warning("Unable to alter log dirs for %s-%d: Log dir %s is not found in the config.",
                            topic, partition, destination)
             return Errors.LOG_DIR_NOT_FOUND
+        if tp in self.log_manager.offline_logs:  # HostedPartition.Offline: its files cannot be trusted to copy
+            logger.warning("Unable to alter log dirs for %s-%d: Partition %s-%d is offline", topic, partition,
+                           topic, partition)
+            return Errors.KAFKA_STORAGE_ERROR
         future = self.log_manager.get_future_log(topic, partition)
         if future is not None and future.dir.parent != log_dir:  # futureReplicaDirChanged: start over
             await self._stop(tp)

@@ -104,8 +104,8 @@ class LogManager:
         # Read without a lock (one membership test at a time).
         self.offline_logs: set[TopicPartition] = set()
         # Held while a log joins offline_logs or leaves self.logs, so that a log being deleted or
-        # replaced never joins after it left. take_offline runs under the log's own lock, which
-        # _lock is held around elsewhere, so this lock is the last taken, never _lock.
+        # replaced never joins after it left. take_offline may run under the log's own lock,
+        # which _lock is held around elsewhere, so this lock is the last taken, never _lock.
         self._offline_lock = threading.Lock()
         # The dir AlterReplicaLogDirs asked for a partition this node has no log of yet.
         self.preferred_log_dirs: dict[TopicPartition, Path] = {}

@@ -135,7 +135,8 @@ class UnifiedLog:
         # Set by a disk error that left the files and this state apart (maybe_handle_io_error);
         # never cleared: a restart recovers the log from its files.
         self.offline = False
-        # Called once, on the thread that takes the log offline (LogManager's, for its current logs).
+        # Called on the thread that takes the log offline (LogManager's, for its current logs);
+        # two failures racing may both call it, so it must be idempotent.
         self.on_offline: Callable[[], None] | None = None
 
     # -- construction --------------------------------------------------------------------

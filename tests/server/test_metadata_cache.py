@@ -5,11 +5,14 @@ and FindCoordinator answer so until the topic is deleted or a restart recovers t
 from __future__ import annotations
 
 import os
+import re
 import time
+import urllib.request
 
 from franz.common.utils import partition_for_key
 from franz.coordinator.group.group_coordinator_record_serde import partition_for
 from franz.protocol.errors import Errors
+from tests.support.broker import free_port
 from tests.support.broker_on_thread import BrokerOnThread
 from tests.support.failing_disk import descriptor_swapped
 from tests.support.raw_client import RawClient, batch, create_topic, produce
@@ -17,6 +20,7 @@ from tests.support.raw_client import RawClient, batch, create_topic, produce
 METADATA, FIND_COORDINATOR, OFFSET_COMMIT, DELETE_TOPICS, DESCRIBE_TOPIC_PARTITIONS = 3, 10, 8, 20, 75
 OFFSET_FETCH, HEARTBEAT, DESCRIBE_GROUPS, LIST_GROUPS, INIT_PRODUCER_ID = 9, 12, 15, 16, 22
 DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS, CONSUMER_GROUP_DESCRIBE = 65, 66, 69
+ALTER_REPLICA_LOG_DIRS, ELECT_LEADERS = 34, 43
 LEADER_ROWS = ("error_code", "partition_index", "leader_id", "replica_nodes", "isr_nodes", "offline_replicas")
 
 
@@ -126,8 +130,8 @@ def test_the_coordinators_resign_an_offline_partition(tmp_path):
             heartbeat = client.request(HEARTBEAT, 4, {"group_id": lost, "generation_id": 1, "member_id": "m",
                                                       "group_instance_id": None})
             assert heartbeat["error_code"] == Errors.NOT_COORDINATOR
-            fetched = client.request(OFFSET_FETCH, 8, {"groups": [{"group_id": g, "topics": None} for g in (lost, kept)],
-                                                       "require_stable": False})
+            asked = [{"group_id": group, "topics": None} for group in (lost, kept)]
+            fetched = client.request(OFFSET_FETCH, 8, {"require_stable": False, "groups": asked})
             assert [(g["error_code"], len(g["topics"])) for g in fetched["groups"]] == [(Errors.NOT_COORDINATOR, 0),
                                                                                         (0, 1)]
             described = client.request(DESCRIBE_GROUPS, 5, {"groups": [lost, kept],
@@ -154,3 +158,51 @@ def test_the_coordinators_resign_an_offline_partition(tmp_path):
 def _init_producer_id(client: RawClient, transactional_id: str) -> int:
     return client.request(INIT_PRODUCER_ID, 4, {"transactional_id": transactional_id, "transaction_timeout_ms": 60_000,
                                                 "producer_id": -1, "producer_epoch": -1})["error_code"]
+
+
+def test_an_offline_partition_is_not_elected_moved_or_counted_as_led(tmp_path):
+    """ElectLeaders answers the leaderless partition as ReplicationControlManager.electLeader
+    does (no replica to elect) and lists it when asked for every partition; AlterReplicaLogDirs
+    refuses to move it (KAFKA_STORAGE_ERROR, HostedPartition.Offline); the metrics count it
+    offline and drop its partition and log gauges, as Kafka's markPartitionOffline does."""
+    first, second, port = tmp_path / "a", tmp_path / "b", free_port()
+    broker = BrokerOnThread(first, {"log.dirs": f"{first},{second}", "metrics.port": str(port),
+                                    "log.flush.interval.messages": "1"})
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "t", 2)
+            with descriptor_swapped(_segment_descriptor(broker, "t", 0), os.devnull, os.O_RDWR):
+                assert produce(client, "t", batch(b"lost"))["error_code"] == Errors.KAFKA_STORAGE_ERROR
+
+            def elect(election_type: int, partitions: list[int] | None) -> list[tuple[str, int, int, str]]:
+                answer = client.request(ELECT_LEADERS, 2, {"election_type": election_type, "timeout_ms": 5000,
+                                                           "topic_partitions": None if partitions is None else [
+                                                               {"topic": "t", "partitions": partitions}]})
+                return [(r["topic"], p["partition_id"], p["error_code"], p["error_message"])
+                        for r in answer["replica_election_results"] for p in r["partition_result"]]
+
+            assert elect(0, [0, 1]) == [("t", 0, Errors.PREFERRED_LEADER_NOT_AVAILABLE,
+                                         "The preferred leader was not available."),
+                                        ("t", 1, Errors.ELECTION_NOT_NEEDED,
+                                         "Leader election not needed for topic partition.")]
+            assert elect(1, None) == [("t", 0, Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                                       "Eligible topic partition leaders are not available.")]
+            elsewhere = {log.topic_partition: str(second if log.dir.parent == first else first)
+                         for log in broker.server.log_manager.all_logs()}
+            moved = {}
+            for index in (0, 1):
+                answer = client.request(ALTER_REPLICA_LOG_DIRS, 2, {"dirs": [
+                    {"path": elsewhere[f"t-{index}"], "topics": [{"name": "t", "partitions": [index]}]}]})
+                moved[index] = answer["results"][0]["partitions"][0]["error_code"]
+            assert moved == {0: Errors.KAFKA_STORAGE_ERROR, 1: 0}
+
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+                text = response.read().decode()
+            counts = {name: float(re.search(rf"^kafka_\w+_{name} (\S+)$", text, re.MULTILINE).group(1))
+                      for name in ("OfflinePartitionsCount", "LeaderCount", "AtMinIsrPartitionCount")}
+            assert counts == {"OfflinePartitionsCount": 1, "LeaderCount": 1, "AtMinIsrPartitionCount": 1}
+            gauged = {re.search(r'partition="(\d+)"', line).group(1) for line in text.splitlines()
+                      if line.startswith(("kafka_log_Log_", "kafka_cluster_Partition_")) and 'topic="t"' in line}
+            assert gauged == {"1"}
+    finally:
+        broker.stop()
