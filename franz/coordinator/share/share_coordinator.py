@@ -340,7 +340,11 @@ class ShareCoordinator:
                                                self._state_topic_configs())
 
     def partition_for(self, key: SharePartitionKey) -> int:
-        return kafka_abs(java_string_hash(coordinator_key(key))) % self.num_partitions
+        """The key's __share_group_state partition, over the topic's own partition count once it
+        exists (metadataCache.numPartitions, else share.coordinator.state.topic.num.partitions)."""
+        topic = self.metadata.get(SHARE_GROUP_STATE_TOPIC)
+        return kafka_abs(java_string_hash(coordinator_key(key))) % (self.num_partitions if topic is None
+                                                                    else topic.num_partitions)
 
     def resolve(self, key: str, request) -> tuple:
         """FindCoordinator of type SHARE (KafkaApis.getCoordinator): a key that is not

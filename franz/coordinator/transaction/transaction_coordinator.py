@@ -188,7 +188,7 @@ class TransactionCoordinator:
     def resolve(self, key: str, request) -> tuple:
         """FindCoordinator for a transactional id: this node, once the state topic exists."""
         return self.controller.find_coordinator(TRANSACTION_STATE_TOPIC,
-                                                transaction_log.partition_for(key, self.partition_count),
+                                                self._partition_of(key),
                                                 self.partition_count, self._topic_configs(), request.listener_name)
 
     def _resigned(self, transactional_id: str) -> bool:
@@ -197,8 +197,14 @@ class TransactionCoordinator:
         then answered NOT_COORDINATOR (TransactionStateManager.getTransactionState), left out
         of ListTransactions and never timed out here."""
         offline = self.metadata.offline_partitions
-        return bool(offline) and (TRANSACTION_STATE_TOPIC, transaction_log.partition_for(
-            transactional_id, self.partition_count)) in offline
+        return bool(offline) and (TRANSACTION_STATE_TOPIC, self._partition_of(transactional_id)) in offline
+
+    def _partition_of(self, transactional_id: str) -> int:
+        """The id's __transaction_state partition, over the topic's own partition count once it
+        exists (metadataCache.numPartitions, else transaction.state.log.num.partitions)."""
+        topic = self.metadata.get(TRANSACTION_STATE_TOPIC)
+        return transaction_log.partition_for(transactional_id, self.partition_count if topic is None
+                                             else topic.num_partitions)
 
     def _topic_configs(self) -> dict[str, str]:
         return {"cleanup.policy": "compact", "min.insync.replicas": "1",
@@ -223,7 +229,7 @@ class TransactionCoordinator:
     async def _persist(self, metadata: TransactionMetadata) -> None:
         """Append the new state; adopt it only once it is in the log."""
         await self._ensure_topic()
-        partition = transaction_log.partition_for(metadata.transactional_id, self.partition_count)
+        partition = self._partition_of(metadata.transactional_id)
         key = (TRANSACTION_STATE_TOPIC, partition)
         # The value's version follows the finalized transaction.version (TransactionStateManager).
         value_version = transaction_log.log_value_version(self.server_transaction_version())

@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from franz.common.utils import partition_for_key
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
 from franz.coordinator.group.group_metadata import GroupError, GroupState
 from franz.protocol.errors import Errors, default_message
 from franz.server.kafka_config import KafkaConfig
 from franz.server.kafka_server import KafkaServer
+from tests.support.broker_on_thread import BrokerOnThread
+from tests.support.raw_client import RawClient, create_topic
 
 DEADLINE_S = 15.0
 
@@ -615,3 +618,53 @@ def test_sync_group_v5_without_its_protocol_fields_is_inconsistent_before_its_gr
         no_group = await server.group_coordinator.handle_sync_group(_RequestV5(), {**body, "protocol_type": "consumer"})
         return missing["error_code"], no_group["error_code"]
     assert run(tmp_path, scenario) == (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_GROUP_ID)
+
+
+def test_the_internal_topics_keep_their_partition_count_when_the_config_changes(tmp_path):
+    """offsets.topic.num.partitions and transaction.state.log.num.partitions raised after the
+    topics were made: the coordinators hash over the partitions the topics have (Kafka's
+    metadataCache.numPartitions), so a group or transactional id the new count would send to a
+    partition that does not exist is served, and its writes read back after a restart."""
+    group = next(g for g in (f"g{i}" for i in range(100)) if partition_for_key(g, 3) == 2)
+    transactional_id = next(t for t in (f"t{i}" for i in range(100)) if partition_for_key(t, 3) == 2)
+
+    def commit(client: RawClient, offset: int) -> int:
+        answer = client.request(8, 8, {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                                       "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+                                           {"partition_index": 0, "committed_offset": offset,
+                                            "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        return answer["topics"][0]["partitions"][0]["error_code"]
+
+    def committed(client: RawClient) -> int:
+        answer = client.request(9, 8, {"groups": [{"group_id": group, "topics": None}], "require_stable": False})
+        return answer["groups"][0]["topics"][0]["partitions"][0]["committed_offset"]
+
+    def found(client: RawClient) -> None:
+        for _ in range(100):  # the first ask makes the topics
+            answer = client.request(10, 4, {"key_type": 0, "coordinator_keys": [group]})
+            other = client.request(10, 4, {"key_type": 1, "coordinator_keys": [transactional_id]})
+            if answer["coordinators"][0]["error_code"] == other["coordinators"][0]["error_code"] == 0:
+                return
+            time.sleep(0.05)
+        raise AssertionError("no coordinator")
+
+    def init_producer_id(client: RawClient) -> int:
+        return client.request(22, 4, {"transactional_id": transactional_id, "transaction_timeout_ms": 60_000,
+                                      "producer_id": -1, "producer_epoch": -1})["error_code"]
+
+    counts = ({"offsets.topic.num.partitions": "2", "transaction.state.log.num.partitions": "2"},
+              {"offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3"})
+    for run_index, offset in enumerate((5, 7, None)):
+        broker = BrokerOnThread(tmp_path / "data", counts[min(run_index, 1)])
+        try:
+            with RawClient(broker.bootstrap) as client:
+                if run_index == 0:
+                    create_topic(client, "t")
+                found(client)
+                if run_index > 0:
+                    assert committed(client) == (5 if run_index == 1 else 7)
+                if offset is not None:
+                    assert (commit(client, offset), init_producer_id(client)) == (0, 0)
+                assert broker.server.metadata.get("__consumer_offsets").num_partitions == 2
+        finally:
+            broker.stop()

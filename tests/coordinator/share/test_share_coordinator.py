@@ -9,6 +9,7 @@ import struct
 
 import pytest
 
+from franz.common.utils import java_string_hash, kafka_abs
 from franz.coordinator.group.coordinator_loader import load_partition
 from franz.coordinator.share import share_coordinator_record_serde as serde
 from franz.coordinator.share.share_coordinator import (
@@ -235,3 +236,26 @@ def test_pruning_passes_over_a_state_partition_gone_offline(tmp_path):
             return log.offline, await coordinator.prune(), log.log_start_offset
 
     assert run(tmp_path, scenario, **overrides) == (True, {}, 0)
+
+
+def test_a_state_partition_count_raised_after_the_topic_was_made_moves_no_share_partition(tmp_path):
+    """share.coordinator.state.topic.num.partitions raised from 2 to 3 after __share_group_state
+    was made: keys hash over the two partitions the topic has (metadataCache.numPartitions), so
+    a key that three partitions would send to one that does not exist reads and writes on."""
+    async def initialize(server):
+        topic_id = await _topic(server, "t")
+        key = next(k for k in (SharePartitionKey(f"g{i}", topic_id, 0) for i in range(100))
+                   if server.share_coordinator.partition_for(k) != kafka_abs(java_string_hash(coordinator_key(k))) % 3
+                   and kafka_abs(java_string_hash(coordinator_key(k))) % 3 == 2)
+        await server.share_coordinator.initialize(key, 1, 5)
+        return key
+
+    key = run(tmp_path, initialize, share_coordinator_state_topic_num_partitions="2")
+
+    async def write_and_read(server):
+        coordinator = server.share_coordinator
+        await coordinator.write(key, 1, 0, 5, 0, [StateBatch(5, 6, ACKNOWLEDGED, 1)])
+        state = await coordinator.read(key, 0)
+        return state.start_offset, server.metadata.get(SHARE_GROUP_STATE_TOPIC).num_partitions
+
+    assert run(tmp_path, write_and_read, share_coordinator_state_topic_num_partitions="3") == (5, 2)
