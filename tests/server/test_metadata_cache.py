@@ -20,7 +20,7 @@ from tests.support.raw_client import RawClient, batch, create_topic, produce
 METADATA, FIND_COORDINATOR, OFFSET_COMMIT, DELETE_TOPICS, DESCRIBE_TOPIC_PARTITIONS = 3, 10, 8, 20, 75
 OFFSET_FETCH, HEARTBEAT, DESCRIBE_GROUPS, LIST_GROUPS, INIT_PRODUCER_ID = 9, 12, 15, 16, 22
 DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS, CONSUMER_GROUP_DESCRIBE = 65, 66, 69
-ALTER_REPLICA_LOG_DIRS, ELECT_LEADERS = 34, 43
+ALTER_REPLICA_LOG_DIRS, ELECT_LEADERS, DESCRIBE_SHARE_GROUP_OFFSETS = 34, 43, 90
 LEADER_ROWS = ("error_code", "partition_index", "leader_id", "replica_nodes", "isr_nodes", "offline_replicas")
 
 
@@ -144,6 +144,10 @@ def test_the_coordinators_resign_an_offline_partition(tmp_path):
                                                                     "include_authorized_operations": False})
             assert [(g["error_code"], g["group_state"]) for g in described["groups"]] == [
                 (Errors.NOT_COORDINATOR, ""), (Errors.GROUP_ID_NOT_FOUND, "")]  # kept: a classic group
+            share_offsets = client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 0, {
+                "groups": [{"group_id": group, "topics": None} for group in (lost, kept)]})
+            assert [(g["error_code"], g["error_message"]) for g in share_offsets["groups"]] == [
+                (Errors.NOT_COORDINATOR, "This is not the correct coordinator."), (0, None)]
 
             assert _init_producer_id(client, lost_tx) == Errors.NOT_COORDINATOR
             transactions = client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": [lost_tx, kept_tx]})

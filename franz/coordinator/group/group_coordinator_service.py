@@ -390,6 +390,10 @@ class GroupCoordinatorService:
             log = self.replica_manager.log_of((topic, partition))
             return None if log is None else log.high_watermark
         return {"throttle_time_ms": 0, "groups": [
+            # every offset (no topics) is read from the group's shard: none while it is resigned
+            {"group_id": group["group_id"], "error_code": Errors.NOT_COORDINATOR, "topics": [],
+             "error_message": default_message(Errors.NOT_COORDINATOR)}
+            if group["topics"] is None and self._resigned(group["group_id"]) else
             self.share_groups.describe_offsets(group["group_id"], group["topics"], high_watermark)
             for group in body["groups"]]}
 
