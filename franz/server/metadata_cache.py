@@ -97,6 +97,12 @@ class MetadataCache:
         topic = self.topics.get(name)
         return topic is not None and 0 <= partition < topic.num_partitions
 
+    def partition_count(self, name: str, default: int) -> int:
+        """The topic's partition count, `default` while it does not exist
+        (metadataCache.numPartitions(name).orElse(default), as the coordinators place keys)."""
+        topic = self.topics.get(name)
+        return default if topic is None else topic.num_partitions
+
     def partition_metadata(self, topic: TopicMetadata, partitions: range) -> list[dict]:
         """Each partition's leader, replicas and ISR as Metadata and DescribeTopicPartitions answer
         them (KRaftMetadataCache.partitionMetadata), with error_code: NONE for a partition led

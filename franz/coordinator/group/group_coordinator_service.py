@@ -214,9 +214,8 @@ class GroupCoordinatorService:
         """The group's __consumer_offsets partition, over the topic's own partition count once it
         exists (Kafka's coordinators take metadataCache.numPartitions, else the config): an
         offsets.topic.num.partitions changed after the topic was made must not move groups."""
-        topic = self.metadata.get(OFFSETS_TOPIC)
-        return serde.partition_for(group_id, self.config.offsets_topic_num_partitions if topic is None
-                                   else topic.num_partitions)
+        return serde.partition_for(group_id, self.metadata.partition_count(
+            OFFSETS_TOPIC, self.config.offsets_topic_num_partitions))
 
     async def _append(self, group_id: str, entries: list[tuple[bytes, bytes | None]],
                       producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,

@@ -342,9 +342,8 @@ class ShareCoordinator:
     def partition_for(self, key: SharePartitionKey) -> int:
         """The key's __share_group_state partition, over the topic's own partition count once it
         exists (metadataCache.numPartitions, else share.coordinator.state.topic.num.partitions)."""
-        topic = self.metadata.get(SHARE_GROUP_STATE_TOPIC)
-        return kafka_abs(java_string_hash(coordinator_key(key))) % (self.num_partitions if topic is None
-                                                                    else topic.num_partitions)
+        return kafka_abs(java_string_hash(coordinator_key(key))) % self.metadata.partition_count(
+            SHARE_GROUP_STATE_TOPIC, self.num_partitions)
 
     def resolve(self, key: str, request) -> tuple:
         """FindCoordinator of type SHARE (KafkaApis.getCoordinator): a key that is not

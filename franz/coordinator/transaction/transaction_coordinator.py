@@ -187,9 +187,8 @@ class TransactionCoordinator:
 
     def resolve(self, key: str, request) -> tuple:
         """FindCoordinator for a transactional id: this node, once the state topic exists."""
-        return self.controller.find_coordinator(TRANSACTION_STATE_TOPIC,
-                                                self._partition_of(key),
-                                                self.partition_count, self._topic_configs(), request.listener_name)
+        return self.controller.find_coordinator(TRANSACTION_STATE_TOPIC, self._partition_of(key), self.partition_count,
+                                                self._topic_configs(), request.listener_name)
 
     def _resigned(self, transactional_id: str) -> bool:
         """Whether the id's __transaction_state partition is offline (a disk error took its log
@@ -202,9 +201,8 @@ class TransactionCoordinator:
     def _partition_of(self, transactional_id: str) -> int:
         """The id's __transaction_state partition, over the topic's own partition count once it
         exists (metadataCache.numPartitions, else transaction.state.log.num.partitions)."""
-        topic = self.metadata.get(TRANSACTION_STATE_TOPIC)
-        return transaction_log.partition_for(transactional_id, self.partition_count if topic is None
-                                             else topic.num_partitions)
+        return transaction_log.partition_for(transactional_id, self.metadata.partition_count(
+            TRANSACTION_STATE_TOPIC, self.partition_count))
 
     def _topic_configs(self) -> dict[str, str]:
         return {"cleanup.policy": "compact", "min.insync.replicas": "1",
