@@ -68,7 +68,7 @@ from franz.server.metadata_cache import (
     collision_name,
     validate_topic_name,
 )
-from franz.server.topic_journal import TOPIC_CHANGES_FILE, TopicJournal
+from franz.server.topic_journal import TOPIC_CHANGES_FILE, JournalWriteError, TopicJournal
 from franz.storage.checkpoint import flush_dir, random_kafka_uuid, uuid_to_kafka_string
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
@@ -389,7 +389,16 @@ class Controller:
         self.metadata.remove(name)
         for prepare in self.topic_deletion_preparers:
             await prepare(name)
-        await asyncio.shield(self._track(self._deleting, name, self._delete_topic(topic)))
+        try:
+            await asyncio.shield(self._track(self._deleting, name, self._delete_topic(topic)))
+        except JournalWriteError as exc:
+            # Nothing was deleted: the topic stands, as in Kafka when its controller cannot commit
+            # the RemoveTopicRecord. Unpublished, its logs would outlive it, and a topic made
+            # again under its name would be given them, records and all.
+            self.metadata.put(topic)
+            logger.error("Could not delete topic %s: recording the deletion failed: %s", name, exc)
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                           f"Could not record the deletion of topic {name}: {exc}") from exc
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
         for listener in self.topic_deletion_listeners:
             try:

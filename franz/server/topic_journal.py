@@ -38,6 +38,10 @@ logger = logging.getLogger(__name__)
 Writer = Callable[[Path, dict], Awaitable[None]]
 
 
+class JournalWriteError(Exception):
+    """A change could not be recorded before it began, so nothing of it was done."""
+
+
 class TopicJournal:
     def __init__(self, path: Path, write: Writer) -> None:
         """`write(path, content)` replaces the file atomically and durably (the controller's
@@ -69,9 +73,15 @@ class TopicJournal:
     async def recording(self, changes: dict, key: str, value) -> AsyncIterator[None]:
         """Record `key: value` in `changes` (creating, growing or deleting) durably for the body,
         and remove it once the body has finished. A body that raises leaves it recorded: the
-        next start finishes, or rolls back, what the body left half done."""
+        next start finishes, or rolls back, what the body left half done. When the entry cannot
+        be written the body does not run, the entry is forgotten (a later write of the journal
+        must not record a change that never began) and JournalWriteError is raised."""
         changes[key] = value
-        await self._write(self.path, self.content())
+        try:
+            await self._write(self.path, self.content())
+        except OSError as exc:
+            changes.pop(key, None)
+            raise JournalWriteError(f"{self.path}: {exc}") from exc
         yield
         changes.pop(key, None)
         await self._write(self.path, self.content())

@@ -84,3 +84,36 @@ def test_a_growth_cut_short_by_a_crash_is_rolled_back_at_the_next_start(tmp_path
         assert len(_metadata(client, "grows")["partitions"]) == 2
         assert sorted(path.name for path in data.glob("grows-[0-9]")) == ["grows-0", "grows-1"]
         assert broker.wait_for_line("The growth of topic grows")
+
+
+def _delete(client: RawClient, name: str) -> dict:
+    return client.request(DELETE_TOPICS, 6, {"topics": [{"name": name, "topic_id": bytes(16)}],
+                                             "timeout_ms": 5000})["responses"][0]
+
+
+def test_a_deletion_the_journal_cannot_record_leaves_the_topic_whole(tmp_path, broker_factory):
+    """The journal's write fails for real: its temporary file's name is taken by a directory."""
+    data = tmp_path / "data"
+    broker = broker_factory(data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "kept", 2)
+        assert produce(client, "kept", batch(b"first"))["error_code"] == Errors.NONE
+        blocker = data / "topic-changes.json.tmp"
+        blocker.mkdir()
+        answer = _delete(client, "kept")
+        assert answer["error_code"] == Errors.KAFKA_STORAGE_ERROR
+        assert "Could not record the deletion of topic kept" in answer["error_message"]
+        assert _metadata(client, "kept")["error_code"] == Errors.NONE  # still published, still served
+        assert produce(client, "kept", batch(b"second"))["base_offset"] == 1
+        assert sorted(path.name for path in data.glob("kept-[0-9]")) == ["kept-0", "kept-1"]
+        blocker.rmdir()
+        create_topic(client, "other")  # a journal write that must not record the failed deletion
+    broker.stop()
+
+    broker = broker_factory(data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert len(_metadata(client, "kept")["partitions"]) == 2
+        assert produce(client, "kept", batch(b"third"))["base_offset"] == 2  # the records stayed
+        assert _delete(client, "kept")["error_code"] == Errors.NONE
+        create_topic(client, "kept", 2)  # made again under the name: empty
+        assert produce(client, "kept", batch(b"new"))["base_offset"] == 0
