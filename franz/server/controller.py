@@ -69,8 +69,9 @@ from franz.server.metadata_cache import (
     validate_topic_name,
 )
 from franz.server.topic_journal import TOPIC_CHANGES_FILE, JournalWriteError, TopicJournal
-from franz.storage.checkpoint import flush_dir, random_kafka_uuid, uuid_to_kafka_string
+from franz.storage.checkpoint import InconsistentTopicIdError, flush_dir, random_kafka_uuid, uuid_to_kafka_string
 from franz.storage.cleaner import CleanerConfig
+from franz.storage.local_log import KafkaStorageError
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
 from franz.storage.log_manager import LogManager
 from franz.storage.producer_state import ProducerStateManagerConfig
@@ -91,6 +92,10 @@ class ApiError(Exception):
         self.code = code
         self.error_code = code  # what error_responses reads, when a handler lets one escape
         self.message = message
+
+
+class LogsLeftBehind(Exception):
+    """A topic's deletion is recorded, but some of its logs could not be removed."""
 
 
 class BrokerConfigInForce:
@@ -362,13 +367,27 @@ class Controller:
         async with self._journal.recording(self._journal.creating, topic.name, uuid_to_kafka_string(topic.topic_id)):
             if topic.configs:
                 await self._store_configs()  # before the logs, so a restart finds them with their configs
-            await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
+            try:
+                await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
+            except InconsistentTopicIdError as exc:
+                # A deleted topic's directory under the name, left by a disk error until the next
+                # start removes it. Kafka's broker would not lead the partition; here the creation
+                # fails whole, and the logs it made go now (the journal's entry would at a restart).
+                await asyncio.to_thread(self._delete_logs_of, topic)
+                raise ApiError(Errors.KAFKA_STORAGE_ERROR, f"Could not create topic {topic.name}: {exc}") from exc
         # Committed before it is published: no append to the topic can be answered while a
         # restart would still roll its creation back.
         self.metadata.put(topic)
         logger.info("Created topic %s with topic ID %s and %d partition(s)", topic.name,
                     uuid_to_kafka_string(topic.topic_id), topic.num_partitions)
         return topic
+
+    def _delete_logs_of(self, topic: TopicMetadata) -> None:
+        """Delete the logs of `topic`'s partitions that hold its ID (not another topic's)."""
+        for partition in range(topic.num_partitions):
+            partition_log = self.log_manager.logs.get((topic.name, partition))
+            if partition_log is not None and partition_log.topic_id == topic.topic_id:
+                self.log_manager.delete_log(topic.name, partition)
 
     def _create_logs(self, topic: TopicMetadata, partitions: Iterable[int]) -> None:
         config = LogConfig.from_props(topic.configs, self._broker_defaults)
@@ -399,6 +418,11 @@ class Controller:
             logger.error("Could not delete topic %s: recording the deletion failed: %s", name, exc)
             raise ApiError(Errors.KAFKA_STORAGE_ERROR,
                            f"Could not record the deletion of topic {name}: {exc}") from exc
+        except LogsLeftBehind as exc:
+            # The deletion stands, as Kafka's committed RemoveTopicRecord does while a broker
+            # fails to remove the logs; their directories keep the topic's ID, so a topic made
+            # again under the name is refused them (UnifiedLog.create).
+            logger.error("Deleted topic %s, but %s", name, exc)
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
         for listener in self.topic_deletion_listeners:
             try:
@@ -409,13 +433,23 @@ class Controller:
     async def _delete_topic(self, topic: TopicMetadata) -> None:
         # From the first write on, a restart finishes the deletion.
         async with self._journal.recording(self._journal.deleting, uuid_to_kafka_string(topic.topic_id), topic.name):
-            await asyncio.to_thread(self._delete_logs, topic.name, topic.num_partitions)
+            failures = await asyncio.to_thread(self._delete_logs, topic.name, topic.num_partitions)
             if topic.configs:
                 await self._store_configs()
+            if failures:  # raised in the body, so the entry stays and the next start removes those logs
+                raise LogsLeftBehind(f"the logs of {len(failures)} partition(s) of topic {topic.name} could not "
+                                     f"be removed and are removed at the next start: {'; '.join(failures)}")
 
-    def _delete_logs(self, name: str, num_partitions: int) -> None:
+    def _delete_logs(self, name: str, num_partitions: int) -> list[str]:
+        """Delete every partition's log, each whatever became of the others (a disk error takes
+        only that log offline); the errors of those that failed."""
+        failures = []
         for partition in range(num_partitions):
-            self.log_manager.delete_log(name, partition)
+            try:
+                self.log_manager.delete_log(name, partition)
+            except (KafkaStorageError, OSError) as exc:
+                failures.append(f"{name}-{partition}: {exc}")
+        return failures
 
     @staticmethod
     def _track(under_way: dict[str, asyncio.Future], name: str, work: Awaitable) -> asyncio.Future:

@@ -31,9 +31,11 @@ from franz.storage import files, log_flush_stats
 from franz.storage.checkpoint import (
     LEADER_EPOCH_CHECKPOINT_FILE,
     CheckpointError,
+    InconsistentTopicIdError,
     LeaderEpochCheckpointFile,
     PartitionMetadataFile,
     flush_file_if_exists,
+    uuid_to_kafka_string,
 )
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
@@ -150,10 +152,17 @@ class UnifiedLog:
         topic, partition = files.parse_topic_partition_name(directory.name)
         topic_partition = f"{topic}-{partition}"
         metadata = PartitionMetadataFile(directory)
-        if topic_id is not None and not metadata.exists():
+        if metadata.exists():
+            # Kafka's initializeTopicId: a directory left by a deleted topic of the same name
+            # (its removal failed on disk) is not handed to a new topic, records and all.
+            stored_topic_id = metadata.read()
+            if topic_id is not None and topic_id != stored_topic_id:
+                raise InconsistentTopicIdError(
+                    f"Tried to assign topic ID {uuid_to_kafka_string(topic_id)} to log for topic partition "
+                    f"{topic_partition}, but log already contained topic ID {uuid_to_kafka_string(stored_topic_id)}")
+            topic_id = stored_topic_id
+        elif topic_id is not None:
             metadata.write(topic_id)  # before any data, as Kafka does
-        elif topic_id is None and metadata.exists():
-            topic_id = metadata.read()
         epoch_checkpoint = LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILE)
         try:
             epoch_cache = LeaderEpochFileCache(topic_partition, epoch_checkpoint)

@@ -3,6 +3,15 @@ or creation: the next start finishes the change the way Kafka's metadata decides
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
 from franz.protocol.codec import encode_request
 from franz.protocol.errors import Errors
 from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
@@ -117,3 +126,47 @@ def test_a_deletion_the_journal_cannot_record_leaves_the_topic_whole(tmp_path, b
         assert _delete(client, "kept")["error_code"] == Errors.NONE
         create_topic(client, "kept", 2)  # made again under the name: empty
         assert produce(client, "kept", batch(b"new"))["base_offset"] == 0
+
+
+@contextlib.contextmanager
+def _immutable(directory: Path) -> Iterator[None]:
+    """No entry of `directory` can be renamed, made or removed inside the block (chattr +i: a real
+    EPERM from the filesystem, for root on ext4 and the like)."""
+    if os.geteuid() != 0 or shutil.which("chattr") is None:
+        pytest.skip("chattr +i needs root and the chattr tool")
+    if subprocess.run(["chattr", "+i", str(directory)], capture_output=True).returncode != 0:
+        pytest.skip(f"this filesystem refuses chattr +i on {directory}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], check=True)
+
+
+def test_a_deleted_topic_whose_log_cannot_be_removed_is_not_handed_to_a_new_topic_of_its_name(
+        tmp_path, broker_factory):
+    first, second = tmp_path / "d1", tmp_path / "d2"  # the journal lives in the first
+    broker = broker_factory({"log.dirs": f"{first},{second}"}, data_dir=first)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "elsewhere")  # in the first dir, so the next partition goes to the second
+        create_topic(client, "stuck")
+        assert (second / "stuck-0").is_dir()
+        assert produce(client, "stuck", batch(b"old-1", b"old-2"))["error_code"] == Errors.NONE
+        with _immutable(second):  # the log's directory cannot be renamed for deletion
+            assert _delete(client, "stuck")["error_code"] == Errors.NONE  # the deletion stands
+            assert broker.wait_for_line("could not be removed")
+            assert _metadata(client, "stuck")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert (second / "stuck-0").is_dir()  # the old records, under the name, with the old topic ID
+        answer = client.request(CREATE_TOPICS, 7, {"topics": [{
+            "name": "stuck", "num_partitions": 1, "replication_factor": 1, "configs": []}],
+            "timeout_ms": 5000})["topics"][0]
+        assert answer["error_code"] == Errors.KAFKA_STORAGE_ERROR
+        assert "but log already contained topic ID" in answer["error_message"]
+        assert _metadata(client, "stuck")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    broker.stop()
+
+    broker = broker_factory({"log.dirs": f"{first},{second}"}, data_dir=first)
+    with RawClient(broker.bootstrap) as client:
+        assert broker.wait_for_line("The deletion of topic stuck")
+        assert _metadata(client, "stuck")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        create_topic(client, "stuck")  # the name is free again, and the new topic empty
+        assert produce(client, "stuck", batch(b"new"))["base_offset"] == 0

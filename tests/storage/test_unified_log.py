@@ -9,6 +9,7 @@ import pytest
 
 from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_batch, build_control_batch
 from franz.storage import unified_log
+from franz.storage.checkpoint import InconsistentTopicIdError, random_kafka_uuid
 from franz.storage.local_log import KafkaStorageError, OffsetOutOfRangeError
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_append_info import InvalidProducerEpochError, InvalidTxnStateError, VerificationGuard
@@ -471,3 +472,18 @@ def test_a_new_segment_whose_indexes_the_disk_refuses_keeps_the_log_online(tmp_p
     assert read_values(reopened, 0) + read_values(reopened, 1) == [b"x" * 600, b"y" * 600]
     assert reopened.log_end_offset == 2
     reopened.close()
+
+
+def test_a_log_is_not_opened_under_another_topic_id_than_its_directory_holds(tmp_path):
+    """Kafka's initializeTopicId: partition.metadata's ID wins, and a different one is refused."""
+    config = LogConfig.from_props({})
+    first, second = random_kafka_uuid(), random_kafka_uuid()
+    log = UnifiedLog.create(tmp_path / "topic-0", config, topic_id=first)
+    log.append_as_leader(MemoryRecords.with_records([SimpleRecord(value=b"old")]), leader_epoch=0)
+    log.close()
+    with pytest.raises(InconsistentTopicIdError, match="but log already contained topic ID"):
+        UnifiedLog.create(tmp_path / "topic-0", config, topic_id=second)
+    for topic_id in (first, None):
+        reopened = UnifiedLog.create(tmp_path / "topic-0", config, topic_id=topic_id)
+        assert reopened.topic_id == first and reopened.log_end_offset == 1
+        reopened.close()
