@@ -588,7 +588,7 @@ class CleanerThread(threading.Thread):
             end_offset, stats = self.cleaner.clean(cleanable)
             self._record_stats(cleanable.log.topic_partition, start_offset, end_offset, stats)
         except (LogCleaningAbortedError, KafkaStorageError):
-            pass  # aborted (the log is being deleted or truncated), or already offline
+            pass  # aborted (the log is being deleted or truncated), or offline (a disk error in the swap)
         finally:
             self.manager.done_cleaning(cleanable.topic_partition, cleanable.log.dir.parent, end_offset)
 

@@ -128,7 +128,7 @@ class LogManager:
         if start_background_tasks:
             self._start_background_tasks()
             if self.cleaner_config.enable_cleaner:
-                self.cleaner = LogCleaner(self.cleaner_config, self.log_dirs, self._logs_snapshot, self.time_ms)
+                self.cleaner = LogCleaner(self.cleaner_config, self.log_dirs, self._online_logs, self.time_ms)
                 self.cleaner.startup()
 
     def _ensure_meta_properties(self, log_dir: Path) -> None:
@@ -356,6 +356,10 @@ class LogManager:
     def _logs_snapshot(self) -> dict[TopicPartition, UnifiedLog]:
         with self._lock:
             return dict(self.logs)
+
+    def _online_logs(self) -> dict[TopicPartition, UnifiedLog]:
+        """The logs the cleaner may clean: Kafka's cleaner sees only the logs of online dirs."""
+        return {tp: partition_log for tp, partition_log in self._logs_snapshot().items() if not partition_log.offline}
 
     def _next_log_dir(self) -> Path:
         counts = {d: 0 for d in self.log_dirs}

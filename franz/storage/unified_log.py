@@ -790,9 +790,13 @@ class UnifiedLog:
         with self.lock:
             return self.producer_state_manager.last_records_of_active_producers()
 
+    # The cleaner's message: Kafka's cleanLog takes the dir offline on the IOException this raises.
+    @maybe_handle_io_error("Failed to clean up log for {tp} in dir {dir} due to IOException")
     def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment]) -> None:
         """Swap cleaned segments in for the ones they were cleaned from (UnifiedLog.replaceSegments).
-        Old segments already gone (retention ran meanwhile) are skipped."""
+        Old segments already gone (retention ran meanwhile) are skipped. A disk error part way
+        leaves the files and the segment map apart, so it takes the log offline: the next start
+        finishes or undoes the swap from the files (LogLoader), as after a crash."""
         with self.lock:
             self.local_log.check_if_memory_mapped_buffer_closed()
             deleted = replace_segments(self.local_log.segments, new_segments, old_segments, self.dir,

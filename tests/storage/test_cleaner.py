@@ -1,5 +1,6 @@
 """Behaviours of Kafka's LogCleanerTest: one cleaning pass at a time over a real log on disk."""
 
+import dataclasses
 import threading
 import time
 
@@ -7,7 +8,7 @@ import pytest
 
 from franz.records import ControlRecordType, MemoryRecords, SimpleRecord, build_batch, build_control_batch
 from franz.storage import files
-from franz.storage.cleaner import Cleaner, CleanerConfig, group_segments_by_size
+from franz.storage.cleaner import Cleaner, CleanerConfig, CleanerThread, group_segments_by_size
 from franz.storage.cleaner_manager import LogCleaningAbortedError, LogToClean
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
@@ -564,6 +565,39 @@ def test_a_corrupt_segment_makes_its_partition_uncleanable_and_is_left_as_it_was
         assert not list(directory.glob("*.cleaned")) and not list(directory.glob("*.swap"))
         assert {p.name: p.read_bytes() for p in directory.glob("*.log")} == before
         assert cleaner_manager.grab_filthiest_compacted_log() is None  # skipped from now on
+    finally:
+        manager.shutdown()
+
+
+def test_a_disk_error_in_the_swap_takes_the_log_offline_and_the_next_start_recovers_it(tmp_path, caplog):
+    """Kafka's cleanLog takes the dir offline on an IOException; franz takes the log offline, not
+    marking it uncleanable. The error is real: a directory holds the `.swap` name the cleaned
+    segment is renamed to (EISDIR)."""
+    manager = cleaning_manager(tmp_path, threads=0, cleanup_policy="compact")  # one pass, run here
+    directory = tmp_path / "data" / "compacted-0"
+    blocker = directory / "00000000000000000000.log.swap"
+    try:
+        log = manager.get_or_create_log("compacted", 0)
+        write_keys(log, 20)
+        log.roll()
+        before = offsets_in_log(log)
+        blocker.mkdir()
+        (blocker / "taken").write_bytes(b"")
+        # The pass a cleaner thread makes, run here (a thread would race the writes above).
+        manager.cleaner.config = dataclasses.replace(manager.cleaner.config, num_threads=1)
+        assert CleanerThread(manager.cleaner, 0)._try_clean_filthiest_log()
+        assert log.offline and ("compacted", 0) in manager.offline_logs
+        assert ("compacted", 0) not in manager.cleaner.cleaner_manager.uncleanable_partitions(manager.log_dirs[0])
+        assert any("Failed to clean up log for compacted-0" in r.getMessage() for r in caplog.records)
+    finally:
+        manager.shutdown()
+    (blocker / "taken").unlink()
+    blocker.rmdir()
+    manager = cleaning_manager(tmp_path, threads=0, cleanup_policy="compact")
+    try:
+        log = manager.get_log("compacted", 0)
+        assert not log.offline and not list(directory.glob("*.cleaned"))
+        assert offsets_in_log(log) == before  # the swap never began: the old segments stand
     finally:
         manager.shutdown()
 
