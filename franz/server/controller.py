@@ -214,18 +214,24 @@ class Controller:
         unfinished = self._journal.unfinished()
         if not unfinished:
             return
-        for name, topic_id, change, first_partition in unfinished:
+        kept = []
+        for entry in unfinished:
+            name, topic_id, change, first_partition = entry
             partitions = sorted(partition for (topic, partition), partition_log in self.log_manager.logs.items()
                                 if topic == name and partition >= first_partition and partition_log.topic_id
                                 is not None and uuid_to_kafka_string(partition_log.topic_id) == topic_id)
             logger.warning("The %s of topic %s with topic ID %s was cut short; deleting the %d log(s) it left: %s",
                            change, name, topic_id, len(partitions), partitions)
-            for partition in partitions:
-                self.log_manager.delete_log(name, partition)
+            failures = self._delete_logs(name, partitions)
+            if failures:  # each such log has left LogManager all the same: no topic is rebuilt from it
+                # Kafka would take the dir offline and start without it; the entry stays for the next start.
+                logger.error("Could not delete %d log(s) of topic %s with topic ID %s; the next start tries "
+                             "again: %s", len(failures), name, topic_id, "; ".join(failures))
+                kept.append(entry)
             if change != "growth":
                 self._stored_configs.pop(name, None)
         _write_json(self._configs_path, self._stored_configs)
-        self._journal.forget_all()
+        self._journal.forget_all(kept)
         _write_json(self._journal.path, self._journal.content())
 
     def topic_log_config(self, topic: str) -> LogConfig:
@@ -364,17 +370,31 @@ class Controller:
 
     async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
         await self._done(self._deleting, topic.name)  # else the old logs could be found as the new ones
-        async with self._journal.recording(self._journal.creating, topic.name, uuid_to_kafka_string(topic.topic_id)):
-            if topic.configs:
-                await self._store_configs()  # before the logs, so a restart finds them with their configs
-            try:
-                await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
-            except InconsistentTopicIdError as exc:
-                # A deleted topic's directory under the name, left by a disk error until the next
-                # start removes it. Kafka's broker would not lead the partition; here the creation
-                # fails whole, and the logs it made go now (the journal's entry would at a restart).
-                await asyncio.to_thread(self._delete_logs_of, topic)
-                raise ApiError(Errors.KAFKA_STORAGE_ERROR, f"Could not create topic {topic.name}: {exc}") from exc
+        if topic.name in self._journal.deleting.values():
+            # A deleted topic of this name left logs a disk error kept from being removed; the
+            # next start removes them (the journal's entry). Until then the name is not free: a
+            # new topic's partitions would sit beside the old directories, in another log dir,
+            # and the next start would find both.
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                           f"Could not create topic {topic.name}: the logs of the deleted topic of this name "
+                           f"could not all be removed, and are removed at the next start")
+        try:
+            async with self._journal.recording(self._journal.creating, topic.name,
+                                               uuid_to_kafka_string(topic.topic_id)):
+                if topic.configs:
+                    await self._store_configs()  # before the logs, so a restart finds them with their configs
+                try:
+                    await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
+                except InconsistentTopicIdError as exc:
+                    # A deleted topic's directory under the name, left by a disk error until the
+                    # next start removes it. Kafka's broker would not lead the partition; here the
+                    # creation fails whole, and the logs it made go now (the journal's entry would
+                    # at a restart).
+                    await asyncio.to_thread(self._delete_logs_of, topic, range(topic.num_partitions))
+                    raise ApiError(Errors.KAFKA_STORAGE_ERROR, f"Could not create topic {topic.name}: {exc}") from exc
+        except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                           f"Could not record the creation of topic {topic.name}: {exc}") from exc
         # Committed before it is published: no append to the topic can be answered while a
         # restart would still roll its creation back.
         self.metadata.put(topic)
@@ -382,9 +402,9 @@ class Controller:
                     uuid_to_kafka_string(topic.topic_id), topic.num_partitions)
         return topic
 
-    def _delete_logs_of(self, topic: TopicMetadata) -> None:
-        """Delete the logs of `topic`'s partitions that hold its ID (not another topic's)."""
-        for partition in range(topic.num_partitions):
+    def _delete_logs_of(self, topic: TopicMetadata, partitions: Iterable[int]) -> None:
+        """Delete the logs of those of `topic`'s partitions that hold its ID (not another topic's)."""
+        for partition in partitions:
             partition_log = self.log_manager.logs.get((topic.name, partition))
             if partition_log is not None and partition_log.topic_id == topic.topic_id:
                 self.log_manager.delete_log(topic.name, partition)
@@ -433,18 +453,18 @@ class Controller:
     async def _delete_topic(self, topic: TopicMetadata) -> None:
         # From the first write on, a restart finishes the deletion.
         async with self._journal.recording(self._journal.deleting, uuid_to_kafka_string(topic.topic_id), topic.name):
-            failures = await asyncio.to_thread(self._delete_logs, topic.name, topic.num_partitions)
+            failures = await asyncio.to_thread(self._delete_logs, topic.name, range(topic.num_partitions))
             if topic.configs:
                 await self._store_configs()
             if failures:  # raised in the body, so the entry stays and the next start removes those logs
                 raise LogsLeftBehind(f"the logs of {len(failures)} partition(s) of topic {topic.name} could not "
                                      f"be removed and are removed at the next start: {'; '.join(failures)}")
 
-    def _delete_logs(self, name: str, num_partitions: int) -> list[str]:
-        """Delete every partition's log, each whatever became of the others (a disk error takes
-        only that log offline); the errors of those that failed."""
+    def _delete_logs(self, name: str, partitions: Iterable[int]) -> list[str]:
+        """Delete each partition's log, whatever became of the others (a disk error takes only
+        that log offline); the errors of those that failed."""
         failures = []
-        for partition in range(num_partitions):
+        for partition in partitions:
             try:
                 self.log_manager.delete_log(name, partition)
             except (KafkaStorageError, OSError) as exc:
@@ -493,9 +513,18 @@ class Controller:
             return
 
         async def grow(old: int = topic.num_partitions) -> None:
-            async with self._journal.recording(self._journal.growing, name,
-                                               (uuid_to_kafka_string(topic.topic_id), old)):
-                await asyncio.to_thread(self._create_logs, topic, range(old, count))
+            try:
+                async with self._journal.recording(self._journal.growing, name,
+                                                   (uuid_to_kafka_string(topic.topic_id), old)):
+                    try:
+                        await asyncio.to_thread(self._create_logs, topic, range(old, count))
+                    except InconsistentTopicIdError as exc:  # as in _create_topic: the new logs go now
+                        await asyncio.to_thread(self._delete_logs_of, topic, range(old, count))
+                        raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                                       f"Could not add partitions to topic {name}: {exc}") from exc
+            except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
+                raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                               f"Could not record the growth of topic {name}: {exc}") from exc
             topic.num_partitions = count
             logger.info("Increased partition count of %s from %d to %d", name, old, count)
 

@@ -429,9 +429,9 @@ class KafkaApis:
             return invalid
         try:
             count, overrides = self.controller.validate_new_topic(name, -1, -1, [], {})
+            return await self.controller.create_topic(name, count, overrides)
         except ApiError:  # whatever else the controller refuses, the client hears the topic is not there
             return Errors.UNKNOWN_TOPIC_OR_PARTITION  # (AutoTopicCreationManager)
-        return await self.controller.create_topic(name, count, overrides)
 
     async def handle_describe_cluster(self, request: Request, body: dict) -> dict:
         return {"error_code": 0, "endpoint_type": 1, "cluster_id": self.metadata.cluster_id,

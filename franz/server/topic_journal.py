@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Final
 
@@ -93,7 +93,16 @@ class TopicJournal:
                 + [(name, topic_id, "growth", old) for name, (topic_id, old) in self.growing.items()]
                 + [(name, topic_id, "deletion", 0) for topic_id, name in self.deleting.items()])
 
-    def forget_all(self) -> None:
+    def forget_all(self, keep: Iterable[tuple[str, str, str, int]] = ()) -> None:
+        """Forget every change but those in `keep`, entries of unfinished() whose logs a disk
+        error kept from going: the start after this one tries again."""
         self.creating.clear()
         self.growing.clear()
         self.deleting.clear()
+        for name, topic_id, change, first_partition in keep:
+            if change == "creation":
+                self.creating[name] = topic_id
+            elif change == "growth":
+                self.growing[name] = (topic_id, first_partition)
+            else:
+                self.deleting[topic_id] = name

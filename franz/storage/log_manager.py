@@ -44,6 +44,7 @@ from franz.storage.checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
     CheckpointError,
+    InconsistentTopicIdError,
     MetaProperties,
     OffsetCheckpointFile,
     flush_dir,
@@ -373,6 +374,13 @@ class LogManager:
         with self._lock:
             existing = self.logs.get(tp)
             if existing is not None:
+                # Kafka's getOrCreateLog: a log of another topic ID (a deleted topic's, left by a
+                # disk error) is not handed to a topic made again under its name.
+                if topic_id is not None and existing.topic_id is not None and existing.topic_id != topic_id:
+                    raise InconsistentTopicIdError(
+                        f"Tried to assign topic ID {uuid_to_kafka_string(topic_id)} to log for topic partition "
+                        f"{topic}-{partition}, but log already contained topic ID "
+                        f"{uuid_to_kafka_string(existing.topic_id)}")
                 return existing
             log_dir = self.preferred_log_dirs.pop(tp, None) or self._next_log_dir()
             directory = log_dir / files.partition_dir_name(topic, partition)
@@ -390,8 +398,13 @@ class LogManager:
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Rename the partition dir to `<tp>.<uuid>-delete`, then delete it after file.delete.delay.ms."""
+        try:
+            self.delete_future_log(topic, partition)
+        finally:  # the current log leaves too, whatever became of its future one
+            self._delete_current_log(topic, partition)
+
+    def _delete_current_log(self, topic: str, partition: int) -> None:
         tp = (topic, partition)
-        self.delete_future_log(topic, partition)
         with self._lock:
             with self._offline_lock:
                 partition_log = self.logs.pop(tp, None)

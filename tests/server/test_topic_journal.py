@@ -3,18 +3,10 @@ or creation: the next start finishes the change the way Kafka's metadata decides
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from franz.protocol.codec import encode_request
 from franz.protocol.errors import Errors
 from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
+from tests.support.failing_disk import immutable_dir
 from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
 
 TIMEOUT_S = 30
@@ -128,45 +120,48 @@ def test_a_deletion_the_journal_cannot_record_leaves_the_topic_whole(tmp_path, b
         assert produce(client, "kept", batch(b"new"))["base_offset"] == 0
 
 
-@contextlib.contextmanager
-def _immutable(directory: Path) -> Iterator[None]:
-    """No entry of `directory` can be renamed, made or removed inside the block (chattr +i: a real
-    EPERM from the filesystem, for root on ext4 and the like)."""
-    if os.geteuid() != 0 or shutil.which("chattr") is None:
-        pytest.skip("chattr +i needs root and the chattr tool")
-    if subprocess.run(["chattr", "+i", str(directory)], capture_output=True).returncode != 0:
-        pytest.skip(f"this filesystem refuses chattr +i on {directory}")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(directory)], check=True)
-
-
-def test_a_deleted_topic_whose_log_cannot_be_removed_is_not_handed_to_a_new_topic_of_its_name(
+def test_a_deleted_topic_whose_log_cannot_be_removed_keeps_its_name_until_a_start_removes_it(
         tmp_path, broker_factory):
     first, second = tmp_path / "d1", tmp_path / "d2"  # the journal lives in the first
-    broker = broker_factory({"log.dirs": f"{first},{second}"}, data_dir=first)
+    overrides = {"log.dirs": f"{first},{second}"}
+    broker = broker_factory(overrides, data_dir=first)
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "elsewhere")  # in the first dir, so the next partition goes to the second
-        create_topic(client, "stuck")
-        assert (second / "stuck-0").is_dir()
+        create_topic(client, "stuck", 2)
+        assert (second / "stuck-0").is_dir() and (first / "stuck-1").is_dir()
         assert produce(client, "stuck", batch(b"old-1", b"old-2"))["error_code"] == Errors.NONE
-        with _immutable(second):  # the log's directory cannot be renamed for deletion
+        with immutable_dir(second):  # stuck-0's directory cannot be renamed for deletion
             assert _delete(client, "stuck")["error_code"] == Errors.NONE  # the deletion stands
             assert broker.wait_for_line("could not be removed")
             assert _metadata(client, "stuck")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
-        assert (second / "stuck-0").is_dir()  # the old records, under the name, with the old topic ID
-        answer = client.request(CREATE_TOPICS, 7, {"topics": [{
-            "name": "stuck", "num_partitions": 1, "replication_factor": 1, "configs": []}],
-            "timeout_ms": 5000})["topics"][0]
-        assert answer["error_code"] == Errors.KAFKA_STORAGE_ERROR
-        assert "but log already contained topic ID" in answer["error_message"]
-        assert _metadata(client, "stuck")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+            assert not (first / "stuck-1").exists()  # the other partition went all the same
+            # The name is not free: a new stuck-0 would go to the first dir, beside the old one.
+            answer = _create(client, "stuck")
+            assert answer["error_code"] == Errors.KAFKA_STORAGE_ERROR
+            assert "could not all be removed" in answer["error_message"]
+            auto = client.request(METADATA, 12, {
+                "topics": [{"topic_id": bytes(16), "name": name} for name in ("elsewhere", "stuck")],
+                "allow_auto_topic_creation": True, "include_topic_authorized_operations": False})
+            assert [(t["name"], t["error_code"]) for t in auto["topics"]] == [
+                ("elsewhere", Errors.NONE), ("stuck", Errors.UNKNOWN_TOPIC_OR_PARTITION)]  # AutoTopicCreationManager
+            assert auto["brokers"]
+            broker.stop()
+            broker = broker_factory(overrides, data_dir=first)  # starts, though the dir still refuses
+            assert broker.wait_for_line("the next start tries again")
+            with RawClient(broker.bootstrap) as again:
+                assert _metadata(again, "stuck")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+                assert _create(again, "stuck")["error_code"] == Errors.KAFKA_STORAGE_ERROR
+        assert (second / "stuck-0").is_dir()
     broker.stop()
 
-    broker = broker_factory({"log.dirs": f"{first},{second}"}, data_dir=first)
+    broker = broker_factory(overrides, data_dir=first)
     with RawClient(broker.bootstrap) as client:
         assert broker.wait_for_line("The deletion of topic stuck")
-        assert _metadata(client, "stuck")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
-        create_topic(client, "stuck")  # the name is free again, and the new topic empty
+        assert not list(first.glob("stuck-[0-9]")) and not list(second.glob("stuck-[0-9]"))
+        create_topic(client, "stuck", 2)  # the name is free again, and the new topic empty
         assert produce(client, "stuck", batch(b"new"))["base_offset"] == 0
+
+
+def _create(client: RawClient, name: str) -> dict:
+    return client.request(CREATE_TOPICS, 7, {"topics": [{
+        "name": name, "num_partitions": 1, "replication_factor": 1, "configs": []}], "timeout_ms": 5000})["topics"][0]

@@ -8,12 +8,13 @@ import time
 import pytest
 
 from franz.records import MemoryRecords, SimpleRecord, build_batch
+from franz.storage.checkpoint import InconsistentTopicIdError, random_kafka_uuid
 from franz.storage.local_log import KafkaStorageError
 from franz.storage.log_config import LogConfig
 from franz.storage.log_manager import LogManager
 from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.unified_log import FetchIsolation
-from tests.support.failing_disk import descriptor_swapped
+from tests.support.failing_disk import descriptor_swapped, immutable_dir
 
 
 def config(**props):
@@ -397,3 +398,35 @@ def test_retention_goes_on_past_a_log_gone_offline(tmp_path):
     assert healthy.number_of_segments() < before
     log_manager.shutdown()
     assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+
+
+def test_a_log_is_not_handed_to_another_topic_id_than_its_own(tmp_path):
+    """Kafka's getOrCreateLog: a loaded log of a deleted topic is not a new topic's of its name."""
+    log_manager = manager(tmp_path)
+    try:
+        old, new = random_kafka_uuid(), random_kafka_uuid()
+        partition_log = log_manager.get_or_create_log("t", 0, old)
+        with pytest.raises(InconsistentTopicIdError, match="but log already contained topic ID"):
+            log_manager.get_or_create_log("t", 0, new)
+        assert log_manager.get_or_create_log("t", 0, old) is partition_log
+        assert log_manager.get_or_create_log("t", 0) is partition_log
+    finally:
+        log_manager.shutdown()
+
+
+def test_a_deleted_log_leaves_even_when_its_future_log_cannot_be_renamed(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    log_manager = LogManager([first, second], config(), initial_task_delay_ms=0)
+    log_manager.startup(start_background_tasks=False)
+    try:
+        log_manager.get_or_create_log("t", 0, random_kafka_uuid())
+        assert (first / "t-0").is_dir()
+        log_manager.create_future_log("t", 0, second)
+        # The future log's rename fails (and so do the checkpoints written in its dir after the
+        # current log's rename): the error that comes out is the last one.
+        with immutable_dir(second), pytest.raises((KafkaStorageError, OSError)):
+            log_manager.delete_log("t", 0)
+        assert log_manager.get_log("t", 0) is None and ("t", 0) not in log_manager.future_logs
+        assert not (first / "t-0").exists()  # renamed for deletion all the same
+    finally:
+        log_manager.shutdown()

@@ -4,15 +4,20 @@ descriptor_swapped points an open log file's descriptor at another file for a wh
 the kernel fails the log's own syscalls: /dev/null fails fsync (EINVAL) and, opened read-only,
 writes (EBADF); a directory fails pread (EISDIR). file_size_limited sets this process's
 RLIMIT_FSIZE: Python ignores SIGXFSZ, so a write past it fails with EFBIG, as on a full disk.
-Both put everything back when their block ends."""
+immutable_dir sets a directory's immutable flag (chattr +i, root only), so that no entry of it
+can be renamed, made or removed (EPERM). All put everything back when their block ends."""
 
 from __future__ import annotations
 
 import os
 import resource
+import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 
 @contextmanager
@@ -38,3 +43,17 @@ def file_size_limited(limit_bytes: int) -> Iterator[None]:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+@contextmanager
+def immutable_dir(directory: str | Path) -> Iterator[None]:
+    """No entry of `directory` can be renamed, made or removed inside the block. Skips the test
+    where that cannot be had (not root, no chattr, a filesystem without the flag)."""
+    if os.geteuid() != 0 or shutil.which("chattr") is None:
+        pytest.skip("chattr +i needs root and the chattr tool")
+    if subprocess.run(["chattr", "+i", str(directory)], capture_output=True).returncode != 0:
+        pytest.skip(f"this filesystem refuses chattr +i on {directory}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], check=True)
