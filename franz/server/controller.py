@@ -383,15 +383,7 @@ class Controller:
                                                uuid_to_kafka_string(topic.topic_id)):
                 if topic.configs:
                     await self._store_configs()  # before the logs, so a restart finds them with their configs
-                try:
-                    await asyncio.to_thread(self._create_logs, topic, range(topic.num_partitions))
-                except InconsistentTopicIdError as exc:
-                    # A deleted topic's directory under the name, left by a disk error until the
-                    # next start removes it. Kafka's broker would not lead the partition; here the
-                    # creation fails whole, and the logs it made go now (the journal's entry would
-                    # at a restart).
-                    await asyncio.to_thread(self._delete_logs_of, topic, range(topic.num_partitions))
-                    raise ApiError(Errors.KAFKA_STORAGE_ERROR, f"Could not create topic {topic.name}: {exc}") from exc
+                await self._make_logs(topic, range(topic.num_partitions), f"create topic {topic.name}")
         except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
             raise ApiError(Errors.KAFKA_STORAGE_ERROR,
                            f"Could not record the creation of topic {topic.name}: {exc}") from exc
@@ -401,6 +393,17 @@ class Controller:
         logger.info("Created topic %s with topic ID %s and %d partition(s)", topic.name,
                     uuid_to_kafka_string(topic.topic_id), topic.num_partitions)
         return topic
+
+    async def _make_logs(self, topic: TopicMetadata, partitions: range, action: str) -> None:
+        """_create_logs on a worker thread. A partition holding another topic's ID (a deleted
+        topic's directory under the name, left by a disk error) refuses the change whole with
+        KAFKA_STORAGE_ERROR, and the logs it made go now (the journal's entry would at a restart);
+        Kafka's broker would leave that partition without a leader."""
+        try:
+            await asyncio.to_thread(self._create_logs, topic, partitions)
+        except InconsistentTopicIdError as exc:
+            await asyncio.to_thread(self._delete_logs_of, topic, partitions)
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR, f"Could not {action}: {exc}") from exc
 
     def _delete_logs_of(self, topic: TopicMetadata, partitions: Iterable[int]) -> None:
         """Delete the logs of those of `topic`'s partitions that hold its ID (not another topic's)."""
@@ -440,8 +443,8 @@ class Controller:
                            f"Could not record the deletion of topic {name}: {exc}") from exc
         except LogsLeftBehind as exc:
             # The deletion stands, as Kafka's committed RemoveTopicRecord does while a broker
-            # fails to remove the logs; their directories keep the topic's ID, so a topic made
-            # again under the name is refused them (UnifiedLog.create).
+            # fails to remove the logs; the journal keeps the entry, and until a start removes
+            # them the name is refused (_create_topic).
             logger.error("Deleted topic %s, but %s", name, exc)
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
         for listener in self.topic_deletion_listeners:
@@ -516,12 +519,7 @@ class Controller:
             try:
                 async with self._journal.recording(self._journal.growing, name,
                                                    (uuid_to_kafka_string(topic.topic_id), old)):
-                    try:
-                        await asyncio.to_thread(self._create_logs, topic, range(old, count))
-                    except InconsistentTopicIdError as exc:  # as in _create_topic: the new logs go now
-                        await asyncio.to_thread(self._delete_logs_of, topic, range(old, count))
-                        raise ApiError(Errors.KAFKA_STORAGE_ERROR,
-                                       f"Could not add partitions to topic {name}: {exc}") from exc
+                    await self._make_logs(topic, range(old, count), f"add partitions to topic {name}")
             except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
                 raise ApiError(Errors.KAFKA_STORAGE_ERROR,
                                f"Could not record the growth of topic {name}: {exc}") from exc

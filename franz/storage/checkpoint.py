@@ -313,6 +313,13 @@ def random_kafka_uuid() -> uuid.UUID:
 class InconsistentTopicIdError(Exception):
     """Kafka's InconsistentTopicIdException."""
 
+    @classmethod
+    def assigning(cls, topic_partition: str, topic_id: uuid.UUID, held: uuid.UUID) -> InconsistentTopicIdError:
+        """A log holding topic ID `held` asked to take `topic_id` (Kafka's getOrCreateLog and
+        initializeTopicId text)."""
+        return cls(f"Tried to assign topic ID {uuid_to_kafka_string(topic_id)} to log for topic partition "
+                   f"{topic_partition}, but log already contained topic ID {uuid_to_kafka_string(held)}")
+
 
 class PartitionMetadata(NamedTuple):
     version: int

@@ -377,10 +377,7 @@ class LogManager:
                 # Kafka's getOrCreateLog: a log of another topic ID (a deleted topic's, left by a
                 # disk error) is not handed to a topic made again under its name.
                 if topic_id is not None and existing.topic_id is not None and existing.topic_id != topic_id:
-                    raise InconsistentTopicIdError(
-                        f"Tried to assign topic ID {uuid_to_kafka_string(topic_id)} to log for topic partition "
-                        f"{topic}-{partition}, but log already contained topic ID "
-                        f"{uuid_to_kafka_string(existing.topic_id)}")
+                    raise InconsistentTopicIdError.assigning(f"{topic}-{partition}", topic_id, existing.topic_id)
                 return existing
             log_dir = self.preferred_log_dirs.pop(tp, None) or self._next_log_dir()
             directory = log_dir / files.partition_dir_name(topic, partition)

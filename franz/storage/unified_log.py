@@ -35,7 +35,6 @@ from franz.storage.checkpoint import (
     LeaderEpochCheckpointFile,
     PartitionMetadataFile,
     flush_file_if_exists,
-    uuid_to_kafka_string,
 )
 from franz.storage.epoch_cache import LeaderEpochFileCache
 from franz.storage.loader import LogLoader, rebuild_producer_state
@@ -157,9 +156,7 @@ class UnifiedLog:
             # (its removal failed on disk) is not handed to a new topic, records and all.
             stored_topic_id = metadata.read()
             if topic_id is not None and topic_id != stored_topic_id:
-                raise InconsistentTopicIdError(
-                    f"Tried to assign topic ID {uuid_to_kafka_string(topic_id)} to log for topic partition "
-                    f"{topic_partition}, but log already contained topic ID {uuid_to_kafka_string(stored_topic_id)}")
+                raise InconsistentTopicIdError.assigning(topic_partition, topic_id, stored_topic_id)
             topic_id = stored_topic_id
         elif topic_id is not None:
             metadata.write(topic_id)  # before any data, as Kafka does
