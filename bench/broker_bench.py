@@ -83,7 +83,13 @@ pinned to the send buffer franz serves with, Kafka's 100 KiB. The loopback
 column's sender lets the kernel autotune its buffer (up to tcp_wmem's 4 MiB
 here), so more bytes are in flight than a broker with Kafka's send buffer can
 have; that, not franz's fetch path, is most of the gap between the raw fetch
-rows and the column (docs/TEAM_NOTES.md).
+rows and the column (docs/TEAM_NOTES.md). Every loopback figure depends on the
+machine's TCP congestion control, printed beside them: this VM runs BBR, which
+paces even on loopback, in the sender's context. With cubic instead (sysctl,
+2026-11-28, three runs each) loopback moved 10.1 GB/s against BBR's 3.7, the raw
+fetch client's ceiling 7.2 against 2.5, and franz's raw fetch 5.8 with the OS's
+send buffer (2.1 under BBR, where the broker spent 96% of a core in the kernel)
+but 2.4 with Kafka's, as under BBR.
 
 Cells are medians of --runs runs; runs interleave the brokers, in an order
 that turns from cell to cell and from run to run, so that noise from the rest
@@ -167,6 +173,14 @@ BROKER_ORDER = ("franz", "tansu", "noida")
 
 
 # -- the limit: loopback TCP ------------------------------------------------------------
+
+def tcp_congestion_control() -> str:
+    """The congestion control new TCP sockets get here (Linux), which sets what loopback moves."""
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    except OSError:
+        return "unknown"
+
 
 def loopback_mb_s(seconds: float, send_buffer_bytes: int | None = None) -> float:
     """MB/s (MiB) one TCP connection on 127.0.0.1 moves in 1 MiB sendall()s to a reader thread;
@@ -735,6 +749,7 @@ def print_table(names: list[str], cells: dict, loopback: float, ceiling: float, 
     print(f"\nrecords per run: {records[100]:,} x 100 B, {records[1024]:,} x 1 KiB, each after an untimed "
           f"warm-up of {warmups[100]:,} / {warmups[1024]:,} (--warmup; C producers also deliver one untimed "
           f"record each before their clock starts); loopback {loopback:,.0f} MB/s "
+          f"under TCP congestion control {tcp_congestion_control()} "
           f"(msgs/s rows: loopback bytes / record size). Medians of the runs. raw fetch: a client that reads "
           f"batch headers only (what the broker serves when the client is not the bottleneck); "
           f"target >= 70% of loopback; the client's own ceiling, against a server answering from memory, "
@@ -792,7 +807,8 @@ def main() -> int:
         except ValueError as exc:  # the driver cannot run here: say why, without a traceback
             sys.exit(f"broker_bench: {exc}")
         print(f"driver: {args.driver}, compression: {args.compression}, "
-              f"prewarm: {f'{PREWARM_BYTES // MIB} MiB' if args.prewarm else 'off'}", flush=True)
+              f"prewarm: {f'{PREWARM_BYTES // MIB} MiB' if args.prewarm else 'off'}, "
+              f"TCP congestion control: {tcp_congestion_control()}", flush=True)
         brokers = start_brokers(wanted, externals, work_dir)
         # franz always has a column (empty if it could not start), so the ratio column has a numerator.
         names = ["franz"] + [b.name for b in brokers if b.name != "franz"]
