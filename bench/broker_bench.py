@@ -91,6 +91,15 @@ fetch client's ceiling 7.2 against 2.5, and franz's raw fetch 5.8 with the OS's
 send buffer (2.1 under BBR, where the broker spent 96% of a core in the kernel)
 but 2.4 with Kafka's, as under BBR.
 
+A run's records (--records-small 1,000,000 x 100 B and --records-large 300,000
+x 1 KiB, times --scale 3) keep a timed produce going for about a second at
+franz's rate. A third of that (until 2026-11-28) timed about 0.35 s, shorter
+than a peer's own rhythm: noida-db's broker used 0.15 s of CPU per million
+100 B records over 900,000 records and 0.32-0.37 s over 3,000,000, and its
+produce rate fell from 2.4-2.5 to 2.0 M records/s (franz: 0.09-0.11 s and
+2.6-2.9 M either way; six alternations of each length, 1 and 8 partitions).
+Short runs timed a start, not a sustained rate.
+
 Cells are medians of --runs runs; runs interleave the brokers, in an order
 that turns from cell to cell and from run to run, so that noise from the rest
 of the machine (and from a broker still busy after its turn) falls on all of
@@ -770,8 +779,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=0.5,
                         help="Java driver: untimed records sent (and read) before each timed run, as a fraction "
                              "of its records; a cold JVM spends a run of seconds compiling")
-    parser.add_argument("--records-small", type=int, default=300_000, help="records per run at 100 B")
-    parser.add_argument("--records-large", type=int, default=100_000, help="records per run at 1 KiB")
+    parser.add_argument("--records-small", type=int, default=1_000_000, help="records per run at 100 B")
+    parser.add_argument("--records-large", type=int, default=300_000, help="records per run at 1 KiB")
     # Two: one Python producer tops out near 300,000 x 100 B records/s here, below what the brokers take.
     parser.add_argument("--producers", type=int, default=2, help="producer processes per produce run")
     parser.add_argument("--brokers", default=",".join(BROKER_ORDER), help="which of franz,tansu,noida to start")
