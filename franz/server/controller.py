@@ -68,7 +68,7 @@ from franz.server.metadata_cache import (
     collision_name,
     validate_topic_name,
 )
-from franz.server.topic_journal import TOPIC_CHANGES_FILE, JournalWriteError, TopicJournal
+from franz.server.topic_journal import TOPIC_CHANGES_FILE, ChangeStillRecorded, JournalWriteError, TopicJournal
 from franz.storage.checkpoint import InconsistentTopicIdError, flush_dir, random_kafka_uuid, uuid_to_kafka_string
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.local_log import KafkaStorageError
@@ -371,13 +371,13 @@ class Controller:
     async def _create_topic(self, topic: TopicMetadata) -> TopicMetadata:
         await self._done(self._deleting, topic.name)  # else the old logs could be found as the new ones
         if topic.name in self._journal.deleting.values():
-            # A deleted topic of this name left logs a disk error kept from being removed; the
-            # next start removes them (the journal's entry). Until then the name is not free: a
-            # new topic's partitions would sit beside the old directories, in another log dir,
-            # and the next start would find both.
+            # A disk error kept the deletion of a topic of this name from finishing: logs it could
+            # not remove, or the journal's entry (ChangeStillRecorded); the next start finishes it.
+            # Until then the name is not free: a new topic's partitions would sit beside the old
+            # directories, in another log dir, and the next start would find both.
             raise ApiError(Errors.KAFKA_STORAGE_ERROR,
-                           f"Could not create topic {topic.name}: the logs of the deleted topic of this name "
-                           f"could not all be removed, and are removed at the next start")
+                           f"Could not create topic {topic.name}: a disk error kept the deletion of the topic "
+                           f"of this name from finishing, and the next start finishes it")
         try:
             async with self._journal.recording(self._journal.creating, topic.name,
                                                uuid_to_kafka_string(topic.topic_id)):
@@ -385,6 +385,12 @@ class Controller:
                     await self._store_configs()  # before the logs, so a restart finds them with their configs
                 await self._make_logs(topic, range(topic.num_partitions), f"create topic {topic.name}")
         except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                           f"Could not record the creation of topic {topic.name}: {exc}") from exc
+        except ChangeStillRecorded as exc:
+            # The journal still lists the creation, so the next start would roll it back: a topic
+            # published now would lose its records then. Rolled back now instead.
+            await asyncio.to_thread(self._delete_logs_of, topic, range(topic.num_partitions))
             raise ApiError(Errors.KAFKA_STORAGE_ERROR,
                            f"Could not record the creation of topic {topic.name}: {exc}") from exc
         # Committed before it is published: no append to the topic can be answered while a
@@ -446,6 +452,8 @@ class Controller:
             # fails to remove the logs; the journal keeps the entry, and until a start removes
             # them the name is refused (_create_topic).
             logger.error("Deleted topic %s, but %s", name, exc)
+        except ChangeStillRecorded as exc:  # the deletion stands; the next start finishes it again
+            logger.error("Deleted topic %s, but could not remove the deletion from the journal: %s", name, exc)
         logger.info("Deleted topic %s with topic ID %s", name, uuid_to_kafka_string(topic.topic_id))
         for listener in self.topic_deletion_listeners:
             try:
@@ -521,6 +529,10 @@ class Controller:
                                                    (uuid_to_kafka_string(topic.topic_id), old)):
                     await self._make_logs(topic, range(old, count), f"add partitions to topic {name}")
             except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
+                raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                               f"Could not record the growth of topic {name}: {exc}") from exc
+            except ChangeStillRecorded as exc:  # the next start would roll the growth back: so now
+                await asyncio.to_thread(self._delete_logs_of, topic, range(old, count))
                 raise ApiError(Errors.KAFKA_STORAGE_ERROR,
                                f"Could not record the growth of topic {name}: {exc}") from exc
             topic.num_partitions = count

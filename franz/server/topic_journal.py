@@ -20,10 +20,16 @@ was committed, so its remaining logs are deleted; a creation or a growth was
 never answered, so the logs it made are deleted too (rolled back: a growth's
 are those from the old partition count up). Only logs holding that topic id
 are touched: a topic re-created under the same name has another.
+
+A write that fails may have failed after the new file took the old one's place
+(the fsync of the directory): the file then lists what memory had meant to
+drop, or the reverse, and the next start would act on the file. So after a failed
+write the file is read back, and it decides what happened, as a crash would.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -42,6 +48,12 @@ class JournalWriteError(Exception):
     """A change could not be recorded before it began, so nothing of it was done."""
 
 
+class ChangeStillRecorded(Exception):
+    """A change's work is done, but its entry could not be removed: the file still lists it, so
+    the next start finishes it (a deletion) or rolls it back (a creation, a growth) as after a
+    crash. The entry stays in memory as well, so that later writes keep it."""
+
+
 class TopicJournal:
     def __init__(self, path: Path, write: Writer) -> None:
         """`write(path, content)` replaces the file atomically and durably (the controller's
@@ -51,6 +63,9 @@ class TopicJournal:
         self.creating: dict[str, str] = {}  # topic name -> its id (Kafka's base64 string)
         self.deleting: dict[str, str] = {}  # topic id -> its name
         self.growing: dict[str, tuple[str, int]] = {}  # topic name -> (its id, its partition count before)
+        # One entry's write, and the read-back after a failure, at a time: otherwise another
+        # change's write could carry an entry that its own failed write then forgets.
+        self._writing = asyncio.Lock()
         self._read()
 
     def _read(self) -> None:
@@ -73,18 +88,53 @@ class TopicJournal:
     async def recording(self, changes: dict, key: str, value) -> AsyncIterator[None]:
         """Record `key: value` in `changes` (creating, growing or deleting) durably for the body,
         and remove it once the body has finished. A body that raises leaves it recorded: the
-        next start finishes, or rolls back, what the body left half done. When the entry cannot
-        be written the body does not run, the entry is forgotten (a later write of the journal
-        must not record a change that never began) and JournalWriteError is raised."""
-        changes[key] = value
-        try:
-            await self._write(self.path, self.content())
-        except OSError as exc:
-            changes.pop(key, None)
-            raise JournalWriteError(f"{self.path}: {exc}") from exc
+        next start finishes, or rolls back, what the body left half done.
+
+        A failed write is judged by the file it left (_may_list). When the entry is not there
+        the body does not run, the entry is forgotten (a later write of the journal must not
+        record a change that never began) and JournalWriteError is raised; when it is, the
+        change has begun. When the entry's removal fails and the file still lists it,
+        ChangeStillRecorded is raised after the body."""
+        async with self._writing:
+            changes[key] = value
+            try:
+                await self._write(self.path, self.content())
+            except OSError as exc:
+                if not await self._may_list(changes, key, value):
+                    changes.pop(key, None)
+                    raise JournalWriteError(f"{self.path}: {exc}") from exc
+                logger.error("The %s %s: %s is in %s, though writing it failed: %s", self._name_of(changes), key,
+                             value, self.path, exc)
         yield
-        changes.pop(key, None)
-        await self._write(self.path, self.content())
+        async with self._writing:
+            changes.pop(key, None)
+            try:
+                await self._write(self.path, self.content())
+            except OSError as exc:
+                if await self._may_list(changes, key, value):
+                    changes[key] = value
+                    raise ChangeStillRecorded(f"{self.path}: {exc}") from exc
+                logger.error("The %s %s: %s is gone from %s, though writing it failed: %s", self._name_of(changes),
+                             key, value, self.path, exc)
+
+    def _name_of(self, changes: dict) -> str:
+        return next(name for name in ("creating", "deleting", "growing") if getattr(self, name) is changes)
+
+    async def _may_list(self, changes: dict, key: str, value) -> bool:
+        """Whether the next start could find `key: value` in the file as it now stands. A file
+        that cannot be read now may be read then, so it may list the entry; a missing file or
+        one that is not JSON cannot (_read ignores it)."""
+        try:
+            content = await asyncio.to_thread(self.path.read_text, encoding="utf-8")
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        try:
+            listed = json.loads(content).get(self._name_of(changes), {}).get(key)
+        except (ValueError, AttributeError):
+            return False
+        return listed == (list(value) if isinstance(value, tuple) else value)
 
     def unfinished(self) -> list[tuple[str, str, str, int]]:
         """(name, topic id, "creation", "growth" or "deletion", first partition whose log goes)

@@ -3,10 +3,13 @@ or creation: the next start finishes the change the way Kafka's metadata decides
 
 from __future__ import annotations
 
+import pytest
+
 from franz.protocol.codec import encode_request
 from franz.protocol.errors import Errors
 from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
 from tests.support.failing_disk import immutable_dir
+from tests.support.failing_fs import fault_injecting_mount
 from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
 
 TIMEOUT_S = 30
@@ -138,7 +141,7 @@ def test_a_deleted_topic_whose_log_cannot_be_removed_keeps_its_name_until_a_star
             # The name is not free: a new stuck-0 would go to the first dir, beside the old one.
             answer = _create(client, "stuck")
             assert answer["error_code"] == Errors.KAFKA_STORAGE_ERROR
-            assert "could not all be removed" in answer["error_message"]
+            assert "kept the deletion of the topic of this name from finishing" in answer["error_message"]
             auto = client.request(METADATA, 12, {
                 "topics": [{"topic_id": bytes(16), "name": name} for name in ("elsewhere", "stuck")],
                 "allow_auto_topic_creation": True, "include_topic_authorized_operations": False})
@@ -165,3 +168,98 @@ def test_a_deleted_topic_whose_log_cannot_be_removed_keeps_its_name_until_a_star
 def _create(client: RawClient, name: str) -> dict:
     return client.request(CREATE_TOPICS, 7, {"topics": [{
         "name": name, "num_partitions": 1, "replication_factor": 1, "configs": []}], "timeout_ms": 5000})["topics"][0]
+
+
+# The journal's replacements fail on a FUSE filesystem (tests.support.failing_fs) at the call the
+# test arms; no periodic checkpoint may take that call first.
+QUIET_CHECKPOINTS = {"log.flush.offset.checkpoint.interval.ms": "3600000",
+                     "log.flush.start.offset.checkpoint.interval.ms": "3600000"}
+JOURNAL_TEMPORARY = "topic-changes.json.tmp"
+
+
+def _grow(client: RawClient, name: str, count: int) -> dict:
+    return client.request(CREATE_PARTITIONS, 3, {"topics": [{"name": name, "count": count, "assignments": None}],
+                                                  "timeout_ms": 5000, "validate_only": False})["results"][0]
+
+
+@pytest.mark.parametrize("fault, logged, name_refused", [
+    # The journal's new file took the old one's place, then the fsync of their directory failed: a
+    # start would find the deletion and finish it, so answering "not deleted" and serving on
+    # would lose every record acknowledged meanwhile.
+    (("fsyncdir", "*", 1), "though writing it failed", False),
+    # The journal cannot be written once the logs are gone (the second time its temporary file
+    # is made): it still lists the deletion, which the next start finishes again.
+    (("create", JOURNAL_TEMPORARY, 2), "could not remove the deletion from the journal", True),
+], ids=["entry-landed-unsynced", "entry-not-removed"])
+def test_a_deletion_the_journal_half_records_stands(tmp_path, broker_factory, fault, logged, name_refused):
+    with fault_injecting_mount(tmp_path) as (mount, switch):
+        data = mount / "data"
+        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "gone", 2)
+            assert produce(client, "gone", batch(b"old"))["error_code"] == Errors.NONE
+            switch.arm(*fault)
+            assert _delete(client, "gone")["error_code"] == Errors.NONE
+            assert switch.spent
+            assert broker.wait_for_line(logged)
+            assert _metadata(client, "gone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+            assert not list(data.glob("gone-[0-9]"))
+            if name_refused:  # until a start has finished the deletion the journal still lists
+                assert _create(client, "gone")["error_code"] == Errors.KAFKA_STORAGE_ERROR
+        broker.stop()
+
+        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+        with RawClient(broker.bootstrap) as client:
+            assert _metadata(client, "gone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+            create_topic(client, "gone", 2)  # the name is free, and the new topic empty
+            assert produce(client, "gone", batch(b"new"))["base_offset"] == 0
+        broker.stop()
+
+
+def test_a_creation_whose_journal_entry_landed_before_a_disk_error_goes_ahead(tmp_path, broker_factory):
+    with fault_injecting_mount(tmp_path) as (mount, switch):
+        data = mount / "data"
+        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+        with RawClient(broker.bootstrap) as client:
+            switch.arm("fsyncdir")
+            assert _create(client, "landed")["error_code"] == Errors.NONE
+            assert switch.spent
+            assert produce(client, "landed", batch(b"kept"))["error_code"] == Errors.NONE
+        broker.stop()
+
+        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+        with RawClient(broker.bootstrap) as client:
+            assert produce(client, "landed", batch(b"next"))["base_offset"] == 1  # its first record stayed
+        broker.stop()
+
+
+def test_a_creation_or_growth_whose_entry_cannot_be_removed_is_rolled_back_at_once(tmp_path, broker_factory):
+    """The journal cannot be written once the logs are made (the second time its temporary file is
+    made, EIO): it still lists the change, so the next start would roll it back. A topic
+    published now would lose its records then; it is rolled back now and the client told."""
+    with fault_injecting_mount(tmp_path) as (mount, switch):
+        data = mount / "data"
+        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+        with RawClient(broker.bootstrap) as client:
+            switch.arm("create", JOURNAL_TEMPORARY, nth=2)
+            answer = _create(client, "undone")
+            assert (answer["error_code"], switch.spent) == (Errors.KAFKA_STORAGE_ERROR, True)
+            assert "Could not record the creation of topic undone" in answer["error_message"]
+            assert _metadata(client, "undone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+            assert not list(data.glob("undone-[0-9]"))
+            assert _create(client, "undone")["error_code"] == Errors.NONE  # the client's retry
+            assert produce(client, "undone", batch(b"kept"))["error_code"] == Errors.NONE
+
+            switch.arm("create", JOURNAL_TEMPORARY, nth=2)
+            answer = _grow(client, "undone", 3)
+            assert (answer["error_code"], switch.spent) == (Errors.KAFKA_STORAGE_ERROR, True)
+            assert "Could not record the growth of topic undone" in answer["error_message"]
+            assert len(_metadata(client, "undone")["partitions"]) == 1
+            assert sorted(path.name for path in data.glob("undone-[0-9]")) == ["undone-0"]
+        broker.stop()
+
+        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+        with RawClient(broker.bootstrap) as client:
+            assert len(_metadata(client, "undone")["partitions"]) == 1
+            assert produce(client, "undone", batch(b"next"))["base_offset"] == 1  # the retry's topic stayed
+        broker.stop()
