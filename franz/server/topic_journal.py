@@ -49,9 +49,9 @@ class JournalWriteError(Exception):
 
 
 class ChangeStillRecorded(Exception):
-    """A change's work is done, but its entry could not be removed: the file still lists it, so
-    the next start finishes it (a deletion) or rolls it back (a creation, a growth) as after a
-    crash. The entry stays in memory as well, so that later writes keep it."""
+    """A change's work is done, but its entry could not be removed for sure: the next start may
+    find it, and then finishes it (a deletion) or rolls it back (a creation, a growth) as after
+    a crash. The entry stays in memory as well, so that later writes keep it."""
 
 
 class TopicJournal:
@@ -93,8 +93,10 @@ class TopicJournal:
         A failed write is judged by the file it left (_may_list). When the entry is not there
         the body does not run, the entry is forgotten (a later write of the journal must not
         record a change that never began) and JournalWriteError is raised; when it is, the
-        change has begun. When the entry's removal fails and the file still lists it,
-        ChangeStillRecorded is raised after the body."""
+        change has begun. When the entry's removal fails, ChangeStillRecorded is raised after
+        the body if the file still lists the entry, and for a creation or a growth whatever it
+        lists: a removal that landed before its fsync failed may be lost to a crash, and a
+        start that then rolled back a topic already answered for would take its records."""
         async with self._writing:
             changes[key] = value
             try:
@@ -103,22 +105,28 @@ class TopicJournal:
                 if not await self._may_list(changes, key, value):
                     changes.pop(key, None)
                     raise JournalWriteError(f"{self.path}: {exc}") from exc
-                logger.error("The %s %s: %s is in %s, though writing it failed: %s", self._name_of(changes), key,
-                             value, self.path, exc)
+                logger.error("%s lists the %s, though writing it failed: %s", self.path,
+                             self._describe(changes, key, value), exc)
         yield
         async with self._writing:
             changes.pop(key, None)
             try:
                 await self._write(self.path, self.content())
             except OSError as exc:
-                if await self._may_list(changes, key, value):
+                if changes is not self.deleting or await self._may_list(changes, key, value):
                     changes[key] = value
                     raise ChangeStillRecorded(f"{self.path}: {exc}") from exc
-                logger.error("The %s %s: %s is gone from %s, though writing it failed: %s", self._name_of(changes),
-                             key, value, self.path, exc)
+                logger.error("%s no longer lists the %s, though writing it failed: %s", self.path,
+                             self._describe(changes, key, value), exc)
 
     def _name_of(self, changes: dict) -> str:
         return next(name for name in ("creating", "deleting", "growing") if getattr(self, name) is changes)
+
+    def _describe(self, changes: dict, key: str, value) -> str:
+        if changes is self.deleting:
+            return f"deletion of topic {value} with topic ID {key}"
+        change, topic_id = ("creation", value) if changes is self.creating else ("growth", value[0])
+        return f"{change} of topic {key} with topic ID {topic_id}"
 
     async def _may_list(self, changes: dict, key: str, value) -> bool:
         """Whether the next start could find `key: value` in the file as it now stands. A file

@@ -3,10 +3,15 @@ or creation: the next start finishes the change the way Kafka's metadata decides
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import pytest
 
 from franz.protocol.codec import encode_request
 from franz.protocol.errors import Errors
+from franz.server.controller import _write_json
+from franz.server.topic_journal import ChangeStillRecorded, TopicJournal
 from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
 from tests.support.failing_disk import immutable_dir
 from tests.support.failing_fs import fault_injecting_mount
@@ -186,7 +191,7 @@ def _grow(client: RawClient, name: str, count: int) -> dict:
     # The journal's new file took the old one's place, then the fsync of their directory failed: a
     # start would find the deletion and finish it, so answering "not deleted" and serving on
     # would lose every record acknowledged meanwhile.
-    (("fsyncdir", "*", 1), "though writing it failed", False),
+    (("fsyncdir", "*", 1), "lists the deletion of topic gone", False),
     # The journal cannot be written once the logs are gone (the second time its temporary file
     # is made): it still lists the deletion, which the next start finishes again.
     (("create", JOURNAL_TEMPORARY, 2), "could not remove the deletion from the journal", True),
@@ -263,3 +268,33 @@ def test_a_creation_or_growth_whose_entry_cannot_be_removed_is_rolled_back_at_on
             assert len(_metadata(client, "undone")["partitions"]) == 1
             assert produce(client, "undone", batch(b"next"))["base_offset"] == 1  # the retry's topic stayed
         broker.stop()
+
+
+@pytest.mark.parametrize("change, key, value, still_recorded", [
+    ("creating", "made", "ID", True), ("growing", "grown", ("ID", 1), True), ("deleting", "ID", "gone", False)])
+def test_a_removal_that_lands_before_its_fsync_fails_keeps_a_creation_or_growth_recorded(
+        tmp_path, change, key, value, still_recorded):
+    """The removal's file took the old one's place, then the fsync of their directory failed:
+    the file no longer lists the change, but a crash may bring the old file back. A start
+    would then roll a creation or a growth back, after the client was answered: so they count
+    as still recorded (the controller rolls them back at once). A deletion is finished either way."""
+    with fault_injecting_mount(tmp_path) as (mount, switch):
+        async def write(path, content) -> None:
+            await asyncio.to_thread(_write_json, path, content)
+
+        journal = TopicJournal(mount / "topic-changes.json", write)
+        changes = getattr(journal, change)
+
+        async def change_then_fail_the_removal() -> None:
+            async with journal.recording(changes, key, value):
+                switch.arm("fsyncdir")
+
+        if still_recorded:
+            with pytest.raises(ChangeStillRecorded):
+                asyncio.run(change_then_fail_the_removal())
+            assert changes == {key: value}
+        else:
+            asyncio.run(change_then_fail_the_removal())
+            assert changes == {}
+        assert switch.spent
+        assert json.loads((mount / "topic-changes.json").read_text())[change] == {}
