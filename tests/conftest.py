@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker import BrokerProcess
+from tests.support.failing_fs import FaultSwitch, fault_injecting_mount
 
 
 BROKER_LOG_LINES_ON_FAILURE = 200
@@ -48,3 +49,11 @@ def broker_factory(tmp_path: Path, request) -> Iterator:
 def broker(broker_factory) -> BrokerProcess:
     """One real franz broker process on a free 127.0.0.1 port with a fresh data dir."""
     return broker_factory()
+
+
+@pytest.fixture
+def failing_fs(tmp_path: Path) -> Iterator[tuple[Path, FaultSwitch]]:
+    """(mountpoint, switch) of tests.support.failing_fs. Name it before broker_factory: fixtures
+    end in the reverse order, so the brokers on it stop before it is unmounted."""
+    with fault_injecting_mount(tmp_path) as mounted:
+        yield mounted

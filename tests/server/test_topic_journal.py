@@ -14,7 +14,7 @@ from franz.server.controller import _write_json
 from franz.server.topic_journal import ChangeStillRecorded, TopicJournal
 from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
 from tests.support.failing_disk import immutable_dir
-from tests.support.failing_fs import fault_injecting_mount
+from tests.support.failing_fs import QUIET_CHECKPOINTS
 from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
 
 TIMEOUT_S = 30
@@ -175,10 +175,8 @@ def _create(client: RawClient, name: str) -> dict:
         "name": name, "num_partitions": 1, "replication_factor": 1, "configs": []}], "timeout_ms": 5000})["topics"][0]
 
 
-# The journal's replacements fail on a FUSE filesystem (tests.support.failing_fs) at the call the
-# test arms; no periodic checkpoint may take that call first.
-QUIET_CHECKPOINTS = {"log.flush.offset.checkpoint.interval.ms": "3600000",
-                     "log.flush.start.offset.checkpoint.interval.ms": "3600000"}
+# Below, the journal's replacements fail on a FUSE filesystem (tests.support.failing_fs) at the
+# call the test arms.
 JOURNAL_TEMPORARY = "topic-changes.json.tmp"
 
 
@@ -196,105 +194,106 @@ def _grow(client: RawClient, name: str, count: int) -> dict:
     # is made): it still lists the deletion, which the next start finishes again.
     (("create", JOURNAL_TEMPORARY, 2), "could not remove the deletion from the journal", True),
 ], ids=["entry-landed-unsynced", "entry-not-removed"])
-def test_a_deletion_the_journal_half_records_stands(tmp_path, broker_factory, fault, logged, name_refused):
-    with fault_injecting_mount(tmp_path) as (mount, switch):
-        data = mount / "data"
-        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
-        with RawClient(broker.bootstrap) as client:
-            create_topic(client, "gone", 2)
-            assert produce(client, "gone", batch(b"old"))["error_code"] == Errors.NONE
-            switch.arm(*fault)
-            assert _delete(client, "gone")["error_code"] == Errors.NONE
-            assert switch.spent
-            assert broker.wait_for_line(logged)
-            assert _metadata(client, "gone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
-            assert not list(data.glob("gone-[0-9]"))
-            if name_refused:  # until a start has finished the deletion the journal still lists
-                assert _create(client, "gone")["error_code"] == Errors.KAFKA_STORAGE_ERROR
-        broker.stop()
+def test_a_deletion_the_journal_half_records_stands(failing_fs, broker_factory, fault, logged, name_refused):
+    mount, switch = failing_fs
+    data = mount / "data"
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "gone", 2)
+        assert produce(client, "gone", batch(b"old"))["error_code"] == Errors.NONE
+        switch.arm(*fault)
+        assert _delete(client, "gone")["error_code"] == Errors.NONE
+        assert switch.spent
+        assert broker.wait_for_line(logged)
+        assert _metadata(client, "gone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert not list(data.glob("gone-[0-9]"))
+        if name_refused:  # until a start has finished the deletion the journal still lists
+            assert _create(client, "gone")["error_code"] == Errors.KAFKA_STORAGE_ERROR
+    broker.stop()
 
-        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
-        with RawClient(broker.bootstrap) as client:
-            assert _metadata(client, "gone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
-            create_topic(client, "gone", 2)  # the name is free, and the new topic empty
-            assert produce(client, "gone", batch(b"new"))["base_offset"] == 0
-        broker.stop()
-
-
-def test_a_creation_whose_journal_entry_landed_before_a_disk_error_goes_ahead(tmp_path, broker_factory):
-    with fault_injecting_mount(tmp_path) as (mount, switch):
-        data = mount / "data"
-        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
-        with RawClient(broker.bootstrap) as client:
-            switch.arm("fsyncdir")
-            assert _create(client, "landed")["error_code"] == Errors.NONE
-            assert switch.spent
-            assert produce(client, "landed", batch(b"kept"))["error_code"] == Errors.NONE
-        broker.stop()
-
-        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
-        with RawClient(broker.bootstrap) as client:
-            assert produce(client, "landed", batch(b"next"))["base_offset"] == 1  # its first record stayed
-        broker.stop()
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert _metadata(client, "gone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        create_topic(client, "gone", 2)  # the name is free, and the new topic empty
+        assert produce(client, "gone", batch(b"new"))["base_offset"] == 0
+    broker.stop()
 
 
-def test_a_creation_or_growth_whose_entry_cannot_be_removed_is_rolled_back_at_once(tmp_path, broker_factory):
+def test_a_creation_whose_journal_entry_landed_before_a_disk_error_goes_ahead(failing_fs, broker_factory):
+    mount, switch = failing_fs
+    data = mount / "data"
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        switch.arm("fsyncdir")
+        assert _create(client, "landed")["error_code"] == Errors.NONE
+        assert switch.spent
+        assert produce(client, "landed", batch(b"kept"))["error_code"] == Errors.NONE
+    broker.stop()
+
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert produce(client, "landed", batch(b"next"))["base_offset"] == 1  # its first record stayed
+    broker.stop()
+
+
+def test_a_creation_or_growth_whose_entry_cannot_be_removed_is_rolled_back_at_once(failing_fs, broker_factory):
     """The journal cannot be written once the logs are made (the second time its temporary file is
     made, EIO): it still lists the change, so the next start would roll it back. A topic
     published now would lose its records then; it is rolled back now and the client told."""
-    with fault_injecting_mount(tmp_path) as (mount, switch):
-        data = mount / "data"
-        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
-        with RawClient(broker.bootstrap) as client:
-            switch.arm("create", JOURNAL_TEMPORARY, nth=2)
-            answer = _create(client, "undone")
-            assert (answer["error_code"], switch.spent) == (Errors.KAFKA_STORAGE_ERROR, True)
-            assert "Could not record the creation of topic undone" in answer["error_message"]
-            assert _metadata(client, "undone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
-            assert not list(data.glob("undone-[0-9]"))
-            assert _create(client, "undone")["error_code"] == Errors.NONE  # the client's retry
-            assert produce(client, "undone", batch(b"kept"))["error_code"] == Errors.NONE
+    mount, switch = failing_fs
+    data = mount / "data"
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        switch.arm("create", JOURNAL_TEMPORARY, nth=2)
+        answer = _create(client, "undone")
+        assert (answer["error_code"], switch.spent) == (Errors.KAFKA_STORAGE_ERROR, True)
+        assert "Could not record the creation of topic undone" in answer["error_message"]
+        assert _metadata(client, "undone")["error_code"] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+        assert not list(data.glob("undone-[0-9]"))
+        assert _create(client, "undone")["error_code"] == Errors.NONE  # the client's retry
+        assert produce(client, "undone", batch(b"kept"))["error_code"] == Errors.NONE
 
-            switch.arm("create", JOURNAL_TEMPORARY, nth=2)
-            answer = _grow(client, "undone", 3)
-            assert (answer["error_code"], switch.spent) == (Errors.KAFKA_STORAGE_ERROR, True)
-            assert "Could not record the growth of topic undone" in answer["error_message"]
-            assert len(_metadata(client, "undone")["partitions"]) == 1
-            assert sorted(path.name for path in data.glob("undone-[0-9]")) == ["undone-0"]
-        broker.stop()
+        switch.arm("create", JOURNAL_TEMPORARY, nth=2)
+        answer = _grow(client, "undone", 3)
+        assert (answer["error_code"], switch.spent) == (Errors.KAFKA_STORAGE_ERROR, True)
+        assert "Could not record the growth of topic undone" in answer["error_message"]
+        assert len(_metadata(client, "undone")["partitions"]) == 1
+        assert sorted(path.name for path in data.glob("undone-[0-9]")) == ["undone-0"]
+    broker.stop()
 
-        broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
-        with RawClient(broker.bootstrap) as client:
-            assert len(_metadata(client, "undone")["partitions"]) == 1
-            assert produce(client, "undone", batch(b"next"))["base_offset"] == 1  # the retry's topic stayed
-        broker.stop()
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert len(_metadata(client, "undone")["partitions"]) == 1
+        assert produce(client, "undone", batch(b"next"))["base_offset"] == 1  # the retry's topic stayed
+    broker.stop()
 
 
 @pytest.mark.parametrize("change, key, value, still_recorded", [
     ("creating", "made", "ID", True), ("growing", "grown", ("ID", 1), True), ("deleting", "ID", "gone", False)])
 def test_a_removal_that_lands_before_its_fsync_fails_keeps_a_creation_or_growth_recorded(
-        tmp_path, change, key, value, still_recorded):
+        failing_fs, change, key, value, still_recorded):
     """The removal's file took the old one's place, then the fsync of their directory failed:
     the file no longer lists the change, but a crash may bring the old file back. A start
     would then roll a creation or a growth back, after the client was answered: so they count
     as still recorded (the controller rolls them back at once). A deletion is finished either way."""
-    with fault_injecting_mount(tmp_path) as (mount, switch):
-        async def write(path, content) -> None:
-            await asyncio.to_thread(_write_json, path, content)
+    mount, switch = failing_fs
 
-        journal = TopicJournal(mount / "topic-changes.json", write)
-        changes = getattr(journal, change)
+    async def write(path, content) -> None:
+        await asyncio.to_thread(_write_json, path, content)
 
-        async def change_then_fail_the_removal() -> None:
-            async with journal.recording(changes, key, value):
-                switch.arm("fsyncdir")
+    journal = TopicJournal(mount / "topic-changes.json", write)
+    changes = getattr(journal, change)
 
-        if still_recorded:
-            with pytest.raises(ChangeStillRecorded):
-                asyncio.run(change_then_fail_the_removal())
-            assert changes == {key: value}
-        else:
+    async def change_then_fail_the_removal() -> None:
+        async with journal.recording(changes, key, value):
+            switch.arm("fsyncdir")
+
+    if still_recorded:
+        with pytest.raises(ChangeStillRecorded):
             asyncio.run(change_then_fail_the_removal())
-            assert changes == {}
-        assert switch.spent
-        assert json.loads((mount / "topic-changes.json").read_text())[change] == {}
+        assert changes == {key: value}
+    else:
+        asyncio.run(change_then_fail_the_removal())
+        assert changes == {}
+    assert switch.spent
+    assert json.loads((mount / "topic-changes.json").read_text())[change] == {}

@@ -25,6 +25,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 MOUNT_TIMEOUT_S = 10.0
+# Broker overrides for tests that arm a fault: no periodic checkpoint (a file replaced, its dir
+# fsynced) may take the armed call before the request under test makes it.
+QUIET_CHECKPOINTS = {"log.flush.offset.checkpoint.interval.ms": "3600000",
+                     "log.flush.start.offset.checkpoint.interval.ms": "3600000"}
 
 
 class FaultSwitch:
