@@ -79,9 +79,10 @@ class ClientQuotaControlManager:
             logger.warning("Ignoring unreadable %s: %s", self.path, exc)
             return {}
 
-    def _rows(self) -> list[dict]:
+    @staticmethod
+    def _rows(quotas: dict[Entity, dict[str, float]]) -> list[dict]:
         return [{"entity": dict(sorted(entity, key=lambda pair: pair[0])), "quotas": dict(values)}
-                for entity, values in self.quotas.items()]
+                for entity, values in quotas.items()]
 
     def _apply(self) -> None:
         for manager in self._managers:
@@ -123,9 +124,15 @@ class ClientQuotaControlManager:
             answers.append({"error_code": error.code if error else Errors.NONE,
                             "error_message": error.message if error else None, "entity": entry["entity"]})
         if not body["validate_only"] and any(error is None for error in results.values()):
+            try:
+                await self._write(self.path, self._rows(proposed))  # stored before it is in force
+            except ApiError as exc:  # nothing was altered
+                for answer in answers:
+                    if answer["error_code"] == Errors.NONE:
+                        answer.update(error_code=exc.code, error_message=exc.message)
+                return {"throttle_time_ms": 0, "entries": answers}
             self.quotas = proposed
             self._apply()
-            await self._write(self.path, self._rows())
             logger.info("Altered client quotas: %s", {_describe_entity(e): self.quotas.get(e, {})
                                                       for e, error in results.items() if error is None})
         return {"throttle_time_ms": 0, "entries": answers}

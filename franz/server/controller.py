@@ -94,8 +94,9 @@ class ApiError(Exception):
         self.message = message
 
 
-class LogsLeftBehind(Exception):
-    """A topic's deletion is recorded, but some of its logs could not be removed."""
+class DeletionLeftBehind(Exception):
+    """A topic's deletion is recorded, but some of its logs, or its configs' entry, could not be
+    removed: the next start removes them."""
 
 
 class BrokerConfigInForce:
@@ -447,7 +448,7 @@ class Controller:
             logger.error("Could not delete topic %s: recording the deletion failed: %s", name, exc)
             raise ApiError(Errors.KAFKA_STORAGE_ERROR,
                            f"Could not record the deletion of topic {name}: {exc}") from exc
-        except LogsLeftBehind as exc:
+        except DeletionLeftBehind as exc:
             # The deletion stands, as Kafka's committed RemoveTopicRecord does while a broker
             # fails to remove the logs; the journal keeps the entry, and until a start removes
             # them the name is refused (_create_topic).
@@ -466,10 +467,13 @@ class Controller:
         async with self._journal.recording(self._journal.deleting, uuid_to_kafka_string(topic.topic_id), topic.name):
             failures = await asyncio.to_thread(self._delete_logs, topic.name, range(topic.num_partitions))
             if topic.configs:
-                await self._store_configs()
-            if failures:  # raised in the body, so the entry stays and the next start removes those logs
-                raise LogsLeftBehind(f"the logs of {len(failures)} partition(s) of topic {topic.name} could not "
-                                     f"be removed and are removed at the next start: {'; '.join(failures)}")
+                try:
+                    await self._store_configs()
+                except ApiError as exc:  # a start before it is stored would give them to a new topic of the name
+                    failures.append(f"its configs: {exc.message}")
+            if failures:  # raised in the body, so the entry stays and the next start removes what is left
+                raise DeletionLeftBehind(f"what of topic {topic.name} could not be removed is removed at the next "
+                                         f"start: {'; '.join(failures)}")
 
     def _delete_logs(self, name: str, partitions: Iterable[int]) -> list[str]:
         """Delete each partition's log, whatever became of the others (a disk error takes only
@@ -651,9 +655,9 @@ class Controller:
             raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         if validate_only:
             return
+        await self._store_configs({name: configs})
         topic.configs = configs
         self._reconfigure_logs([name])
-        await self._store_configs()
         logger.info("Updated configs of topic %s: %s", name, configs)
 
     async def alter_broker_configs(self, resource_name: str, operations: list[tuple[str, int, str | None]],
@@ -705,7 +709,9 @@ class Controller:
                     raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
         if validate_only:
             return
-        self.dynamic_broker_configs = {name: values for name, values in proposed.items() if values}
+        dynamic = {name: values for name, values in proposed.items() if values}
+        await self.store_file(self._broker_configs_path, {name: dict(values) for name, values in dynamic.items()})
+        self.dynamic_broker_configs = dynamic
         self._broker_defaults = merged
         self._reconfigure_logs(list(self.metadata.topics))
         # Every log shares this object: the change reaches them all at once (volatile in Kafka).
@@ -715,7 +721,6 @@ class Controller:
         if cleaner is not None and new_cleaner_config != old_cleaner_config:
             # Joins the cleaner threads, which finish their current read first: off the loop.
             await asyncio.get_running_loop().run_in_executor(None, cleaner.reconfigure, new_cleaner_config)
-        await self._write_config_file(self._broker_configs_path, self.dynamic_broker_configs)
         logger.info("Updated dynamic broker configs of %s: %s",
                     f"broker {resource_name}" if resource_name else "the cluster default", configs)
 
@@ -733,15 +738,32 @@ class Controller:
                     if partition_log is not None:
                         partition_log.local_log.update_config(new_config)
 
-    async def _store_configs(self) -> None:
-        """Write every topic's overrides, those of topics still being created too."""
+    async def _store_configs(self, changed: Mapping[str, dict[str, str]] | None = None) -> None:
+        """Store every topic's overrides, those of topics still being created too, with `changed`
+        (a topic's overrides not yet in force) in place of its own (store_file)."""
         topics = {**self.metadata.topics, **self._pending}
-        await self._write_config_file(self._configs_path,
-                                      {name: topic.configs for name, topic in topics.items() if topic.configs})
+        overrides = {name: dict(topic.configs) for name, topic in topics.items()}
+        overrides.update(changed or {})
+        await self.store_file(self._configs_path, {name: configs for name, configs in overrides.items() if configs})
 
     async def _write_config_file(self, path: Path, content: dict[str, dict[str, str]]) -> None:
         """write_file of `content`, copied here, on the loop."""
         await self.write_file(path, {name: dict(configs) for name, configs in content.items()})
+
+    async def store_file(self, path: Path, snapshot: object) -> None:
+        """write_file for a change its caller puts in force only once this returns. A failed write
+        is judged by the file it left, as a start would read it (the topic journal does the same):
+        holding `snapshot` (the rename landed, the fsync of the dir failed), the change stands,
+        logged; otherwise KAFKA_STORAGE_ERROR, and nothing changed. Applying a change before
+        storing it answered the client an error for a change in force until the next start."""
+        try:
+            await self.write_file(path, snapshot)
+        except OSError as exc:
+            if await asyncio.to_thread(_holds, path, snapshot):
+                logger.error("%s holds the change, though writing it failed: %s", path, exc)
+                return
+            logger.error("Could not store %s: %s", path, exc)
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR, f"Could not store {path.name}: {exc}") from exc
 
     async def write_file(self, path: Path, snapshot: object) -> None:
         """Replace a JSON file of the first log dir (write, fsync, rename, fsync the dir) on the
@@ -798,13 +820,16 @@ def apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int
 
 async def store_overrides(overrides: dict[str, dict[str, str]], name: str, configs: dict[str, str], path: Path,
                           write: Callable[[Path, object], Awaitable[None]]) -> None:
-    """A resource's overrides become `configs` (none left: the resource goes), then the whole
-    {name: {key: value}} file is written again."""
+    """A resource's overrides become `configs` (none left: the resource goes) once the whole
+    {name: {key: value}} file holding them is stored (`write`: Controller.store_file)."""
+    proposed = {resource: dict(values) for resource, values in overrides.items() if resource != name}
+    if configs:
+        proposed[name] = dict(configs)
+    await write(path, proposed)
     if configs:
         overrides[name] = configs
     else:
         overrides.pop(name, None)
-    await write(path, {resource: dict(values) for resource, values in overrides.items()})
 
 
 def read_json(path: Path) -> dict[str, dict[str, str]]:
@@ -819,6 +844,14 @@ def read_json(path: Path) -> dict[str, dict[str, str]]:
     except (OSError, ValueError, AttributeError) as exc:
         logger.warning("Ignoring unreadable %s: %s", path, exc)
         return {}
+
+
+def _holds(path: Path, snapshot: object) -> bool:
+    """Whether the JSON file at `path` reads as `snapshot` would be written."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) == json.loads(json.dumps(snapshot))
+    except (OSError, ValueError):
+        return False
 
 
 def _write_json(path: Path, content: dict) -> None:

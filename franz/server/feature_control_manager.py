@@ -37,6 +37,7 @@ from typing import Final
 
 from franz.protocol.errors import Errors, default_message
 from franz.server.broker_features import SUPPORTED_FEATURES, FinalizedFeatures
+from franz.server.controller import ApiError
 
 FEATURES_FILE: Final = "features.json"
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -116,7 +117,11 @@ class FeatureControlManager:
             if not body["validate_only"] and updates:
                 levels = {name: level for name, level in proposed.items() if level > 0}
                 epoch = self.features.epoch + 1
-                await self._write(self.path, {"epoch": epoch, "levels": levels})
+                try:
+                    await self._write(self.path, {"epoch": epoch, "levels": levels})  # stored before in force
+                except ApiError as exc:  # nothing was finalized
+                    return {"throttle_time_ms": 0, "error_code": exc.code, "error_message": exc.message,
+                            "results": []}
                 before = self.features.levels
                 self.features.levels, self.features.epoch = levels, epoch
                 logger.info("Finalized features updated to %s (epoch %d)", levels, epoch)

@@ -133,26 +133,26 @@ class KafkaServer:
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
         first_dir = Path(config.log_dirs[0]).resolve()
         # The finalized feature levels, before any coordinator starts: they follow them.
-        feature_control = FeatureControlManager(first_dir / FEATURES_FILE, controller.write_file, metadata.features,
+        feature_control = FeatureControlManager(first_dir / FEATURES_FILE, controller.store_file, metadata.features,
                                                 config.node_id)
         feature_control.register(self.apis)
         # read on every use: group.consumer.assignment.interval.ms may change at run time
-        group_configs = GroupConfigManager(first_dir / GROUP_CONFIGS_FILE, controller.write_file, controller.live_config)
+        group_configs = GroupConfigManager(first_dir / GROUP_CONFIGS_FILE, controller.store_file, controller.live_config)
         self.apis.group_configs = group_configs
         self.apis.config_managers = {
             config_helper.GROUP_RESOURCE: group_configs,
             config_helper.CLIENT_METRICS_RESOURCE: ClientMetricsConfigManager(first_dir / CLIENT_METRICS_FILE,
-                                                                              controller.write_file)}
+                                                                              controller.store_file)}
         mutation_quota = ControllerMutationQuotaManager(config["quota.window.num"], config["quota.window.size.seconds"],
                                                         lambda: time.monotonic_ns() // 1_000_000)
         ControllerApis(config, controller, metadata, self.replica_manager, mutation_quota, self.apis.metrics,
                        self.apis.config_managers).register(self.apis)
         AclApis().register(self.apis)
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
-        ClientQuotaControlManager(first_dir / CLIENT_QUOTAS_FILE, controller.write_file,
+        ClientQuotaControlManager(first_dir / CLIENT_QUOTAS_FILE, controller.store_file,
                                   [self.apis.produce_quota, self.apis.fetch_quota, self.apis.request_quota,
                                    mutation_quota]).register(self.apis)
-        ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.write_file).register(self.apis)
+        ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.store_file).register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
         self.share_coordinator = ShareCoordinator(config, controller, self.replica_manager, metadata)

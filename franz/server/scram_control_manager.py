@@ -72,11 +72,12 @@ class ScramControlManager:
             logger.warning("Ignoring unreadable %s: %s", self.path, exc)
             return {}
 
-    def _rows(self) -> list[dict]:
+    @staticmethod
+    def _rows(credentials: dict[Key, dict]) -> list[dict]:
         return [{"name": name, "mechanism": mechanism, "iterations": value["iterations"],
                  **{field: base64.b64encode(value[field]).decode("ascii")
                     for field in ("salt", "stored_key", "server_key")}}
-                for (name, mechanism), value in sorted(self.credentials.items())]
+                for (name, mechanism), value in sorted(credentials.items())]
 
     # -- AlterUserScramCredentials ---------------------------------------------
 
@@ -105,17 +106,24 @@ class ScramControlManager:
                 errors[name] = error
             else:
                 upsertions[name] = upsertion
+        proposed = dict(self.credentials)
         for deletion in deletions.values():
-            del self.credentials[(deletion["name"], deletion["mechanism"])]
+            del proposed[(deletion["name"], deletion["mechanism"])]
         for upsertion in upsertions.values():
             stored_key, server_key = stored_and_server_keys(upsertion["mechanism"], upsertion["salted_password"])
-            self.credentials[(upsertion["name"], upsertion["mechanism"])] = {
+            proposed[(upsertion["name"], upsertion["mechanism"])] = {
                 "salt": bytes(upsertion["salt"]), "stored_key": stored_key, "server_key": server_key,
                 "iterations": upsertion["iterations"]}
+        stored: ApiError | None = None
         if deletions or upsertions:
-            await self._write(self.path, self._rows())
-            logger.info("Altered SCRAM credentials: deleted %s, set %s", sorted(deletions), sorted(upsertions))
-        results = [{"user": name, "error_code": Errors.NONE, "error_message": None}
+            try:
+                await self._write(self.path, self._rows(proposed))  # stored before it is in force
+                self.credentials = proposed
+                logger.info("Altered SCRAM credentials: deleted %s, set %s", sorted(deletions), sorted(upsertions))
+            except ApiError as exc:  # nothing was altered
+                stored = exc
+        results = [{"user": name, "error_code": stored.code if stored else Errors.NONE,
+                    "error_message": stored.message if stored else None}
                    for name in [*deletions, *upsertions]]
         results += [{"user": name, "error_code": error.code, "error_message": error.message}
                     for name, error in errors.items()]

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import threading
 
+import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions
 
 from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors
 from tests.support.broker_on_thread import BrokerOnThread
+from tests.support.failing_fs import QUIET_CHECKPOINTS
 from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
 
 TIMEOUT_S = 30
@@ -235,3 +237,98 @@ def test_leader_elections_are_never_needed_and_unknown_partitions_are_named(brok
         every = client.request(ELECT_LEADERS, 2, {"election_type": 1, "timeout_ms": 5000, "topic_partitions": None})
         assert every["error_code"] == Errors.NONE
         assert all(not r["partition_result"] for r in every["replica_election_results"])
+
+
+# -- a change whose file cannot be stored -------------------------------------------------
+
+INCREMENTAL_ALTER_CONFIGS, DESCRIBE_CONFIGS, API_VERSIONS = 44, 32, 18
+DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 48, 49
+DESCRIBE_SCRAM, ALTER_SCRAM, UPDATE_FEATURES = 50, 51, 57
+TOPIC_RESOURCE, BROKER_RESOURCE, GROUP_RESOURCE = 2, 4, 32
+SCRAM_SHA_256, SAFE_DOWNGRADE = 1, 2
+
+
+def _set_config(resource_type: int, name: str, key: str, value: str):
+    def change(client: RawClient) -> int:
+        return client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [{
+            "resource_type": resource_type, "resource_name": name,
+            "configs": [{"name": key, "config_operation": 0, "value": value}]}],
+            "validate_only": False})["responses"][0]["error_code"]
+
+    def read(client: RawClient) -> str:
+        described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [{
+            "resource_type": resource_type, "resource_name": name, "configuration_keys": [key]}],
+            "include_synonyms": False, "include_documentation": False})["results"][0]
+        return described["configs"][0]["value"] if described["configs"] else None  # a default resource: none set
+
+    return change, read
+
+
+def _set_quota(client: RawClient) -> int:
+    return client.request(ALTER_CLIENT_QUOTAS, 1, {"entries": [{
+        "entity": [{"entity_type": "user", "entity_name": "alice"}],
+        "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
+        "validate_only": False})["entries"][0]["error_code"]
+
+
+def _quota(client: RawClient) -> list:
+    entries = client.request(DESCRIBE_CLIENT_QUOTAS, 1, {"components": [
+        {"entity_type": "user", "match_type": 0, "match": "alice"}], "strict": False})["entries"]
+    return [(value["key"], value["value"]) for entry in entries for value in entry["values"]]
+
+
+def _set_credential(client: RawClient) -> int:
+    return client.request(ALTER_SCRAM, 0, {"deletions": [], "upsertions": [{
+        "name": "alice", "mechanism": SCRAM_SHA_256, "iterations": 4096, "salt": b"salt" * 4,
+        "salted_password": bytes(32)}]})["results"][0]["error_code"]
+
+
+def _credential(client: RawClient) -> list:
+    result = client.request(DESCRIBE_SCRAM, 0, {"users": [{"name": "alice"}]})["results"][0]
+    return [(info["mechanism"], info["iterations"]) for info in result["credential_infos"]]
+
+
+def _downgrade_transactions(client: RawClient) -> int:
+    return client.request(UPDATE_FEATURES, 1, {"timeout_ms": 5000, "feature_updates": [{
+        "feature": "transaction.version", "max_version_level": 1, "upgrade_type": SAFE_DOWNGRADE}],
+        "validate_only": False})["error_code"]
+
+
+def _transaction_version(client: RawClient) -> int:
+    answer = client.request(API_VERSIONS, 3, {"client_software_name": "test", "client_software_version": "1"})
+    return {f["name"]: f["max_version_level"] for f in answer["finalized_features"]}["transaction.version"]
+
+
+STORES = {  # what changes: (how, how it reads, before, after, the file that stores it)
+    "topic config": (*_set_config(TOPIC_RESOURCE, "kept", "retention.ms", "1234"), "604800000", "1234",
+                     "topic-configs.json"),
+    "broker config": (*_set_config(BROKER_RESOURCE, "", "log.retention.ms", "4321"), None, "4321",
+                      "broker-configs.json"),
+    "group config": (*_set_config(GROUP_RESOURCE, "group", "consumer.session.timeout.ms", "50000"), "45000",
+                     "50000", "group-configs.json"),
+    "client quota": (_set_quota, _quota, [], [("producer_byte_rate", 1024.0)], "client-quotas.json"),
+    "SCRAM credential": (_set_credential, _credential, [], [(SCRAM_SHA_256, 4096)], "scram-credentials.json"),
+    "feature level": (_downgrade_transactions, _transaction_version, 2, 1, "features.json"),
+}
+
+
+@pytest.mark.parametrize("what", list(STORES))
+def test_a_change_is_in_force_only_once_its_file_is_stored(failing_fs, broker_factory, what):
+    """Its file cannot be made (EIO, a FUSE filesystem): KAFKA_STORAGE_ERROR, and the change is
+    not in force (it was, until a restart lost it). Its file replaced, the fsync of the dir then
+    failing: a start finds the change, so it is in force and answered."""
+    change, read, before, after, file_name = STORES[what]
+    mount, switch = failing_fs
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=mount / "data")
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "kept")
+        switch.arm("create", f"{file_name}.tmp")
+        assert (change(client), switch.spent) == (Errors.KAFKA_STORAGE_ERROR, True)
+        assert read(client) == before
+        switch.arm("fsyncdir")
+        assert (change(client), switch.spent) == (Errors.NONE, True)
+        assert read(client) == after
+    broker.stop()
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=mount / "data")
+    with RawClient(broker.bootstrap) as client:
+        assert read(client) == after
