@@ -18,7 +18,8 @@ from tests.support.failing_fs import QUIET_CHECKPOINTS
 from tests.support.raw_client import CREATE_TOPICS, RawClient, batch, create_topic, produce
 
 TIMEOUT_S = 30
-METADATA, DELETE_TOPICS, CREATE_PARTITIONS = 3, 20, 37
+METADATA, DELETE_TOPICS, DESCRIBE_CONFIGS, CREATE_PARTITIONS = 3, 20, 32, 37
+TOPIC_RESOURCE = 2
 
 
 def _metadata(client: RawClient, name: str) -> dict:
@@ -217,6 +218,32 @@ def test_a_deletion_the_journal_half_records_stands(failing_fs, broker_factory, 
         create_topic(client, "gone", 2)  # the name is free, and the new topic empty
         assert produce(client, "gone", batch(b"new"))["base_offset"] == 0
     broker.stop()
+
+
+def test_a_deleted_topic_whose_configs_cannot_be_dropped_leaves_them_to_the_next_start(failing_fs, broker_factory):
+    """The deleted topic's entry of topic-configs.json cannot be dropped (the file cannot be
+    made, EIO): the deletion stands, and until the next start drops the entry the name is
+    refused, so that no new topic of the name is given the old configs."""
+    mount, switch = failing_fs
+    data = mount / "data"
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "configured", configs={"retention.ms": "1234"})
+        switch.arm("create", "topic-configs.json.tmp")
+        assert _delete(client, "configured")["error_code"] == Errors.NONE
+        assert switch.spent
+        assert broker.wait_for_line("its configs: Could not store topic-configs.json")
+        assert _create(client, "configured")["error_code"] == Errors.KAFKA_STORAGE_ERROR
+    broker.stop()
+
+    broker = broker_factory(QUIET_CHECKPOINTS, data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "configured")
+        described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [{
+            "resource_type": TOPIC_RESOURCE, "resource_name": "configured", "configuration_keys": ["retention.ms"]}],
+            "include_synonyms": False, "include_documentation": False})["results"][0]["configs"][0]
+        assert described["value"] == "604800000"  # the default: the old override is gone
+    assert "configured" not in (data / "topic-configs.json").read_text()
 
 
 def test_a_creation_whose_journal_entry_landed_before_a_disk_error_goes_ahead(failing_fs, broker_factory):
