@@ -23,6 +23,7 @@ through the controller's writer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -117,22 +118,28 @@ class ClientMetricsConfigManager:
     def __init__(self, path: Path, write: Writer) -> None:
         self.path = path
         self._write = write
+        # One change at a time, from reading what is in force to putting the change in force: each
+        # store writes the whole file, so two changes built from one state would each store a file
+        # without the other (and the second put in force would undo the first).
+        self._altering = asyncio.Lock()
         self.overrides: dict[str, dict[str, str]] = read_json(path)  # subscription -> key -> value
 
     async def alter(self, name: str, operations: list[tuple[str, int, str | None]], validate_only: bool) -> None:
         """IncrementalAlterConfigs on a CLIENT_METRICS resource: SET and DELETE. The controller's
         config schema has only broker and topic keys, so no client metrics key is a list to
         APPEND to or SUBTRACT from there (KafkaConfigSchema.isSplittable), its lists included."""
-        current = self.overrides.get(name, {})
-        for key, op, _value in operations:
-            if op in (APPEND, SUBTRACT):
-                raise ApiError(Errors.INVALID_CONFIG, f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
-        configs = apply_operations(current, operations, lambda key: key, lambda key: "", CLIENT_METRICS_CONFIG_DEF)
-        validate(name, configs)
-        if validate_only:
-            return
-        await store_overrides(self.overrides, name, configs, self.path, self._write)
-        logger.info("Updated client metrics subscription %s: %s", name, configs)
+        async with self._altering:
+            current = self.overrides.get(name, {})
+            for key, op, _value in operations:
+                if op in (APPEND, SUBTRACT):
+                    raise ApiError(Errors.INVALID_CONFIG,
+                                   f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
+            configs = apply_operations(current, operations, lambda key: key, lambda key: "", CLIENT_METRICS_CONFIG_DEF)
+            validate(name, configs)
+            if validate_only:
+                return
+            await store_overrides(self.overrides, name, configs, self.path, self._write)
+            logger.info("Updated client metrics subscription %s: %s", name, configs)
 
     def describe(self, name: str, keys: set[str] | None, include_synonyms: bool) -> list[dict]:
         """ConfigHelper.createClientMetricsConfigEntry of each key: the subscription's value

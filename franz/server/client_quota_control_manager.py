@@ -18,6 +18,7 @@ not enforced.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import logging
@@ -58,6 +59,10 @@ class ClientQuotaControlManager:
     def __init__(self, path: Path, write: Writer, managers: list[ClientQuotaManager]) -> None:
         self.path = path
         self._write = write
+        # One change at a time, from reading what is in force to putting the change in force: each
+        # store writes the whole file, so two changes built from one state would each store a file
+        # without the other (and the second put in force would undo the first).
+        self._altering = asyncio.Lock()
         self._managers = managers
         self.quotas: dict[Entity, dict[str, float]] = self._read()
         self._apply()
@@ -91,51 +96,53 @@ class ClientQuotaControlManager:
     # -- AlterClientQuotas -------------------------------------------------------
 
     async def handle_alter_client_quotas(self, request, body: dict) -> dict:
-        results: dict[Entity, ApiError | None] = {}
-        proposed = {entity: dict(values) for entity, values in self.quotas.items()}
-        answers = []
-        for entry in body["entries"]:
-            pairs = [(e["entity_type"], e["entity_name"]) for e in entry["entity"]]
-            entity = frozenset(pairs)
-            error = None
-            try:
-                if entity in results:
-                    raise ApiError(Errors.INVALID_REQUEST, f"Ignoring duplicate entity {_describe_entity(entity)}")
-                keys = _config_keys(pairs)
-                alterations: dict[str, float | None] = {}
-                for op in entry["ops"]:
-                    if op["key"] in alterations:
+        async with self._altering:
+            results: dict[Entity, ApiError | None] = {}
+            proposed = {entity: dict(values) for entity, values in self.quotas.items()}
+            answers = []
+            for entry in body["entries"]:
+                pairs = [(e["entity_type"], e["entity_name"]) for e in entry["entity"]]
+                entity = frozenset(pairs)
+                error = None
+                try:
+                    if entity in results:
                         raise ApiError(Errors.INVALID_REQUEST, f"Ignoring duplicate entity {_describe_entity(entity)}")
-                    alterations[op["key"]] = None if op["remove"] else op["value"]
-                values = dict(proposed.get(entity, {}))
-                for key, value in alterations.items():
-                    if value is None:
-                        values.pop(key, None)
+                    keys = _config_keys(pairs)
+                    alterations: dict[str, float | None] = {}
+                    for op in entry["ops"]:
+                        if op["key"] in alterations:
+                            raise ApiError(Errors.INVALID_REQUEST,
+                                           f"Ignoring duplicate entity {_describe_entity(entity)}")
+                        alterations[op["key"]] = None if op["remove"] else op["value"]
+                    values = dict(proposed.get(entity, {}))
+                    for key, value in alterations.items():
+                        if value is None:
+                            values.pop(key, None)
+                        else:
+                            _check_value(keys, key, value)
+                            values[key] = value
+                    if values:
+                        proposed[entity] = values
                     else:
-                        _check_value(keys, key, value)
-                        values[key] = value
-                if values:
-                    proposed[entity] = values
-                else:
-                    proposed.pop(entity, None)
-            except ApiError as exc:
-                error = exc
-            results[entity] = error
-            answers.append({"error_code": error.code if error else Errors.NONE,
-                            "error_message": error.message if error else None, "entity": entry["entity"]})
-        if not body["validate_only"] and any(error is None for error in results.values()):
-            try:
-                await self._write(self.path, self._rows(proposed))  # stored before it is in force
-            except ApiError as exc:  # nothing was altered
-                for answer in answers:
-                    if answer["error_code"] == Errors.NONE:
-                        answer.update(error_code=exc.code, error_message=exc.message)
-                return {"throttle_time_ms": 0, "entries": answers}
-            self.quotas = proposed
-            self._apply()
-            logger.info("Altered client quotas: %s", {_describe_entity(e): self.quotas.get(e, {})
-                                                      for e, error in results.items() if error is None})
-        return {"throttle_time_ms": 0, "entries": answers}
+                        proposed.pop(entity, None)
+                except ApiError as exc:
+                    error = exc
+                results[entity] = error
+                answers.append({"error_code": error.code if error else Errors.NONE,
+                                "error_message": error.message if error else None, "entity": entry["entity"]})
+            if not body["validate_only"] and any(error is None for error in results.values()):
+                try:
+                    await self._write(self.path, self._rows(proposed))  # stored before it is in force
+                except ApiError as exc:  # nothing was altered
+                    for answer in answers:
+                        if answer["error_code"] == Errors.NONE:
+                            answer.update(error_code=exc.code, error_message=exc.message)
+                    return {"throttle_time_ms": 0, "entries": answers}
+                self.quotas = proposed
+                self._apply()
+                logger.info("Altered client quotas: %s", {_describe_entity(e): self.quotas.get(e, {})
+                                                          for e, error in results.items() if error is None})
+            return {"throttle_time_ms": 0, "entries": answers}
 
     # -- DescribeClientQuotas ----------------------------------------------------
 

@@ -136,6 +136,11 @@ class Controller:
         # is a snapshot taken on the event loop, so the last one asked for is the last one written.
         self._config_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="franz-config-writer")
         self._journal = TopicJournal(self._configs_path.with_name(TOPIC_CHANGES_FILE), self._write_config_file)
+        # One change of the topic or broker config files at a time, from reading what is in force
+        # to putting the change in force: each store writes the whole file, so two changes built
+        # from one state would each store a file without the other (and the second put in force
+        # would undo the first).
+        self._storing = asyncio.Lock()
 
     def cleaner_config(self, dynamic: Mapping[str, Mapping[str, str]] | None = None) -> CleanerConfig:
         """The LogCleaner's settings in force."""
@@ -383,7 +388,8 @@ class Controller:
             async with self._journal.recording(self._journal.creating, topic.name,
                                                uuid_to_kafka_string(topic.topic_id)):
                 if topic.configs:
-                    await self._store_configs()  # before the logs, so a restart finds them with their configs
+                    async with self._storing:  # before the logs, so a restart finds them with their configs
+                        await self._store_configs()
                 await self._make_logs(topic, range(topic.num_partitions), f"create topic {topic.name}")
         except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
             raise ApiError(Errors.KAFKA_STORAGE_ERROR,
@@ -468,7 +474,8 @@ class Controller:
             failures = await asyncio.to_thread(self._delete_logs, topic.name, range(topic.num_partitions))
             if topic.configs:
                 try:
-                    await self._store_configs()
+                    async with self._storing:
+                        await self._store_configs()
                 except ApiError as exc:  # a start before it is stored would give them to a new topic of the name
                     failures.append(f"its configs: {exc.message}")
             if failures:  # raised in the body, so the entry stays and the next start removes what is left
@@ -630,99 +637,105 @@ class Controller:
                                   validate_only: bool) -> None:
         """IncrementalAlterConfigs on a topic: (key, op, value) with op SET 0, DELETE 1,
         APPEND 2, SUBTRACT 3 (list keys only)."""
-        if not name:
-            raise ApiError(Errors.INVALID_REQUEST, "Default topic resources are not allowed.")
-        try:
-            validate_topic_name(name)
-        except InvalidTopicError as exc:
-            raise ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc)) from None
-        topic = self.metadata.get(name)
-        current = topic.configs if topic is not None else {}
-        # ConfigurationControlManager: the operations in order (APPEND/SUBTRACT only on list
-        # keys), then only the keys whose value changes are validated, and only then is the
-        # topic looked for; so deleting a key that is not set (one Kafka 4.0 removed, say) is
-        # a success that changes nothing.
-        for key, op, _value in operations:
-            if op in (APPEND, SUBTRACT) and (key not in TOPIC_CONFIG_DEF or TOPIC_CONFIG_DEF.keys[key].type != "list"):
-                raise ApiError(Errors.INVALID_CONFIG,
-                               f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
-        configs = apply_operations(current, operations, lambda key: key, _static_default_text)
-        for key in sorted(set(configs) | set(current)):
-            if configs.get(key) != current.get(key) and key not in TOPIC_CONFIG_DEF:
-                raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
-        self._validated_configs(configs)
-        if topic is None:
-            raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        if validate_only:
-            return
-        await self._store_configs({name: configs})
-        topic.configs = configs
-        self._reconfigure_logs([name])
-        logger.info("Updated configs of topic %s: %s", name, configs)
+        async with self._storing:
+            if not name:
+                raise ApiError(Errors.INVALID_REQUEST, "Default topic resources are not allowed.")
+            try:
+                validate_topic_name(name)
+            except InvalidTopicError as exc:
+                raise ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc)) from None
+            topic = self.metadata.get(name)
+            current = topic.configs if topic is not None else {}
+            # ConfigurationControlManager: the operations in order (APPEND/SUBTRACT only on list
+            # keys), then only the keys whose value changes are validated, and only then is the
+            # topic looked for; so deleting a key that is not set (one Kafka 4.0 removed, say) is
+            # a success that changes nothing.
+            for key, op, _value in operations:
+                if op in (APPEND, SUBTRACT) and (key not in TOPIC_CONFIG_DEF
+                                                 or TOPIC_CONFIG_DEF.keys[key].type != "list"):
+                    raise ApiError(Errors.INVALID_CONFIG,
+                                   f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
+            configs = apply_operations(current, operations, lambda key: key, _static_default_text)
+            for key in sorted(set(configs) | set(current)):
+                if configs.get(key) != current.get(key) and key not in TOPIC_CONFIG_DEF:
+                    raise ApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
+            self._validated_configs(configs)
+            if topic is None:
+                raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            if validate_only:
+                return
+            await self._store_configs({name: configs})
+            topic.configs = configs
+            self._reconfigure_logs([name])
+            logger.info("Updated configs of topic %s: %s", name, configs)
 
     async def alter_broker_configs(self, resource_name: str, operations: list[tuple[str, int, str | None]],
                                    validate_only: bool) -> None:
         """IncrementalAlterConfigs on a broker (resource name = node id) or on the cluster
         default (empty name): only the log configs are dynamic."""
-        if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
-            raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
-                           f"string, but received {resource_name}")
-        reconfigurable = BROKER_RECONFIGURABLE_KEYS
-        static = sorted({key for key, _op, _value in operations
-                         if key not in BROKER_SYNONYMS and key not in reconfigurable})
-        if static:
-            raise ApiError(Errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})")
-        for key, op, _value in operations:
-            if key in reconfigurable and op in (APPEND, SUBTRACT):
-                raise ApiError(Errors.INVALID_CONFIG, f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
-        configs = apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
-                                    BROKER_SYNONYMS.__getitem__, lambda key: _static_default_text(BROKER_SYNONYMS[key]))
-        for key, value in configs.items():  # named by the broker key the operator used
-            definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
-                          else BROKER_CONFIG_DEF.keys[key])
-            try:
-                definition.parse(value)
-            except ConfigError as exc:
-                raise ApiError(Errors.INVALID_CONFIG, str(ConfigError(key, value, exc.reason))) from None
-        proposed = {**self.dynamic_broker_configs, resource_name: configs}
-        # A proposed value must pass what the broker checks at startup (GroupCoordinatorConfig).
-        try:
-            require_group_coordinator_bounds(self._broker_values(GROUP_COORDINATOR_RECONFIGURABLE_KEYS, proposed))
-        except ConfigError as exc:
-            raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
-        merged = self._merged_broker_defaults(proposed)
-        try:
-            LogConfig.from_props({}, merged)
-        except ConfigError as exc:
-            raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
-        cleaner = self.log_manager.cleaner
-        old_cleaner_config, new_cleaner_config = self.cleaner_config(), self.cleaner_config(proposed)
-        if new_cleaner_config != old_cleaner_config:
-            # ConfigAdminManager answers INVALID_REQUEST for a config that parses but cannot apply.
-            problem = cleaner_config_problem(new_cleaner_config)
-            if problem is not None:
-                raise ApiError(Errors.INVALID_REQUEST, f"requirement failed: {problem}")
-            if cleaner is not None and new_cleaner_config.num_threads != old_cleaner_config.num_threads:
+        async with self._storing:
+            if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
+                raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
+                               f"string, but received {resource_name}")
+            reconfigurable = BROKER_RECONFIGURABLE_KEYS
+            static = sorted({key for key, _op, _value in operations
+                             if key not in BROKER_SYNONYMS and key not in reconfigurable})
+            if static:
+                raise ApiError(Errors.INVALID_REQUEST,
+                               f"Cannot update these configs dynamically: Set({', '.join(static)})")
+            for key, op, _value in operations:
+                if key in reconfigurable and op in (APPEND, SUBTRACT):
+                    raise ApiError(Errors.INVALID_CONFIG,
+                                   f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
+            configs = apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
+                                       BROKER_SYNONYMS.__getitem__,
+                                       lambda key: _static_default_text(BROKER_SYNONYMS[key]))
+            for key, value in configs.items():  # named by the broker key the operator used
+                definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
+                              else BROKER_CONFIG_DEF.keys[key])
                 try:
-                    cleaner.validate_reconfiguration(new_cleaner_config)
-                except ValueError as exc:
-                    raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
-        if validate_only:
-            return
-        dynamic = {name: values for name, values in proposed.items() if values}
-        await self.store_file(self._broker_configs_path, {name: dict(values) for name, values in dynamic.items()})
-        self.dynamic_broker_configs = dynamic
-        self._broker_defaults = merged
-        self._reconfigure_logs(list(self.metadata.topics))
-        # Every log shares this object: the change reaches them all at once (volatile in Kafka).
-        shared, changed = self.log_manager.producer_state_config, self.producer_state_config()
-        shared.producer_id_expiration_ms = changed.producer_id_expiration_ms
-        shared.transaction_verification_enabled = changed.transaction_verification_enabled
-        if cleaner is not None and new_cleaner_config != old_cleaner_config:
-            # Joins the cleaner threads, which finish their current read first: off the loop.
-            await asyncio.get_running_loop().run_in_executor(None, cleaner.reconfigure, new_cleaner_config)
-        logger.info("Updated dynamic broker configs of %s: %s",
-                    f"broker {resource_name}" if resource_name else "the cluster default", configs)
+                    definition.parse(value)
+                except ConfigError as exc:
+                    raise ApiError(Errors.INVALID_CONFIG, str(ConfigError(key, value, exc.reason))) from None
+            proposed = {**self.dynamic_broker_configs, resource_name: configs}
+            # A proposed value must pass what the broker checks at startup (GroupCoordinatorConfig).
+            try:
+                require_group_coordinator_bounds(self._broker_values(GROUP_COORDINATOR_RECONFIGURABLE_KEYS, proposed))
+            except ConfigError as exc:
+                raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+            merged = self._merged_broker_defaults(proposed)
+            try:
+                LogConfig.from_props({}, merged)
+            except ConfigError as exc:
+                raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+            cleaner = self.log_manager.cleaner
+            old_cleaner_config, new_cleaner_config = self.cleaner_config(), self.cleaner_config(proposed)
+            if new_cleaner_config != old_cleaner_config:
+                # ConfigAdminManager answers INVALID_REQUEST for a config that parses but cannot apply.
+                problem = cleaner_config_problem(new_cleaner_config)
+                if problem is not None:
+                    raise ApiError(Errors.INVALID_REQUEST, f"requirement failed: {problem}")
+                if cleaner is not None and new_cleaner_config.num_threads != old_cleaner_config.num_threads:
+                    try:
+                        cleaner.validate_reconfiguration(new_cleaner_config)
+                    except ValueError as exc:
+                        raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
+            if validate_only:
+                return
+            dynamic = {name: values for name, values in proposed.items() if values}
+            await self.store_file(self._broker_configs_path, {name: dict(values) for name, values in dynamic.items()})
+            self.dynamic_broker_configs = dynamic
+            self._broker_defaults = merged
+            self._reconfigure_logs(list(self.metadata.topics))
+            # Every log shares this object: the change reaches them all at once (volatile in Kafka).
+            shared, changed = self.log_manager.producer_state_config, self.producer_state_config()
+            shared.producer_id_expiration_ms = changed.producer_id_expiration_ms
+            shared.transaction_verification_enabled = changed.transaction_verification_enabled
+            if cleaner is not None and new_cleaner_config != old_cleaner_config:
+                # Joins the cleaner threads, which finish their current read first: off the loop.
+                await asyncio.get_running_loop().run_in_executor(None, cleaner.reconfigure, new_cleaner_config)
+            logger.info("Updated dynamic broker configs of %s: %s",
+                        f"broker {resource_name}" if resource_name else "the cluster default", configs)
 
     def _reconfigure_logs(self, topics: list[str]) -> None:
         """Give the partitions of the topics the log config now in force."""

@@ -19,6 +19,7 @@ credentials yet; they are kept as a Kafka cluster keeps them.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -53,6 +54,10 @@ class ScramControlManager:
     def __init__(self, path: Path, write: Writer) -> None:
         self.path = path
         self._write = write
+        # One change at a time, from reading what is in force to putting the change in force: each
+        # store writes the whole file, so two changes built from one state would each store a file
+        # without the other (and the second put in force would undo the first).
+        self._altering = asyncio.Lock()
         self.credentials: dict[Key, dict] = self._read()
 
     def register(self, apis) -> None:
@@ -82,52 +87,53 @@ class ScramControlManager:
     # -- AlterUserScramCredentials ---------------------------------------------
 
     async def handle_alter_user_scram_credentials(self, request, body: dict) -> dict:
-        deletions: dict[str, dict] = {}
-        upsertions: dict[str, dict] = {}
-        errors: dict[str, ApiError] = {}
-        twice = ApiError(Errors.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
-        for deletion in body["deletions"]:
-            name = deletion["name"]
-            if name in errors:
-                continue
-            if deletions.pop(name, None) is not None:
-                errors[name] = twice
-            elif (error := self._deletion_error(deletion)) is not None:
-                errors[name] = error
-            else:
-                deletions[name] = deletion
-        for upsertion in body["upsertions"]:
-            name = upsertion["name"]
-            if name in errors:
-                continue
-            if deletions.pop(name, None) is not None or upsertions.pop(name, None) is not None:
-                errors[name] = twice
-            elif (error := _upsertion_error(upsertion)) is not None:
-                errors[name] = error
-            else:
-                upsertions[name] = upsertion
-        proposed = dict(self.credentials)
-        for deletion in deletions.values():
-            del proposed[(deletion["name"], deletion["mechanism"])]
-        for upsertion in upsertions.values():
-            stored_key, server_key = stored_and_server_keys(upsertion["mechanism"], upsertion["salted_password"])
-            proposed[(upsertion["name"], upsertion["mechanism"])] = {
-                "salt": bytes(upsertion["salt"]), "stored_key": stored_key, "server_key": server_key,
-                "iterations": upsertion["iterations"]}
-        stored: ApiError | None = None
-        if deletions or upsertions:
-            try:
-                await self._write(self.path, self._rows(proposed))  # stored before it is in force
-                self.credentials = proposed
-                logger.info("Altered SCRAM credentials: deleted %s, set %s", sorted(deletions), sorted(upsertions))
-            except ApiError as exc:  # nothing was altered
-                stored = exc
-        results = [{"user": name, "error_code": stored.code if stored else Errors.NONE,
-                    "error_message": stored.message if stored else None}
-                   for name in [*deletions, *upsertions]]
-        results += [{"user": name, "error_code": error.code, "error_message": error.message}
-                    for name, error in errors.items()]
-        return {"throttle_time_ms": 0, "results": results}
+        async with self._altering:
+            deletions: dict[str, dict] = {}
+            upsertions: dict[str, dict] = {}
+            errors: dict[str, ApiError] = {}
+            twice = ApiError(Errors.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
+            for deletion in body["deletions"]:
+                name = deletion["name"]
+                if name in errors:
+                    continue
+                if deletions.pop(name, None) is not None:
+                    errors[name] = twice
+                elif (error := self._deletion_error(deletion)) is not None:
+                    errors[name] = error
+                else:
+                    deletions[name] = deletion
+            for upsertion in body["upsertions"]:
+                name = upsertion["name"]
+                if name in errors:
+                    continue
+                if deletions.pop(name, None) is not None or upsertions.pop(name, None) is not None:
+                    errors[name] = twice
+                elif (error := _upsertion_error(upsertion)) is not None:
+                    errors[name] = error
+                else:
+                    upsertions[name] = upsertion
+            proposed = dict(self.credentials)
+            for deletion in deletions.values():
+                del proposed[(deletion["name"], deletion["mechanism"])]
+            for upsertion in upsertions.values():
+                stored_key, server_key = stored_and_server_keys(upsertion["mechanism"], upsertion["salted_password"])
+                proposed[(upsertion["name"], upsertion["mechanism"])] = {
+                    "salt": bytes(upsertion["salt"]), "stored_key": stored_key, "server_key": server_key,
+                    "iterations": upsertion["iterations"]}
+            stored: ApiError | None = None
+            if deletions or upsertions:
+                try:
+                    await self._write(self.path, self._rows(proposed))  # stored before it is in force
+                    self.credentials = proposed
+                    logger.info("Altered SCRAM credentials: deleted %s, set %s", sorted(deletions), sorted(upsertions))
+                except ApiError as exc:  # nothing was altered
+                    stored = exc
+            results = [{"user": name, "error_code": stored.code if stored else Errors.NONE,
+                        "error_message": stored.message if stored else None}
+                       for name in [*deletions, *upsertions]]
+            results += [{"user": name, "error_code": error.code, "error_message": error.message}
+                        for name, error in errors.items()]
+            return {"throttle_time_ms": 0, "results": results}
 
     def _deletion_error(self, deletion: dict) -> ApiError | None:
         error = _name_and_mechanism_error(deletion["name"], deletion["mechanism"])

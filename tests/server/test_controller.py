@@ -248,44 +248,54 @@ TOPIC_RESOURCE, BROKER_RESOURCE, GROUP_RESOURCE = 2, 4, 32
 SCRAM_SHA_256, SAFE_DOWNGRADE = 1, 2
 
 
+def _config_body(resource_type: int, name: str, key: str, value: str) -> dict:
+    return {"resources": [{"resource_type": resource_type, "resource_name": name,
+                           "configs": [{"name": key, "config_operation": 0, "value": value}]}], "validate_only": False}
+
+
+def _config(client: RawClient, resource_type: int, name: str, key: str) -> str | None:
+    described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [{
+        "resource_type": resource_type, "resource_name": name, "configuration_keys": [key]}],
+        "include_synonyms": False, "include_documentation": False})["results"][0]
+    return described["configs"][0]["value"] if described["configs"] else None  # a default resource: none set
+
+
 def _set_config(resource_type: int, name: str, key: str, value: str):
     def change(client: RawClient) -> int:
-        return client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [{
-            "resource_type": resource_type, "resource_name": name,
-            "configs": [{"name": key, "config_operation": 0, "value": value}]}],
-            "validate_only": False})["responses"][0]["error_code"]
+        return client.request(INCREMENTAL_ALTER_CONFIGS, 1, _config_body(resource_type, name, key, value))[
+            "responses"][0]["error_code"]
 
-    def read(client: RawClient) -> str:
-        described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [{
-            "resource_type": resource_type, "resource_name": name, "configuration_keys": [key]}],
-            "include_synonyms": False, "include_documentation": False})["results"][0]
-        return described["configs"][0]["value"] if described["configs"] else None  # a default resource: none set
-
-    return change, read
+    return change, lambda client: _config(client, resource_type, name, key)
 
 
-def _set_quota(client: RawClient) -> int:
-    return client.request(ALTER_CLIENT_QUOTAS, 1, {"entries": [{
-        "entity": [{"entity_type": "user", "entity_name": "alice"}],
-        "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
-        "validate_only": False})["entries"][0]["error_code"]
+def _quota_body(user: str) -> dict:
+    return {"entries": [{"entity": [{"entity_type": "user", "entity_name": user}],
+                         "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
+            "validate_only": False}
 
 
-def _quota(client: RawClient) -> list:
+def _quota(client: RawClient, user: str = "alice") -> list:
     entries = client.request(DESCRIBE_CLIENT_QUOTAS, 1, {"components": [
-        {"entity_type": "user", "match_type": 0, "match": "alice"}], "strict": False})["entries"]
+        {"entity_type": "user", "match_type": 0, "match": user}], "strict": False})["entries"]
     return [(value["key"], value["value"]) for entry in entries for value in entry["values"]]
 
 
-def _set_credential(client: RawClient) -> int:
-    return client.request(ALTER_SCRAM, 0, {"deletions": [], "upsertions": [{
-        "name": "alice", "mechanism": SCRAM_SHA_256, "iterations": 4096, "salt": b"salt" * 4,
-        "salted_password": bytes(32)}]})["results"][0]["error_code"]
+def _set_quota(client: RawClient) -> int:
+    return client.request(ALTER_CLIENT_QUOTAS, 1, _quota_body("alice"))["entries"][0]["error_code"]
 
 
-def _credential(client: RawClient) -> list:
-    result = client.request(DESCRIBE_SCRAM, 0, {"users": [{"name": "alice"}]})["results"][0]
+def _credential_body(user: str) -> dict:
+    return {"deletions": [], "upsertions": [{"name": user, "mechanism": SCRAM_SHA_256, "iterations": 4096,
+                                             "salt": b"salt" * 4, "salted_password": bytes(32)}]}
+
+
+def _credential(client: RawClient, user: str = "alice") -> list:
+    result = client.request(DESCRIBE_SCRAM, 0, {"users": [{"name": user}]})["results"][0]
     return [(info["mechanism"], info["iterations"]) for info in result["credential_infos"]]
+
+
+def _set_credential(client: RawClient) -> int:
+    return client.request(ALTER_SCRAM, 0, _credential_body("alice"))["results"][0]["error_code"]
 
 
 def _downgrade_transactions(client: RawClient) -> int:
@@ -332,3 +342,52 @@ def test_a_change_is_in_force_only_once_its_file_is_stored(failing_fs, broker_fa
     broker = broker_factory(QUIET_CHECKPOINTS, data_dir=mount / "data")
     with RawClient(broker.bootstrap) as client:
         assert read(client) == after
+
+
+BROKER_KEYS = {"log.retention.ms": "4321", "log.retention.bytes": "1073741824",
+               "log.cleaner.delete.retention.ms": "86400001", "log.segment.delete.delay.ms": "60001"}
+NAMES = [f"n{i}" for i in range(8)]
+PIPELINED = {  # what: (its requests, the error code's path in an answer, what reads every change back, the changes)
+    "topic configs": ([(INCREMENTAL_ALTER_CONFIGS, 1, _config_body(TOPIC_RESOURCE, name, "retention.ms", str(1000 + i)))
+                       for i, name in enumerate(NAMES)], ("responses", 0, "error_code"),
+                      lambda c: [_config(c, TOPIC_RESOURCE, name, "retention.ms") for name in NAMES],
+                      [str(1000 + i) for i in range(len(NAMES))]),
+    "broker configs": ([(INCREMENTAL_ALTER_CONFIGS, 1, _config_body(BROKER_RESOURCE, "", key, value))
+                        for key, value in BROKER_KEYS.items()], ("responses", 0, "error_code"),
+                       lambda c: [_config(c, BROKER_RESOURCE, "", key) for key in BROKER_KEYS],
+                       list(BROKER_KEYS.values())),
+    "group configs": ([(INCREMENTAL_ALTER_CONFIGS, 1, _config_body(GROUP_RESOURCE, name, "consumer.session.timeout.ms",
+                                                                   "50000")) for name in NAMES],
+                      ("responses", 0, "error_code"),
+                      lambda c: [_config(c, GROUP_RESOURCE, name, "consumer.session.timeout.ms") for name in NAMES],
+                      ["50000"] * len(NAMES)),
+    "client quotas": ([(ALTER_CLIENT_QUOTAS, 1, _quota_body(name)) for name in NAMES], ("entries", 0, "error_code"),
+                      lambda c: [_quota(c, name) for name in NAMES], [[("producer_byte_rate", 1024.0)]] * len(NAMES)),
+    "SCRAM credentials": ([(ALTER_SCRAM, 0, _credential_body(name)) for name in NAMES], ("results", 0, "error_code"),
+                          lambda c: [_credential(c, name) for name in NAMES], [[(SCRAM_SHA_256, 4096)]] * len(NAMES)),
+}
+
+
+@pytest.mark.parametrize("what", list(PIPELINED))
+def test_changes_sent_together_are_all_stored(broker_factory, tmp_path, what):
+    """Requests pipelined on one connection are handled at once; each store writes its whole file,
+    so a change built from the state another was still storing left that one out (in force until
+    a restart, or undone at once)."""
+    requests, error_path, read, expected = PIPELINED[what]
+    data = tmp_path / "data"
+    broker = broker_factory(data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        for name in NAMES:
+            create_topic(client, name)
+        client.send_frames([encode_request(key, version, 100 + index, "pipelined", body)
+                            for index, (key, version, body) in enumerate(requests)])
+        for key, version, _body in requests:
+            answer = decode_response(key, version, client.receive_frame())[1]
+            for step in error_path:
+                answer = answer[step]
+            assert answer == Errors.NONE
+        assert read(client) == expected
+    broker.stop()
+    broker = broker_factory(data_dir=data)
+    with RawClient(broker.bootstrap) as client:
+        assert read(client) == expected

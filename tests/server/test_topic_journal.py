@@ -4,6 +4,7 @@ or creation: the next start finishes the change the way Kafka's metadata decides
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from franz.protocol.codec import encode_request
 from franz.protocol.errors import Errors
 from franz.server.controller import _write_json
-from franz.server.topic_journal import ChangeStillRecorded, TopicJournal
+from franz.server.topic_journal import ChangeStillRecorded, JournalWriteError, TopicJournal
 from tests.support.crashing_broker import CRASH_EXIT_CODE, CrashingBroker
 from tests.support.failing_disk import immutable_dir
 from tests.support.failing_fs import QUIET_CHECKPOINTS
@@ -324,3 +325,38 @@ def test_a_removal_that_lands_before_its_fsync_fails_keeps_a_creation_or_growth_
         assert changes == {}
     assert switch.spent
     assert json.loads((mount / "topic-changes.json").read_text())[change] == {}
+
+
+def test_a_change_written_while_another_entry_fails_does_not_carry_that_entry(failing_fs):
+    """Two changes at once on the controller's one writer thread; the first entry's file cannot
+    be made (EIO), so its topic stays as it was. The second change's write must not put that
+    entry in the file after all: a start would then delete a topic answered "not deleted"."""
+    mount, switch = failing_fs
+    writer = concurrent.futures.ThreadPoolExecutor(1)
+
+    async def write(path, content) -> None:
+        await asyncio.get_running_loop().run_in_executor(writer, _write_json, path, content)
+
+    journal = TopicJournal(mount / "topic-changes.json", write)
+
+    async def delete_kept() -> str:
+        try:
+            async with journal.recording(journal.deleting, "ID-KEPT", "kept"):
+                return "deleted"
+        except JournalWriteError:
+            return "not deleted"
+
+    async def create_new() -> str:
+        async with journal.recording(journal.creating, "new", "ID-NEW"):
+            return json.loads((mount / "topic-changes.json").read_text())["deleting"]
+
+    async def both() -> list:
+        return await asyncio.gather(delete_kept(), create_new())
+
+    switch.arm("create", JOURNAL_TEMPORARY)
+    try:
+        assert asyncio.run(both()) == ["not deleted", {}]
+    finally:
+        writer.shutdown()
+    assert switch.spent
+    assert json.loads((mount / "topic-changes.json").read_text())["deleting"] == {}

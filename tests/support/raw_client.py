@@ -30,6 +30,10 @@ class RawClient:
     def send_frame(self, payload: bytes) -> None:
         self.sock.sendall(struct.pack(">i", len(payload)) + payload)
 
+    def send_frames(self, payloads: list[bytes]) -> None:
+        """Several requests in one write, so that the broker reads them together (pipelined)."""
+        self.sock.sendall(b"".join(struct.pack(">i", len(payload)) + payload for payload in payloads))
+
     def receive_frame(self) -> bytes | None:
         """One response frame, or None when the broker closed the connection."""
         head = self._receive_exactly(4)

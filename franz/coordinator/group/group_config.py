@@ -20,6 +20,7 @@ and the share-partitions read the share keys the same way.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -165,6 +166,10 @@ class GroupConfigManager:
     def __init__(self, path: Path, write: Writer, broker_config) -> None:
         self.path = path
         self._write = write
+        # One change at a time, from reading what is in force to putting the change in force: each
+        # store writes the whole file, so two changes built from one state would each store a file
+        # without the other (and the second put in force would undo the first).
+        self._altering = asyncio.Lock()
         self.broker_config = broker_config
         self.overrides: dict[str, dict[str, str]] = self._read()  # group id -> key -> value
         # (group id, key, value, capped value) already warned of: value() runs on every heartbeat
@@ -213,22 +218,23 @@ class GroupConfigManager:
 
     async def alter(self, group_id: str, operations: list[tuple[str, int, str | None]], validate_only: bool) -> None:
         """IncrementalAlterConfigs on a GROUP resource: SET and DELETE (no key is a list)."""
-        if not group_id:
-            raise ApiError(Errors.INVALID_REQUEST, "Default group resources are not allowed.")
-        configs = dict(self.overrides.get(group_id, {}))
-        for name, op, value in operations:
-            if op == SET:
-                configs[name] = value
-            elif op == DELETE:
-                configs.pop(name, None)
-            else:  # the controller's schema knows no GROUP key as a list (KafkaConfigSchema.isSplittable)
-                raise ApiError(Errors.INVALID_CONFIG, f"Can't {OP_NAMES.get(op, op)} to key {name} because its type "
-                                                      "is not LIST.")
-        validate(configs, self.broker_config)
-        if validate_only:
-            return
-        await store_overrides(self.overrides, group_id, configs, self.path, self._write)
-        logger.info("Updated configs of group %s: %s", group_id, configs)
+        async with self._altering:
+            if not group_id:
+                raise ApiError(Errors.INVALID_REQUEST, "Default group resources are not allowed.")
+            configs = dict(self.overrides.get(group_id, {}))
+            for name, op, value in operations:
+                if op == SET:
+                    configs[name] = value
+                elif op == DELETE:
+                    configs.pop(name, None)
+                else:  # the controller's schema knows no GROUP key as a list (KafkaConfigSchema.isSplittable)
+                    raise ApiError(Errors.INVALID_CONFIG,
+                                   f"Can't {OP_NAMES.get(op, op)} to key {name} because its type is not LIST.")
+            validate(configs, self.broker_config)
+            if validate_only:
+                return
+            await store_overrides(self.overrides, group_id, configs, self.path, self._write)
+            logger.info("Updated configs of group %s: %s", group_id, configs)
 
     def describe(self, group_id: str, keys: set[str] | None, include_synonyms: bool) -> list[dict]:
         """ConfigHelper.createGroupConfigEntry of every group key (raises for an empty name)."""
