@@ -118,9 +118,7 @@ class ClientMetricsConfigManager:
     def __init__(self, path: Path, write: Writer) -> None:
         self.path = path
         self._write = write
-        # One change at a time, from reading what is in force to putting the change in force: each
-        # store writes the whole file, so two changes built from one state would each store a file
-        # without the other (and the second put in force would undo the first).
+        # One change at a time, from reading what is in force to putting it in force (see Controller._storing).
         self._altering = asyncio.Lock()
         self.overrides: dict[str, dict[str, str]] = read_json(path)  # subscription -> key -> value
 

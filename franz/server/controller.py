@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -135,7 +136,7 @@ class Controller:
         # One thread writes the config files, in the order the writes were asked for: each write
         # is a snapshot taken on the event loop, so the last one asked for is the last one written.
         self._config_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="franz-config-writer")
-        self._journal = TopicJournal(self._configs_path.with_name(TOPIC_CHANGES_FILE), self._write_config_file)
+        self._journal = TopicJournal(self._configs_path.with_name(TOPIC_CHANGES_FILE), self.write_file)
         # One change of the topic or broker config files at a time, from reading what is in force
         # to putting the change in force: each store writes the whole file, so two changes built
         # from one state would each store a file without the other (and the second put in force
@@ -384,28 +385,37 @@ class Controller:
             raise ApiError(Errors.KAFKA_STORAGE_ERROR,
                            f"Could not create topic {topic.name}: a disk error kept the deletion of the topic "
                            f"of this name from finishing, and the next start finishes it")
-        try:
-            async with self._journal.recording(self._journal.creating, topic.name,
-                                               uuid_to_kafka_string(topic.topic_id)):
-                if topic.configs:
-                    async with self._storing:  # before the logs, so a restart finds them with their configs
-                        await self._store_configs()
-                await self._make_logs(topic, range(topic.num_partitions), f"create topic {topic.name}")
-        except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
-            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
-                           f"Could not record the creation of topic {topic.name}: {exc}") from exc
-        except ChangeStillRecorded as exc:
-            # The journal still lists the creation, so the next start would roll it back: a topic
-            # published now would lose its records then. Rolled back now instead.
-            await asyncio.to_thread(self._delete_logs_of, topic, range(topic.num_partitions))
-            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
-                           f"Could not record the creation of topic {topic.name}: {exc}") from exc
+        partitions = range(topic.num_partitions)
+        async with self._recording_logs(self._journal.creating, topic.name, uuid_to_kafka_string(topic.topic_id),
+                                        topic, partitions, "creation"):
+            if topic.configs:
+                async with self._storing:  # before the logs, so a restart finds them with their configs
+                    await self._store_configs()
+            await self._make_logs(topic, partitions, f"create topic {topic.name}")
         # Committed before it is published: no append to the topic can be answered while a
         # restart would still roll its creation back.
         self.metadata.put(topic)
         logger.info("Created topic %s with topic ID %s and %d partition(s)", topic.name,
                     uuid_to_kafka_string(topic.topic_id), topic.num_partitions)
         return topic
+
+    @contextlib.asynccontextmanager
+    async def _recording_logs(self, changes: dict, key: str, value, topic: TopicMetadata, partitions: range,
+                              change: str) -> AsyncIterator[None]:
+        """The journal's recording (`changes`, `key`, `value`) of a creation or a growth whose body
+        makes `partitions`' logs, refused with KAFKA_STORAGE_ERROR when the entry cannot be written
+        (nothing was made) or cannot be removed after (ChangeStillRecorded: the next start would roll
+        the change back, so a topic published now would lose its records then; the logs go now)."""
+        try:
+            async with self._journal.recording(changes, key, value):
+                yield
+        except JournalWriteError as exc:
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                           f"Could not record the {change} of topic {topic.name}: {exc}") from exc
+        except ChangeStillRecorded as exc:
+            await asyncio.to_thread(self._delete_logs_of, topic, partitions)
+            raise ApiError(Errors.KAFKA_STORAGE_ERROR,
+                           f"Could not record the {change} of topic {topic.name}: {exc}") from exc
 
     async def _make_logs(self, topic: TopicMetadata, partitions: range, action: str) -> None:
         """_create_logs on a worker thread. A partition holding another topic's ID (a deleted
@@ -535,17 +545,9 @@ class Controller:
             return
 
         async def grow(old: int = topic.num_partitions) -> None:
-            try:
-                async with self._journal.recording(self._journal.growing, name,
-                                                   (uuid_to_kafka_string(topic.topic_id), old)):
-                    await self._make_logs(topic, range(old, count), f"add partitions to topic {name}")
-            except JournalWriteError as exc:  # only the entry's first write raises it: nothing was made
-                raise ApiError(Errors.KAFKA_STORAGE_ERROR,
-                               f"Could not record the growth of topic {name}: {exc}") from exc
-            except ChangeStillRecorded as exc:  # the next start would roll the growth back: so now
-                await asyncio.to_thread(self._delete_logs_of, topic, range(old, count))
-                raise ApiError(Errors.KAFKA_STORAGE_ERROR,
-                               f"Could not record the growth of topic {name}: {exc}") from exc
+            async with self._recording_logs(self._journal.growing, name, (uuid_to_kafka_string(topic.topic_id), old),
+                                            topic, range(old, count), "growth"):
+                await self._make_logs(topic, range(old, count), f"add partitions to topic {name}")
             topic.num_partitions = count
             logger.info("Increased partition count of %s from %d to %d", name, old, count)
 
@@ -758,10 +760,6 @@ class Controller:
         overrides = {name: dict(topic.configs) for name, topic in topics.items()}
         overrides.update(changed or {})
         await self.store_file(self._configs_path, {name: configs for name, configs in overrides.items() if configs})
-
-    async def _write_config_file(self, path: Path, content: dict[str, dict[str, str]]) -> None:
-        """write_file of `content`, copied here, on the loop."""
-        await self.write_file(path, {name: dict(configs) for name, configs in content.items()})
 
     async def store_file(self, path: Path, snapshot: object) -> None:
         """write_file for a change its caller puts in force only once this returns. A failed write

@@ -54,9 +54,7 @@ class ScramControlManager:
     def __init__(self, path: Path, write: Writer) -> None:
         self.path = path
         self._write = write
-        # One change at a time, from reading what is in force to putting the change in force: each
-        # store writes the whole file, so two changes built from one state would each store a file
-        # without the other (and the second put in force would undo the first).
+        # One change at a time, from reading what is in force to putting it in force (see Controller._storing).
         self._altering = asyncio.Lock()
         self.credentials: dict[Key, dict] = self._read()
 

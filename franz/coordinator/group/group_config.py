@@ -166,9 +166,7 @@ class GroupConfigManager:
     def __init__(self, path: Path, write: Writer, broker_config) -> None:
         self.path = path
         self._write = write
-        # One change at a time, from reading what is in force to putting the change in force: each
-        # store writes the whole file, so two changes built from one state would each store a file
-        # without the other (and the second put in force would undo the first).
+        # One change at a time, from reading what is in force to putting it in force (see Controller._storing).
         self._altering = asyncio.Lock()
         self.broker_config = broker_config
         self.overrides: dict[str, dict[str, str]] = self._read()  # group id -> key -> value
