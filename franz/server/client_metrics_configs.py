@@ -33,7 +33,8 @@ from typing import Any, Final
 from franz.common.config_def import ConfigDef, ConfigError, ConfigKey
 from franz.common.java_regex import java_pattern
 from franz.protocol.errors import Errors
-from franz.server.controller import APPEND, OP_NAMES, SUBTRACT, ApiError, apply_operations, read_json, store_overrides
+from franz.server.controller import (APPEND, OP_NAMES, SUBTRACT, ApiError, apply_operations, read_json, replacing,
+                                     store_overrides)
 
 CLIENT_METRICS_FILE: Final = "client-metrics.json"
 METRICS: Final = "metrics"
@@ -122,12 +123,16 @@ class ClientMetricsConfigManager:
         self._altering = asyncio.Lock()
         self.overrides: dict[str, dict[str, str]] = read_json(path)  # subscription -> key -> value
 
-    async def alter(self, name: str, operations: list[tuple[str, int, str | None]], validate_only: bool) -> None:
+    async def alter(self, name: str, operations: list[tuple[str, int, str | None]], validate_only: bool,
+                    replace_all: bool = False) -> None:
         """IncrementalAlterConfigs on a CLIENT_METRICS resource: SET and DELETE. The controller's
         config schema has only broker and topic keys, so no client metrics key is a list to
-        APPEND to or SUBTRACT from there (KafkaConfigSchema.isSplittable), its lists included."""
+        APPEND to or SUBTRACT from there (KafkaConfigSchema.isSplittable), its lists included.
+        replace_all (the legacy AlterConfigs): every override the operations leave out goes too."""
         async with self._altering:
             current = self.overrides.get(name, {})
+            if replace_all:
+                operations = replacing(current, operations)
             for key, op, _value in operations:
                 if op in (APPEND, SUBTRACT):
                     raise ApiError(Errors.INVALID_CONFIG,

@@ -315,24 +315,16 @@ async def legacy_alter(controller: Controller, resource: dict, validate_only: bo
     wanted = {entry["name"]: entry["value"] for entry in resource["configs"]}
     try:
         _check_entries(resource["configs"], lambda entry: True)
+        setting = [(key, SET, value) for key, value in wanted.items()]
         if kind == TOPIC_RESOURCE:
-            topic = controller.metadata.get(name)
-            current = topic.configs if topic is not None else {}
-            await controller.alter_topic_configs(name, _replacing(current, wanted), validate_only)
+            await controller.alter_topic_configs(name, setting, validate_only, replace_all=True)
         elif kind == BROKER_RESOURCE:
-            current = controller.dynamic_broker_configs.get(name, {})
-            await controller.alter_broker_configs(name, _replacing(current, wanted), validate_only)
+            await controller.alter_broker_configs(name, setting, validate_only, replace_all=True)
         elif kind in (managers or {}):
-            current = managers[kind].overrides.get(name, {})
-            await managers[kind].alter(name, _replacing(current, wanted), validate_only)
+            await managers[kind].alter(name, setting, validate_only, replace_all=True)
         else:  # BROKER_LOGGER too: its levels are altered only incrementally
             raise ApiError(Errors.INVALID_REQUEST, f"Unknown resource type {kind}")
     except ApiError as exc:
         return answer(resource, exc)
     return answer(resource)
 
-
-def _replacing(current: dict[str, str], wanted: dict[str, str]) -> list[tuple[str, int, str | None]]:
-    """The incremental operations that turn the overrides `current` into exactly `wanted`."""
-    return ([(key, SET, value) for key, value in wanted.items()]
-            + [(key, DELETE, None) for key in current if key not in wanted])

@@ -636,9 +636,10 @@ class Controller:
     # -- configs ---------------------------------------------------------------
 
     async def alter_topic_configs(self, name: str, operations: list[tuple[str, int, str | None]],
-                                  validate_only: bool) -> None:
+                                  validate_only: bool, replace_all: bool = False) -> None:
         """IncrementalAlterConfigs on a topic: (key, op, value) with op SET 0, DELETE 1,
-        APPEND 2, SUBTRACT 3 (list keys only)."""
+        APPEND 2, SUBTRACT 3 (list keys only); with replace_all (the legacy AlterConfigs), every
+        override the operations leave out is deleted too."""
         async with self._storing:
             if not name:
                 raise ApiError(Errors.INVALID_REQUEST, "Default topic resources are not allowed.")
@@ -648,6 +649,8 @@ class Controller:
                 raise ApiError(Errors.INVALID_TOPIC_EXCEPTION, str(exc)) from None
             topic = self.metadata.get(name)
             current = topic.configs if topic is not None else {}
+            if replace_all:
+                operations = replacing(current, operations)
             # ConfigurationControlManager: the operations in order (APPEND/SUBTRACT only on list
             # keys), then only the keys whose value changes are validated, and only then is the
             # topic looked for; so deleting a key that is not set (one Kafka 4.0 removed, say) is
@@ -672,13 +675,16 @@ class Controller:
             logger.info("Updated configs of topic %s: %s", name, configs)
 
     async def alter_broker_configs(self, resource_name: str, operations: list[tuple[str, int, str | None]],
-                                   validate_only: bool) -> None:
+                                   validate_only: bool, replace_all: bool = False) -> None:
         """IncrementalAlterConfigs on a broker (resource name = node id) or on the cluster
-        default (empty name): only the log configs are dynamic."""
+        default (empty name): only the log configs are dynamic. replace_all as for topics."""
         async with self._storing:
             if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
                 raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
                                f"string, but received {resource_name}")
+            current = self.dynamic_broker_configs.get(resource_name, {})
+            if replace_all:
+                operations = replacing(current, operations)
             reconfigurable = BROKER_RECONFIGURABLE_KEYS
             static = sorted({key for key, _op, _value in operations
                              if key not in BROKER_SYNONYMS and key not in reconfigurable})
@@ -689,8 +695,7 @@ class Controller:
                 if key in reconfigurable and op in (APPEND, SUBTRACT):
                     raise ApiError(Errors.INVALID_CONFIG,
                                    f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
-            configs = apply_operations(self.dynamic_broker_configs.get(resource_name, {}), operations,
-                                       BROKER_SYNONYMS.__getitem__,
+            configs = apply_operations(current, operations, BROKER_SYNONYMS.__getitem__,
                                        lambda key: _static_default_text(BROKER_SYNONYMS[key]))
             for key, value in configs.items():  # named by the broker key the operator used
                 definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
@@ -799,6 +804,15 @@ def _static_default_text(key: str) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(str(item) for item in value)
     return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def replacing(current: Mapping[str, str], operations: list[tuple[str, int, str | None]]
+              ) -> list[tuple[str, int, str | None]]:
+    """The legacy AlterConfigs' operations, which set the resource's whole set of overrides: the
+    given ones, then a DELETE of each override in `current` they leave out. Built from what is in
+    force under the store's lock, so that a change stored meanwhile is replaced too."""
+    named = {key for key, _op, _value in operations}
+    return operations + [(key, DELETE, None) for key in current if key not in named]
 
 
 def apply_operations(configs: Mapping[str, str], operations: list[tuple[str, int, str | None]],

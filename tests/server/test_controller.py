@@ -391,3 +391,33 @@ def test_changes_sent_together_are_all_stored(broker_factory, tmp_path, what):
     broker = broker_factory(data_dir=data)
     with RawClient(broker.bootstrap) as client:
         assert read(client) == expected
+
+
+ALTER_CONFIGS = 33
+REPLACED = {  # resource: (type, name, the key set first and its value, its value once unset, the key replacing it)
+    "topic": (TOPIC_RESOURCE, "n0", ("retention.ms", "9000"), "604800000", ("segment.ms", "6000")),
+    "cluster default": (BROKER_RESOURCE, "", ("log.retention.ms", "9000"), None, ("log.retention.bytes", "6000")),
+    "group": (GROUP_RESOURCE, "n0", ("consumer.session.timeout.ms", "50000"), "45000",
+              ("consumer.heartbeat.interval.ms", "6000")),
+}
+
+
+@pytest.mark.parametrize("resource", list(REPLACED))
+def test_a_legacy_alter_sent_after_a_change_replaces_it_too(broker_factory, tmp_path, resource):
+    """AlterConfigs makes the overrides it names the resource's whole set. Pipelined behind an
+    incremental change still being stored, it read the overrides before that change was in force,
+    so the change it should have removed survived it."""
+    resource_type, name, (first, value), unset, (replacing, replacing_value) = REPLACED[resource]
+    broker = broker_factory(data_dir=tmp_path / "data")
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "n0")
+        legacy = {"resources": [{"resource_type": resource_type, "resource_name": name,
+                                 "configs": [{"name": replacing, "value": replacing_value}]}], "validate_only": False}
+        requests = [(INCREMENTAL_ALTER_CONFIGS, 1, _config_body(resource_type, name, first, value)),
+                    (ALTER_CONFIGS, 2, legacy)]
+        client.send_frames([encode_request(key, version, 100 + index, "pipelined", body)
+                            for index, (key, version, body) in enumerate(requests)])
+        for key, version, _body in requests:
+            assert decode_response(key, version, client.receive_frame())[1]["responses"][0]["error_code"] == \
+                Errors.NONE
+        assert [_config(client, resource_type, name, key) for key in (first, replacing)] == [unset, replacing_value]

@@ -31,7 +31,7 @@ import re
 
 from franz.common.config_def import ConfigDef, ConfigError, ConfigKey, at_least, one_of
 from franz.protocol.errors import Errors
-from franz.server.controller import DELETE, OP_NAMES, SET, ApiError, store_overrides
+from franz.server.controller import DELETE, OP_NAMES, SET, ApiError, replacing, store_overrides
 
 GROUP_CONFIGS_FILE: Final = "group-configs.json"
 CONSUMER_SESSION_TIMEOUT_MS: Final = "consumer.session.timeout.ms"
@@ -214,12 +214,16 @@ class GroupConfigManager:
     def assignment_interval_ms(self, group_id: str) -> int:
         return self.value(group_id, CONSUMER_ASSIGNMENT_INTERVAL_MS)
 
-    async def alter(self, group_id: str, operations: list[tuple[str, int, str | None]], validate_only: bool) -> None:
-        """IncrementalAlterConfigs on a GROUP resource: SET and DELETE (no key is a list)."""
+    async def alter(self, group_id: str, operations: list[tuple[str, int, str | None]], validate_only: bool,
+                    replace_all: bool = False) -> None:
+        """IncrementalAlterConfigs on a GROUP resource: SET and DELETE (no key is a list); with
+        replace_all (the legacy AlterConfigs), every override the operations leave out goes too."""
         async with self._altering:
             if not group_id:
                 raise ApiError(Errors.INVALID_REQUEST, "Default group resources are not allowed.")
             configs = dict(self.overrides.get(group_id, {}))
+            if replace_all:
+                operations = replacing(configs, operations)
             for name, op, value in operations:
                 if op == SET:
                     configs[name] = value
