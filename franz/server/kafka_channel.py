@@ -10,9 +10,13 @@ Invariants:
 - A frame's size is checked against `socket.request.max.bytes` before any of
   its body is read; a negative or oversized size closes the connection with one
   log line (Kafka's InvalidReceiveException text).
-- Handlers start in arrival order: a handler's first step runs when its frame
-  is dispatched, before the next frame is looked at; responses are written in
-  arrival order whatever order the handlers finish in.
+- Handlers start in arrival order and one at a time: a handler's first step
+  runs when its frame is dispatched, and the next frame is dispatched only once
+  that handler has finished (until then the channel holds what it read and
+  stops reading), so a request sees every effect of those before it on its
+  connection, as in Kafka, whose SocketServer mutes a channel until its answer
+  is sent. Handlers that finish in their first step cost no wait: a read's
+  frames then all run in it. Responses are written in arrival order.
 - Each dispatched request holds one of the broker's `queued.max.requests`
   slots from dispatch until its response is handed to the transport (or
   dropped); a slot is released exactly once.
@@ -98,6 +102,8 @@ _SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errn
 _PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
 _CAN_CORK: Final = hasattr(socket, "TCP_CORK")  # Linux
 _API_VERSIONS_KEY: Final = 18
+_PRODUCE_KEY: Final = 0
+_API_KEY: Final = struct.Struct(">h")  # a request header's first field
 
 
 class _Resumed(Coroutine):
@@ -149,7 +155,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # Receive state: `_pending` holds bytes read but not yet framed (a partial
         # size prefix, or data left unparsed while parked); `_frame` is a frame
         # of known size being filled in place; `_ready_frame` a complete frame
-        # waiting for a queue slot.
+        # waiting for a queue slot or for the handler before it to finish.
         self._pending = bytearray()
         self._frame: bytearray | None = None
         self._frame_view: memoryview | None = None
@@ -157,6 +163,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._ready_frame: bytes | bytearray | None = None
         self._read_prefix_alone = False  # the last frame was large: see LARGE_FRAME_BYTES
         self._parked = False
+        # The last request dispatched, and whether the next waits for its handler (_hold).
+        self._last_task: asyncio.Future[Response] | None = None
+        self._last_api_key = -1
+        self._held = False
         self._reading = True
         # A quota throttle: nothing more is read until the timer ends it (KIP-219).
         self._throttle_timer: asyncio.TimerHandle | None = None
@@ -224,9 +234,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # A partial frame left behind is dropped quietly.
         self._eof = True
         self._frame = self._frame_view = None
-        if not self._parked:
+        if not (self._parked or self._held):
             self._pending.clear()
-        return not self.is_idle() or self._parked
+        return not self.is_idle() or self._parked or self._held
 
     def _close(self) -> None:
         """Close after whatever is already in the transport's buffer is sent."""
@@ -284,7 +294,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
             assert frame is not None and self._frame_filled == len(frame)
             self._frame = self._frame_view = None
             self._read_prefix_alone = len(frame) >= LARGE_FRAME_BYTES
-            if server._try_acquire_slot():
+            if self._must_wait(frame, 0):
+                self._ready_frame = frame
+                self._hold()
+            elif server._try_acquire_slot():
                 self._dispatch(frame)
             else:
                 self._ready_frame = frame
@@ -307,9 +320,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def _keep_rest(self, rest: memoryview) -> None:
         """Keep the bytes after the last complete frame for the next read."""
-        if not rest or self._closing or (self._eof and not self._parked):
+        if not rest or self._closing or (self._eof and not (self._parked or self._held)):
             return
-        if self._parked or len(rest) < 4:
+        if self._parked or self._held or len(rest) < 4:
             self._pending += rest
             return
         # The size prefix is complete and was checked by _consume: read the rest
@@ -329,12 +342,15 @@ class KafkaChannel(asyncio.BufferedProtocol):
         server = self._server
         request_max_bytes = server.request_max_bytes
         offset, end = 0, len(data)
-        while end - offset >= 4 and not self._parked and not self._closing:
+        while end - offset >= 4 and not self._parked and not self._held and not self._closing:
             size = _SIZE.unpack_from(data, offset)[0]
             if size < 0 or size > request_max_bytes:
                 self._invalid_receive(size)
                 return end
             if end - offset - 4 < size:
+                break
+            if self._must_wait(data, offset + 4):
+                self._hold()
                 break
             if not server._try_acquire_slot():
                 self._park()
@@ -364,9 +380,37 @@ class KafkaChannel(asyncio.BufferedProtocol):
         """A queue slot freed (called by the server, waiters in FIFO order)."""
         assert self._parked
         self._parked = False
+        self._resume_dispatch()
+
+    def _must_wait(self, data: bytes | bytearray | memoryview, start: int) -> bool:
+        """Whether the frame at data[start:] waits for the handler before it (see _hold). A
+        Produce behind a Produce need not: appends run in arrival order on their own (on the
+        loop, or queued on the append thread behind any pending one; ReplicaManager), so it
+        sees the one before it all the same, and producers keep their pipelined requests'
+        appends back to back."""
+        last = self._last_task
+        if last is None or last.done():
+            return False
+        return not (self._last_api_key == _PRODUCE_KEY and len(data) - start >= _API_KEY.size
+                    and _API_KEY.unpack_from(data, start)[0] == _PRODUCE_KEY)
+
+    def _hold(self) -> None:
+        """The handler of the request before is still running: hold what was read and stop
+        reading until it finishes (_on_handler_done). Kafka's SocketServer reads a connection's
+        next request only once the answer to the last is sent, so a request sees every effect of
+        the ones before it on its connection (an OffsetFetch pipelined behind an OffsetCommit
+        still being written read the offsets from before it)."""
+        self._held = True
+        self._update_reading()
+
+    def _resume_dispatch(self) -> None:
+        """Dispatch what was held back (by a full queue or a running handler) as far as may."""
         if self._closing:
             return
         if self._ready_frame is not None:
+            if self._must_wait(self._ready_frame, 0):
+                self._hold()
+                return
             if not self._server._try_acquire_slot():
                 self._park()
                 return
@@ -375,9 +419,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if self._pending and not self._closing:
             self._consume_pending()
         self._update_reading()
-        if self._eof and not self._parked:
+        waiting = self._parked or self._held
+        if self._eof and not waiting:
             self._pending.clear()  # a partial frame after EOF never completes
-        if self._answered_now or (self._eof and not self._parked):
+        if self._answered_now or (self._eof and not waiting):
             self._answered_now = False
             self._flush(now=True)
 
@@ -402,7 +447,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._update_reading()
 
     def _update_reading(self) -> None:
-        want = not (self._parked or self._closing or self._eof or self._server._shutting_down
+        want = not (self._parked or self._held or self._closing or self._eof or self._server._shutting_down
                     or self._throttle_timer is not None)
         if want != self._reading and self._transport is not None and not self._transport.is_closing():
             self._reading = want
@@ -443,6 +488,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             server._release_slot()
             self._handler_failed(request, exc)
             return
+        self._last_task, self._last_api_key = task, request.api_key
         if task.done():
             self._answered_now = True
         else:
@@ -477,6 +523,12 @@ class KafkaChannel(asyncio.BufferedProtocol):
                     break
             return
         self._flush()
+        if self._held and task is self._last_task:
+            self._held = False
+            # A held frame counts as read now: Kafka reads it only once the channel is unmuted,
+            # so its wait behind the request before it is the client's, in no queue's time.
+            self._read_time_ns = time.monotonic_ns()
+            self._resume_dispatch()
 
     def _discard(self, task: asyncio.Task[Response], request: Request) -> None:
         """A finished request whose connection is gone: its slot freed, and its answer, which
@@ -540,7 +592,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
             elif not self._out_scheduled:
                 self._out_scheduled = True
                 self._loop.call_soon(self._write_out)
-        if self._eof and not inflight and not self._sending and not self._parked and not self._out:
+        if (self._eof and not inflight and not self._sending and not self._parked and not self._held
+                and not self._out):
             self._close()
 
     def _result_of(self, task: asyncio.Task[Response], request: Request) -> Response | None:
@@ -592,7 +645,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         for request in requests:
             server._release_slot()
             server.request_completed(request, end_ns)
-        if self._eof and not self._inflight and not self._sending and not self._parked:
+        if self._eof and not self._inflight and not self._sending and not self._parked and not self._held:
             self._close()
 
     async def _send_with_regions(self, request: Request, response: Response) -> None:

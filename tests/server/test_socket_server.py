@@ -21,6 +21,8 @@ from franz.server.kafka_channel import LARGE_FRAME_BYTES
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, FileSlice, Response
 from franz.server.socket_server import READ_BUFFER_SIZE_BYTES
 
+PRODUCE, API_VERSIONS = 0, 18
+
 LOGGER = "franz.server.socket_server"
 
 
@@ -174,26 +176,35 @@ def test_half_closed_client_with_requests_held_by_backpressure_gets_every_answer
         raw.assert_closed_by_server(sock)
 
 
-def test_pipelined_requests_answered_in_order_when_completed_out_of_order(start_server, raw):
-    count = 20
+def test_a_pipelined_request_starts_once_the_handler_before_it_finished(start_server, raw):
+    """Kafka reads a connection's next request only once the last is answered, so that a request
+    sees every effect of those before it: one connection's handlers run one at a time, in arrival
+    order, while another connection's run beside them."""
+    count = 5
     started: list[int] = []
     gates: dict[int, asyncio.Event] = {}
 
     async def handle(request):
         started.append(request.correlation_id)
-        gate = gates.setdefault(request.correlation_id, asyncio.Event())
-        await gate.wait()
+        await gates.setdefault(request.correlation_id, asyncio.Event()).wait()
         return await raw.echo_handler(request)
 
+    def pipelined_started() -> list[int]:
+        return server.read(lambda: [correlation_id for correlation_id in started if correlation_id < count])
+
     server = start_server(handle)
-    with server.connect() as sock:
+    with server.connect() as sock, server.connect() as other:
         sock.sendall(b"".join(raw.request_frame(i, b"r%d" % i) for i in range(count)))
-        wait_until(lambda: server.read(lambda: len(started)) == count, "all handlers to start")
-        assert server.read(lambda: list(started)) == list(range(count))
-        for i in reversed(range(count)):  # complete the last first
-            server.read(lambda i=i: gates[i].set())
+        other.sendall(raw.request_frame(100, b"other"))
+        wait_until(lambda: server.read(lambda: 100 in started), "the other connection's handler")
         for i in range(count):
+            wait_until(lambda i=i: pipelined_started() == list(range(i + 1)), f"handler {i}")
+            time.sleep(0.05)  # the one after it would have started by now
+            assert pipelined_started() == list(range(i + 1))
+            server.read(lambda i=i: gates.setdefault(i, asyncio.Event()).set())
             assert raw.recv_frame(sock) == struct.pack(">i", i) + b"r%d" % i
+        server.read(lambda: gates[100].set())
+        assert raw.recv_frame(other) == struct.pack(">i", 100) + b"other"
 
 
 def test_handler_that_never_waits_runs_without_a_task_and_is_answered(start_server, raw):
@@ -211,7 +222,34 @@ def test_handler_that_never_waits_runs_without_a_task_and_is_answered(start_serv
     assert server.read(lambda: list(tasks)) == [None, None, None]
 
 
-def test_answers_of_handlers_done_at_once_wait_behind_one_that_waits(start_server, raw):
+def test_a_produce_behind_a_produce_starts_at_once_and_any_other_request_waits(start_server, raw):
+    """Appends keep arrival order on their own (ReplicaManager: on the loop, or behind any pending
+    one on the append thread), so a Produce need not wait for the Produce before it; any other
+    request waits for every handler before it."""
+    gate = asyncio.Event()
+    started: list[int] = []
+
+    async def handle(request):
+        started.append(request.correlation_id)
+        if request.api_key == PRODUCE:
+            await gate.wait()
+        return await raw.echo_handler(request)
+
+    server = start_server(handle)
+    keys = [PRODUCE, PRODUCE, API_VERSIONS, PRODUCE]
+    with server.connect() as sock:
+        sock.sendall(b"".join(raw.request_frame(i, b"k%d" % i, api_key=key, api_version=3)
+                              for i, key in enumerate(keys)))
+        wait_until(lambda: server.read(lambda: list(started)) == [0, 1], "both produces")
+        time.sleep(0.05)  # the ApiVersions would have started by now
+        assert server.read(lambda: list(started)) == [0, 1]
+        server.read(gate.set)
+        for i in range(len(keys)):
+            assert raw.recv_frame(sock) == struct.pack(">i", i) + b"k%d" % i
+        assert server.read(lambda: list(started)) == [0, 1, 2, 3]
+
+
+def test_requests_behind_one_that_waits_are_read_once_it_finishes(start_server, raw):
     gate_holder: list[asyncio.Event] = []
 
     async def handle(request):
@@ -224,11 +262,12 @@ def test_answers_of_handlers_done_at_once_wait_behind_one_that_waits(start_serve
     server = start_server(handle)
     with server.connect() as sock:
         sock.sendall(b"".join(raw.request_frame(i, b"m%d" % i) for i in range(4)))
-        wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == 4, "all four dispatched")
+        wait_until(lambda: server.read(lambda: len(gate_holder)) == 1, "the first handler")
         sock.settimeout(0.2)
         with pytest.raises(TimeoutError):
-            sock.recv(1)  # 1-3 are done but must not overtake 0
+            sock.recv(1)  # 1-3, which would finish at once, are not even started
         sock.settimeout(raw.WAIT_S)
+        assert server.read(lambda: server.server.outstanding_requests) == 1
         server.read(lambda: gate_holder[0].set())
         for i in range(4):
             assert raw.recv_frame(sock) == struct.pack(">i", i) + b"m%d" % i
@@ -397,36 +436,44 @@ def test_backpressure_stops_reading_at_queued_max_requests_then_drains(start_ser
     server = start_server(handle, queued_max_requests=queued_max)
     payload = b"x" * 65536
     frame_count = 1024  # 64 MiB: far more than socket buffers hold
-    with server.connect() as first, server.connect() as second:
-        second.sendall(raw.request_frame(10_000, b"from second"))
-        first.setblocking(False)
-        blob = memoryview(b"".join(raw.request_frame(i, payload) for i in range(frame_count)))
-        sent = 0
-        stalls = 0
-        while sent < len(blob) and stalls < 50:  # the server stops reading, so the sends stall
-            try:
-                sent += first.send(blob[sent:sent + 1 << 20])
-                stalls = 0
-            except BlockingIOError:
-                stalls += 1
-                time.sleep(0.01)
-        assert sent < len(blob), "the server kept reading past queued.max.requests"
-        assert server.read(lambda: len(handle.started)) == queued_max
-        assert server.read(lambda: server.server.outstanding_requests) == queued_max
-        server.read(handle.gate.set)
-        first.setblocking(True)
-        received = []
+    holders = [server.connect() for _ in range(queued_max)]  # one request each: a connection runs one at a time
+    try:
+        for index, holder in enumerate(holders):
+            holder.sendall(raw.request_frame(10_000 + index, b"held"))
+        wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == queued_max, "a full queue")
+        with server.connect() as first:
+            first.setblocking(False)
+            blob = memoryview(b"".join(raw.request_frame(i, payload) for i in range(frame_count)))
+            sent = 0
+            stalls = 0
+            while sent < len(blob) and stalls < 50:  # the server stops reading, so the sends stall
+                try:
+                    sent += first.send(blob[sent:sent + 1 << 20])
+                    stalls = 0
+                except BlockingIOError:
+                    stalls += 1
+                    time.sleep(0.01)
+            assert sent < len(blob), "the server kept reading past queued.max.requests"
+            assert server.read(lambda: len(handle.started)) == queued_max
+            assert server.read(lambda: server.server.outstanding_requests) == queued_max
+            server.read(handle.gate.set)
+            first.setblocking(True)
+            received = []
 
-        def read_all():
-            for _ in range(frame_count):
-                received.append(raw.recv_frame(first))
-        reader = threading.Thread(target=read_all)
-        reader.start()
-        first.sendall(blob[sent:])
-        reader.join(60)
-        assert len(received) == frame_count
-        assert [struct.unpack_from(">i", r)[0] for r in received] == list(range(frame_count))
-        assert raw.recv_frame(second) == struct.pack(">i", 10_000) + b"from second"
+            def read_all():
+                for _ in range(frame_count):
+                    received.append(raw.recv_frame(first))
+            reader = threading.Thread(target=read_all)
+            reader.start()
+            first.sendall(blob[sent:])
+            reader.join(60)
+            assert len(received) == frame_count
+            assert [struct.unpack_from(">i", r)[0] for r in received] == list(range(frame_count))
+        for index, holder in enumerate(holders):
+            assert raw.recv_frame(holder) == struct.pack(">i", 10_000 + index) + b"held"
+    finally:
+        for holder in holders:
+            holder.close()
     assert server.read(lambda: server.server.outstanding_requests) == 0
 
 

@@ -17,6 +17,7 @@ from franz.common.utils import partition_for_key
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
 from franz.coordinator.group.group_metadata import GroupError, GroupState
+from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors, default_message
 from franz.server.kafka_config import KafkaConfig
 from franz.server.kafka_server import KafkaServer
@@ -668,3 +669,27 @@ def test_the_internal_topics_keep_their_partition_count_when_the_config_changes(
                 assert broker.server.metadata.get("__consumer_offsets").num_partitions == 2
         finally:
             broker.stop()
+
+
+def test_an_offset_fetch_pipelined_behind_commits_reads_the_last_of_them(tmp_path):
+    """A client may fetch its committed offsets without waiting for its commits' answers (Java's
+    commitAsync then committed()). Kafka reads a connection's requests one at a time, so the fetch
+    reads them; franz ran it beside the commit still being written, and it read no offset."""
+    commits = [{"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": offset,
+                                                         "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+               for offset in (5, 7)]
+    fetches = [{"require_stable": stable, "groups": [{"group_id": "g", "topics": [
+        {"name": "t", "partition_indexes": [0]}]}]} for stable in (False, True)]
+    requests = [(8, 8, body) for body in commits] + [(9, 8, body) for body in fetches]
+    broker = BrokerOnThread(tmp_path / "data")
+    try:
+        with RawClient(broker.bootstrap) as client:
+            create_topic(client, "t")
+            client.send_frames([encode_request(key, version, 100 + index, "pipelined", body)
+                                for index, (key, version, body) in enumerate(requests)])
+            answers = [decode_response(key, version, client.receive_frame())[1] for key, version, _ in requests]
+    finally:
+        broker.stop()
+    assert [answer["topics"][0]["partitions"][0]["error_code"] for answer in answers[:2]] == [0, 0]
+    assert [answer["groups"][0]["topics"][0]["partitions"][0]["committed_offset"] for answer in answers[2:]] == [7, 7]
