@@ -163,8 +163,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._ready_frame: bytes | bytearray | None = None
         self._read_prefix_alone = False  # the last frame was large: see LARGE_FRAME_BYTES
         self._parked = False
-        # The last request dispatched, and whether the next waits for its handler (_hold).
-        self._last_task: asyncio.Future[Response] | None = None
+        # Handlers not yet finished, the last request's API key, and whether the next frame
+        # waits for them (_hold). Those running are one request, or only Produces (_must_wait).
+        self._running = 0
         self._last_api_key = -1
         self._held = False
         self._reading = True
@@ -383,13 +384,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._resume_dispatch()
 
     def _must_wait(self, data: bytes | bytearray | memoryview, start: int) -> bool:
-        """Whether the frame at data[start:] waits for the handler before it (see _hold). A
-        Produce behind a Produce need not: appends run in arrival order on their own (on the
+        """Whether the frame at data[start:] waits for the handlers before it (see _hold). A
+        Produce behind Produces need not: appends run in arrival order on their own (on the
         loop, or queued on the append thread behind any pending one; ReplicaManager), so it
-        sees the one before it all the same, and producers keep their pipelined requests'
-        appends back to back."""
-        last = self._last_task
-        if last is None or last.done():
+        sees those before it all the same, and producers keep their pipelined requests'
+        appends back to back. Anything else waits for every one still running, not only the
+        last: a Produce answered at once may follow one still appending."""
+        if not self._running:
             return False
         return not (self._last_api_key == _PRODUCE_KEY and len(data) - start >= _API_KEY.size
                     and _API_KEY.unpack_from(data, start)[0] == _PRODUCE_KEY)
@@ -488,10 +489,11 @@ class KafkaChannel(asyncio.BufferedProtocol):
             server._release_slot()
             self._handler_failed(request, exc)
             return
-        self._last_task, self._last_api_key = task, request.api_key
+        self._last_api_key = request.api_key
         if task.done():
             self._answered_now = True
         else:
+            self._running += 1
             request.handler_task = task
             task.add_done_callback(self._on_handler_done)
         self._inflight.append((task, request))
@@ -515,6 +517,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
     # -- sending -----------------------------------------------------------
 
     def _on_handler_done(self, task: asyncio.Task[Response]) -> None:
+        self._running -= 1
         if self._closing:
             for entry in self._inflight:
                 if entry[0] is task:
@@ -523,7 +526,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
                     break
             return
         self._flush()
-        if self._held and task is self._last_task:
+        if self._held and not self._running:
             self._held = False
             # A held frame counts as read now: Kafka reads it only once the channel is unmuted,
             # so its wait behind the request before it is the client's, in no queue's time.

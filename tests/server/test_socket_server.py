@@ -222,21 +222,29 @@ def test_handler_that_never_waits_runs_without_a_task_and_is_answered(start_serv
     assert server.read(lambda: list(tasks)) == [None, None, None]
 
 
-def test_a_produce_behind_a_produce_starts_at_once_and_any_other_request_waits(start_server, raw):
+PRODUCES_THEN_ANOTHER = {  # case: (the requests' API keys, the correlation ids whose handlers wait for the gate)
+    "every produce waits": ([PRODUCE, PRODUCE, API_VERSIONS, PRODUCE], {0, 1, 3}),
+    # the second Produce answered at once (an error answer, say) while the first still appends
+    "only the first waits": ([PRODUCE, PRODUCE, API_VERSIONS], {0}),
+}
+
+
+@pytest.mark.parametrize("case", list(PRODUCES_THEN_ANOTHER))
+def test_a_produce_behind_a_produce_starts_at_once_and_any_other_request_waits(start_server, raw, case):
     """Appends keep arrival order on their own (ReplicaManager: on the loop, or behind any pending
-    one on the append thread), so a Produce need not wait for the Produce before it; any other
-    request waits for every handler before it."""
+    one on the append thread), so a Produce need not wait for the Produces before it; any other
+    request waits for every handler still running before it, not only the last."""
+    keys, gated = PRODUCES_THEN_ANOTHER[case]
     gate = asyncio.Event()
     started: list[int] = []
 
     async def handle(request):
         started.append(request.correlation_id)
-        if request.api_key == PRODUCE:
+        if request.correlation_id in gated:
             await gate.wait()
         return await raw.echo_handler(request)
 
     server = start_server(handle)
-    keys = [PRODUCE, PRODUCE, API_VERSIONS, PRODUCE]
     with server.connect() as sock:
         sock.sendall(b"".join(raw.request_frame(i, b"k%d" % i, api_key=key, api_version=3)
                               for i, key in enumerate(keys)))
@@ -246,7 +254,7 @@ def test_a_produce_behind_a_produce_starts_at_once_and_any_other_request_waits(s
         server.read(gate.set)
         for i in range(len(keys)):
             assert raw.recv_frame(sock) == struct.pack(">i", i) + b"k%d" % i
-        assert server.read(lambda: list(started)) == [0, 1, 2, 3]
+        assert server.read(lambda: list(started)) == list(range(len(keys)))
 
 
 def test_requests_behind_one_that_waits_are_read_once_it_finishes(start_server, raw):
