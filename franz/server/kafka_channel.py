@@ -12,11 +12,12 @@ Invariants:
   log line (Kafka's InvalidReceiveException text).
 - Handlers start in arrival order and one at a time: a handler's first step
   runs when its frame is dispatched, and the next frame is dispatched only once
-  that handler has finished (until then the channel holds what it read and
-  stops reading), so a request sees every effect of those before it on its
-  connection, as in Kafka, whose SocketServer mutes a channel until its answer
-  is sent. Handlers that finish in their first step cost no wait: a read's
-  frames then all run in it. Responses are written in arrival order.
+  every handler before it has finished (until then the channel holds what it
+  read and stops reading), so a request sees every effect of those before it on
+  its connection, as in Kafka, whose SocketServer mutes a channel until its
+  answer is sent. Only a Produce behind Produces starts at once (_must_wait).
+  Handlers that finish in their first step cost no wait: a read's frames then
+  all run in it. Responses are written in arrival order.
 - Each dispatched request holds one of the broker's `queued.max.requests`
   slots from dispatch until its response is handed to the transport (or
   dropped); a slot is released exactly once.
