@@ -18,6 +18,10 @@ Invariants:
   answer is sent. Only a Produce behind Produces starts at once (_must_wait).
   Handlers that finish in their first step cost no wait: a read's frames then
   all run in it. Responses are written in arrival order.
+- Nothing more is dispatched while an answer cannot go out (a file region being
+  sent, the transport's buffer over its high mark): a client that reads no
+  answers holds no queue slot beyond the one being sent, and its answers built
+  but unsent stay within about OUT_SIZE_BYTES_MAX plus the transport's buffer.
 - Each dispatched request holds one of the broker's `queued.max.requests`
   slots from dispatch until its response is handed to the transport (or
   dropped); a slot is released exactly once.
@@ -385,25 +389,47 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._resume_dispatch()
 
     def _must_wait(self, data: bytes | bytearray | memoryview, start: int) -> bool:
-        """Whether the frame at data[start:] waits for the handlers before it (see _hold). A
-        Produce behind Produces need not: appends run in arrival order on their own (on the
-        loop, or queued on the append thread behind any pending one; ReplicaManager), so it
-        sees those before it all the same, and producers keep their pipelined requests'
-        appends back to back. Anything else waits for every one still running, not only the
-        last: a Produce answered at once may follow one still appending."""
+        """Whether the frame at data[start:] waits for the requests before it (see _hold).
+
+        Every frame waits while an answer cannot go out: a file region being sent, or the
+        transport's buffer over its high mark. Kafka reads on only once an answer is sent, so a
+        client that reads none of its answers holds one request; here its next requests would
+        each pin a queue slot with an answer that cannot go, until queued.max.requests was
+        full and every other connection stalled.
+
+        Otherwise a frame waits for the handlers still running before it. A Produce behind
+        Produces need not: appends run in arrival order on their own (on the loop, or queued
+        on the append thread behind any pending one; ReplicaManager), so it sees those before
+        it all the same, and producers keep their pipelined requests' appends back to back.
+        Anything else waits for every one still running, not only the last: a Produce
+        answered at once may follow one still appending."""
+        if self._sending or self._write_paused:
+            return True
         if not self._running:
             return False
         return not (self._last_api_key == _PRODUCE_KEY and len(data) - start >= _API_KEY.size
                     and _API_KEY.unpack_from(data, start)[0] == _PRODUCE_KEY)
 
     def _hold(self) -> None:
-        """The handler of the request before is still running: hold what was read and stop
-        reading until it finishes (_on_handler_done). Kafka's SocketServer reads a connection's
-        next request only once the answer to the last is sent, so a request sees every effect of
-        the ones before it on its connection (an OffsetFetch pipelined behind an OffsetCommit
-        still being written read the offsets from before it)."""
+        """A request before is still running, or an answer cannot go out yet (_must_wait): hold
+        what was read and stop reading until that ends (_end_hold). Kafka's SocketServer reads a
+        connection's next request only once the answer to the last is sent, so a request sees
+        every effect of the ones before it on its connection (an OffsetFetch pipelined behind an
+        OffsetCommit still being written read the offsets from before it)."""
         self._held = True
         self._update_reading()
+
+    def _end_hold(self) -> None:
+        """Take up what was held once nothing it waits for is left: no handler running, no
+        answer stuck (_must_wait is then False for any frame)."""
+        if (not self._held or self._running or self._sending or self._write_paused
+                or self._closing):
+            return
+        self._held = False
+        # A held frame counts as read now: Kafka reads it only once the channel is unmuted,
+        # so its wait behind the request before it is the client's, in no queue's time.
+        self._read_time_ns = time.monotonic_ns()
+        self._resume_dispatch()
 
     def _resume_dispatch(self) -> None:
         """Dispatch what was held back (by a full queue or a running handler) as far as may."""
@@ -491,13 +517,16 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._handler_failed(request, exc)
             return
         self._last_api_key = request.api_key
+        self._inflight.append((task, request))
         if task.done():
             self._answered_now = True
+            # Taken now, so that the next frame's _must_wait sees whether it can go out: an
+            # answer with file regions starts sending, large answers reach the transport.
+            self._take_answers()
         else:
             self._running += 1
             request.handler_task = task
             task.add_done_callback(self._on_handler_done)
-        self._inflight.append((task, request))
 
     def _start_eagerly(self, handling: Coroutine[Any, Any, Response]) -> asyncio.Future[Response]:
         """Run the handler's first step now: a finished future when it ends there, else its task."""
@@ -527,12 +556,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
                     break
             return
         self._flush()
-        if self._held and not self._running:
-            self._held = False
-            # A held frame counts as read now: Kafka reads it only once the channel is unmuted,
-            # so its wait behind the request before it is the client's, in no queue's time.
-            self._read_time_ns = time.monotonic_ns()
-            self._resume_dispatch()
+        self._end_hold()
 
     def _discard(self, task: asyncio.Task[Response], request: Request) -> None:
         """A finished request whose connection is gone: its slot freed, and its answer, which
@@ -557,15 +581,36 @@ class KafkaChannel(asyncio.BufferedProtocol):
         """Send the answers at the head of the queue that are ready, in order: `now`, or
         corked until the next loop iteration so that answers finishing in this one go
         out in the same write."""
+        if not self._take_answers():
+            return
+        if self._out:
+            if now:
+                self._write_out()
+            elif not self._out_scheduled:
+                self._out_scheduled = True
+                self._loop.call_soon(self._write_out)
+        if self._done_after_eof():
+            self._close()
+
+    def _done_after_eof(self) -> bool:
+        """Half-closed by the client, and every request it sent whole is answered: none left to
+        read (held, parked or mid-consume), run or send."""
+        return (self._eof and not self._inflight and not self._sending and not self._parked and not self._held
+                and not self._out and not self._pending)
+
+    def _take_answers(self) -> bool:
+        """Move the answers ready at the head of the queue into the corked output, in order
+        (written out at once past OUT_SIZE_BYTES_MAX). False when one stopped it: a failed
+        handler, a close, or an answer with file regions, whose sending now begins."""
         inflight = self._inflight
         server = self._server
         while inflight and inflight[0][0].done():
             if self._closing or self._sending or self._write_paused:
-                return
+                return False
             task, request = inflight.popleft()
             response = self._result_of(task, request)
             if response is None:
-                return
+                return False
             request.response_dequeue_time_ns = now_ns = time.monotonic_ns()
             if response.throttle_ms > 0:
                 request.throttle_time_ms = response.throttle_ms
@@ -577,12 +622,12 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 server._release_slot()
                 server.request_completed(request, now_ns)
                 self._close()
-                return
+                return False
             elif response.has_file_regions:
                 self._write_out()
                 self._sending = True
                 self._loop.create_task(self._send_with_regions(request, response))
-                return
+                return False
             else:
                 self._out.append(_SIZE.pack(response.size_bytes))
                 self._out.extend(response.chunks)
@@ -590,15 +635,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._out_requests.append(request)
                 if self._out_size_bytes >= OUT_SIZE_BYTES_MAX:
                     self._write_out()
-        if self._out:
-            if now:
-                self._write_out()
-            elif not self._out_scheduled:
-                self._out_scheduled = True
-                self._loop.call_soon(self._write_out)
-        if (self._eof and not inflight and not self._sending and not self._parked and not self._held
-                and not self._out):
-            self._close()
+        return True
 
     def _result_of(self, task: asyncio.Task[Response], request: Request) -> Response | None:
         if task.cancelled():
@@ -649,7 +686,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         for request in requests:
             server._release_slot()
             server.request_completed(request, end_ns)
-        if self._eof and not self._inflight and not self._sending and not self._parked and not self._held:
+        if self._done_after_eof():
             self._close()
 
     async def _send_with_regions(self, request: Request, response: Response) -> None:
@@ -683,6 +720,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._server.request_completed(request, self.last_active_ns)
             if not self._closing:
                 self._flush()
+                self._end_hold()
 
     def _set_cork(self, corked: bool) -> bool:
         """Cork or uncork the socket; False when it could not be (no TCP_CORK here, or the
@@ -824,3 +862,4 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._wake_drain_waiters()
         if not self._sending and not self._closing:
             self._flush()
+            self._end_hold()

@@ -176,6 +176,27 @@ def test_half_closed_client_with_requests_held_by_backpressure_gets_every_answer
         raw.assert_closed_by_server(sock)
 
 
+
+def test_half_closed_client_whose_answers_back_up_gets_every_answer(start_server, raw):
+    """Answers over the transport's high mark hold the requests behind them (_must_wait); once
+    the client reads, those are taken up after its EOF and none is dropped with the close."""
+    answer_bytes = 1536 * 1024
+    count = 6
+
+    async def handle(request):
+        return Response([struct.pack(">i", request.correlation_id), bytes(answer_bytes)])
+
+    server = start_server(handle)
+    with server.connect() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+        sock.sendall(b"".join(raw.request_frame(i) for i in range(count)) + b"\x00\x00")
+        sock.shutdown(socket.SHUT_WR)
+        time.sleep(0.1)  # the EOF arrives while the frames behind the first answers wait unread
+        for i in range(count):
+            frame = raw.recv_frame(sock)
+            assert (struct.unpack_from(">i", frame)[0], len(frame)) == (i, 4 + answer_bytes)
+        raw.assert_closed_by_server(sock)
+
 def test_a_pipelined_request_starts_once_the_handler_before_it_finished(start_server, raw):
     """Kafka reads a connection's next request only once the last is answered, so that a request
     sees every effect of those before it: one connection's handlers run one at a time, in arrival
@@ -279,6 +300,59 @@ def test_requests_behind_one_that_waits_are_read_once_it_finishes(start_server, 
         server.read(lambda: gate_holder[0].set())
         for i in range(4):
             assert raw.recv_frame(sock) == struct.pack(">i", i) + b"m%d" % i
+
+
+UNREAD_ANSWER_BYTES = 8 * 1024 * 1024  # far more than the socket buffers of both ends hold
+
+
+@pytest.mark.parametrize("answer", ["file region", "bytes"])
+def test_a_client_that_reads_no_answers_holds_no_queue_slot_with_its_next_requests(
+        start_server, raw, tmp_path, answer):
+    """Kafka reads a connection's next request only once the answer to the last is sent. A client
+    that pipelines requests and reads none of the answers must not fill queued.max.requests with
+    answers that cannot go out, stalling every other connection: its next request waits unread
+    while an answer's file region is being sent or the transport's buffer is over its high mark."""
+    queued_max = 4
+    path = tmp_path / "big.log"
+    with open(path, "wb") as out:
+        out.truncate(UNREAD_ANSWER_BYTES)  # sparse: zeros
+    file = open(path, "rb")
+    started: list[int] = []
+
+    async def handle(request):
+        started.append(request.correlation_id)
+        if request.correlation_id >= 100:
+            return await raw.echo_handler(request)
+        if answer == "file region":
+            if request.correlation_id == 0:
+                return Response([struct.pack(">i", 0), FileSlice(file, 0, UNREAD_ANSWER_BYTES)])
+            return await raw.echo_handler(request)
+        return Response([struct.pack(">i", request.correlation_id), bytes(UNREAD_ANSWER_BYTES // 4)])
+
+    server = start_server(handle, queued_max_requests=queued_max)
+    count = 3 * queued_max
+    try:
+        with server.connect() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            sock.sendall(b"".join(raw.request_frame(i, b"u%d" % i) for i in range(count)))
+            time.sleep(0.2)  # the server reads on as far as it will
+            stalled_at = server.read(lambda: len(started))
+            assert stalled_at < count, "every request was started, its answers piling up"
+            with server.connect() as other:
+                other.sendall(raw.request_frame(100, b"other"))
+                assert raw.recv_frame(other) == struct.pack(">i", 100) + b"other"
+            assert server.read(lambda: server.server.outstanding_requests) <= 1
+            for i in range(count):  # nothing was lost: every answer, in order
+                frame = raw.recv_frame(sock)
+                assert struct.unpack_from(">i", frame)[0] == i
+                if answer == "bytes" or i == 0:
+                    assert len(frame) == 4 + (UNREAD_ANSWER_BYTES if answer == "file region" else
+                                              UNREAD_ANSWER_BYTES // 4)
+                else:
+                    assert frame[4:] == b"u%d" % i
+    finally:
+        file.close()
+    assert server.read(lambda: server.server.outstanding_requests) == 0
 
 
 def test_handler_that_waits_goes_on_in_a_task_in_the_context_its_first_step_set(start_server, raw):
