@@ -192,6 +192,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._sendfile_fd: int | None = None
         self._duplicate: socket.socket | None = None  # see _socket_duplicate
+        self._unsent_noted = 0  # the transport's unsent bytes when last noted: see took_answers
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -269,6 +270,23 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def is_idle(self) -> bool:
         return not self._inflight and not self._sending and not self._out and self._ready_frame is None
+
+    def is_busy(self) -> bool:
+        """A handler is running, or a request waits for a queue slot: the broker's time, which
+        is no idleness of the client's."""
+        return self._running > 0 or self._parked
+
+    def unsent_bytes(self) -> int:
+        """Answer bytes in the transport's buffer, not yet taken by the kernel."""
+        return self._transport.get_write_buffer_size() if self._transport is not None else 0
+
+    def took_answers(self) -> bool:
+        """Whether the client took answer bytes out of the transport's buffer since its size was
+        last noted (at each write, and here): a slow reader is active, not idle. Bytes the kernel
+        takes by sendfile, and a buffer drained under its low mark, touch the connection."""
+        unsent = self.unsent_bytes()
+        took, self._unsent_noted = unsent < self._unsent_noted, unsent
+        return took
 
     # -- receiving ---------------------------------------------------------
 
@@ -675,6 +693,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._transport.write(b"".join(out))
             else:  # one vectored write on uvloop, no copy into one buffer
                 self._transport.writelines(out)
+            self._unsent_noted = self._transport.get_write_buffer_size()
             server._touch(self)
             metrics = self._metrics
             metrics.answers_sent += len(requests)
@@ -779,7 +798,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         worth, where a task woken per buffer also paid its wakeup and an epoll_ctl to watch and
         unwatch (a 1 MiB fetch fills Kafka's 100 KiB send buffer about eight times)."""
         writable_fd = self._socket_duplicate().fileno()
-        out_fd, metrics = self._sendfile_fd, self._metrics
+        out_fd, metrics, server = self._sendfile_fd, self._metrics, self._server
         done = self._loop.create_future()
 
         def send_more() -> None:
@@ -799,6 +818,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             pos += sent
             remaining -= sent
             metrics.bytes_sent += sent
+            server._touch(self)  # the client reads: not idle, however slowly it goes
             if remaining == 0:
                 done.set_result(None)
 
@@ -859,6 +879,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def resume_writing(self) -> None:
         self._write_paused = False
+        self._server._touch(self)  # the client read what the transport held
         self._wake_drain_waiters()
         if not self._sending and not self._closing:
             self._flush()

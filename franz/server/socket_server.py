@@ -13,8 +13,10 @@ Invariants and limits:
   (received and not yet answered). A channel with a complete frame when the
   limit is reached parks it and stops reading (pause_reading) until a slot
   frees; parked channels are woken in FIFO order.
-- A connection with nothing in flight that has received nothing for
-  `connections.max.idle.ms` (negative: never) is closed.
+- A connection that for `connections.max.idle.ms` (negative: never) has neither
+  sent anything, nor taken any answer bytes, nor had a handler running or a
+  request waiting for a slot, is closed: gracefully when nothing is left to
+  send, else aborted (its answers would never go).
 - A handler that raises closes its connection (one log line); the broker keeps
   serving every other connection.
 - Shutdown stops accepting and reading, lets outstanding requests finish within
@@ -274,10 +276,17 @@ class SocketServer:
                 conn = next(iter(self._connections), None)
                 if conn is None or now_ns - conn.last_active_ns < idle_ns:
                     break
-                if conn.is_idle():
+                if conn.is_busy() or conn.took_answers():  # a slow request, or a slow reader
+                    self._touch(conn)
+                elif conn.is_idle() and not conn.unsent_bytes():
                     logger.debug("Closing connection %s: idle for more than %d ms",
                                  conn.connection_id, self.idle_ms)
                     self._connections.move_to_end(conn)
                     conn._close()
-                else:  # busy with a slow request: that is not idleness
-                    self._touch(conn)
+                else:
+                    # Answers the client does not read: a graceful close would wait for them
+                    # forever, holding the socket (Kafka's idle expiry closes it all the same).
+                    logger.info("Closing connection %s: it took none of its answers for more than %d ms",
+                                conn.connection_id, self.idle_ms)
+                    self._connections.move_to_end(conn)
+                    conn.abort()

@@ -578,6 +578,66 @@ def test_connection_with_a_request_in_flight_is_not_idle(start_server, raw):
         assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"slow"
 
 
+
+def _big_answer_handler(kind: str, file, size: int):
+    """Answers every request with `size` bytes: a file region of `file`, or bytes in memory."""
+    async def handle(request):
+        body = FileSlice(file, 0, size) if kind == "file region" else bytes(size)
+        return Response([struct.pack(">i", request.correlation_id), body])
+    return handle
+
+
+@pytest.mark.parametrize("answer", ["file region", "bytes"])
+def test_a_connection_whose_answer_goes_unread_is_closed_after_the_idle_time(
+        start_server, raw, tmp_path, caplog, answer):
+    """Kafka's idle expiry closes a connection with no I/O for connections.max.idle.ms, an answer
+    stuck unsent included. A graceful close would wait forever for the client to read it, so the
+    connection is aborted, and its socket (with the duplicate sendfile watches) released."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    path = tmp_path / "big.log"
+    with open(path, "wb") as out:
+        out.truncate(UNREAD_ANSWER_BYTES)
+    file = open(path, "rb")
+    server = start_server(_big_answer_handler(answer, file, UNREAD_ANSWER_BYTES), connections_max_idle_ms=200)
+    sockets_before = open_socket_count()
+    try:
+        with server.connect() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            sock.sendall(raw.request_frame(1))
+            wait_until(lambda: server.read(lambda: server.server.selector_metrics["PLAINTEXT"].requests_received) == 1,
+                       "the request")
+            wait_until(lambda: server.read(lambda: server.server.connection_count) == 0, "the reaper")
+            assert any("took none of its answers for more than 200 ms" in line for line in log_lines(caplog))
+            with pytest.raises((EOFError, ConnectionResetError)):
+                raw.recv_frame(sock)  # what the buffers held, then the close
+    finally:
+        file.close()
+    wait_until(lambda: open_socket_count() <= sockets_before, "socket descriptors to be released")
+
+
+@pytest.mark.parametrize("answer", ["file region", "bytes"])
+def test_a_client_reading_its_answer_slowly_is_not_idle(start_server, raw, tmp_path, answer):
+    answer_bytes = 4 * 1024 * 1024  # read 16 KiB every 10 ms: about 2.6 s, over two idle times
+    path = tmp_path / "big.log"
+    with open(path, "wb") as out:
+        out.truncate(answer_bytes)
+    file = open(path, "rb")
+    server = start_server(_big_answer_handler(answer, file, answer_bytes), connections_max_idle_ms=1000)
+    try:
+        with server.connect() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            sock.sendall(raw.request_frame(1))
+            received = 0
+            while received < 8 + answer_bytes:  # the size, the correlation id and the answer
+                chunk = sock.recv(min(16 * 1024, 8 + answer_bytes - received))
+                assert chunk, f"closed after {received} bytes"
+                received += len(chunk)
+                time.sleep(0.01)
+            sock.sendall(raw.request_frame(2))  # still open, and answering
+            assert len(raw.recv_frame(sock)) == 4 + answer_bytes
+    finally:
+        file.close()
+
 def test_max_connections_closes_new_connections_over_the_limit(start_server, raw, caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
     server = start_server(raw.echo_handler, max_connections=3)
