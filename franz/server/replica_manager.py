@@ -239,9 +239,13 @@ class ReplicaManager:
         self.append_thread.shutdown(wait=True)
 
     def get_partition(self, topic: str, partition: int) -> Partition | None:
+        """The partition this node leads, None once the metadata no longer has it: a deleted
+        topic's partitions are gone from its unpublishing on (Kafka's stopPartitions drops them
+        from allPartitions), while its logs are still being closed and removed."""
         key = (topic, partition)
         found = self._partitions.get(key)
-        if found is not None and found.log is self.log_manager.get_log(topic, partition):
+        if (found is not None and found.log is self.log_manager.get_log(topic, partition)
+                and self.metadata.has_partition(topic, partition)):
             return found
         log = self.log_manager.get_log(topic, partition)
         if log is None or not self.metadata.has_partition(topic, partition):

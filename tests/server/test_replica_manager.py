@@ -175,6 +175,28 @@ def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
         log_manager.shutdown()
 
 
+def test_a_partition_is_gone_once_its_topic_is_unpublished_while_its_log_is_still_there(tmp_path):
+    """DeleteTopics unpublishes the topic first and removes its logs afterwards, on a worker
+    thread. In between, a ListOffsets, Produce or Fetch from another connection must find no
+    partition (UNKNOWN_TOPIC_OR_PARTITION), not the log about to go: a produce answered then
+    would be acknowledged into a deleted topic."""
+    log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
+    log_manager.startup(start_background_tasks=False)
+    metadata = MetadataCache(1, "cluster", [])
+    metadata.put(TopicMetadata("doomed", uuid.uuid4(), 1))
+    log_manager.get_or_create_log("doomed", 0, config=LogConfig.from_props({}))
+    replica_manager = ReplicaManager(1, log_manager, metadata)
+    try:
+        assert replica_manager.get_partition("doomed", 0) is not None
+        metadata.remove("doomed")
+        assert log_manager.get_log("doomed", 0) is not None
+        assert replica_manager.get_partition("doomed", 0) is None
+        assert replica_manager.log_of(("doomed", 0)) is None
+    finally:
+        replica_manager.append_thread.shutdown(wait=True)
+        log_manager.shutdown()
+
+
 def test_the_loop_append_budget_drains_at_its_share_of_the_time_that_passes():
     now = [0]
     budget = LoopAppendBudget(share=0.1, burst_ns=1_000, clock_ns=lambda: now[0])
