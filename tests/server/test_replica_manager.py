@@ -127,16 +127,22 @@ def test_appends_keep_arrival_order_when_some_go_to_the_append_thread(broker):
         assert _values(fetched) == sent
 
 
-def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
-    topic_configs = {"plain": {}, "fsynced": {"flush.messages": "1"}, "compacted": {"cleanup.policy": "compact"},
-                     "converted": {"compression.type": "zstd"}}
-    log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
+def _replica_manager_of(log_dir, topic_configs: dict[str, dict[str, str]]):
+    """A ReplicaManager with no server around it, over one-partition topics made with these
+    configs; its caller shuts down the append thread and the log manager."""
+    log_manager = LogManager([log_dir], LogConfig.from_props({}), initial_task_delay_ms=10**9)
     log_manager.startup(start_background_tasks=False)
     metadata = MetadataCache(1, "cluster", [])
     for name, props in topic_configs.items():
         metadata.put(TopicMetadata(name, uuid.uuid4(), 1))
         log_manager.get_or_create_log(name, 0, config=LogConfig.from_props(props))
-    replica_manager = ReplicaManager(1, log_manager, metadata)
+    return log_manager, metadata, ReplicaManager(1, log_manager, metadata)
+
+
+def test_only_appends_that_cannot_block_run_on_the_event_loop(tmp_path):
+    topic_configs = {"plain": {}, "fsynced": {"flush.messages": "1"}, "compacted": {"cleanup.policy": "compact"},
+                     "converted": {"compression.type": "zstd"}}
+    log_manager, _, replica_manager = _replica_manager_of(tmp_path, topic_configs)
     plain = batch(b"v")
     gzipped = build_batch([SimpleRecord(b"v")], compression_type=CompressionType.GZIP)
     bulk = build_batch([SimpleRecord(b"v" * 1024)] * (INLINE_APPEND_BYTES_MAX // 1024 + 1))
@@ -180,12 +186,7 @@ def test_a_partition_is_gone_once_its_topic_is_unpublished_while_its_log_is_stil
     thread. In between, a ListOffsets, Produce or Fetch from another connection must find no
     partition (UNKNOWN_TOPIC_OR_PARTITION), not the log about to go: a produce answered then
     would be acknowledged into a deleted topic."""
-    log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
-    log_manager.startup(start_background_tasks=False)
-    metadata = MetadataCache(1, "cluster", [])
-    metadata.put(TopicMetadata("doomed", uuid.uuid4(), 1))
-    log_manager.get_or_create_log("doomed", 0, config=LogConfig.from_props({}))
-    replica_manager = ReplicaManager(1, log_manager, metadata)
+    log_manager, metadata, replica_manager = _replica_manager_of(tmp_path, {"doomed": {}})
     try:
         assert replica_manager.get_partition("doomed", 0) is not None
         metadata.remove("doomed")
@@ -215,12 +216,7 @@ def test_the_loop_append_budget_drains_at_its_share_of_the_time_that_passes():
 
 
 def test_an_append_on_the_loop_is_charged_to_its_budget(tmp_path):
-    log_manager = LogManager([tmp_path], LogConfig.from_props({}), initial_task_delay_ms=10**9)
-    log_manager.startup(start_background_tasks=False)
-    metadata = MetadataCache(1, "cluster", [])
-    metadata.put(TopicMetadata("plain", uuid.uuid4(), 1))
-    log_manager.get_or_create_log("plain", 0, config=LogConfig.from_props({}))
-    replica_manager = ReplicaManager(1, log_manager, metadata)
+    log_manager, _, replica_manager = _replica_manager_of(tmp_path, {"plain": {}})
     # A stopped clock: nothing drains, so any time charged leaves no room under a 1 ns burst.
     replica_manager.loop_append_budget = LoopAppendBudget(share=0.1, burst_ns=1, clock_ns=lambda: 0)
     try:
