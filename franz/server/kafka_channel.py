@@ -213,6 +213,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # As Kafka's Acceptor configures each socket: a client whose host vanished without a
+            # FIN is found out by the kernel's probes, not only by the idle reaper.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if server.send_buffer_bytes != -1:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, server.send_buffer_bytes)
             if (hasattr(os, "sendfile") and transport.get_extra_info("sslcontext") is None

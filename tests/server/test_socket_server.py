@@ -68,6 +68,23 @@ def test_port_zero_binds_a_free_port_and_exposes_it(start_server, raw):
         assert raw.recv_frame(sock) == struct.pack(">i", 7) + b"hello"
 
 
+def test_accepted_sockets_are_configured_as_kafka_configures_them(start_server, raw):
+    """Kafka's Acceptor.configureAcceptedSocketChannel: TCP_NODELAY, SO_KEEPALIVE, and the send
+    buffer of socket.send.buffer.bytes (the kernel reports twice what was set)."""
+    server = start_server(raw.echo_handler, socket_send_buffer_bytes=65536)
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1))
+        raw.recv_frame(sock)
+
+        def options():
+            (conn,) = server.server._connections
+            accepted = conn._transport.get_extra_info("socket")
+            return (accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),
+                    accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                    accepted.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))
+        assert server.read(options) == (1, 1, 2 * 65536)
+
+
 def test_request_carries_header_fields_connection_and_listener(start_server, raw):
     seen = []
 
