@@ -199,14 +199,37 @@ class KafkaChannel(asyncio.BufferedProtocol):
     def connection_made(self, transport: Any) -> None:
         self._transport = transport
         peer = transport.get_extra_info("peername") or ("?", 0)
-        local = transport.get_extra_info("sockname") or ("?", 0)
         self.client_address = (peer[0], peer[1])
         server = self._server
+        if server._has_connection_slot():
+            self._accept()
+            return
+        transport.pause_reading()
+        self._reading = False
+        if not server._await_connection_slot(self):
+            logger.info("Rejected connection from %s, the broker has the configured maximum of %d connections "
+                        "(max.connections) and %d more waiting (socket.listen.backlog.size).",
+                        self.client_address[0], server.connections_max, server.listen_backlog)
+            transport.close()
+
+    def admit_after_wait(self) -> None:
+        """A connection slot freed for this connection, which waited for one unread."""
+        if self._transport.is_closing():
+            return
+        self._accept()
+        if self._accepted:
+            self._resume_dispatch()  # anything read meanwhile, then reading
+
+    def _accept(self) -> None:
+        """Take the connection up, unless its address has max.connections.per.ip already."""
+        transport, server = self._transport, self._server
         reason = server._admit(self.client_address[0])
         if reason is not None:
             logger.info("Rejected connection from %s, %s", self.client_address[0], reason)
             transport.close()
             return
+        local = transport.get_extra_info("sockname") or ("?", 0)
+        peer = self.client_address
         self._accepted = True
         self._metrics.connections_created += 1
         self.connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{server._next_index()}"
@@ -228,6 +251,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._accepted:
+            self._server._forget_awaiting(self)
             return
         self._metrics.connections_closed += 1
         self._closing = True
@@ -301,6 +325,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
         return self._server._read_view
 
     def buffer_updated(self, nbytes: int) -> None:
+        if not self._accepted:  # waiting for a connection slot: uvloop reads once before a pause takes
+            self._pending += self._server._read_view[:nbytes]
+            self._transport.pause_reading()
+            return
         self._metrics.bytes_received += nbytes
         self._receive(nbytes)
         if self._answered_now:

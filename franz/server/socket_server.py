@@ -1,8 +1,9 @@
 """SocketServer: the broker's network layer on one asyncio loop (kafka.network.SocketServer).
 
 Owns the listening sockets (one per entry of `listeners`; port 0 allowed, the
-bound port is in `bound_endpoints`), the connection quotas (`max.connections`,
-`max.connections.per.ip`: a connection over a limit is closed at once with one
+bound port is in `bound_endpoints`), the connection quotas (a connection over
+`max.connections` waits, accepted and unread, until one closes, as Kafka's
+Acceptor blocks; one over `max.connections.per.ip` is closed at once with one
 log line), the broker-wide bound on outstanding requests, idle reaping and
 graceful shutdown. Each accepted socket gets a KafkaChannel (kafka_channel.py)
 that frames requests, runs the async `handle(request) -> Response` callable on
@@ -88,6 +89,8 @@ class SocketServer:
         # Least recently active first: the idle reaper looks only at the front.
         self._connections: collections.OrderedDict[KafkaChannel, None] = collections.OrderedDict()
         self._connections_per_ip: dict[str, int] = {}
+        # Accepted while the broker had max.connections: each waits, unread, for one to close.
+        self._awaiting_connection_slot: collections.deque[KafkaChannel] = collections.deque()
         self._connection_index = 0
         self._outstanding = 0
         self._waiters: collections.deque[KafkaChannel] = collections.deque()
@@ -160,6 +163,8 @@ class SocketServer:
         self._shutting_down = True
         for server in self._servers:
             server.close()
+        while self._awaiting_connection_slot:  # never read: nothing of theirs to finish
+            self._awaiting_connection_slot.popleft().abort()
         for conn in list(self._connections):
             conn._update_reading()
         if self._outstanding > 0:
@@ -207,11 +212,33 @@ class SocketServer:
         sock.setblocking(False)
         return sock
 
+    def _has_connection_slot(self) -> bool:
+        return len(self._connections) < self.connections_max
+
+    def _await_connection_slot(self, conn: KafkaChannel) -> bool:
+        """Keep a connection accepted over max.connections until one closes (Kafka's Acceptor
+        waits in ConnectionQuotas.inc with the socket accepted, and accepts no other meanwhile,
+        leaving them in the kernel's backlog). False when socket.listen.backlog.size connections
+        wait already: past that the kernel would have refused it."""
+        if len(self._awaiting_connection_slot) >= self.listen_backlog:
+            return False
+        self._awaiting_connection_slot.append(conn)
+        return True
+
+    def _forget_awaiting(self, conn: KafkaChannel) -> None:
+        try:
+            self._awaiting_connection_slot.remove(conn)
+        except ValueError:
+            pass
+
+    def _admit_awaiting(self) -> None:
+        """Take up connections that waited for a slot, oldest first, while slots are free."""
+        while self._awaiting_connection_slot and self._has_connection_slot() and not self._shutting_down:
+            self._awaiting_connection_slot.popleft().admit_after_wait()
+
     def _admit(self, ip: str) -> str | None:
-        """Count a new connection from `ip`, or say why it is refused."""
-        if len(self._connections) >= self.connections_max:
-            return (f"the broker already has the configured maximum of {self.connections_max} "
-                    "connections (max.connections).")
+        """Count a new connection from `ip`, or say why it is refused; the broker has a free
+        connection slot (_has_connection_slot)."""
         count = self._connections_per_ip.get(ip, 0)
         if count >= self.connections_per_ip_max:
             return (f"address already has the configured maximum of {self.connections_per_ip_max} "
@@ -239,6 +266,8 @@ class SocketServer:
                 self._connections_per_ip[ip] = count
             else:
                 del self._connections_per_ip[ip]
+            if self._awaiting_connection_slot:
+                self._admit_awaiting()
 
     def _touch(self, conn: KafkaChannel) -> None:
         conn.last_active_ns = time.monotonic_ns()

@@ -655,26 +655,51 @@ def test_a_client_reading_its_answer_slowly_is_not_idle(start_server, raw, tmp_p
     finally:
         file.close()
 
-def test_max_connections_closes_new_connections_over_the_limit(start_server, raw, caplog):
+def test_connections_over_max_connections_wait_unread_until_one_closes(start_server, raw, caplog):
+    """Kafka's Acceptor waits in ConnectionQuotas.inc while the broker has max.connections, the new
+    socket accepted, and accepts no other meanwhile (the kernel's backlog holds them): a client over
+    the limit is answered once a connection closes, in arrival order. Past the backlog's size the
+    kernel would refuse more; franz closes those."""
     caplog.set_level(logging.INFO, logger=LOGGER)
-    server = start_server(raw.echo_handler, max_connections=3)
+    server = start_server(raw.echo_handler, max_connections=3, socket_listen_backlog_size=2)
     held = [server.connect() for _ in range(3)]
+    waiting = []
     try:
         for i, sock in enumerate(held):
             sock.sendall(raw.request_frame(i))
             raw.recv_frame(sock)
-        with server.connect() as extra:
-            raw.assert_closed_by_server(extra)
+        for i in range(2):
+            waiting.append(server.connect())
+            waiting[-1].sendall(raw.request_frame(10 + i))
+        with server.connect() as over_the_backlog:
+            raw.assert_closed_by_server(over_the_backlog)
         lines = log_lines(caplog)
-        assert len(lines) == 1 and "maximum of 3 connections" in lines[0]
-        held.pop().close()
-        wait_until(lambda: server.read(lambda: server.server.connection_count) == 2, "a free slot")
-        with server.connect() as again:
-            again.sendall(raw.request_frame(9))
-            assert raw.recv_frame(again) == struct.pack(">i", 9)
+        assert len(lines) == 1 and "maximum of 3 connections (max.connections) and 2 more waiting" in lines[0]
+        for sock in waiting:
+            sock.settimeout(0.2)
+            with pytest.raises(TimeoutError):
+                sock.recv(1)  # not read, not answered
+            sock.settimeout(raw.WAIT_S)
+        assert server.read(lambda: server.server.connection_count) == 3
+        for i, sock in enumerate(waiting):
+            held.pop().close()
+            assert raw.recv_frame(sock) == struct.pack(">i", 10 + i)
+            assert server.read(lambda: server.server.connection_count) == 3
     finally:
-        for sock in held:
+        for sock in held + waiting:
             sock.close()
+    wait_until(lambda: server.read(lambda: server.server.connection_count) == 0, "every close")
+
+
+def test_a_connection_waiting_for_a_slot_is_closed_by_shutdown(start_server, raw):
+    server = start_server(raw.echo_handler, max_connections=1)
+    with server.connect() as held, server.connect() as waiting:
+        held.sendall(raw.request_frame(1))
+        raw.recv_frame(held)
+        waiting.sendall(raw.request_frame(2))
+        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 1, "the wait")
+        server.stop()
+        raw.assert_closed_by_server(waiting)
 
 
 def test_max_connections_per_ip_closes_new_connections_from_that_ip(start_server, raw, caplog):

@@ -114,14 +114,14 @@ def test_loop_idle_is_the_wall_time_its_thread_did_not_run():
 
 def test_closes_the_server_makes_count_and_a_refused_connection_counts_nowhere(start_server, raw):
     """Kafka's Selector counts every close of a connection it registered; one the acceptor
-    refused (over max.connections) it never registered. A frame counts as received even when
+    refused (over max.connections.per.ip) it never registered. A frame counts as received even when
     its header cannot be read."""
     async def handle(request):
         if request.api_key == SILENT:
             return CLOSE_CONNECTION
         return await raw.echo_handler(request)
 
-    server = start_server(handle, max_connections=3, socket_request_max_bytes=1000)
+    server = start_server(handle, max_connections_per_ip=3, socket_request_max_bytes=1000)
     metrics = server.server.selector_metrics["PLAINTEXT"]
     unreadable, oversized, closing = server.connect(), server.connect(), server.connect()
     with unreadable, oversized, closing:
