@@ -92,6 +92,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("connections.max.idle.ms", "long", 600_000),
     ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip", "int", INT32_MAX, at_least(0)),
+    ConfigKey("max.connections.per.ip.overrides", "string", ""),
     ConfigKey("num.network.threads", "int", 3, at_least(1)),
     ConfigKey("num.io.threads", "int", 8, at_least(1)),
     # Client quotas: the samples a client's byte rate is measured over (QuotaConfig).
@@ -306,6 +307,35 @@ def config_type(name: str) -> str | None:
     return None if definition is None else definition.type
 
 
+# Utils.validHostPattern: the characters a host or an address may have.
+_VALID_HOST: Final = re.compile(r"[0-9a-zA-Z\-%._:]*")
+
+
+def _connections_per_ip_overrides(text: str) -> dict[str, int]:
+    """max.connections.per.ip.overrides, `host:count` pairs (Csv.parseCsvMap: split at each
+    comma, then at the last colon of a pair, so an IPv6 address keeps its own), checked as
+    KafkaConfig checks them."""
+    key = "max.connections.per.ip.overrides"
+    overrides: dict[str, int] = {}
+    if not text:
+        return overrides
+    for pair in re.split(r"\s*,\s*", text):
+        host, sep, count = pair.rpartition(":")
+        if not sep:  # parseCsvMap's substring(0, -1)
+            raise ConfigError(key, text, "", f"Error parsing configuration property '{key}': "
+                                             f"begin 0, end -1, length {len(pair)}")
+        try:
+            overrides[host.strip()] = int(count.strip())
+        except ValueError:
+            # Kafka's toInt fails with NumberFormatException alone; franz names the key.
+            raise ConfigError(key, text,
+                              f"the count of {host.strip()} is not a whole number: {count.strip()}") from None
+    invalid = [host for host in overrides if not _VALID_HOST.fullmatch(host)]
+    if invalid:
+        raise ConfigError(key, text, "", f"{key} contains invalid addresses : {','.join(invalid)}")
+    return overrides
+
+
 def _require_failed(key: str, value: Any, requirement: str) -> None:
     """KafkaConfig.validateValues' Utils.require: Kafka refuses to start with Scala's words alone."""
     message = f"requirement failed: {requirement}"
@@ -345,6 +375,11 @@ class KafkaConfig:
                                   f"listener {endpoint.listener_name} is {protocol}; franz serves PLAINTEXT "
                                   f"listeners only")
         require_group_coordinator_bounds(self.values)
+        self.max_connections_per_ip_overrides = _connections_per_ip_overrides(
+            self.values["max.connections.per.ip.overrides"])
+        if self.values["max.connections.per.ip"] == 0 and not self.max_connections_per_ip_overrides:
+            _require_failed("max.connections.per.ip", 0, "max.connections.per.ip can be set to zero only if "
+                            "max.connections.per.ip.overrides property is set.")
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))

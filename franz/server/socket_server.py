@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import ipaddress
 import logging
 import socket
 import time
@@ -35,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from franz.server.kafka_channel import KafkaChannel
+from franz.common.config_def import ConfigError
 from franz.server.kafka_config import Endpoint, KafkaConfig
 from franz.server.request_channel import HeaderVersionOf, Request, Response
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
@@ -62,6 +64,33 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
+def _canonical_address(ip: str) -> str:
+    """A peer's address as Java's InetAddress has it: an IPv4-mapped IPv6 address (a dual-stack
+    listener's IPv4 peers) as the IPv4 one."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped if mapped is not None else address)
+
+
+def _address_of(host: str) -> str:
+    """The address a host of max.connections.per.ip.overrides stands for, as peer addresses are
+    written (InetAddress.getByName: a name resolves to one address, at start)."""
+    try:
+        return _canonical_address(str(ipaddress.ip_address(host)))
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        # Java prefers IPv4 addresses unless java.net.preferIPv6Addresses is set.
+        first = next((info for info in found if info[0] == socket.AF_INET), found[0])
+        return _canonical_address(first[4][0])
+    except (OSError, ValueError) as exc:
+        raise ConfigError("max.connections.per.ip.overrides", host, f"cannot resolve {host}: {exc}") from None
+
+
 class SocketServer:
     """Listeners, connection quotas, the broker-wide request bound, idle reaping."""
 
@@ -80,6 +109,8 @@ class SocketServer:
         self.idle_ms: int = config["connections.max.idle.ms"]
         self.connections_max: int = config["max.connections"]
         self.connections_per_ip_max: int = config["max.connections.per.ip"]
+        self._connections_per_ip_overrides = {_address_of(host): count for host, count
+                                              in config.max_connections_per_ip_overrides.items()}
         self.send_buffer_bytes: int = config["socket.send.buffer.bytes"]
         self.receive_buffer_bytes: int = config["socket.receive.buffer.bytes"]
         self.listen_backlog = int(config.originals.get("socket.listen.backlog.size", LISTEN_BACKLOG_DEFAULT))
@@ -240,9 +271,11 @@ class SocketServer:
         """Count a new connection from `ip`, or say why it is refused; the broker has a free
         connection slot (_has_connection_slot)."""
         count = self._connections_per_ip.get(ip, 0)
-        if count >= self.connections_per_ip_max:
-            return (f"address already has the configured maximum of {self.connections_per_ip_max} "
-                    "connections.")
+        limit = self.connections_per_ip_max
+        if self._connections_per_ip_overrides:
+            limit = self._connections_per_ip_overrides.get(_canonical_address(ip), limit)
+        if count >= limit:
+            return f"address already has the configured maximum of {limit} connections."
         self._connections_per_ip[ip] = count + 1
         return None
 

@@ -56,6 +56,10 @@ def test_unknown_keys_are_reported_for_a_warning():
     ("metrics.port=70000", "metrics.port"),
     ("log.cleaner.dedupe.buffer.size=47", "log.cleaner.dedupe.buffer.size"),  # not one key per thread
     ("log.cleaner.backoff.ms=-1", "log.cleaner.backoff.ms"),
+    ("max.connections.per.ip.overrides=127.0.0.1:5,10.0.0.1", "max.connections.per.ip.overrides"),
+    ("max.connections.per.ip.overrides=127.0.0.1:many", "max.connections.per.ip.overrides"),
+    ("max.connections.per.ip.overrides=bad host!:3", "max.connections.per.ip.overrides"),
+    ("max.connections.per.ip=0", "max.connections.per.ip"),  # only with overrides
 ])
 def test_bad_values_are_refused_naming_the_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
@@ -125,6 +129,14 @@ def test_kafka_configs_requirements_on_resolved_times_refuse_to_start(override, 
     with pytest.raises(ConfigError) as refused:
         KafkaConfig.from_sources(None, [override])
     assert str(refused.value) == f"requirement failed: {requirement}"
+
+
+def test_max_connections_per_ip_overrides_are_parsed_as_kafka_parses_them():
+    """Csv.parseCsvMap: pairs split at commas (spaces around them dropped), each at its last colon."""
+    config = KafkaConfig.from_sources(None, ["max.connections.per.ip=0",
+                                             "max.connections.per.ip.overrides=broker-1.local:5 , ::1:7,10.0.0.1:0"])
+    assert config.max_connections_per_ip_overrides == {"broker-1.local": 5, "::1": 7, "10.0.0.1": 0}
+    assert KafkaConfig.from_sources(None, []).max_connections_per_ip_overrides == {}
 
 
 def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():

@@ -715,6 +715,23 @@ def test_max_connections_per_ip_closes_new_connections_from_that_ip(start_server
     assert "Rejected connection from 127.0.0.1, address already has the configured maximum of 2" in lines[0]
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_max_connections_per_ip_overrides_sets_an_address_its_own_limit(start_server, raw, caplog, host):
+    """max.connections.per.ip.overrides: an address, or a host name resolved at start, gets its own
+    limit; with max.connections.per.ip 0 every other address is refused."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = start_server(raw.echo_handler, max_connections_per_ip=0,
+                          max_connections_per_ip_overrides=f"10.1.2.3:1, {host}:3")
+    with server.connect() as a, server.connect() as b, server.connect() as c, server.connect() as d:
+        raw.assert_closed_by_server(d)
+        for i, sock in enumerate((a, b, c)):
+            sock.sendall(raw.request_frame(i))
+            assert raw.recv_frame(sock) == struct.pack(">i", i)
+    lines = log_lines(caplog)
+    assert len(lines) == 1
+    assert "Rejected connection from 127.0.0.1, address already has the configured maximum of 3" in lines[0]
+
+
 def test_thousand_idle_connections_then_a_request_is_served(start_server, raw):
     count = 1000
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
