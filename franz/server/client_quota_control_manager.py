@@ -8,12 +8,11 @@ numbers for integral keys, a key or an entity once per request) and kept in
 `client-quotas.json` in the first log dir, replaced atomically on each change
 through the controller's config writer, so a restart has them.
 
-franz enforces every quota of users and client ids: `producer_byte_rate`,
+franz enforces every quota from the moment it is altered: `producer_byte_rate`,
 `consumer_byte_rate`, `request_percentage` (franz.server.client_quota_manager)
-and `controller_mutation_rate` (franz.server.controller_mutation_quota), each
-from the moment it is altered. The IP entities' `connection_creation_rate` is
-refused with INVALID_REQUEST naming the key, rather than stored and silently
-not enforced.
+and `controller_mutation_rate` (franz.server.controller_mutation_quota) of users
+and client ids, and the IP entities' `connection_creation_rate`
+(franz.server.connection_quotas, given to the socket server by add_manager).
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ USER_CLIENT_KEYS: Final = {"producer_byte_rate": "long", "consumer_byte_rate": "
                            "request_percentage": "double", "controller_mutation_rate": "double"}
 IP_KEYS: Final = {"connection_creation_rate": "int"}
 ENFORCED_KEYS: Final = frozenset(("producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                                  "controller_mutation_rate"))
+                                  "controller_mutation_rate", "connection_creation_rate"))
 _INTEGRAL_MAX: Final = {"short": 2**15 - 1, "int": 2**31 - 1, "long": 2**63 - 1}
 
 logger = logging.getLogger(__name__)
@@ -64,6 +63,12 @@ class ClientQuotaControlManager:
         self._managers = managers
         self.quotas: dict[Entity, dict[str, float]] = self._read()
         self._apply()
+
+    def add_manager(self, manager) -> None:
+        """Put the quotas in force in one more manager too (one made after this, as the socket
+        server's connection quotas are), and every change from now on."""
+        self._managers.append(manager)
+        manager.update_quotas(self.quotas)
 
     def register(self, apis) -> None:
         apis.register("DescribeClientQuotas", self.handle_describe_client_quotas)

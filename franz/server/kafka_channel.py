@@ -152,6 +152,11 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self.client_address: tuple[str, int] = ("", 0)
         self._transport: Any = None
         self._accepted = False
+        # The server's connection quotas: waiting unread to be taken up, refused, counted in
+        # the broker's connection rate already.
+        self._waiting = False
+        self._refused = False
+        self.rate_counted = False
         self._closing = False
         self._eof = False
         self.last_active_ns = 0
@@ -200,34 +205,34 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._transport = transport
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.client_address = (peer[0], peer[1])
-        server = self._server
-        if server._has_connection_slot():
-            self._accept()
-            return
-        transport.pause_reading()
+        self._server._arrived(self)
+
+    # -- the server's connection quotas (SocketServer._arrived, _take_up) --------
+
+    def wait_unread(self) -> None:
+        """Kept accepted and unread until the server takes it up (take_up) or refuses it."""
+        self._waiting = True
+        self._transport.pause_reading()
         self._reading = False
-        if not server._await_connection_slot(self):
-            logger.info("Rejected connection from %s, the broker has the configured maximum of %d connections "
-                        "(max.connections) and %d more waiting (socket.listen.backlog.size).",
-                        self.client_address[0], server.connections_max, server.listen_backlog)
-            transport.close()
 
-    def admit_after_wait(self) -> None:
-        """A connection slot freed for this connection, which waited for one unread."""
-        if self._transport.is_closing():
-            return
-        self._accept()
-        if self._accepted:
-            self._resume_dispatch()  # anything read meanwhile, then reading
+    def refuse(self) -> None:
+        self._refused = True
+        self._transport.close()
 
-    def _accept(self) -> None:
-        """Take the connection up, unless its address has max.connections.per.ip already."""
+    def is_refused(self) -> bool:
+        return self._refused or self._transport.is_closing()
+
+    def close_after(self, throttle_ms: int) -> None:
+        """Over its IP's connection rate: closed, unread, once the throttle time has passed
+        (Kafka's Acceptor keeps it as a DelayedCloseSocket)."""
+        if not self._waiting:
+            self.wait_unread()
+        self._refused = True
+        self._loop.call_later(throttle_ms / 1000, self._transport.close)
+
+    def take_up(self) -> None:
+        """The connection passed the server's quotas: it is counted, configured and read."""
         transport, server = self._transport, self._server
-        reason = server._admit(self.client_address[0])
-        if reason is not None:
-            logger.info("Rejected connection from %s, %s", self.client_address[0], reason)
-            transport.close()
-            return
         local = transport.get_extra_info("sockname") or ("?", 0)
         peer = self.client_address
         self._accepted = True
@@ -248,6 +253,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
         server._register(self)
         if server._shutting_down:
             self._close()
+        elif self._waiting:
+            self._waiting = False
+            self._resume_dispatch()  # anything read before the pause took, then reading
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._accepted:

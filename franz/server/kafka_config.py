@@ -93,6 +93,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip.overrides", "string", ""),
+    ConfigKey("max.connection.creation.rate", "int", INT32_MAX, at_least(0)),
     ConfigKey("num.network.threads", "int", 3, at_least(1)),
     ConfigKey("num.io.threads", "int", 8, at_least(1)),
     # Client quotas: the samples a client's byte rate is measured over (QuotaConfig).

@@ -149,9 +149,10 @@ class KafkaServer:
                        self.apis.config_managers).register(self.apis)
         AclApis().register(self.apis)
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
-        ClientQuotaControlManager(first_dir / CLIENT_QUOTAS_FILE, controller.store_file,
-                                  [self.apis.produce_quota, self.apis.fetch_quota, self.apis.request_quota,
-                                   mutation_quota]).register(self.apis)
+        client_quotas = ClientQuotaControlManager(
+            first_dir / CLIENT_QUOTAS_FILE, controller.store_file,
+            [self.apis.produce_quota, self.apis.fetch_quota, self.apis.request_quota, mutation_quota])
+        client_quotas.register(self.apis)
         ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.store_file).register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
@@ -182,6 +183,7 @@ class KafkaServer:
         controller.topic_deletion_preparers.append(self.apis.alter_log_dirs.before_topic_deletion)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
+        client_quotas.add_manager(self.socket_server.connection_quotas)
         self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)
         self.socket_server.request_completed = self.metrics.request_metrics.update
         await self.socket_server.start()

@@ -1,15 +1,22 @@
 """SocketServer: the broker's network layer on one asyncio loop (kafka.network.SocketServer).
 
 Owns the listening sockets (one per entry of `listeners`; port 0 allowed, the
-bound port is in `bound_endpoints`), the connection quotas (a connection over
-`max.connections` waits, accepted and unread, until one closes, as Kafka's
-Acceptor blocks; one over `max.connections.per.ip` is closed at once with one
-log line), the broker-wide bound on outstanding requests, idle reaping and
-graceful shutdown. Each accepted socket gets a KafkaChannel (kafka_channel.py)
+bound port is in `bound_endpoints`), the checks of a new connection against
+its ConnectionQuotas (connection_quotas.py) in Kafka's order, the broker-wide
+bound on outstanding requests, idle reaping and graceful shutdown. Each
+accepted socket gets a KafkaChannel (kafka_channel.py)
 that frames requests, runs the async `handle(request) -> Response` callable on
 each and writes the responses back in request order.
 
 Invariants and limits:
+- A new connection waits, accepted and unread, while the broker has
+  `max.connections` or `max.connection.creation.rate` makes accepting wait,
+  and so does every connection after it: Kafka's Acceptor waits in
+  ConnectionQuotas.inc and accepts nothing meanwhile. Waiting connections are
+  taken up in arrival order; past `socket.listen.backlog.size` of them (the
+  kernel's backlog, which holds Kafka's) one is closed with one log line. Then
+  one over its IP's `connection_creation_rate` is closed unread after its
+  throttle time, and one over `max.connections.per.ip` at once, with one log line.
 - At most `queued.max.requests` requests are outstanding in the whole broker
   (received and not yet answered). A channel with a complete frame when the
   limit is reached parks it and stops reading (pause_reading) until a slot
@@ -28,15 +35,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ipaddress
 import logging
 import socket
 import time
 from collections.abc import Awaitable, Callable
 from typing import Final
 
+from franz.server.connection_quotas import ConnectionQuotas
 from franz.server.kafka_channel import KafkaChannel
-from franz.common.config_def import ConfigError
 from franz.server.kafka_config import Endpoint, KafkaConfig
 from franz.server.request_channel import HeaderVersionOf, Request, Response
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
@@ -64,33 +70,6 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
-def _canonical_address(ip: str) -> str:
-    """A peer's address as Java's InetAddress has it: an IPv4-mapped IPv6 address (a dual-stack
-    listener's IPv4 peers) as the IPv4 one."""
-    try:
-        address = ipaddress.ip_address(ip)
-    except ValueError:
-        return ip
-    mapped = getattr(address, "ipv4_mapped", None)
-    return str(mapped if mapped is not None else address)
-
-
-def _address_of(host: str) -> str:
-    """The address a host of max.connections.per.ip.overrides stands for, as peer addresses are
-    written (InetAddress.getByName: a name resolves to one address, at start)."""
-    try:
-        return _canonical_address(str(ipaddress.ip_address(host)))
-    except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-        # Java prefers IPv4 addresses unless java.net.preferIPv6Addresses is set.
-        first = next((info for info in found if info[0] == socket.AF_INET), found[0])
-        return _canonical_address(first[4][0])
-    except (OSError, ValueError) as exc:
-        raise ConfigError("max.connections.per.ip.overrides", host, f"cannot resolve {host}: {exc}") from None
-
-
 class SocketServer:
     """Listeners, connection quotas, the broker-wide request bound, idle reaping."""
 
@@ -107,10 +86,7 @@ class SocketServer:
         self.request_completed: Callable[[Request, int], None] = _ignore_completed
         self.queued_requests_max: int = config["queued.max.requests"]
         self.idle_ms: int = config["connections.max.idle.ms"]
-        self.connections_max: int = config["max.connections"]
-        self.connections_per_ip_max: int = config["max.connections.per.ip"]
-        self._connections_per_ip_overrides = {_address_of(host): count for host, count
-                                              in config.max_connections_per_ip_overrides.items()}
+        self.connection_quotas = ConnectionQuotas(config, config.max_connections_per_ip_overrides)
         self.send_buffer_bytes: int = config["socket.send.buffer.bytes"]
         self.receive_buffer_bytes: int = config["socket.receive.buffer.bytes"]
         self.listen_backlog = int(config.originals.get("socket.listen.backlog.size", LISTEN_BACKLOG_DEFAULT))
@@ -119,9 +95,10 @@ class SocketServer:
         self._servers: list[asyncio.AbstractServer] = []
         # Least recently active first: the idle reaper looks only at the front.
         self._connections: collections.OrderedDict[KafkaChannel, None] = collections.OrderedDict()
-        self._connections_per_ip: dict[str, int] = {}
-        # Accepted while the broker had max.connections: each waits, unread, for one to close.
+        # Accepted while the broker had max.connections or its connection rate made accepting wait:
+        # each waits, unread, in arrival order (_arrived).
         self._awaiting_connection_slot: collections.deque[KafkaChannel] = collections.deque()
+        self._accept_blocked_until = 0.0  # loop time: max.connection.creation.rate's wait
         self._connection_index = 0
         self._outstanding = 0
         self._waiters: collections.deque[KafkaChannel] = collections.deque()
@@ -243,17 +220,54 @@ class SocketServer:
         sock.setblocking(False)
         return sock
 
-    def _has_connection_slot(self) -> bool:
-        return len(self._connections) < self.connections_max
-
-    def _await_connection_slot(self, conn: KafkaChannel) -> bool:
-        """Keep a connection accepted over max.connections until one closes (Kafka's Acceptor
-        waits in ConnectionQuotas.inc with the socket accepted, and accepts no other meanwhile,
-        leaving them in the kernel's backlog). False when socket.listen.backlog.size connections
-        wait already: past that the kernel would have refused it."""
-        if len(self._awaiting_connection_slot) >= self.listen_backlog:
-            return False
+    def _arrived(self, conn: KafkaChannel) -> None:
+        """A new connection: taken up now, or kept waiting, accepted and unread, behind those
+        already waiting (Kafka's Acceptor waits in ConnectionQuotas.inc with the socket accepted,
+        and accepts no other meanwhile: the kernel's backlog holds them). Past
+        socket.listen.backlog.size waiting, where the kernel would refuse it, it is closed."""
+        if not self._awaiting_connection_slot and self._may_take_up() and self._take_up(conn):
+            return
+        conn.wait_unread()
+        if self._awaiting_connection_slot and len(self._awaiting_connection_slot) >= self.listen_backlog:
+            quotas = self.connection_quotas
+            logger.info("Rejected connection from %s, %d connections wait already (socket.listen.backlog.size) "
+                        "for the broker's max.connections (%d) or max.connection.creation.rate (%d).",
+                        conn.client_address[0], self.listen_backlog, quotas.max_connections,
+                        quotas.broker_rate_max)
+            conn.refuse()
+            return
         self._awaiting_connection_slot.append(conn)
+
+    def _may_take_up(self) -> bool:
+        return (len(self._connections) < self.connection_quotas.max_connections
+                and self._loop.time() >= self._accept_blocked_until)
+
+    def _take_up(self, conn: KafkaChannel) -> bool:
+        """ConnectionQuotas.inc once a connection slot is free: the broker's rate, the IP's rate,
+        then the IP's count. False when the broker's rate makes this connection (counted) and
+        every one after it wait; else it is taken up, or closed (at once, or after its IP's
+        throttle time)."""
+        quotas = self.connection_quotas
+        now_ms = time.monotonic_ns() // 1_000_000
+        if not conn.rate_counted:
+            conn.rate_counted = True
+            throttle_ms = quotas.record_broker_connection(now_ms)
+            if throttle_ms > 0:
+                self._accept_blocked_until = self._loop.time() + throttle_ms / 1000
+                self._loop.call_at(self._accept_blocked_until, self._admit_awaiting)
+                return False
+        ip = conn.client_address[0]
+        throttle_ms = quotas.record_ip_connection(ip, now_ms)
+        if throttle_ms > 0:
+            logger.debug("Delaying closing of connection from %s for %d ms", ip, throttle_ms)
+            conn.close_after(throttle_ms)
+            return True
+        reason = quotas.inc(ip)
+        if reason is not None:
+            logger.info("Rejected connection from %s, %s", ip, reason)
+            conn.refuse()
+            return True
+        conn.take_up()
         return True
 
     def _forget_awaiting(self, conn: KafkaChannel) -> None:
@@ -263,21 +277,15 @@ class SocketServer:
             pass
 
     def _admit_awaiting(self) -> None:
-        """Take up connections that waited for a slot, oldest first, while slots are free."""
-        while self._awaiting_connection_slot and self._has_connection_slot() and not self._shutting_down:
-            self._awaiting_connection_slot.popleft().admit_after_wait()
-
-    def _admit(self, ip: str) -> str | None:
-        """Count a new connection from `ip`, or say why it is refused; the broker has a free
-        connection slot (_has_connection_slot)."""
-        count = self._connections_per_ip.get(ip, 0)
-        limit = self.connections_per_ip_max
-        if self._connections_per_ip_overrides:
-            limit = self._connections_per_ip_overrides.get(_canonical_address(ip), limit)
-        if count >= limit:
-            return f"address already has the configured maximum of {limit} connections."
-        self._connections_per_ip[ip] = count + 1
-        return None
+        """Take up connections that waited, oldest first, while they may be."""
+        waiting = self._awaiting_connection_slot
+        while waiting and self._may_take_up() and not self._shutting_down:
+            conn = waiting.popleft()  # before taking it up, which may close a connection and come back here
+            if conn.is_refused():
+                continue
+            if not self._take_up(conn):
+                waiting.appendleft(conn)
+                return
 
     def _next_index(self) -> int:
         self._connection_index += 1
@@ -292,13 +300,7 @@ class SocketServer:
             del self._connections[conn]
             for listener in self.close_listeners:
                 listener(conn.connection_id)
-            ip = conn.client_address[0]
-            count = self._connections_per_ip[ip] - 1
-            assert count >= 0
-            if count:
-                self._connections_per_ip[ip] = count
-            else:
-                del self._connections_per_ip[ip]
+            self.connection_quotas.dec(conn.client_address[0])
             if self._awaiting_connection_slot:
                 self._admit_awaiting()
 

@@ -120,11 +120,10 @@ def test_java_admin_aborts_an_open_transaction_at_its_partition(broker, java_dri
 
 
 def test_java_admin_alters_and_describes_client_quotas(broker, java_driver):
-    """kafka-configs.sh on users: byte rates are kept and read back; a quota franz does not
-    enforce is refused (InvalidRequestException) rather than stored."""
+    """kafka-configs.sh on users and IPs: byte rates and a connection rate are kept and read back."""
     assert _run(java_driver, "quotas", broker.bootstrap) == [
-        "quotas", "alice={consumer_byte_rate=2048.0,", "producer_byte_rate=1024.0}", "refused",
-        "InvalidRequestException"]
+        "quotas", "alice={consumer_byte_rate=2048.0,", "producer_byte_rate=1024.0}", "ip", "ok",
+        "localhost={connection_creation_rate=500.0}", "removed", "ok"]
 
 
 def test_java_admin_is_refused_topics_beyond_its_controller_mutation_rate(broker, java_driver):

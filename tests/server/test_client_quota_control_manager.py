@@ -72,7 +72,7 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
             "infinite": _alter(client, _entity(user="u"), ("producer_byte_rate", float("inf"))),
             "zero": _alter(client, _entity(user="u"), ("consumer_byte_rate", -1.0)),
             "unknown key": _alter(client, _entity(user="u"), ("bytes_per_fortnight", 1.0)),
-            "not enforced": _alter(client, _entity(ip="127.0.0.1"), ("connection_creation_rate", 5.0)),
+            "ip with a user's key": _alter(client, _entity(ip="127.0.0.1"), ("producer_byte_rate", 5.0)),
             "ip with user": _alter(client, _entity(user="u", ip="127.0.0.1"), ("connection_creation_rate", 1.0)),
             "empty": _alter(client, []),
             "empty name": _alter(client, _entity(user=""), ("producer_byte_rate", 1.0)),
@@ -84,7 +84,7 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
         assert refused["infinite"][1] == "Proposed value for producer_byte_rate is too large for a LONG."
         assert refused["zero"][1] == "Quota consumer_byte_rate must be greater than 0"
         assert refused["unknown key"][1] == "Invalid configuration key bytes_per_fortnight"
-        assert "connection_creation_rate" in refused["not enforced"][1]
+        assert refused["ip with a user's key"][1] == "Invalid configuration key producer_byte_rate"
         assert refused["empty"][1] == "Invalid empty client quota entity"
         assert refused["empty name"][1] == "Empty user not supported"
         assert refused["twice"][1] == "Ignoring duplicate entity ClientQuotaEntity(entries={user=u})"
@@ -95,6 +95,31 @@ def test_bad_alterations_and_filters_are_refused_with_kafkas_messages(broker):
             Errors.UNSUPPORTED_VERSION, "Unsupported entity type group")
         assert _describe(client, ("user", SPECIFIED, None), ("user", DEFAULT, None))["error"][1] == (
             "Entity type user cannot appear more than once in the filter.")
+
+
+def test_an_ips_connection_creation_rate_is_enforced_from_the_moment_it_is_altered(broker):
+    """kafka-configs --entity-type ips --entity-name 127.0.0.1 --add-config connection_creation_rate=1:
+    with Kafka's default window (11 samples of a second, measured over at least ten), the eleventh
+    new connection within ten seconds is over 1/s and is closed unread; removing the quota lifts it."""
+    with RawClient(broker.bootstrap) as admin:
+        assert _alter(admin, _entity(ip="127.0.0.1"), ("connection_creation_rate", 1.0)) == (0, None)
+        assert _describe(admin, ("ip", EXACT, "127.0.0.1")) == {(("ip", "127.0.0.1"),): {
+            "connection_creation_rate": 1.0}}
+        for _ in range(10):
+            with RawClient(broker.bootstrap) as client:
+                assert client.request(API_VERSIONS, 3, {"client_software_name": "t",
+                                                        "client_software_version": "1"})["error_code"] == 0
+        with RawClient(broker.bootstrap) as client:
+            client.send_frame(encode_request(API_VERSIONS, 3, 1, "c", {"client_software_name": "t",
+                                                                       "client_software_version": "1"}))
+            try:
+                assert client.receive_frame() is None  # closed, and never answered
+            except ConnectionResetError:  # closed with its request unread
+                pass
+        assert _alter(admin, _entity(ip="127.0.0.1"), ("connection_creation_rate", None)) == (0, None)
+        with RawClient(broker.bootstrap) as client:
+            assert client.request(API_VERSIONS, 3, {"client_software_name": "t",
+                                                    "client_software_version": "1"})["error_code"] == 0
 
 
 def test_a_producer_over_its_byte_rate_is_told_to_wait_and_not_read_meanwhile(broker):

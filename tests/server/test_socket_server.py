@@ -674,7 +674,7 @@ def test_connections_over_max_connections_wait_unread_until_one_closes(start_ser
         with server.connect() as over_the_backlog:
             raw.assert_closed_by_server(over_the_backlog)
         lines = log_lines(caplog)
-        assert len(lines) == 1 and "maximum of 3 connections (max.connections) and 2 more waiting" in lines[0]
+        assert len(lines) == 1 and "2 connections wait already" in lines[0] and "max.connections (3)" in lines[0]
         for sock in waiting:
             sock.settimeout(0.2)
             with pytest.raises(TimeoutError):
@@ -689,6 +689,42 @@ def test_connections_over_max_connections_wait_unread_until_one_closes(start_ser
         for sock in held + waiting:
             sock.close()
     wait_until(lambda: server.read(lambda: server.server.connection_count) == 0, "every close")
+
+
+def test_a_connection_over_the_broker_connection_rate_waits_its_throttle_time_then_is_served(start_server, raw):
+    """max.connection.creation.rate: Kafka's Acceptor counts the connection, then waits the throttle
+    time before taking it (and any after it) up. Two one-second samples and a quota of 1: the second
+    connection's rate is 2, a throttle of (2 - 1) / 1 * 1000 ms."""
+    server = start_server(raw.echo_handler, max_connection_creation_rate=1, quota_window_num=2)
+    with server.connect() as first, server.connect() as second, server.connect() as third:
+        first.sendall(raw.request_frame(1))
+        assert raw.recv_frame(first) == struct.pack(">i", 1)
+        second.sendall(raw.request_frame(2))
+        third.sendall(raw.request_frame(3))
+        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 2, "the wait")
+        assert server.read(lambda: server.server.connection_count) == 1
+        assert raw.recv_frame(second) == struct.pack(">i", 2)  # after its throttle time
+        assert raw.recv_frame(third) == struct.pack(">i", 3)  # after its own, behind it
+        assert server.read(lambda: server.server.connection_count) == 3
+
+
+def test_a_connection_over_its_ips_rate_quota_is_closed_unread_after_its_throttle_time(start_server, raw):
+    """KIP-612's IP quota (connection_creation_rate): the connection is not counted, and Kafka's
+    Acceptor closes it, unread, once its throttle time has passed (DelayedCloseSocket)."""
+    server = start_server(raw.echo_handler, quota_window_num=2)
+    quotas = {frozenset({("ip", "127.0.0.1")}): {"connection_creation_rate": 1.0}}
+    server.read(lambda: server.server.connection_quotas.update_quotas(quotas))
+    with server.connect() as allowed, server.connect() as throttled:
+        throttled.sendall(raw.request_frame(2))
+        throttled.settimeout(raw.WAIT_S)
+        try:
+            assert throttled.recv(65536) == b""  # closed, and never answered
+        except ConnectionResetError:  # closed with its request unread
+            pass
+        allowed.sendall(raw.request_frame(1))
+        assert raw.recv_frame(allowed) == struct.pack(">i", 1)
+        assert server.read(lambda: server.server.connection_count) == 1
+        assert server.read(lambda: server.server.selector_metrics["PLAINTEXT"].requests_received) == 1
 
 
 def test_a_connection_waiting_for_a_slot_is_closed_by_shutdown(start_server, raw):

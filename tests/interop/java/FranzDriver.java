@@ -383,8 +383,8 @@ public class FranzDriver {
         return null;
     }
 
-    // kafka-configs.sh --entity-type users/clients: set a user's byte rates, read every quota back,
-    // then an IP's connection rate, which franz refuses.
+    // kafka-configs.sh --entity-type users/clients/ips: set a user's byte rates, read every quota
+    // back, then set an IP's connection rate, read it back and remove it.
     static void quotas(String bootstrap) throws Exception {
         ClientQuotaEntity alice = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "alice"));
         try (Admin admin = Admin.create(props(bootstrap))) {
@@ -395,8 +395,12 @@ public class FranzDriver {
                 admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS);
             System.out.print("quotas alice=" + new TreeMap<>(described.get(alice)) + " ");
             ClientQuotaEntity localhost = new ClientQuotaEntity(Map.of(ClientQuotaEntity.IP, "127.0.0.1"));
-            printOutcomes("refused", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(localhost,
-                List.of(new ClientQuotaAlteration.Op("connection_creation_rate", 5.0))))).all()));
+            printOutcomes("ip", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(localhost,
+                List.of(new ClientQuotaAlteration.Op("connection_creation_rate", 500.0))))).all()));
+            described = admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(30, TimeUnit.SECONDS);
+            System.out.print("localhost=" + described.get(localhost) + " ");
+            printOutcomes("removed", List.of(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(localhost,
+                List.of(new ClientQuotaAlteration.Op("connection_creation_rate", null))))).all()));
         }
     }
 

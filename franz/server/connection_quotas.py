@@ -1,0 +1,162 @@
+"""ConnectionQuotas: the limits on a broker's connections (kafka.network.ConnectionQuotas).
+
+- `max.connections`: the broker's open connections. A new one over it is not
+  refused: the SocketServer keeps it waiting, accepted and unread, until one
+  closes, as Kafka's Acceptor waits in ConnectionQuotas.inc.
+- `max.connection.creation.rate`: new connections a second, broker-wide. A
+  connection over it is counted and then waits the throttle time, with every
+  connection after it (Kafka's Acceptor accepts nothing meanwhile).
+- The IP entities' `connection_creation_rate` quota (AlterClientQuotas, KIP-612;
+  an IP's own, else the IP default): a connection over it is not counted and
+  is closed, unread, once its throttle time has passed (Kafka's
+  DelayedCloseSocket); the broker's rate does not count it either.
+- `max.connections.per.ip`, and `max.connections.per.ip.overrides` by address
+  or host name (resolved at start): a connection over it is closed at once.
+
+Rates are Kafka's Rate over `quota.window.num` samples of
+`quota.window.size.seconds` (client_quota_manager.SampledRate). A rate over its
+quota gives QuotaUtils.throttleTime, (rate - quota) / quota * window, bounded by
+one quota window. An IP's rate is dropped after an hour without a connection
+(ConnectionQuotaEntity's sensor expiration).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Mapping
+from typing import Final
+
+from franz.common.config_def import INT32_MAX, ConfigError
+from franz.server.client_quota_manager import EXPIRY_CHECK_MS, INACTIVE_MS, Entity, SampledRate
+
+# QuotaConfig.IP_CONNECTION_RATE_DEFAULT: no limit.
+IP_CONNECTION_RATE_DEFAULT: Final = INT32_MAX
+IP: Final = "ip"
+CONNECTION_RATE_KEY: Final = "connection_creation_rate"
+
+
+def canonical_address(ip: str) -> str:
+    """A peer's address as Java's InetAddress has it: an IPv4-mapped IPv6 address (a dual-stack
+    listener's IPv4 peers) as the IPv4 one."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped if mapped is not None else address)
+
+
+def address_of(host: str, key: str) -> str:
+    """The address a configured host stands for, as peer addresses are written
+    (InetAddress.getByName: a name resolves to one address, IPv4 first as Java prefers)."""
+    try:
+        return canonical_address(str(ipaddress.ip_address(host)))
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        first = next((info for info in found if info[0] == socket.AF_INET), found[0])
+        return canonical_address(first[4][0])
+    except (OSError, ValueError) as exc:
+        raise ConfigError(key, host, f"cannot resolve {host}: {exc}") from None
+
+
+class ConnectionQuotas:
+    """The counts and rates a new connection is checked against; the SocketServer asks, in
+    Kafka's order: a connection slot (has_slot), the broker's rate (record_broker_connection),
+    the IP's rate (record_ip_connection), then the IP's count (inc)."""
+
+    def __init__(self, config: Mapping, per_ip_overrides: Mapping[str, int]) -> None:
+        self.max_connections: int = config["max.connections"]
+        self.max_per_ip: int = config["max.connections.per.ip"]
+        self._per_ip_overrides = {address_of(host, "max.connections.per.ip.overrides"): count
+                                  for host, count in per_ip_overrides.items()}
+        self._samples: int = config["quota.window.num"]
+        self._window_ms: int = config["quota.window.size.seconds"] * 1000
+        self._max_throttle_ms = self._window_ms
+        self.broker_rate_max: int = config["max.connection.creation.rate"]
+        self._broker_rate = SampledRate(self._samples, self._window_ms)
+        self.per_ip: dict[str, int] = {}
+        self._ip_rate_default = IP_CONNECTION_RATE_DEFAULT
+        self._ip_rate_quotas: dict[str, int] = {}
+        self._ip_rates: dict[str, SampledRate] = {}
+        self._last_expiry_ms = 0
+
+    # -- counts -----------------------------------------------------------------
+
+    def inc(self, ip: str) -> str | None:
+        """Count a connection from `ip`, or say why it is refused (max.connections.per.ip)."""
+        count = self.per_ip.get(ip, 0)
+        limit = self.max_per_ip
+        if self._per_ip_overrides:
+            limit = self._per_ip_overrides.get(canonical_address(ip), limit)
+        if count >= limit:
+            return f"address already has the configured maximum of {limit} connections."
+        self.per_ip[ip] = count + 1
+        return None
+
+    def dec(self, ip: str) -> None:
+        count = self.per_ip[ip] - 1
+        assert count >= 0
+        if count:
+            self.per_ip[ip] = count
+        else:
+            del self.per_ip[ip]
+
+    # -- rates ------------------------------------------------------------------
+
+    def _throttle_ms(self, rate: SampledRate, bound: float, now_ms: int) -> int:
+        observed = rate.measure(now_ms)
+        if observed <= bound:
+            return 0
+        return min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), self._max_throttle_ms)
+
+    def record_broker_connection(self, now_ms: int) -> int:
+        """Count a new connection into the broker's rate; how long accepting must wait (0: not)."""
+        if self.broker_rate_max == INT32_MAX:
+            return 0
+        self._broker_rate.record(1.0, now_ms)
+        return self._throttle_ms(self._broker_rate, self.broker_rate_max, now_ms)
+
+    def record_ip_connection(self, ip: str, now_ms: int) -> int:
+        """Count a connection from `ip` into its rate; when that goes over the IP's quota, uncount
+        it (from the broker's rate too) and return how long to hold it before closing it."""
+        address = canonical_address(ip)
+        quota = self._ip_rate_quotas.get(address, self._ip_rate_default)
+        if quota == IP_CONNECTION_RATE_DEFAULT:
+            return 0
+        rate = self._ip_rates.get(address)
+        if rate is None:
+            if now_ms - self._last_expiry_ms >= EXPIRY_CHECK_MS:
+                self._expire_inactive(now_ms)
+            rate = self._ip_rates[address] = SampledRate(self._samples, self._window_ms)
+        rate.record(1.0, now_ms)
+        throttle_ms = self._throttle_ms(rate, quota, now_ms)
+        if throttle_ms > 0:
+            rate.record(-1.0, now_ms)
+            if self.broker_rate_max != INT32_MAX:
+                self._broker_rate.record(-1.0, now_ms)
+        return throttle_ms
+
+    def _expire_inactive(self, now_ms: int) -> None:
+        self._last_expiry_ms = now_ms
+        for address in [a for a, rate in self._ip_rates.items() if now_ms - rate.last_record_ms >= INACTIVE_MS]:
+            del self._ip_rates[address]
+
+    def update_quotas(self, quotas: dict[Entity, dict[str, float]]) -> None:
+        """The IP entities' connection_creation_rate quotas, as the control manager keeps them
+        (updateIpConnectionRateQuota); kept rates keep their samples."""
+        default, per_ip = IP_CONNECTION_RATE_DEFAULT, {}
+        for entity, values in quotas.items():
+            names = dict(entity)
+            if set(names) != {IP} or CONNECTION_RATE_KEY not in values:
+                continue
+            if names[IP] is None:
+                default = int(values[CONNECTION_RATE_KEY])
+            else:
+                try:
+                    per_ip[address_of(names[IP], CONNECTION_RATE_KEY)] = int(values[CONNECTION_RATE_KEY])
+                except ConfigError:  # checked resolvable when altered; a name that no longer resolves
+                    continue
+        self._ip_rate_default, self._ip_rate_quotas = default, per_ip
