@@ -79,7 +79,8 @@ class _LiveCollector(Collector):
 
     def collect(self) -> Iterator:
         queue = GaugeMetricFamily("kafka_network_RequestChannel_RequestQueueSize",
-                                  "Requests received and not yet answered")
+                                  "Requests holding a queued.max.requests slot (read, and not yet "
+                                  "answered or waiting in a purgatory)")
         queue.add_metric([], self.queue_size())
         yield queue
         # A partition moving between log dirs has a future log too: counted once, and its

@@ -24,7 +24,9 @@ Invariants:
   but unsent stay within about OUT_SIZE_BYTES_MAX plus the transport's buffer.
 - Each dispatched request holds one of the broker's `queued.max.requests`
   slots from dispatch until its response is handed to the transport (or
-  dropped); a slot is released exactly once.
+  dropped), or, a request other than Produce, until its handler first waits
+  (Kafka's queue holds a request only until a handler thread takes it: a fetch
+  parked in the purgatory holds none); a slot is released exactly once.
 - With no slot free, a complete frame stays here (parked) and the channel stops
   reading until the server wakes it: TCP flow control pushes back on the client.
 - A request's life is stamped here (Request's *_time_ns: the read that completed
@@ -570,7 +572,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             if request.api_key == _API_VERSIONS_KEY:  # answered in its first step: later frames see it
                 self.client_information = request.client_information
         except Exception as exc:  # a handler that is not a coroutine function raised at once
-            server._release_slot()
+            self._free_slot(request)
             self._handler_failed(request, exc)
             return
         self._last_api_key = request.api_key
@@ -584,6 +586,12 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._running += 1
             request.handler_task = task
             task.add_done_callback(self._on_handler_done)
+            if request.api_key != _PRODUCE_KEY:
+                # Kafka's queue holds a request until a handler thread takes it; one that then
+                # waits (a fetch or a join in a purgatory, a coordinator's write) has left it.
+                # A Produce keeps its slot while its append waits for the append thread, where
+                # Kafka's handler thread appends: that bounds a producer's pipelined bytes.
+                self._leave_queue(request)
 
     def _start_eagerly(self, handling: Coroutine[Any, Any, Response]) -> asyncio.Future[Response]:
         """Run the handler's first step now: a finished future when it ends there, else its task."""
@@ -615,11 +623,23 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._flush()
         self._end_hold()
 
+    def _free_slot(self, request: Request) -> None:
+        """The request ended (answered, dropped, or failed): it is no longer outstanding, and
+        its queued.max.requests slot is freed unless it left the queue already."""
+        self._server._release_slot(left_queue=not request.holds_queue_slot)
+        request.holds_queue_slot = False
+
+    def _leave_queue(self, request: Request) -> None:
+        """The request's handler waits: its queued.max.requests slot is freed (see _dispatch)."""
+        if request.holds_queue_slot:
+            request.holds_queue_slot = False
+            self._server._leave_queue()
+
     def _discard(self, task: asyncio.Task[Response], request: Request) -> None:
         """A finished request whose connection is gone: its slot freed, and its answer, which
         goes nowhere, counted as Kafka counts a response for a closed connection."""
         failed = task.cancelled() or task.exception() is not None  # retrieved: nobody else will read it
-        self._server._release_slot()
+        self._free_slot(request)
         if not failed:
             request.response_dequeue_time_ns = now_ns = time.monotonic_ns()
             self._server.request_completed(request, now_ns)
@@ -673,10 +693,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 request.throttle_time_ms = response.throttle_ms
                 self._throttle(response.throttle_ms)
             if response.kind == Response.NO_RESPONSE_KIND:
-                server._release_slot()
+                self._free_slot(request)
                 server.request_completed(request, now_ns)
             elif response.kind == Response.CLOSE_CONNECTION_KIND:
-                server._release_slot()
+                self._free_slot(request)
                 server.request_completed(request, now_ns)
                 self._close()
                 return False
@@ -696,7 +716,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def _result_of(self, task: asyncio.Task[Response], request: Request) -> Response | None:
         if task.cancelled():
-            self._server._release_slot()
+            self._free_slot(request)
             self._handler_failed(request, asyncio.CancelledError())
             return None
         exc = task.exception()
@@ -704,11 +724,11 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if exc is None and not isinstance(response, Response):
             exc = TypeError(f"handler returned {type(response).__name__}, not a Response")
         if exc is not None:
-            self._server._release_slot()
+            self._free_slot(request)
             self._handler_failed(request, exc)
             return None
         if response.size_bytes > _SIZE_MAX:
-            self._server._release_slot()
+            self._free_slot(request)
             self._handler_failed(request, ValueError(f"response of {response.size_bytes} bytes"))
             return None
         return response
@@ -742,7 +762,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # count too, as Kafka counts a response whose connection is gone.
         end_ns = time.monotonic_ns()
         for request in requests:
-            server._release_slot()
+            self._free_slot(request)
             server.request_completed(request, end_ns)
         if self._done_after_eof():
             self._close()
@@ -773,7 +793,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._sending = False
             if self._closing:
                 self._close_duplicate()
-            self._server._release_slot()
+            self._free_slot(request)
             self._server._touch(self)
             self._server.request_completed(request, self.last_active_ns)
             if not self._closing:

@@ -188,7 +188,7 @@ class KafkaServer:
         self.socket_server.request_completed = self.metrics.request_metrics.update
         await self.socket_server.start()
         socket_server = self.socket_server
-        self.metrics.watch(log_manager, lambda: socket_server.outstanding_requests,
+        self.metrics.watch(log_manager, lambda: socket_server.queued_requests,
                            {"Produce": self.apis.produce_quota, "Fetch": self.apis.fetch_quota,
                             "Request": self.apis.request_quota}, metadata, lambda: self._status)
         self.metrics.watch_network(socket_server, self.replica_manager.append_thread)

@@ -126,7 +126,7 @@ class Request:
                  "frame", "body", "receive_time_ns", "dequeue_time_ns", "api_local_complete_time_ns",
                  "response_complete_time_ns", "response_dequeue_time_ns", "throttle_time_ms", "metric_names",
                  "client_information", "request_log", "response_log", "handler_task", "message_conversions_time_ns",
-                 "temporary_memory_bytes", "__weakref__")
+                 "temporary_memory_bytes", "holds_queue_slot", "__weakref__")
 
     def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
                  frame: bytes | bytearray, receive_time_ns: int,
@@ -152,6 +152,7 @@ class Request:
         self.request_log: dict | None = None
         self.response_log: dict | None = None
         self.handler_task: Any = None  # the task its handler goes on in after its first step, if any
+        self.holds_queue_slot = True  # one of queued.max.requests, until KafkaChannel frees it
         # What validating a produce's batches cost (RecordValidationStats), for RequestMetrics.
         self.message_conversions_time_ns = 0
         self.temporary_memory_bytes = 0

@@ -100,7 +100,8 @@ class SocketServer:
         self._awaiting_connection_slot: collections.deque[KafkaChannel] = collections.deque()
         self._accept_blocked_until = 0.0  # loop time: max.connection.creation.rate's wait
         self._connection_index = 0
-        self._outstanding = 0
+        self._outstanding = 0  # requests dispatched and not yet answered (shutdown drains them)
+        self._queued = 0  # of those, the ones holding a queued.max.requests slot
         self._waiters: collections.deque[KafkaChannel] = collections.deque()
         self._wake_scheduled = False
         self._idle_event: asyncio.Event | None = None
@@ -151,6 +152,11 @@ class SocketServer:
     @property
     def outstanding_requests(self) -> int:
         return self._outstanding
+
+    @property
+    def queued_requests(self) -> int:
+        """Requests holding a queued.max.requests slot: Kafka's RequestQueueSize."""
+        return self._queued
 
     def open_connections(self) -> tuple[dict[str, int], dict[tuple[str, tuple[str, str]], int]]:
         """Open connections by listener, and by listener and client software (from any thread)."""
@@ -310,14 +316,26 @@ class SocketServer:
             self._connections.move_to_end(conn)
 
     def _try_acquire_slot(self) -> bool:
-        if self._outstanding >= self.queued_requests_max or self._shutting_down:
+        if self._queued >= self.queued_requests_max or self._shutting_down:
             return False
+        self._queued += 1
         self._outstanding += 1
         return True
 
-    def _release_slot(self) -> None:
+    def _leave_queue(self) -> None:
+        """A request gives its queued.max.requests slot back and stays outstanding."""
+        self._queued -= 1
+        assert self._queued >= 0, "a request slot was released twice"
+        if self._waiters and not self._wake_scheduled:
+            self._wake_scheduled = True
+            self._loop.call_soon(self._wake_waiters)
+
+    def _release_slot(self, left_queue: bool = False) -> None:
+        """A request ended: its slot freed, unless it gave that back already (left_queue)."""
+        if not left_queue:
+            self._queued -= 1
         self._outstanding -= 1
-        assert self._outstanding >= 0, "a request slot was released twice"
+        assert self._outstanding >= 0 and self._queued >= 0, "a request slot was released twice"
         if self._waiters and not self._wake_scheduled:
             self._wake_scheduled = True
             self._loop.call_soon(self._wake_waiters)
@@ -326,7 +344,7 @@ class SocketServer:
 
     def _wake_waiters(self) -> None:
         self._wake_scheduled = False
-        while self._waiters and self._outstanding < self.queued_requests_max and not self._shutting_down:
+        while self._waiters and self._queued < self.queued_requests_max and not self._shutting_down:
             self._waiters.popleft().unpark()
 
     async def _reap_idle(self) -> None:

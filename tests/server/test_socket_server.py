@@ -214,6 +214,35 @@ def test_half_closed_client_whose_answers_back_up_gets_every_answer(start_server
             assert (struct.unpack_from(">i", frame)[0], len(frame)) == (i, 4 + answer_bytes)
         raw.assert_closed_by_server(sock)
 
+def test_a_request_that_waits_gives_its_queue_slot_back_unless_it_is_a_produce(start_server, raw):
+    """Kafka's queue (queued.max.requests) holds a request until a handler thread takes it; a Fetch
+    parked in the purgatory, or any request whose handler waits, has left it. A Produce waiting for
+    its append keeps its slot (Kafka's handler thread appends). With a queue of 2, three clients
+    each with a waiting request do not stop a fourth from being served."""
+    handle = raw.GatedEcho()
+    server = start_server(handle, queued_max_requests=2)
+    waiting = [server.connect() for _ in range(3)]
+    try:
+        for index, sock in enumerate(waiting):
+            sock.sendall(raw.request_frame(index, b"w"))
+        wait_until(lambda: server.read(lambda: len(handle.started)) == 3, "three waiting handlers")
+        assert server.read(lambda: (server.server.queued_requests, server.server.outstanding_requests)) == (0, 3)
+        with server.connect() as producer:
+            producer.sendall(raw.request_frame(7, b"p", api_key=PRODUCE, api_version=3))
+            wait_until(lambda: server.read(lambda: server.server.queued_requests) == 1, "the produce's slot")
+            with server.connect() as fresh:
+                fresh.sendall(raw.request_frame(100, b"f", api_key=API_VERSIONS))
+                wait_until(lambda: server.read(lambda: 100 in handle.started), "the fourth client's request")
+            server.read(handle.gate.set)
+            assert raw.recv_frame(producer) == struct.pack(">i", 7) + b"p"
+        for index, sock in enumerate(waiting):
+            assert raw.recv_frame(sock) == struct.pack(">i", index) + b"w"
+    finally:
+        for sock in waiting:
+            sock.close()
+    wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == 0, "every answer")
+
+
 def test_a_pipelined_request_starts_once_the_handler_before_it_finished(start_server, raw):
     """Kafka reads a connection's next request only once the last is answered, so that a request
     sees every effect of those before it: one connection's handlers run one at a time, in arrival
@@ -530,19 +559,22 @@ def test_size_prefix_split_across_reads(start_server, raw):
 
 
 def test_backpressure_stops_reading_at_queued_max_requests_then_drains(start_server, raw):
+    """Produces that wait (for the append thread, say) keep their queue slots until answered;
+    with queued.max.requests of them outstanding, nothing more is read from any connection."""
     queued_max = 4
     handle = raw.GatedEcho()
     server = start_server(handle, queued_max_requests=queued_max)
     payload = b"x" * 65536
     frame_count = 1024  # 64 MiB: far more than socket buffers hold
-    holders = [server.connect() for _ in range(queued_max)]  # one request each: a connection runs one at a time
+    holders = [server.connect() for _ in range(queued_max)]
     try:
         for index, holder in enumerate(holders):
-            holder.sendall(raw.request_frame(10_000 + index, b"held"))
+            holder.sendall(raw.request_frame(10_000 + index, b"held", api_key=PRODUCE, api_version=3))
         wait_until(lambda: server.read(lambda: server.server.outstanding_requests) == queued_max, "a full queue")
         with server.connect() as first:
             first.setblocking(False)
-            blob = memoryview(b"".join(raw.request_frame(i, payload) for i in range(frame_count)))
+            blob = memoryview(b"".join(raw.request_frame(i, payload, api_key=PRODUCE, api_version=3)
+                                       for i in range(frame_count)))
             sent = 0
             stalls = 0
             while sent < len(blob) and stalls < 50:  # the server stops reading, so the sends stall
