@@ -180,6 +180,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._running = 0
         self._last_api_key = -1
         self._held = False
+        self._close_after_answers = False  # an invalid frame came behind answers still to go
         self._reading = True
         # A quota throttle: nothing more is read until the timer ends it (KIP-219).
         self._throttle_timer: asyncio.TimerHandle | None = None
@@ -482,7 +483,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         """Take up what was held once nothing it waits for is left: no handler running, no
         answer stuck (_must_wait is then False for any frame)."""
         if (not self._held or self._running or self._sending or self._write_paused
-                or self._closing):
+                or self._closing or self._close_after_answers):
             return
         self._held = False
         # A held frame counts as read now: Kafka reads it only once the channel is unmuted,
@@ -559,7 +560,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
         except InvalidRequestError as exc:
             server._release_slot()
             logger.warning("Closing connection %s: invalid request header: %s", self.connection_id, exc)
-            self._close()
+            if self._inflight or self._sending:
+                # Kafka reads this frame only once the answers before it are sent (a Produce
+                # behind Produces comes here while one still appends): they go out first.
+                self._close_after_answers = True
+                self._hold()
+            else:
+                self._close()
             return
         request.client_information = self.client_information
         request.dequeue_time_ns = time.monotonic_ns()
@@ -666,7 +673,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             elif not self._out_scheduled:
                 self._out_scheduled = True
                 self._loop.call_soon(self._write_out)
-        if self._done_after_eof():
+        if self._done_after_eof() or (self._close_after_answers and not self._inflight and not self._sending):
             self._close()
 
     def _done_after_eof(self) -> bool:
@@ -703,6 +710,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
             elif response.has_file_regions:
                 self._write_out()
                 self._sending = True
+                # An answer waiting for its client holds no slot: Kafka's Processor sends it
+                # from outside the request queue (a client that reads none pinned one).
+                self._leave_queue(request)
                 self._loop.create_task(self._send_with_regions(request, response))
                 return False
             else:

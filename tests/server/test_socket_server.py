@@ -274,6 +274,24 @@ def test_a_pipelined_request_starts_once_the_handler_before_it_finished(start_se
         assert raw.recv_frame(other) == struct.pack(">i", 100) + b"other"
 
 
+def test_an_invalid_header_behind_a_running_produce_closes_after_its_answer(start_server, raw, caplog):
+    """A Produce behind Produces is dispatched at once; when its header turns out unreadable, the
+    answer of the Produce still appending goes out first, then the close, as Kafka reads that frame
+    only once the answer before it is sent (closing at once lost an acknowledgement)."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    handle = raw.GatedEcho()
+    server = start_server(handle)
+    cut_short = struct.pack(">hhi", PRODUCE, 3, 2) + struct.pack(">h", 5000)  # its client id runs past it
+    with server.connect() as sock:
+        sock.sendall(raw.request_frame(1, b"appending", api_key=PRODUCE, api_version=3)
+                     + struct.pack(">i", len(cut_short)) + cut_short + raw.request_frame(3, b"never"))
+        wait_until(lambda: any("invalid request header" in line for line in log_lines(caplog)), "the bad header")
+        server.read(handle.gate.set)
+        assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"appending"
+        raw.assert_closed_by_server(sock)
+    assert server.read(lambda: list(handle.started)) == [1]
+
+
 def test_handler_that_never_waits_runs_without_a_task_and_is_answered(start_server, raw):
     tasks = []
 
@@ -357,8 +375,9 @@ def test_a_client_that_reads_no_answers_holds_no_queue_slot_with_its_next_reques
     """Kafka reads a connection's next request only once the answer to the last is sent. A client
     that pipelines requests and reads none of the answers must not fill queued.max.requests with
     answers that cannot go out, stalling every other connection: its next request waits unread
-    while an answer's file region is being sent or the transport's buffer is over its high mark."""
-    queued_max = 4
+    while an answer's file region is being sent or the transport's buffer is over its high mark, and
+    the answer waiting for it holds no slot either (Kafka's Processor sends it outside the queue)."""
+    queued_max = 1
     path = tmp_path / "big.log"
     with open(path, "wb") as out:
         out.truncate(UNREAD_ANSWER_BYTES)  # sparse: zeros
@@ -387,7 +406,8 @@ def test_a_client_that_reads_no_answers_holds_no_queue_slot_with_its_next_reques
             with server.connect() as other:
                 other.sendall(raw.request_frame(100, b"other"))
                 assert raw.recv_frame(other) == struct.pack(">i", 100) + b"other"
-            assert server.read(lambda: server.server.outstanding_requests) <= 1
+            assert server.read(lambda: (server.server.queued_requests, server.server.outstanding_requests <= 1)) == (
+                0, True)
             for i in range(count):  # nothing was lost: every answer, in order
                 frame = raw.recv_frame(sock)
                 assert struct.unpack_from(">i", frame)[0] == i
