@@ -803,6 +803,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._sending = False
             if self._closing:
                 self._close_duplicate()
+            for chunk in response.chunks:  # regions with descriptors of their own (FileRegion)
+                close = getattr(chunk, "close", None)
+                if close is not None:
+                    close()
             self._free_slot(request)
             self._server._touch(self)
             self._server.request_completed(request, self.last_active_ns)

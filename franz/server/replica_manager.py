@@ -108,10 +108,15 @@ class FileRegion:
     def fileno(self) -> int:
         return self._fd
 
-    def __del__(self) -> None:
+    def close(self) -> None:
+        """Close the descriptor now (the channel does, once the region is sent or cannot be):
+        an answer cut off by a reset lives on in its exception's reference cycle until a rare
+        cyclic collection (garbage_collector), and kept a segment's descriptor open till then."""
         fd, self._fd = self._fd, -1
         if fd >= 0:
             os.close(fd)
+
+    __del__ = close
 
 
 # Append errors answered as ReplicaManager.appendToLocalLog's first case: no log start offset
