@@ -18,28 +18,27 @@ and client ids, and the IP entities' `connection_creation_rate`
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import math
-import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
+from franz.common.config_def import ConfigError
 from franz.protocol.errors import Errors
 from franz.server.client_quota_manager import CLIENT_ID, USER, ClientQuotaManager, Entity
+from franz.server.connection_quotas import CONNECTION_RATE_KEY, IP, address_of
 from franz.server.controller import ApiError
 
 CLIENT_QUOTAS_FILE: Final = "client-quotas.json"
-IP: Final = "ip"
 MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
 # QuotaConfig: the keys of user and client-id entities, and of IP entities, with their types.
 USER_CLIENT_KEYS: Final = {"producer_byte_rate": "long", "consumer_byte_rate": "long",
                            "request_percentage": "double", "controller_mutation_rate": "double"}
-IP_KEYS: Final = {"connection_creation_rate": "int"}
+IP_KEYS: Final = {CONNECTION_RATE_KEY: "int"}
 ENFORCED_KEYS: Final = frozenset(("producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                                  "controller_mutation_rate", "connection_creation_rate"))
+                                  "controller_mutation_rate", CONNECTION_RATE_KEY))
 _INTEGRAL_MAX: Final = {"short": 2**15 - 1, "int": 2**31 - 1, "long": 2**63 - 1}
 
 logger = logging.getLogger(__name__)
@@ -193,15 +192,10 @@ def _config_keys(pairs: list[tuple[str, str | None]]) -> dict[str, str]:
 
 def _resolvable(host: str) -> bool:
     try:
-        ipaddress.ip_address(host)
-        return True
-    except ValueError:
-        pass
-    try:
-        socket.getaddrinfo(host, None)
-        return True
-    except OSError:
+        address_of(host, IP)
+    except ConfigError:
         return False
+    return True
 
 
 def _check_value(keys: dict[str, str], key: str, value: float) -> None:

@@ -24,9 +24,10 @@ Invariants:
   but unsent stay within about OUT_SIZE_BYTES_MAX plus the transport's buffer.
 - Each dispatched request holds one of the broker's `queued.max.requests`
   slots from dispatch until its response is handed to the transport (or
-  dropped), or, a request other than Produce, until its handler first waits
-  (Kafka's queue holds a request only until a handler thread takes it: a fetch
-  parked in the purgatory holds none); a slot is released exactly once.
+  dropped), starts sending its file regions, or, a request other than Produce,
+  until its handler first waits (Kafka's queue holds a request only until a
+  handler thread takes it: a fetch parked in the purgatory holds none); a slot
+  is released exactly once, and the request ends (_request_ended) once.
 - With no slot free, a complete frame stays here (parked) and the channel stops
   reading until the server wakes it: TCP flow control pushes back on the client.
 - A request's life is stamped here (Request's *_time_ns: the read that completed
@@ -154,10 +155,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self.client_address: tuple[str, int] = ("", 0)
         self._transport: Any = None
         self._accepted = False
-        # The server's connection quotas: waiting unread to be taken up, refused, counted in
-        # the broker's connection rate already.
+        # The server's connection quotas: waiting unread to be taken up, counted in the
+        # broker's connection rate already.
         self._waiting = False
-        self._refused = False
         self.rate_counted = False
         self._closing = False
         self._eof = False
@@ -219,18 +219,15 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._reading = False
 
     def refuse(self) -> None:
-        self._refused = True
         self._transport.close()
 
-    def is_refused(self) -> bool:
-        return self._refused or self._transport.is_closing()
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
 
     def close_after(self, throttle_ms: int) -> None:
         """Over its IP's connection rate: closed, unread, once the throttle time has passed
         (Kafka's Acceptor keeps it as a DelayedCloseSocket)."""
-        if not self._waiting:
-            self.wait_unread()
-        self._refused = True
+        self.wait_unread()
         self._loop.call_later(throttle_ms / 1000, self._transport.close)
 
     def take_up(self) -> None:
@@ -579,7 +576,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             if request.api_key == _API_VERSIONS_KEY:  # answered in its first step: later frames see it
                 self.client_information = request.client_information
         except Exception as exc:  # a handler that is not a coroutine function raised at once
-            self._free_slot(request)
+            self._request_ended(request)
             self._handler_failed(request, exc)
             return
         self._last_api_key = request.api_key
@@ -630,7 +627,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._flush()
         self._end_hold()
 
-    def _free_slot(self, request: Request) -> None:
+    def _request_ended(self, request: Request) -> None:
         """The request ended (answered, dropped, or failed): it is no longer outstanding, and
         its queued.max.requests slot is freed unless it left the queue already."""
         self._server._release_slot(left_queue=not request.holds_queue_slot)
@@ -646,7 +643,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         """A finished request whose connection is gone: its slot freed, and its answer, which
         goes nowhere, counted as Kafka counts a response for a closed connection."""
         failed = task.cancelled() or task.exception() is not None  # retrieved: nobody else will read it
-        self._free_slot(request)
+        self._request_ended(request)
         if not failed:
             request.response_dequeue_time_ns = now_ns = time.monotonic_ns()
             self._server.request_completed(request, now_ns)
@@ -700,10 +697,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 request.throttle_time_ms = response.throttle_ms
                 self._throttle(response.throttle_ms)
             if response.kind == Response.NO_RESPONSE_KIND:
-                self._free_slot(request)
+                self._request_ended(request)
                 server.request_completed(request, now_ns)
             elif response.kind == Response.CLOSE_CONNECTION_KIND:
-                self._free_slot(request)
+                self._request_ended(request)
                 server.request_completed(request, now_ns)
                 self._close()
                 return False
@@ -726,7 +723,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def _result_of(self, task: asyncio.Task[Response], request: Request) -> Response | None:
         if task.cancelled():
-            self._free_slot(request)
+            self._request_ended(request)
             self._handler_failed(request, asyncio.CancelledError())
             return None
         exc = task.exception()
@@ -734,11 +731,11 @@ class KafkaChannel(asyncio.BufferedProtocol):
         if exc is None and not isinstance(response, Response):
             exc = TypeError(f"handler returned {type(response).__name__}, not a Response")
         if exc is not None:
-            self._free_slot(request)
+            self._request_ended(request)
             self._handler_failed(request, exc)
             return None
         if response.size_bytes > _SIZE_MAX:
-            self._free_slot(request)
+            self._request_ended(request)
             self._handler_failed(request, ValueError(f"response of {response.size_bytes} bytes"))
             return None
         return response
@@ -772,7 +769,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # count too, as Kafka counts a response whose connection is gone.
         end_ns = time.monotonic_ns()
         for request in requests:
-            self._free_slot(request)
+            self._request_ended(request)
             server.request_completed(request, end_ns)
         if self._done_after_eof():
             self._close()
@@ -807,7 +804,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 close = getattr(chunk, "close", None)
                 if close is not None:
                     close()
-            self._free_slot(request)
+            self._request_ended(request)
             self._server._touch(self)
             self._server.request_completed(request, self.last_active_ns)
             if not self._closing:

@@ -17,10 +17,13 @@ Invariants and limits:
   kernel's backlog, which holds Kafka's) one is closed with one log line. Then
   one over its IP's `connection_creation_rate` is closed unread after its
   throttle time, and one over `max.connections.per.ip` at once, with one log line.
-- At most `queued.max.requests` requests are outstanding in the whole broker
-  (received and not yet answered). A channel with a complete frame when the
-  limit is reached parks it and stops reading (pause_reading) until a slot
-  frees; parked channels are woken in FIFO order.
+- At most `queued.max.requests` requests hold a slot in the whole broker: read
+  and not yet answered, handed to a waiting handler (a Produce excepted) or
+  sending their answer, as Kafka's request queue holds them (KafkaChannel). A
+  channel with a complete frame when the limit is reached parks it and stops
+  reading (pause_reading) until a slot frees; parked channels are woken in FIFO
+  order. Outstanding requests (dispatched, not yet answered) are counted apart:
+  shutdown drains those.
 - A connection that for `connections.max.idle.ms` (negative: never) has neither
   sent anything, nor taken any answer bytes, nor had a handler running or a
   request waiting for a slot, is closed: gracefully when nothing is left to
@@ -287,7 +290,7 @@ class SocketServer:
         waiting = self._awaiting_connection_slot
         while waiting and self._may_take_up() and not self._shutting_down:
             conn = waiting.popleft()  # before taking it up, which may close a connection and come back here
-            if conn.is_refused():
+            if conn.is_closing():
                 continue
             if not self._take_up(conn):
                 waiting.appendleft(conn)
@@ -333,12 +336,9 @@ class SocketServer:
     def _release_slot(self, left_queue: bool = False) -> None:
         """A request ended: its slot freed, unless it gave that back already (left_queue)."""
         if not left_queue:
-            self._queued -= 1
+            self._leave_queue()
         self._outstanding -= 1
-        assert self._outstanding >= 0 and self._queued >= 0, "a request slot was released twice"
-        if self._waiters and not self._wake_scheduled:
-            self._wake_scheduled = True
-            self._loop.call_soon(self._wake_waiters)
+        assert self._outstanding >= 0, "a request ended twice"
         if self._outstanding == 0 and self._idle_event is not None:
             self._idle_event.set()
 
