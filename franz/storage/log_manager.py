@@ -434,9 +434,10 @@ class LogManager:
 
     # -- background work -----------------------------------------------------------------
     def flush_dirty_logs(self) -> None:
-        now = self.time_ms()
         for partition_log in self.all_logs():
-            since = now - partition_log.local_log.last_flush_time
+            # The clock is read per log, as Kafka does: a log's roll task may flush it while the
+            # logs before it are flushed, leaving its last flush time later than this round's start.
+            since = self.time_ms() - partition_log.local_log.last_flush_time
             if since >= partition_log.config.flush_ms:
                 try:
                     partition_log.flush(partition_log.log_end_offset)

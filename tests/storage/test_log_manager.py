@@ -335,6 +335,30 @@ def test_a_log_whose_flush_fails_leaves_the_next_logs_flushed(tmp_path):
     log_manager.shutdown()
 
 
+def test_a_log_flushed_partway_while_the_flusher_runs_is_still_flushed_to_its_end(tmp_path, monkeypatch):
+    """The flusher reads the clock for each log, as Kafka's flushDirtyLogs does: a log whose
+    roll task flushed it partway while the logs before it were being flushed (its last flush
+    time then later than the flusher's start) is still due, not skipped until the next round."""
+    clock = [1_000]
+    log_manager = LogManager([tmp_path / "data"], config(**{"flush.ms": 0, "segment.bytes": 1 << 20}),
+                             initial_task_delay_ms=0, time_ms=lambda: clock[0])
+    log_manager.startup(start_background_tasks=False)
+    first, second = fill(log_manager, "first"), fill(log_manager, "second")
+    assert list(log_manager.all_logs())[0] is first
+    flush_first = first.flush
+
+    def flush_while_the_second_log_rolls(offset):
+        clock[0] += 5
+        second.flush(second.log_end_offset - 5)  # its "flush-log" task, on the scheduler's thread
+        flush_first(offset)
+
+    monkeypatch.setattr(first, "flush", flush_while_the_second_log_rolls)
+    log_manager.flush_dirty_logs()
+    assert first.local_log.recovery_point == first.log_end_offset
+    assert second.local_log.recovery_point == second.log_end_offset
+    log_manager.shutdown()
+
+
 def test_a_disk_error_after_the_write_takes_the_log_offline_and_a_restart_recovers_it(tmp_path):
     """An abort marker reaches the segment, then its transaction index entry fails (the index's
     path is a directory: EISDIR). Answered KAFKA_STORAGE_ERROR with the log end already past
