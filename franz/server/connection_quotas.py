@@ -11,7 +11,10 @@
   is closed, unread, once its throttle time has passed (Kafka's
   DelayedCloseSocket); the broker's rate does not count it either.
 - `max.connections.per.ip`, and `max.connections.per.ip.overrides` by address
-  or host name (resolved at start): a connection over it is closed at once.
+  or host name (resolved when set): a connection over it is closed at once.
+
+The four broker keys are dynamic (SocketServer.reconfigure calls the update_*
+methods); a limit lowered under the connections open closes none of them.
 
 Rates are Kafka's Rate over `quota.window.num` samples of
 `quota.window.size.seconds` (client_quota_manager.SampledRate). A rate over its
@@ -62,6 +65,12 @@ def address_of(host: str, key: str) -> str:
         raise ConfigError(key, host, f"cannot resolve {host}: {exc}") from None
 
 
+def resolve_overrides(per_ip_overrides: Mapping[str, int]) -> dict[str, int]:
+    """max.connections.per.ip.overrides by peer address; ConfigError naming the key for a host
+    that does not resolve."""
+    return {address_of(host, "max.connections.per.ip.overrides"): count for host, count in per_ip_overrides.items()}
+
+
 class ConnectionQuotas:
     """The counts and rates a new connection is checked against; the SocketServer asks, in
     Kafka's order: a connection slot (has_slot), the broker's rate (record_broker_connection),
@@ -70,8 +79,7 @@ class ConnectionQuotas:
     def __init__(self, config: Mapping, per_ip_overrides: Mapping[str, int]) -> None:
         self.max_connections: int = config["max.connections"]
         self.max_per_ip: int = config["max.connections.per.ip"]
-        self._per_ip_overrides = {address_of(host, "max.connections.per.ip.overrides"): count
-                                  for host, count in per_ip_overrides.items()}
+        self._per_ip_overrides = resolve_overrides(per_ip_overrides)
         self._samples: int = config["quota.window.num"]
         self._window_ms: int = config["quota.window.size.seconds"] * 1000
         self._max_throttle_ms = self._window_ms
@@ -82,6 +90,22 @@ class ConnectionQuotas:
         self._ip_rate_quotas: dict[str, int] = {}
         self._ip_rates: dict[str, SampledRate] = {}
         self._last_expiry_ms = 0
+
+    # -- dynamic limits (the caller lets waiting connections in after a raise) ---
+
+    def update_max_connections_per_ip(self, max_per_ip: int) -> None:
+        self.max_per_ip = max_per_ip
+
+    def update_max_connections_per_ip_overrides(self, per_ip_overrides: Mapping[str, int]) -> None:
+        self._per_ip_overrides = resolve_overrides(per_ip_overrides)
+
+    def update_broker_max_connections(self, max_connections: int) -> None:
+        self.max_connections = max_connections
+
+    def update_broker_max_connection_rate(self, rate: int) -> None:
+        """The rate measured so far meets the new bound at the next connection; one waiting out
+        the old bound's throttle keeps its wait, as in Kafka."""
+        self.broker_rate_max = rate
 
     # -- counts -----------------------------------------------------------------
 
@@ -113,10 +137,11 @@ class ConnectionQuotas:
         return min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), self._max_throttle_ms)
 
     def record_broker_connection(self, now_ms: int) -> int:
-        """Count a new connection into the broker's rate; how long accepting must wait (0: not)."""
+        """Count a new connection into the broker's rate (measured when unbounded too, so that a
+        bound set later meets the rate so far); how long accepting must wait (0: not)."""
+        self._broker_rate.record(1.0, now_ms)
         if self.broker_rate_max == INT32_MAX:
             return 0
-        self._broker_rate.record(1.0, now_ms)
         return self._throttle_ms(self._broker_rate, self.broker_rate_max, now_ms)
 
     def record_ip_connection(self, ip: str, now_ms: int) -> int:
@@ -135,8 +160,7 @@ class ConnectionQuotas:
         throttle_ms = self._throttle_ms(rate, quota, now_ms)
         if throttle_ms > 0:
             rate.record(-1.0, now_ms)
-            if self.broker_rate_max != INT32_MAX:
-                self._broker_rate.record(-1.0, now_ms)
+            self._broker_rate.record(-1.0, now_ms)
         return throttle_ms
 
     def _expire_inactive(self, now_ms: int) -> None:

@@ -24,7 +24,9 @@ a creation of its name waits for its deletion.
 Dynamic broker configs (IncrementalAlterConfigs on a BROKER resource): the
 log configs a broker keeps for topics without an override (Kafka's
 DynamicLogConfig: every `log.*` synonym of a topic config) and the LogCleaner's
-settings (LogCleaner.ReconfigurableConfigs, applied by restarting its threads)
+settings (LogCleaner.ReconfigurableConfigs, applied by restarting its threads),
+the producer-state keys, the group coordinator's intervals and the connection
+limits (SocketServer.ReconfigurableConfigs, through its BrokerReconfigurable)
 can be changed at run time, for this broker (resource name = node id) or as the cluster
 default (empty name); they live in `broker-configs.json` beside the topic
 configs, apply at once to every partition, and rank per-broker, then
@@ -39,13 +41,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import itertools
 import json
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from franz.common.config_def import ConfigDef, ConfigError
 from franz.protocol.errors import Errors, default_message
@@ -112,6 +115,19 @@ class BrokerConfigInForce:
         return self._controller.broker_value(key)
 
 
+class BrokerReconfigurable(Protocol):
+    """What applies some dynamic broker keys itself (Kafka's BrokerReconfigurable). Both methods
+    take typed broker values in force before and after the change."""
+
+    reconfigurable_configs: tuple[str, ...]
+
+    def validate_reconfiguration(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Raise ConfigError for values it cannot take."""
+
+    def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Put validated values in force, on the event loop."""
+
+
 class Controller:
     def __init__(self, config: KafkaConfig, log_manager: LogManager, metadata: MetadataCache) -> None:
         self.config = config
@@ -128,6 +144,7 @@ class Controller:
         self._creating: dict[str, asyncio.Future[TopicMetadata]] = {}  # topic name -> its creation under way
         self._pending: dict[str, TopicMetadata] = {}  # the topics of those creations, not yet published
         self._growing: dict[str, asyncio.Future[None]] = {}  # topic name -> its CreatePartitions under way
+        self._broker_reconfigurables: list[BrokerReconfigurable] = []
         # Told each deleted topic's name once its logs are gone (Kafka's metadata publishers).
         self.topic_deletion_listeners: list[Callable[[str], Awaitable[None]]] = []
         # Told before its logs are deleted, to stop what writes to them (ReplicaManager.stopPartitions).
@@ -167,6 +184,42 @@ class Controller:
     def live_config(self) -> BrokerConfigInForce:
         """The broker config as in force now, read by key as a KafkaConfig is."""
         return BrokerConfigInForce(self)
+
+    def add_broker_reconfigurable(self, reconfigurable: BrokerReconfigurable) -> None:
+        """Have it apply its keys' changes from now on, and the stored dynamic values now (built
+        from the config file, it starts from the static ones). Stored values it cannot take are
+        logged and left out, as Kafka's DynamicBrokerConfig leaves them at startup."""
+        self._broker_reconfigurables.append(reconfigurable)
+        keys = reconfigurable.reconfigurable_configs
+        static, in_force = self._broker_values(keys, {}), self._broker_values(keys, self.dynamic_broker_configs)
+        if all(static[key] == in_force[key] for key in keys):
+            return
+        try:
+            reconfigurable.validate_reconfiguration(static, in_force)
+        except ConfigError as exc:
+            logger.error("Dynamic broker configs %s could not be applied: %s",
+                         sorted(key for key in keys if static[key] != in_force[key]), exc)
+            return
+        reconfigurable.reconfigure(static, in_force)
+
+    async def _validated_reconfigurations(self, proposed: Mapping[str, Mapping[str, str]]) -> list[Callable[[], None]]:
+        """The reconfigurables' changes for the proposed dynamic configs, each checked by its
+        reconfigurable off the loop, as a check may resolve host names (INVALID_REQUEST, as
+        ConfigAdminManager answers for a value that parses but cannot apply); calling one puts
+        it in force."""
+        changes: list[Callable[[], None]] = []
+        for reconfigurable in self._broker_reconfigurables:
+            keys = reconfigurable.reconfigurable_configs
+            old, new = self._broker_values(keys, self.dynamic_broker_configs), self._broker_values(keys, proposed)
+            if all(old[key] == new[key] for key in keys):
+                continue
+            try:
+                validate = functools.partial(reconfigurable.validate_reconfiguration, old, new)
+                await asyncio.get_running_loop().run_in_executor(None, validate)
+            except ConfigError as exc:
+                raise ApiError(Errors.INVALID_REQUEST, str(exc)) from None
+            changes.append(functools.partial(reconfigurable.reconfigure, old, new))
+        return changes
 
     def _dynamic_value(self, key: str, dynamic: Mapping[str, Mapping[str, str]]) -> Any:
         """The key's typed dynamic value, this broker's before the cluster default's; None if unset."""
@@ -727,6 +780,7 @@ class Controller:
                         cleaner.validate_reconfiguration(new_cleaner_config)
                     except ValueError as exc:
                         raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
+            reconfigurations = await self._validated_reconfigurations(proposed)
             if validate_only:
                 return
             dynamic = {name: values for name, values in proposed.items() if values}
@@ -741,6 +795,8 @@ class Controller:
             if cleaner is not None and new_cleaner_config != old_cleaner_config:
                 # Joins the cleaner threads, which finish their current read first: off the loop.
                 await asyncio.get_running_loop().run_in_executor(None, cleaner.reconfigure, new_cleaner_config)
+            for reconfigure in reconfigurations:
+                reconfigure()
             logger.info("Updated dynamic broker configs of %s: %s",
                         f"broker {resource_name}" if resource_name else "the cluster default", configs)
 

@@ -226,9 +226,13 @@ PRODUCER_STATE_RECONFIGURABLE_KEYS = ("producer.id.expiration.ms", "transaction.
 # that franz has): each within its min/max keys, which are static.
 GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms", "group.share.assignment.interval.ms")
 
+# The connection limits a running broker can change (SocketServer.ReconfigurableConfigs).
+SOCKET_SERVER_RECONFIGURABLE_KEYS = ("max.connections.per.ip", "max.connections.per.ip.overrides",
+                                     "max.connections", "max.connection.creation.rate")
+
 # Every broker key a running broker can change, besides the log configs' synonyms.
 BROKER_RECONFIGURABLE_KEYS = (CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
-                              + GROUP_COORDINATOR_RECONFIGURABLE_KEYS)
+                              + GROUP_COORDINATOR_RECONFIGURABLE_KEYS + SOCKET_SERVER_RECONFIGURABLE_KEYS)
 
 
 def producer_state_config(values: Mapping[str, Any]) -> ProducerStateManagerConfig:
@@ -337,6 +341,16 @@ def _connections_per_ip_overrides(text: str) -> dict[str, int]:
     return overrides
 
 
+def connections_per_ip_overrides(values: Mapping[str, Any]) -> dict[str, int]:
+    """max.connections.per.ip.overrides of typed broker values, checked with
+    max.connections.per.ip as KafkaConfig checks them."""
+    overrides = _connections_per_ip_overrides(values["max.connections.per.ip.overrides"])
+    if values["max.connections.per.ip"] == 0 and not overrides:
+        _require_failed("max.connections.per.ip", 0, "max.connections.per.ip can be set to zero only if "
+                        "max.connections.per.ip.overrides property is set.")
+    return overrides
+
+
 def _require_failed(key: str, value: Any, requirement: str) -> None:
     """KafkaConfig.validateValues' Utils.require: Kafka refuses to start with Scala's words alone."""
     message = f"requirement failed: {requirement}"
@@ -376,11 +390,7 @@ class KafkaConfig:
                                   f"listener {endpoint.listener_name} is {protocol}; franz serves PLAINTEXT "
                                   f"listeners only")
         require_group_coordinator_bounds(self.values)
-        self.max_connections_per_ip_overrides = _connections_per_ip_overrides(
-            self.values["max.connections.per.ip.overrides"])
-        if self.values["max.connections.per.ip"] == 0 and not self.max_connections_per_ip_overrides:
-            _require_failed("max.connections.per.ip", 0, "max.connections.per.ip can be set to zero only if "
-                            "max.connections.per.ip.overrides property is set.")
+        self.max_connections_per_ip_overrides = connections_per_ip_overrides(self.values)
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))

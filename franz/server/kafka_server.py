@@ -184,6 +184,7 @@ class KafkaServer:
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
         client_quotas.add_manager(self.socket_server.connection_quotas)
+        controller.add_broker_reconfigurable(self.socket_server)  # with the stored connection limits
         self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)
         self.socket_server.request_completed = self.metrics.request_metrics.update
         await self.socket_server.start()

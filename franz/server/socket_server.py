@@ -41,12 +41,18 @@ import collections
 import logging
 import socket
 import time
-from collections.abc import Awaitable, Callable
-from typing import Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
 
-from franz.server.connection_quotas import ConnectionQuotas
+from franz.common.config_def import ConfigError
+from franz.server.connection_quotas import ConnectionQuotas, resolve_overrides
 from franz.server.kafka_channel import KafkaChannel
-from franz.server.kafka_config import Endpoint, KafkaConfig
+from franz.server.kafka_config import (
+    SOCKET_SERVER_RECONFIGURABLE_KEYS,
+    Endpoint,
+    KafkaConfig,
+    connections_per_ip_overrides,
+)
 from franz.server.request_channel import HeaderVersionOf, Request, Response
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
 
@@ -295,6 +301,38 @@ class SocketServer:
             if not self._take_up(conn):
                 waiting.appendleft(conn)
                 return
+
+    # -- dynamic connection limits (Kafka's SocketServer as a BrokerReconfigurable) -------
+
+    reconfigurable_configs: Final = SOCKET_SERVER_RECONFIGURABLE_KEYS
+
+    def validate_reconfiguration(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """ConfigError for values KafkaConfig or the listener's quota would refuse, and for an
+        override whose host does not resolve (Kafka would take it and fail applying it)."""
+        resolve_overrides(connections_per_ip_overrides(new))
+        for key in ("max.connections", "max.connection.creation.rate"):
+            if new[key] != old[key] and new[key] <= 0:  # ListenerConnectionQuota.validateReconfiguration
+                raise ConfigError(key, new[key], "", f"Invalid dynamic configuration: Invalid {key} {new[key]}")
+
+    def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Put validated values in force. A raised limit lets waiting connections in at once; a
+        lowered one closes no open connection, as in Kafka."""
+        quotas = self.connection_quotas
+        if new["max.connections.per.ip"] != old["max.connections.per.ip"]:
+            logger.info("Updating maxConnectionsPerIp: %d", new["max.connections.per.ip"])
+            quotas.update_max_connections_per_ip(new["max.connections.per.ip"])
+        overrides = connections_per_ip_overrides(new)
+        if overrides != connections_per_ip_overrides(old):
+            logger.info("Updating maxConnectionsPerIpOverrides: %s", ",".join(f"{k}={v}" for k, v in overrides.items()))
+            quotas.update_max_connections_per_ip_overrides(overrides)
+        if new["max.connections"] != old["max.connections"]:
+            logger.info("Updating broker-wide maxConnections: %d", new["max.connections"])
+            quotas.update_broker_max_connections(new["max.connections"])
+        if new["max.connection.creation.rate"] != old["max.connection.creation.rate"]:
+            logger.info("Updating broker-wide maxConnectionCreationRate: %d", new["max.connection.creation.rate"])
+            quotas.update_broker_max_connection_rate(new["max.connection.creation.rate"])
+        if self._awaiting_connection_slot:
+            self._admit_awaiting()
 
     def _next_index(self) -> int:
         self._connection_index += 1

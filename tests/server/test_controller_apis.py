@@ -3,6 +3,7 @@ brokers), partitions, replication factors and reassignments."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -15,10 +16,11 @@ from confluent_kafka.admin import (
 )
 
 from franz.protocol.errors import Errors
+from franz.protocol.codec import encode_request
 from franz.records import SimpleRecord, build_batch
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
-DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 32, 44, 33
+API_VERSIONS, DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 18, 32, 44, 33
 ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 45, 46
 TIMEOUT_S = 30
 
@@ -278,6 +280,61 @@ def test_dynamic_log_cleaner_configs_restart_its_threads_within_kafkas_bounds(br
         time.sleep(0.05)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     assert _described(admin, broker_type, "1")["log.cleaner.threads"].value == "2"
+
+
+def test_dynamic_connection_limits_apply_at_once_refuse_what_kafka_refuses_and_survive_a_restart(broker):
+    """kafka-configs --entity-type brokers on max.connections.per.ip and its overrides
+    (SocketServer.ReconfigurableConfigs): the next connection over the new limit is closed, the
+    ones open stay; values KafkaConfig or the listener quota refuse are INVALID_REQUEST, as is an
+    override whose host does not resolve; the stored limits are in force after a restart."""
+
+    def alter(*configs: tuple[str, str | None], client: RawClient | None = None) -> tuple[int, str | None]:
+        with contextlib.nullcontext(client) if client else RawClient(broker.bootstrap) as client:
+            answer = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+                {"resource_type": 4, "resource_name": "1", "configs": [
+                    {"name": name, "config_operation": 0 if value is not None else 1, "value": value}
+                    for name, value in configs]}]})
+        result = answer["responses"][0]
+        return result["error_code"], result["error_message"]
+
+    def served(client: RawClient) -> bool:
+        """Answered, or closed by the broker (refused)."""
+        try:
+            client.send_frame(encode_request(API_VERSIONS, 3, 1, "t", {"client_software_name": "t",
+                                                                       "client_software_version": "1"}))
+            return client.receive_frame() is not None
+        except ConnectionError:
+            return False
+
+    assert alter(("max.connections.per.ip", "2")) == (Errors.NONE, None)
+    assert broker.wait_for_line("Updating maxConnectionsPerIp: 2")
+    with RawClient(broker.bootstrap) as first, RawClient(broker.bootstrap) as second:
+        assert served(first) and served(second)
+        with RawClient(broker.bootstrap) as third:
+            assert not served(third)
+        # the limit goes down under the connections open: they stay
+        assert alter(("max.connections.per.ip", "1"), client=first) == (Errors.NONE, None)
+        assert served(first) and served(second)
+    for configs, message in (
+            ((("max.connections.per.ip", "0"),), "requirement failed: max.connections.per.ip can be set to zero only "
+                                                 "if max.connections.per.ip.overrides property is set."),
+            ((("max.connections", "0"),), "Invalid max.connections 0"),
+            ((("max.connections.per.ip.overrides", "no-such-host.invalid:3"),), "max.connections.per.ip.overrides"),
+            ((("max.connections.per.ip.overrides", "127.0.0.1"),), "max.connections.per.ip.overrides")):
+        code, text = alter(*configs)
+        assert code == Errors.INVALID_REQUEST and message in text, (configs, text)
+    assert alter(("max.connections.per.ip", "0"), ("max.connections.per.ip.overrides", "127.0.0.1:3")) == (
+        Errors.NONE, None)
+    described = _described(AdminClient({"bootstrap.servers": broker.bootstrap}), ConfigResource.Type.BROKER, "1")
+    overrides = described["max.connections.per.ip.overrides"]
+    assert (overrides.value, overrides.source, overrides.is_read_only) == ("127.0.0.1:3", 2, False)
+    broker.restart()
+    clients = [RawClient(broker.bootstrap) for _ in range(4)]
+    try:
+        assert [served(client) for client in clients] == [True, True, True, False]
+    finally:
+        for client in clients:
+            client.close()
 
 
 def test_transaction_verification_can_be_turned_off_and_on_at_run_time(broker):

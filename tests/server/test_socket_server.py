@@ -18,6 +18,7 @@ import tracemalloc
 
 import pytest
 
+from franz.common.config_def import ConfigError
 from franz.server.kafka_channel import LARGE_FRAME_BYTES
 from franz.server.replica_manager import FileRegion
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, FileSlice, Response
@@ -820,6 +821,66 @@ def test_max_connections_per_ip_overrides_sets_an_address_its_own_limit(start_se
     lines = log_lines(caplog)
     assert len(lines) == 1
     assert "Rejected connection from 127.0.0.1, address already has the configured maximum of 3" in lines[0]
+
+
+def test_connection_limits_changed_at_run_time_apply_to_the_next_connections(start_server, raw, caplog):
+    """Kafka's SocketServer.reconfigure: a raised max.connections takes up the connection waiting
+    for it at once; a lowered max.connections.per.ip, or an override, refuses the next connection
+    over it and closes none of those open."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = start_server(raw.echo_handler, max_connections=1)
+    static = server.read(lambda: {key: server.server.config[key] for key in server.server.reconfigurable_configs})
+
+    def reconfigure(old, **changes):
+        new = {**old, **{key.replace("_", "."): value for key, value in changes.items()}}
+        server.read(lambda: server.server.validate_reconfiguration(old, new))
+        server.read(lambda: server.server.reconfigure(old, new))
+        return new
+
+    with server.connect() as held, server.connect() as waiting:
+        held.sendall(raw.request_frame(1))
+        raw.recv_frame(held)
+        waiting.sendall(raw.request_frame(2))
+        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 1, "the wait")
+        config = reconfigure(static, max_connections=3)
+        assert raw.recv_frame(waiting) == struct.pack(">i", 2)
+        config = reconfigure(config, max_connections_per_ip=1)
+        with server.connect() as over:
+            raw.assert_closed_by_server(over)
+        config = reconfigure(config, max_connections_per_ip_overrides="localhost:3")
+        with server.connect() as third:
+            third.sendall(raw.request_frame(3))
+            assert raw.recv_frame(third) == struct.pack(">i", 3)
+        for i, sock in enumerate((held, waiting)):  # open before the limits went down: still served
+            sock.sendall(raw.request_frame(10 + i))
+            assert raw.recv_frame(sock) == struct.pack(">i", 10 + i)
+    assert [line for line in log_lines(caplog) if line.startswith("Updating")] == [
+        "Updating broker-wide maxConnections: 3", "Updating maxConnectionsPerIp: 1",
+        "Updating maxConnectionsPerIpOverrides: localhost=3"]
+    for bad, message in (({"max.connections": 0}, "Invalid max.connections 0"),
+                         ({"max.connection.creation.rate": 0}, "Invalid max.connection.creation.rate 0"),
+                         ({"max.connections.per.ip": 0}, "only if max.connections.per.ip.overrides"),
+                         ({"max.connections.per.ip.overrides": "no-such-host.invalid:2"},
+                          "max.connections.per.ip.overrides")):
+        with pytest.raises(ConfigError, match=message):
+            server.read(lambda: server.server.validate_reconfiguration(static, {**static, **bad}))
+
+
+def test_a_broker_connection_rate_set_at_run_time_meets_the_rate_measured_before(start_server, raw):
+    """The broker's connection rate is measured while it is unbounded (Kafka's sensor records
+    every connection), so a bound set later throttles at once when the rate so far is over it."""
+    server = start_server(raw.echo_handler, quota_window_num=2)
+    static = server.read(lambda: {key: server.server.config[key] for key in server.server.reconfigurable_configs})
+    for i in range(3):
+        with server.connect() as sock:
+            sock.sendall(raw.request_frame(i))
+            raw.recv_frame(sock)
+    bounded = {**static, "max.connection.creation.rate": 1}
+    server.read(lambda: server.server.reconfigure(static, bounded))
+    with server.connect() as throttled:
+        throttled.sendall(raw.request_frame(9))
+        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 1, "the wait")
+        assert raw.recv_frame(throttled) == struct.pack(">i", 9)  # after its throttle time
 
 
 def test_thousand_idle_connections_then_a_request_is_served(start_server, raw):
