@@ -31,8 +31,10 @@ from franz.server import logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
-    BROKER_RECONFIGURABLE_KEYS,
     KafkaConfig,
+    broker_key_definition,
+    is_broker_reconfigurable,
+    listener_connection_key,
 )
 from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
@@ -107,26 +109,46 @@ def _topic_entries(controller: Controller, config: KafkaConfig, name: str, keys,
     return entries
 
 
+def _broker_key_layers(controller: Controller, config: KafkaConfig, key: str) -> list[tuple[str, str | None, int]]:
+    """(name, value, source) of a broker key, highest rank first: a dynamic key's stored layers,
+    then the config file's, else its default. A listener-prefixed key has no default of its own:
+    its base key's layers follow (DynamicBrokerConfig.brokerConfigSynonyms)."""
+    definition = broker_key_definition(key)
+    assert definition is not None
+    layers: list[tuple[str, str | None, int]] = []
+    if is_broker_reconfigurable(key):  # dynamic: the stored layers rank first
+        dynamic = controller.dynamic_broker_configs
+        for resource, dynamic_source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
+                                         (CLUSTER_DEFAULT, DYNAMIC_DEFAULT_BROKER_CONFIG)):
+            if key in dynamic.get(resource, {}):
+                layers.append((key, render(definition.parse(dynamic[resource][key])), dynamic_source))
+    prefixed = listener_connection_key(key)
+    if prefixed is None:
+        source = STATIC_BROKER_CONFIG if key in config.originals else DEFAULT_CONFIG
+        return layers + [(key, render(config.values.get(key)), source)]
+    if key in config.originals:
+        layers.append((key, render(config.values[key]), STATIC_BROKER_CONFIG))
+    return layers + _broker_key_layers(controller, config, prefixed[1])
+
+
+def _listener_prefixed_keys(controller: Controller, config: KafkaConfig) -> list[str]:
+    """The listener-prefixed keys set in the config file or dynamically: Kafka describes the keys
+    it was given beside the ones it defines."""
+    named = set(config.originals).union(*controller.dynamic_broker_configs.values())
+    return sorted(key for key in named if listener_connection_key(key) is not None)
+
+
 def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_synonyms: bool) -> list[dict]:
     entries = []
-    for key, definition in BROKER_CONFIG_DEF.keys.items():
+    for key in [*BROKER_CONFIG_DEF.keys, *_listener_prefixed_keys(controller, config)]:
         if keys is not None and key not in keys:
             continue
-        layers = []
-        reconfigurable = key in BROKER_RECONFIGURABLE_KEYS
-        if reconfigurable:  # dynamic: the stored layers rank first
-            dynamic = controller.dynamic_broker_configs
-            for resource, dynamic_source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
-                                             (CLUSTER_DEFAULT, DYNAMIC_DEFAULT_BROKER_CONFIG)):
-                if key in dynamic.get(resource, {}):
-                    layers.append((render(definition.parse(dynamic[resource][key])), dynamic_source))
-        source = STATIC_BROKER_CONFIG if key in config.originals else DEFAULT_CONFIG
-        layers.append((render(config.values.get(key)), source))
-        value, source = layers[0]
-        entries.append({"name": key, "value": value, "read_only": not reconfigurable,
-                        "config_source": source, "is_sensitive": False, "config_type": CONFIG_TYPES[definition.type],
-                        "documentation": None,
-                        "synonyms": [{"name": key, "value": v, "source": src} for v, src in layers]
+        layers = _broker_key_layers(controller, config, key)
+        _, value, source = layers[0]
+        entries.append({"name": key, "value": value, "read_only": not is_broker_reconfigurable(key),
+                        "config_source": source, "is_sensitive": False,
+                        "config_type": CONFIG_TYPES[broker_key_definition(key).type], "documentation": None,
+                        "synonyms": [{"name": n, "value": v, "source": src} for n, v, src in layers]
                         if include_synonyms else []})
     for broker_key, topic_key in BROKER_SYNONYMS.items():
         if keys is not None and broker_key not in keys:

@@ -12,9 +12,14 @@
   DelayedCloseSocket); the broker's rate does not count it either.
 - `max.connections.per.ip`, and `max.connections.per.ip.overrides` by address
   or host name (resolved when set): a connection over it is closed at once.
+- Per listener, `listener.name.<listener>.max.connections` and
+  `.max.connection.creation.rate` (else the broker-wide values): a connection
+  over its listener's waits as over the broker's, holding up its listener only
+  (each of Kafka's listeners has its own Acceptor). The inter-broker listener,
+  when there are others, is spared the broker-wide limit and rate.
 
-The four broker keys are dynamic (SocketServer.reconfigure calls the update_*
-methods); a limit lowered under the connections open closes none of them.
+These keys are dynamic (SocketServer.reconfigure calls the update_* methods); a
+limit lowered under the connections open closes none of them.
 
 Rates are Kafka's Rate over `quota.window.num` samples of
 `quota.window.size.seconds` (client_quota_manager.SampledRate). A rate over its
@@ -28,10 +33,11 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from franz.common.config_def import INT32_MAX, ConfigError
 from franz.server.client_quota_manager import EXPIRY_CHECK_MS, INACTIVE_MS, Entity, SampledRate
+from franz.server.kafka_config import LISTENER_CONNECTION_KEYS, KafkaConfig, listener_key
 
 # QuotaConfig.IP_CONNECTION_RATE_DEFAULT: no limit.
 IP_CONNECTION_RATE_DEFAULT: Final = INT32_MAX
@@ -71,20 +77,46 @@ def resolve_overrides(per_ip_overrides: Mapping[str, int]) -> dict[str, int]:
     return {address_of(host, "max.connections.per.ip.overrides"): count for host, count in per_ip_overrides.items()}
 
 
+def listener_limits(values: Mapping[str, Any], listener: str) -> tuple[int, int]:
+    """A listener's max.connections and max.connection.creation.rate in typed broker values:
+    its own prefixed keys, else the broker-wide ones (valuesWithPrefixOverride)."""
+    max_connections, rate = (values[key] if values.get(listener_key(listener, key)) is None
+                             else values[listener_key(listener, key)] for key in LISTENER_CONNECTION_KEYS)
+    return max_connections, rate
+
+
+class ListenerConnectionQuota:
+    """One listener's open connections and limits (Kafka's ListenerConnectionQuota): its own
+    `listener.name.<listener>.` keys, else the broker-wide ones."""
+
+    __slots__ = ("count", "max_connections", "rate_max", "rate")
+
+    def __init__(self, rate: SampledRate) -> None:
+        self.count = 0
+        self.max_connections = INT32_MAX
+        self.rate_max = INT32_MAX
+        self.rate = rate
+
+
 class ConnectionQuotas:
     """The counts and rates a new connection is checked against; the SocketServer asks, in
-    Kafka's order: a connection slot (has_slot), the broker's rate (record_broker_connection),
-    the IP's rate (record_ip_connection), then the IP's count (inc)."""
+    Kafka's order: a connection slot (slot_available), the broker's and the listener's rates
+    (record_connection), the IP's rate (record_ip_connection), then the IP's count (inc)."""
 
-    def __init__(self, config: Mapping, per_ip_overrides: Mapping[str, int]) -> None:
+    def __init__(self, config: KafkaConfig) -> None:
         self.max_connections: int = config["max.connections"]
         self.max_per_ip: int = config["max.connections.per.ip"]
-        self._per_ip_overrides = resolve_overrides(per_ip_overrides)
+        self._per_ip_overrides = resolve_overrides(config.max_connections_per_ip_overrides)
         self._samples: int = config["quota.window.num"]
         self._window_ms: int = config["quota.window.size.seconds"] * 1000
         self._max_throttle_ms = self._window_ms
         self.broker_rate_max: int = config["max.connection.creation.rate"]
         self._broker_rate = SampledRate(self._samples, self._window_ms)
+        self.total = 0
+        self.listeners = {endpoint.listener_name: ListenerConnectionQuota(SampledRate(self._samples, self._window_ms))
+                          for endpoint in config.listeners}
+        self.update_listener_limits(config.values)
+        self._inter_broker_listener = config.inter_broker_listener_name
         self.per_ip: dict[str, int] = {}
         self._ip_rate_default = IP_CONNECTION_RATE_DEFAULT
         self._ip_rate_quotas: dict[str, int] = {}
@@ -107,10 +139,29 @@ class ConnectionQuotas:
         the old bound's throttle keeps its wait, as in Kafka."""
         self.broker_rate_max = rate
 
+    def update_listener_limits(self, values: Mapping[str, Any]) -> None:
+        """Each listener's limits from typed broker values (listener_limits)."""
+        for name, quota in self.listeners.items():
+            quota.max_connections, quota.rate_max = listener_limits(values, name)
+
     # -- counts -----------------------------------------------------------------
 
-    def inc(self, ip: str) -> str | None:
-        """Count a connection from `ip`, or say why it is refused (max.connections.per.ip)."""
+    def _protected(self, listener: str) -> bool:
+        """The inter-broker listener, beside others, is spared the broker-wide limit and rate,
+        so that the cluster's own connections get through (ConnectionQuotas.protectedListener)."""
+        return listener == self._inter_broker_listener and len(self.listeners) > 1
+
+    def slot_available(self, listener: str) -> bool:
+        """ConnectionQuotas.connectionSlotAvailable: under the listener's max.connections, and
+        under the broker's unless the listener is protected."""
+        quota = self.listeners[listener]
+        if quota.count >= quota.max_connections:
+            return False
+        return self._protected(listener) or self.total < self.max_connections
+
+    def inc(self, listener: str, ip: str) -> str | None:
+        """Count a connection from `ip` on `listener`, or say why it is refused
+        (max.connections.per.ip; then nothing is counted)."""
         count = self.per_ip.get(ip, 0)
         limit = self.max_per_ip
         if self._per_ip_overrides:
@@ -118,35 +169,46 @@ class ConnectionQuotas:
         if count >= limit:
             return f"address already has the configured maximum of {limit} connections."
         self.per_ip[ip] = count + 1
+        self.listeners[listener].count += 1
+        self.total += 1
         return None
 
-    def dec(self, ip: str) -> None:
+    def dec(self, listener: str, ip: str) -> None:
         count = self.per_ip[ip] - 1
         assert count >= 0
         if count:
             self.per_ip[ip] = count
         else:
             del self.per_ip[ip]
+        self.listeners[listener].count -= 1
+        self.total -= 1
 
     # -- rates ------------------------------------------------------------------
 
     def _throttle_ms(self, rate: SampledRate, bound: float, now_ms: int) -> int:
+        if bound == INT32_MAX:
+            return 0
         observed = rate.measure(now_ms)
         if observed <= bound:
             return 0
         return min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), self._max_throttle_ms)
 
-    def record_broker_connection(self, now_ms: int) -> int:
-        """Count a new connection into the broker's rate (measured when unbounded too, so that a
-        bound set later meets the rate so far); how long accepting must wait (0: not)."""
-        self._broker_rate.record(1.0, now_ms)
-        if self.broker_rate_max == INT32_MAX:
-            return 0
-        return self._throttle_ms(self._broker_rate, self.broker_rate_max, now_ms)
+    def record_connection(self, listener: str, now_ms: int) -> int:
+        """Count a new connection into the broker's rate (but for a protected listener) and its
+        listener's, measured when unbounded too so that a bound set later meets the rate so far;
+        how long the listener's accepting must wait, the longer of the two (0: not)."""
+        throttle_ms = 0
+        if not self._protected(listener):
+            self._broker_rate.record(1.0, now_ms)
+            throttle_ms = self._throttle_ms(self._broker_rate, self.broker_rate_max, now_ms)
+        quota = self.listeners[listener]
+        quota.rate.record(1.0, now_ms)
+        return max(throttle_ms, self._throttle_ms(quota.rate, quota.rate_max, now_ms))
 
-    def record_ip_connection(self, ip: str, now_ms: int) -> int:
+    def record_ip_connection(self, listener: str, ip: str, now_ms: int) -> int:
         """Count a connection from `ip` into its rate; when that goes over the IP's quota, uncount
-        it (from the broker's rate too) and return how long to hold it before closing it."""
+        it (from the broker's and listener's rates too) and return how long to hold it before
+        closing it."""
         address = canonical_address(ip)
         quota = self._ip_rate_quotas.get(address, self._ip_rate_default)
         if quota == IP_CONNECTION_RATE_DEFAULT:
@@ -158,9 +220,11 @@ class ConnectionQuotas:
             rate = self._ip_rates[address] = SampledRate(self._samples, self._window_ms)
         rate.record(1.0, now_ms)
         throttle_ms = self._throttle_ms(rate, quota, now_ms)
-        if throttle_ms > 0:
+        if throttle_ms > 0:  # ConnectionQuotas.unrecordListenerConnection
             rate.record(-1.0, now_ms)
-            self._broker_rate.record(-1.0, now_ms)
+            if not self._protected(listener):
+                self._broker_rate.record(-1.0, now_ms)
+            self.listeners[listener].rate.record(-1.0, now_ms)
         return throttle_ms
 
     def _expire_inactive(self, now_ms: int) -> None:

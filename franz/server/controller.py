@@ -53,14 +53,14 @@ from typing import Any, Final, Protocol
 from franz.common.config_def import ConfigDef, ConfigError
 from franz.protocol.errors import Errors, default_message
 from franz.server.kafka_config import (
-    BROKER_CONFIG_DEF,
-    BROKER_RECONFIGURABLE_KEYS,
     CLEANER_RECONFIGURABLE_KEYS,
     GROUP_COORDINATOR_RECONFIGURABLE_KEYS,
     PRODUCER_STATE_RECONFIGURABLE_KEYS,
     KafkaConfig,
+    broker_key_definition,
     cleaner_config,
     cleaner_config_problem,
+    is_broker_reconfigurable,
     producer_state_config,
     require_group_coordinator_bounds,
 )
@@ -174,7 +174,7 @@ class Controller:
     def broker_value(self, key: str) -> Any:
         """A broker key's typed value in force now: for a key a running broker can change, this
         broker's dynamic value, else the cluster default's, else the config file's."""
-        if key in BROKER_RECONFIGURABLE_KEYS:
+        if is_broker_reconfigurable(key):
             value = self._dynamic_value(key, self.dynamic_broker_configs)
             if value is not None:
                 return value
@@ -192,13 +192,13 @@ class Controller:
         self._broker_reconfigurables.append(reconfigurable)
         keys = reconfigurable.reconfigurable_configs
         static, in_force = self._broker_values(keys, {}), self._broker_values(keys, self.dynamic_broker_configs)
-        if all(static[key] == in_force[key] for key in keys):
+        if all(static.get(key) == in_force.get(key) for key in keys):
             return
         try:
             reconfigurable.validate_reconfiguration(static, in_force)
         except ConfigError as exc:
             logger.error("Dynamic broker configs %s could not be applied: %s",
-                         sorted(key for key in keys if static[key] != in_force[key]), exc)
+                         sorted(key for key in keys if static.get(key) != in_force.get(key)), exc)
             return
         reconfigurable.reconfigure(static, in_force)
 
@@ -211,7 +211,7 @@ class Controller:
         for reconfigurable in self._broker_reconfigurables:
             keys = reconfigurable.reconfigurable_configs
             old, new = self._broker_values(keys, self.dynamic_broker_configs), self._broker_values(keys, proposed)
-            if all(old[key] == new[key] for key in keys):
+            if all(old.get(key) == new.get(key) for key in keys):
                 continue
             try:
                 validate = functools.partial(reconfigurable.validate_reconfiguration, old, new)
@@ -226,7 +226,7 @@ class Controller:
         for resource in (str(self.config.node_id), CLUSTER_DEFAULT):
             raw = dynamic.get(resource, {}).get(key)
             if raw is not None:
-                return BROKER_CONFIG_DEF.keys[key].parse(raw)
+                return broker_key_definition(key).parse(raw)
         return None
 
     def _broker_values(self, reconfigurable: tuple[str, ...], dynamic: Mapping[str, Mapping[str, str]]) -> dict:
@@ -738,21 +738,20 @@ class Controller:
             current = self.dynamic_broker_configs.get(resource_name, {})
             if replace_all:
                 operations = replacing(current, operations)
-            reconfigurable = BROKER_RECONFIGURABLE_KEYS
             static = sorted({key for key, _op, _value in operations
-                             if key not in BROKER_SYNONYMS and key not in reconfigurable})
+                             if key not in BROKER_SYNONYMS and not is_broker_reconfigurable(key)})
             if static:
                 raise ApiError(Errors.INVALID_REQUEST,
                                f"Cannot update these configs dynamically: Set({', '.join(static)})")
             for key, op, _value in operations:
-                if key in reconfigurable and op in (APPEND, SUBTRACT):
+                if is_broker_reconfigurable(key) and op in (APPEND, SUBTRACT):
                     raise ApiError(Errors.INVALID_CONFIG,
                                    f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
             configs = apply_operations(current, operations, BROKER_SYNONYMS.__getitem__,
                                        lambda key: _static_default_text(BROKER_SYNONYMS[key]))
             for key, value in configs.items():  # named by the broker key the operator used
                 definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
-                              else BROKER_CONFIG_DEF.keys[key])
+                              else broker_key_definition(key))
                 try:
                     definition.parse(value)
                 except ConfigError as exc:

@@ -230,9 +230,42 @@ GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms"
 SOCKET_SERVER_RECONFIGURABLE_KEYS = ("max.connections.per.ip", "max.connections.per.ip.overrides",
                                      "max.connections", "max.connection.creation.rate")
 
-# Every broker key a running broker can change, besides the log configs' synonyms.
+# Every broker key a running broker can change, besides the log configs' synonyms and the
+# listener-prefixed connection keys (is_broker_reconfigurable).
 BROKER_RECONFIGURABLE_KEYS = (CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
                               + GROUP_COORDINATOR_RECONFIGURABLE_KEYS + SOCKET_SERVER_RECONFIGURABLE_KEYS)
+
+# The keys a listener may set for itself as `listener.name.<its name in lower case>.<key>`, which
+# rank before the unprefixed key for that listener (ListenerConnectionQuota's, read through
+# valuesWithPrefixOverride); static and dynamic alike.
+LISTENER_CONNECTION_KEYS = ("max.connections", "max.connection.creation.rate")
+_LISTENER_PREFIXED: Final = re.compile(r"listener\.name\.([^.]+)\.(.+)")
+
+
+def listener_key(listener_name: str, key: str) -> str:
+    """The listener-prefixed form of a key (ListenerName.configPrefix: the name in lower case)."""
+    return f"listener.name.{listener_name.lower()}.{key}"
+
+
+def listener_connection_key(key: str) -> tuple[str, str] | None:
+    """(listener name as listeners write it, base key) of a listener-prefixed connection key; else
+    None. Kafka looks prefixed keys up in lower case only, so another spelling is not one."""
+    match = _LISTENER_PREFIXED.fullmatch(key)
+    if match is None or match[2] not in LISTENER_CONNECTION_KEYS or match[1] != match[1].lower():
+        return None
+    return match[1].upper(), match[2]
+
+
+def broker_key_definition(key: str) -> ConfigKey | None:
+    """The definition a broker key's value is parsed with (a listener-prefixed key's is its base
+    key's); None for a key franz does not know."""
+    prefixed = listener_connection_key(key)
+    return BROKER_CONFIG_DEF.keys.get(prefixed[1] if prefixed else key)
+
+
+def is_broker_reconfigurable(key: str) -> bool:
+    """Whether a running broker can change this broker key (a log config synonym aside)."""
+    return key in BROKER_RECONFIGURABLE_KEYS or listener_connection_key(key) is not None
 
 
 def producer_state_config(values: Mapping[str, Any]) -> ProducerStateManagerConfig:
@@ -364,7 +397,15 @@ class KafkaConfig:
         self.originals = dict(props)
         self.values, unknown = BROKER_CONFIG_DEF.parse(self.originals)
         # Keys that are topic-config synonyms are validated by LogConfig.
-        self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS]
+        self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS
+                             and listener_connection_key(key) is None]
+        for key in unknown:  # listener-prefixed connection keys, typed under their own names
+            definition = broker_key_definition(key) if listener_connection_key(key) else None
+            if definition is not None:
+                try:
+                    self.values[key] = definition.parse(self.originals[key])
+                except ConfigError as exc:
+                    raise ConfigError(key, exc.value, exc.reason) from None
         for broker_key, topic_key in BROKER_SYNONYMS.items():
             if broker_key in self.originals:
                 definition = TOPIC_CONFIG_DEF.keys[topic_key]
@@ -391,6 +432,8 @@ class KafkaConfig:
                                   f"listeners only")
         require_group_coordinator_bounds(self.values)
         self.max_connections_per_ip_overrides = connections_per_ip_overrides(self.values)
+        # KafkaConfig.interBrokerListenerName: named, else security.inter.broker.protocol's (PLAINTEXT).
+        self.inter_broker_listener_name = (self.values["inter.broker.listener.name"] or "PLAINTEXT").upper()
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))

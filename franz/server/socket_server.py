@@ -9,12 +9,14 @@ that frames requests, runs the async `handle(request) -> Response` callable on
 each and writes the responses back in request order.
 
 Invariants and limits:
-- A new connection waits, accepted and unread, while the broker has
-  `max.connections` or `max.connection.creation.rate` makes accepting wait,
-  and so does every connection after it: Kafka's Acceptor waits in
+- A new connection waits, accepted and unread, while its listener or the
+  broker has `max.connections` or a `max.connection.creation.rate` makes
+  accepting wait, and so does every connection after it on its listener:
+  each listener is one of Kafka's Acceptors, which waits in
   ConnectionQuotas.inc and accepts nothing meanwhile. Waiting connections are
-  taken up in arrival order; past `socket.listen.backlog.size` of them (the
-  kernel's backlog, which holds Kafka's) one is closed with one log line. Then
+  taken up in arrival order; past `socket.listen.backlog.size` of them on a
+  listener (the kernel's backlog, which holds Kafka's) one is closed with one
+  log line. Then
   one over its IP's `connection_creation_rate` is closed unread after its
   throttle time, and one over `max.connections.per.ip` at once, with one log line.
 - At most `queued.max.requests` requests hold a slot in the whole broker: read
@@ -45,13 +47,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from franz.common.config_def import ConfigError
-from franz.server.connection_quotas import ConnectionQuotas, resolve_overrides
+from franz.server.connection_quotas import ConnectionQuotas, listener_limits, resolve_overrides
 from franz.server.kafka_channel import KafkaChannel
 from franz.server.kafka_config import (
+    LISTENER_CONNECTION_KEYS,
     SOCKET_SERVER_RECONFIGURABLE_KEYS,
     Endpoint,
     KafkaConfig,
     connections_per_ip_overrides,
+    listener_key,
 )
 from franz.server.request_channel import HeaderVersionOf, Request, Response
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
@@ -95,7 +99,11 @@ class SocketServer:
         self.request_completed: Callable[[Request, int], None] = _ignore_completed
         self.queued_requests_max: int = config["queued.max.requests"]
         self.idle_ms: int = config["connections.max.idle.ms"]
-        self.connection_quotas = ConnectionQuotas(config, config.max_connections_per_ip_overrides)
+        self.connection_quotas = ConnectionQuotas(config)
+        # the keys of Kafka's SocketServer and of each listener's ListenerConnectionQuota
+        self.reconfigurable_configs = SOCKET_SERVER_RECONFIGURABLE_KEYS + tuple(
+            listener_key(endpoint.listener_name, key)
+            for endpoint in config.listeners for key in LISTENER_CONNECTION_KEYS)
         self.send_buffer_bytes: int = config["socket.send.buffer.bytes"]
         self.receive_buffer_bytes: int = config["socket.receive.buffer.bytes"]
         self.listen_backlog = int(config.originals.get("socket.listen.backlog.size", LISTEN_BACKLOG_DEFAULT))
@@ -104,10 +112,13 @@ class SocketServer:
         self._servers: list[asyncio.AbstractServer] = []
         # Least recently active first: the idle reaper looks only at the front.
         self._connections: collections.OrderedDict[KafkaChannel, None] = collections.OrderedDict()
-        # Accepted while the broker had max.connections or its connection rate made accepting wait:
-        # each waits, unread, in arrival order (_arrived).
-        self._awaiting_connection_slot: collections.deque[KafkaChannel] = collections.deque()
-        self._accept_blocked_until = 0.0  # loop time: max.connection.creation.rate's wait
+        # By listener (each is one of Kafka's Acceptors): accepted while the listener or the broker
+        # had max.connections or a connection rate made accepting wait; each waits, unread, in
+        # arrival order (_arrived).
+        self._awaiting_connection_slot: dict[str, collections.deque[KafkaChannel]] = {
+            endpoint.listener_name: collections.deque() for endpoint in config.listeners}
+        # loop time until which a listener's accepting waits out a max.connection.creation.rate
+        self._accept_blocked_until = dict.fromkeys(self._awaiting_connection_slot, 0.0)
         self._connection_index = 0
         self._outstanding = 0  # requests dispatched and not yet answered (shutdown drains them)
         self._queued = 0  # of those, the ones holding a queued.max.requests slot
@@ -186,8 +197,9 @@ class SocketServer:
         self._shutting_down = True
         for server in self._servers:
             server.close()
-        while self._awaiting_connection_slot:  # never read: nothing of theirs to finish
-            self._awaiting_connection_slot.popleft().abort()
+        for waiting in self._awaiting_connection_slot.values():
+            while waiting:  # never read: nothing of theirs to finish
+                waiting.popleft().abort()
         for conn in list(self._connections):
             conn._update_reading()
         if self._outstanding > 0:
@@ -235,49 +247,56 @@ class SocketServer:
         sock.setblocking(False)
         return sock
 
+    @property
+    def connections_awaiting_slot(self) -> int:
+        return sum(len(waiting) for waiting in self._awaiting_connection_slot.values())
+
     def _arrived(self, conn: KafkaChannel) -> None:
         """A new connection: taken up now, or kept waiting, accepted and unread, behind those
-        already waiting (Kafka's Acceptor waits in ConnectionQuotas.inc with the socket accepted,
-        and accepts no other meanwhile: the kernel's backlog holds them). Past
+        already waiting on its listener (Kafka's Acceptor waits in ConnectionQuotas.inc with the
+        socket accepted, and accepts no other meanwhile: the kernel's backlog holds them). Past
         socket.listen.backlog.size waiting, where the kernel would refuse it, it is closed."""
-        if not self._awaiting_connection_slot and self._may_take_up() and self._take_up(conn):
+        listener = conn.listener_name
+        waiting = self._awaiting_connection_slot[listener]
+        if not waiting and self._may_take_up(listener) and self._take_up(conn):
             return
         conn.wait_unread()
-        if self._awaiting_connection_slot and len(self._awaiting_connection_slot) >= self.listen_backlog:
-            quotas = self.connection_quotas
+        if waiting and len(waiting) >= self.listen_backlog:
+            quota = self.connection_quotas.listeners[listener]
             logger.info("Rejected connection from %s, %d connections wait already (socket.listen.backlog.size) "
-                        "for the broker's max.connections (%d) or max.connection.creation.rate (%d).",
-                        conn.client_address[0], self.listen_backlog, quotas.max_connections,
-                        quotas.broker_rate_max)
+                        "on listener %s, for max.connections (listener %d, broker %d) or "
+                        "max.connection.creation.rate (listener %d, broker %d).", conn.client_address[0],
+                        self.listen_backlog, listener, quota.max_connections, self.connection_quotas.max_connections,
+                        quota.rate_max, self.connection_quotas.broker_rate_max)
             conn.refuse()
             return
-        self._awaiting_connection_slot.append(conn)
+        waiting.append(conn)
 
-    def _may_take_up(self) -> bool:
-        return (len(self._connections) < self.connection_quotas.max_connections
-                and self._loop.time() >= self._accept_blocked_until)
+    def _may_take_up(self, listener: str) -> bool:
+        return (self.connection_quotas.slot_available(listener)
+                and self._loop.time() >= self._accept_blocked_until[listener])
 
     def _take_up(self, conn: KafkaChannel) -> bool:
-        """ConnectionQuotas.inc once a connection slot is free: the broker's rate, the IP's rate,
-        then the IP's count. False when the broker's rate makes this connection (counted) and
-        every one after it wait; else it is taken up, or closed (at once, or after its IP's
-        throttle time)."""
-        quotas = self.connection_quotas
+        """ConnectionQuotas.inc once a connection slot is free: the broker's and listener's rates,
+        the IP's rate, then the IP's count. False when a rate makes this connection (counted)
+        and every one after it on its listener wait; else it is taken up, or closed (at once,
+        or after its IP's throttle time)."""
+        quotas, listener = self.connection_quotas, conn.listener_name
         now_ms = time.monotonic_ns() // 1_000_000
         if not conn.rate_counted:
             conn.rate_counted = True
-            throttle_ms = quotas.record_broker_connection(now_ms)
+            throttle_ms = quotas.record_connection(listener, now_ms)
             if throttle_ms > 0:
-                self._accept_blocked_until = self._loop.time() + throttle_ms / 1000
-                self._loop.call_at(self._accept_blocked_until, self._admit_awaiting)
+                blocked_until = self._accept_blocked_until[listener] = self._loop.time() + throttle_ms / 1000
+                self._loop.call_at(blocked_until, self._admit_awaiting)
                 return False
         ip = conn.client_address[0]
-        throttle_ms = quotas.record_ip_connection(ip, now_ms)
+        throttle_ms = quotas.record_ip_connection(listener, ip, now_ms)
         if throttle_ms > 0:
             logger.debug("Delaying closing of connection from %s for %d ms", ip, throttle_ms)
             conn.close_after(throttle_ms)
             return True
-        reason = quotas.inc(ip)
+        reason = quotas.inc(listener, ip)
         if reason is not None:
             logger.info("Rejected connection from %s, %s", ip, reason)
             conn.refuse()
@@ -287,32 +306,36 @@ class SocketServer:
 
     def _forget_awaiting(self, conn: KafkaChannel) -> None:
         try:
-            self._awaiting_connection_slot.remove(conn)
+            self._awaiting_connection_slot[conn.listener_name].remove(conn)
         except ValueError:
             pass
 
     def _admit_awaiting(self) -> None:
-        """Take up connections that waited, oldest first, while they may be."""
-        waiting = self._awaiting_connection_slot
-        while waiting and self._may_take_up() and not self._shutting_down:
-            conn = waiting.popleft()  # before taking it up, which may close a connection and come back here
-            if conn.is_closing():
-                continue
-            if not self._take_up(conn):
-                waiting.appendleft(conn)
-                return
+        """Take up connections that waited, oldest first on each listener, while they may be
+        (a slot freed anywhere may be the broker-wide one every listener waits for)."""
+        for listener, waiting in self._awaiting_connection_slot.items():
+            while waiting and self._may_take_up(listener) and not self._shutting_down:
+                conn = waiting.popleft()  # before taking it up, which may close a connection and come back here
+                if conn.is_closing():
+                    continue
+                if not self._take_up(conn):
+                    waiting.appendleft(conn)
+                    break
 
     # -- dynamic connection limits (Kafka's SocketServer as a BrokerReconfigurable) -------
 
-    reconfigurable_configs: Final = SOCKET_SERVER_RECONFIGURABLE_KEYS
-
     def validate_reconfiguration(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        """ConfigError for values KafkaConfig or the listener's quota would refuse, and for an
+        """ConfigError for values KafkaConfig or a listener's quota would refuse, and for an
         override whose host does not resolve (Kafka would take it and fail applying it)."""
         resolve_overrides(connections_per_ip_overrides(new))
-        for key in ("max.connections", "max.connection.creation.rate"):
-            if new[key] != old[key] and new[key] <= 0:  # ListenerConnectionQuota.validateReconfiguration
-                raise ConfigError(key, new[key], "", f"Invalid dynamic configuration: Invalid {key} {new[key]}")
+        for listener in self.connection_quotas.listeners:
+            # ListenerConnectionQuota.validateReconfiguration, when the listener's values change
+            before, after = listener_limits(old, listener), listener_limits(new, listener)
+            if before == after:
+                continue
+            for key, value in zip(LISTENER_CONNECTION_KEYS, after):
+                if value <= 0:
+                    raise ConfigError(key, value, "", f"Invalid dynamic configuration: Invalid {key} {value}")
 
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         """Put validated values in force. A raised limit lets waiting connections in at once; a
@@ -331,7 +354,8 @@ class SocketServer:
         if new["max.connection.creation.rate"] != old["max.connection.creation.rate"]:
             logger.info("Updating broker-wide maxConnectionCreationRate: %d", new["max.connection.creation.rate"])
             quotas.update_broker_max_connection_rate(new["max.connection.creation.rate"])
-        if self._awaiting_connection_slot:
+        quotas.update_listener_limits(new)
+        if self.connections_awaiting_slot:
             self._admit_awaiting()
 
     def _next_index(self) -> int:
@@ -347,8 +371,8 @@ class SocketServer:
             del self._connections[conn]
             for listener in self.close_listeners:
                 listener(conn.connection_id)
-            self.connection_quotas.dec(conn.client_address[0])
-            if self._awaiting_connection_slot:
+            self.connection_quotas.dec(conn.listener_name, conn.client_address[0])
+            if self.connections_awaiting_slot:
                 self._admit_awaiting()
 
     def _touch(self, conn: KafkaChannel) -> None:

@@ -337,6 +337,40 @@ def test_dynamic_connection_limits_apply_at_once_refuse_what_kafka_refuses_and_s
             client.close()
 
 
+def test_a_listeners_own_max_connections_is_dynamic_and_described_with_its_base_key(broker):
+    """kafka-configs --add-config listener.name.plaintext.max.connections=2: the listener's third
+    connection waits, unread, until one of the two closes (ListenerConnectionQuota, reconfigured);
+    DescribeConfigs shows the key, read-write, with max.connections as its synonym."""
+    with RawClient(broker.bootstrap) as client:
+        def alter(value: str) -> dict:
+            return client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+                {"resource_type": 4, "resource_name": "", "configs": [
+                    {"name": "listener.name.plaintext.max.connections", "config_operation": 0,
+                     "value": value}]}]})["responses"][0]
+        refused = alter("0")
+        assert refused["error_code"] == Errors.INVALID_REQUEST
+        assert "Invalid max.connections 0" in refused["error_message"]
+        assert alter("2")["error_code"] == Errors.NONE
+        answer = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 4, "resource_name": "1", "configuration_keys": [
+                "listener.name.plaintext.max.connections"]}], "include_synonyms": True,
+            "include_documentation": False})
+        entry, = answer["results"][0]["configs"]
+        # DYNAMIC_DEFAULT_BROKER_CONFIG, read-write
+        assert (entry["value"], entry["config_source"], entry["read_only"]) == ("2", 3, False)
+        assert [(s["name"], s["source"]) for s in entry["synonyms"]] == [
+            ("listener.name.plaintext.max.connections", 3), ("max.connections", 5)]  # DEFAULT_CONFIG
+        with RawClient(broker.bootstrap), RawClient(broker.bootstrap) as third:  # the second, and a third
+            third.send_frame(encode_request(API_VERSIONS, 3, 7, "t", {"client_software_name": "t",
+                                                                      "client_software_version": "1"}))
+            third.sock.settimeout(0.5)
+            with pytest.raises(TimeoutError):
+                third.sock.recv(1)  # waiting, unread
+            third.sock.settimeout(TIMEOUT_S)
+            client.close()
+            assert third.receive_frame() is not None  # taken up once a slot freed
+
+
 def test_transaction_verification_can_be_turned_off_and_on_at_run_time(broker):
     """transaction.partition.verification.enable and producer.id.expiration.ms are dynamic
     (DynamicProducerStateManagerConfig): the change reaches every log at once and survives a

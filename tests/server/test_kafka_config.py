@@ -139,6 +139,26 @@ def test_max_connections_per_ip_overrides_are_parsed_as_kafka_parses_them():
     assert KafkaConfig.from_sources(None, []).max_connections_per_ip_overrides == {}
 
 
+def test_listener_prefixed_connection_keys_are_typed_under_their_names():
+    """listener.name.<listener in lower case>.max.connections and .max.connection.creation.rate
+    (valuesWithPrefixOverride): known keys, parsed and checked as their base keys and refused
+    under their own names; another spelling of the listener is not one of them."""
+    config = KafkaConfig.from_sources(None, ["listener.name.plaintext.max.connections=5",
+                                             "listener.name.plaintext.max.connection.creation.rate=7",
+                                             "listener.name.PLAINTEXT.max.connections=9"])
+    assert config["listener.name.plaintext.max.connections"] == 5
+    assert config["listener.name.plaintext.max.connection.creation.rate"] == 7
+    assert config.unknown_keys == ["listener.name.PLAINTEXT.max.connections"]
+    with pytest.raises(ConfigError, match="^Invalid value -1 for configuration "
+                                          "listener.name.plaintext.max.connections: Value must be at least 0$"):
+        KafkaConfig.from_sources(None, ["listener.name.plaintext.max.connections=-1"])
+    assert config.inter_broker_listener_name == "PLAINTEXT"
+    named = KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,INTERNAL://127.0.0.1:2",
+                                            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+                                            "inter.broker.listener.name=internal"])
+    assert named.inter_broker_listener_name == "INTERNAL"
+
+
 def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():
     with pytest.raises(ConfigError, match="^No security protocol defined for listener FOO$") as refused:
         KafkaConfig.from_sources(None, ["listeners=FOO://127.0.0.1:9999"])

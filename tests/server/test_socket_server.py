@@ -729,7 +729,8 @@ def test_connections_over_max_connections_wait_unread_until_one_closes(start_ser
         with server.connect() as over_the_backlog:
             raw.assert_closed_by_server(over_the_backlog)
         lines = log_lines(caplog)
-        assert len(lines) == 1 and "2 connections wait already" in lines[0] and "max.connections (3)" in lines[0]
+        assert len(lines) == 1 and "2 connections wait already" in lines[0]
+        assert "max.connections (listener 3, broker 3)" in lines[0]
         for sock in waiting:
             sock.settimeout(0.2)
             with pytest.raises(TimeoutError):
@@ -756,7 +757,7 @@ def test_a_connection_over_the_broker_connection_rate_waits_its_throttle_time_th
         assert raw.recv_frame(first) == struct.pack(">i", 1)
         second.sendall(raw.request_frame(2))
         third.sendall(raw.request_frame(3))
-        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 2, "the wait")
+        wait_until(lambda: server.read(lambda: server.server.connections_awaiting_slot) == 2, "the wait")
         assert server.read(lambda: server.server.connection_count) == 1
         assert raw.recv_frame(second) == struct.pack(">i", 2)  # after its throttle time
         assert raw.recv_frame(third) == struct.pack(">i", 3)  # after its own, behind it
@@ -782,13 +783,79 @@ def test_a_connection_over_its_ips_rate_quota_is_closed_unread_after_its_throttl
         assert server.read(lambda: server.server.selector_metrics["PLAINTEXT"].requests_received) == 1
 
 
+TWO_LISTENERS = {"listeners": "PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+                 "listener_security_protocol_map": "PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT"}
+
+
+def _connect_to(server, listener: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.server.bound_port(listener)), timeout=10)
+
+
+def _served_then_waiting(server, raw, first: socket.socket, second: socket.socket) -> None:
+    """The first connection answered; the second's request sent, the connection left waiting."""
+    first.sendall(raw.request_frame(1))
+    assert raw.recv_frame(first) == struct.pack(">i", 1)
+    second.sendall(raw.request_frame(2))
+    wait_until(lambda: server.read(lambda: server.server.connections_awaiting_slot) == 1, "the wait")
+
+
+def test_a_listener_over_its_own_max_connections_holds_up_only_its_own_connections(start_server, raw):
+    """listener.name.<listener>.max.connections (ListenerConnectionQuota): each of Kafka's
+    listeners has its own Acceptor, so a connection waiting for its listener's slot holds up no
+    other listener; it is taken up once one of its listener's connections closes."""
+    server = start_server(raw.echo_handler, **TWO_LISTENERS, listener_name_external_max_connections=1)
+    with _connect_to(server, "EXTERNAL") as held, _connect_to(server, "EXTERNAL") as waiting:
+        _served_then_waiting(server, raw, held, waiting)
+        with server.connect() as other_listener:
+            other_listener.sendall(raw.request_frame(3))
+            assert raw.recv_frame(other_listener) == struct.pack(">i", 3)
+        held.close()
+        assert raw.recv_frame(waiting) == struct.pack(">i", 2)
+
+
+def test_the_inter_broker_listener_is_spared_the_broker_wide_limit_and_rate(start_server, raw):
+    """ConnectionQuotas.protectedListener: beside other listeners, the inter-broker one (here
+    PLAINTEXT, security.inter.broker.protocol's) takes connections past max.connections and
+    max.connection.creation.rate, so that the cluster's own connections get through, within
+    its own limits (which default to the broker-wide values: here set above them)."""
+    server = start_server(raw.echo_handler, **TWO_LISTENERS, max_connections=1, max_connection_creation_rate=1,
+                          quota_window_num=2, listener_name_plaintext_max_connections=10,
+                          listener_name_plaintext_max_connection_creation_rate=100)
+    with _connect_to(server, "EXTERNAL") as held, _connect_to(server, "EXTERNAL") as waiting:
+        _served_then_waiting(server, raw, held, waiting)
+        inter_broker = [server.connect() for _ in range(3)]  # over the broker's count and rate
+        try:
+            for i, sock in enumerate(inter_broker):
+                sock.sendall(raw.request_frame(10 + i))
+                assert raw.recv_frame(sock) == struct.pack(">i", 10 + i)
+        finally:
+            for sock in inter_broker:
+                sock.close()
+        assert server.read(lambda: server.server.connections_awaiting_slot) == 1
+
+
+def test_a_listener_over_its_own_connection_rate_waits_while_the_others_accept(start_server, raw):
+    """listener.name.<listener>.max.connection.creation.rate: the listener's accepting waits
+    the throttle time ((2 - 1) / 1 * 1000 ms for the second connection in two one-second samples);
+    another listener's connections are taken up meanwhile."""
+    server = start_server(raw.echo_handler, **TWO_LISTENERS, quota_window_num=2,
+                          listener_name_external_max_connection_creation_rate=1)
+    with _connect_to(server, "EXTERNAL") as first, _connect_to(server, "EXTERNAL") as throttled:
+        _served_then_waiting(server, raw, first, throttled)
+        with server.connect() as other_listener:
+            other_listener.sendall(raw.request_frame(3))
+            assert raw.recv_frame(other_listener) == struct.pack(">i", 3)
+        assert server.read(lambda: server.server.connections_awaiting_slot) == 1
+        assert raw.recv_frame(throttled) == struct.pack(">i", 2)  # after its throttle time
+
+
 def test_a_connection_waiting_for_a_slot_is_closed_by_shutdown(start_server, raw):
     server = start_server(raw.echo_handler, max_connections=1)
     with server.connect() as held, server.connect() as waiting:
         held.sendall(raw.request_frame(1))
         raw.recv_frame(held)
         waiting.sendall(raw.request_frame(2))
-        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 1, "the wait")
+        wait_until(lambda: server.read(lambda: server.server.connections_awaiting_slot) == 1, "the wait")
         server.stop()
         raw.assert_closed_by_server(waiting)
 
@@ -829,7 +896,7 @@ def test_connection_limits_changed_at_run_time_apply_to_the_next_connections(sta
     over it and closes none of those open."""
     caplog.set_level(logging.INFO, logger=LOGGER)
     server = start_server(raw.echo_handler, max_connections=1)
-    static = server.read(lambda: {key: server.server.config[key] for key in server.server.reconfigurable_configs})
+    static = dict(server.server.config.values)  # typed values, as the controller hands them over
 
     def reconfigure(old, **changes):
         new = {**old, **{key.replace("_", "."): value for key, value in changes.items()}}
@@ -841,7 +908,7 @@ def test_connection_limits_changed_at_run_time_apply_to_the_next_connections(sta
         held.sendall(raw.request_frame(1))
         raw.recv_frame(held)
         waiting.sendall(raw.request_frame(2))
-        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 1, "the wait")
+        wait_until(lambda: server.read(lambda: server.server.connections_awaiting_slot) == 1, "the wait")
         config = reconfigure(static, max_connections=3)
         assert raw.recv_frame(waiting) == struct.pack(">i", 2)
         config = reconfigure(config, max_connections_per_ip=1)
@@ -870,7 +937,7 @@ def test_a_broker_connection_rate_set_at_run_time_meets_the_rate_measured_before
     """The broker's connection rate is measured while it is unbounded (Kafka's sensor records
     every connection), so a bound set later throttles at once when the rate so far is over it."""
     server = start_server(raw.echo_handler, quota_window_num=2)
-    static = server.read(lambda: {key: server.server.config[key] for key in server.server.reconfigurable_configs})
+    static = dict(server.server.config.values)  # typed values, as the controller hands them over
     for i in range(3):
         with server.connect() as sock:
             sock.sendall(raw.request_frame(i))
@@ -879,7 +946,7 @@ def test_a_broker_connection_rate_set_at_run_time_meets_the_rate_measured_before
     server.read(lambda: server.server.reconfigure(static, bounded))
     with server.connect() as throttled:
         throttled.sendall(raw.request_frame(9))
-        wait_until(lambda: server.read(lambda: len(server.server._awaiting_connection_slot)) == 1, "the wait")
+        wait_until(lambda: server.read(lambda: server.server.connections_awaiting_slot) == 1, "the wait")
         assert raw.recv_frame(throttled) == struct.pack(">i", 9)  # after its throttle time
 
 
