@@ -56,6 +56,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("advertised.listeners", "list", None),
     ConfigKey("controller.listener.names", "list", None),
     ConfigKey("inter.broker.listener.name", "string", None),
+    ConfigKey("security.inter.broker.protocol", "string", "PLAINTEXT", one_of(*SECURITY_PROTOCOLS)),
     ConfigKey("listener.security.protocol.map", "list", None),
     ConfigKey("controller.quorum.voters", "list", []),
     ConfigKey("controller.quorum.bootstrap.servers", "list", []),
@@ -432,11 +433,25 @@ class KafkaConfig:
                                   f"listeners only")
         require_group_coordinator_bounds(self.values)
         self.max_connections_per_ip_overrides = connections_per_ip_overrides(self.values)
-        # KafkaConfig.interBrokerListenerName: named, else security.inter.broker.protocol's (PLAINTEXT).
-        self.inter_broker_listener_name = (self.values["inter.broker.listener.name"] or "PLAINTEXT").upper()
+        self.inter_broker_listener_name = self._inter_broker_listener_name(protocols)
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))
+
+    def _inter_broker_listener_name(self, protocols: Mapping[str, str]) -> str:
+        """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol: the listener named, else the
+        one named after security.inter.broker.protocol; one of the two keys at most."""
+        named = self.values["inter.broker.listener.name"]
+        if named is None:
+            return self.values["security.inter.broker.protocol"]
+        if "security.inter.broker.protocol" in self.originals:
+            raise ConfigError("inter.broker.listener.name", named, "", "Only one of inter.broker.listener.name and "
+                              "security.inter.broker.protocol should be set.")
+        if named.upper() not in protocols:
+            raise ConfigError("inter.broker.listener.name", named, "",
+                              f"Listener with name {named.upper()} defined in inter.broker.listener.name not found "
+                              f"in listener.security.protocol.map.")
+        return named.upper()
 
     def _listener_security_protocols(self) -> dict[str, str]:
         """Listener name -> security protocol (AbstractKafkaConfig.effectiveListenerSecurityProtocolMap):

@@ -152,11 +152,26 @@ def test_listener_prefixed_connection_keys_are_typed_under_their_names():
     with pytest.raises(ConfigError, match="^Invalid value -1 for configuration "
                                           "listener.name.plaintext.max.connections: Value must be at least 0$"):
         KafkaConfig.from_sources(None, ["listener.name.plaintext.max.connections=-1"])
-    assert config.inter_broker_listener_name == "PLAINTEXT"
+
+
+def test_the_inter_broker_listener_is_named_or_follows_its_security_protocol():
+    """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol: inter.broker.listener.name, a
+    listener of the protocol map, else the listener named after security.inter.broker.protocol;
+    never both keys."""
+    assert KafkaConfig.from_sources(None, []).inter_broker_listener_name == "PLAINTEXT"
     named = KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,INTERNAL://127.0.0.1:2",
                                             "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
                                             "inter.broker.listener.name=internal"])
     assert named.inter_broker_listener_name == "INTERNAL"
+    with pytest.raises(ConfigError, match="^Only one of inter.broker.listener.name and security.inter.broker.protocol "
+                                          "should be set.$"):
+        KafkaConfig.from_sources(None, ["inter.broker.listener.name=PLAINTEXT", "security.inter.broker.protocol=SSL"])
+    with pytest.raises(ConfigError, match="Listener with name NOPE defined in inter.broker.listener.name not found"):
+        KafkaConfig.from_sources(None, ["inter.broker.listener.name=nope"])
+    with pytest.raises(ConfigError, match="security.inter.broker.protocol: String must be one of"):
+        KafkaConfig.from_sources(None, ["security.inter.broker.protocol=TLS"])
+    by_protocol = KafkaConfig.from_sources(None, ["security.inter.broker.protocol=SSL"])
+    assert by_protocol.inter_broker_listener_name == "SSL" and not by_protocol.unknown_keys
 
 
 def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():
