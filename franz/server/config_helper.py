@@ -25,12 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from franz.common.config_def import ConfigDef
+from franz.common.config_def import NO_DEFAULT, ConfigDef
 from franz.protocol.errors import Errors
 from franz.server import logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
+    BROKER_RECONFIGURABLE_KEYS,
     KafkaConfig,
     broker_key_definition,
     is_broker_reconfigurable,
@@ -110,25 +111,23 @@ def _topic_entries(controller: Controller, config: KafkaConfig, name: str, keys,
 
 
 def _broker_key_layers(controller: Controller, config: KafkaConfig, key: str) -> list[tuple[str, str | None, int]]:
-    """(name, value, source) of a broker key, highest rank first: a dynamic key's stored layers,
-    then the config file's, else its default. A listener-prefixed key has no default of its own:
-    its base key's layers follow (DynamicBrokerConfig.brokerConfigSynonyms)."""
-    definition = broker_key_definition(key)
-    assert definition is not None
-    layers: list[tuple[str, str | None, int]] = []
-    if is_broker_reconfigurable(key):  # dynamic: the stored layers rank first
-        dynamic = controller.dynamic_broker_configs
-        for resource, dynamic_source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
-                                         (CLUSTER_DEFAULT, DYNAMIC_DEFAULT_BROKER_CONFIG)):
-            if key in dynamic.get(resource, {}):
-                layers.append((key, render(definition.parse(dynamic[resource][key])), dynamic_source))
+    """(name, value, source) of a broker key, highest rank first (ConfigHelper.configSynonyms):
+    source by source (this broker's dynamic value, the cluster default's, the config file's, the
+    built-in default), each for the key and then, for a listener-prefixed key, its base key
+    (brokerConfigSynonyms); the layers ranking above the key's own first one are dropped."""
     prefixed = listener_connection_key(key)
-    if prefixed is None:
-        source = STATIC_BROKER_CONFIG if key in config.originals else DEFAULT_CONFIG
-        return layers + [(key, render(config.values.get(key)), source)]
-    if key in config.originals:
-        layers.append((key, render(config.values[key]), STATIC_BROKER_CONFIG))
-    return layers + _broker_key_layers(controller, config, prefixed[1])
+    names = [key] if prefixed is None else [key, prefixed[1]]
+    dynamic = controller.dynamic_broker_configs
+    layers: list[tuple[str, str | None, int]] = []
+    for resource, source in ((str(config.node_id), DYNAMIC_BROKER_CONFIG),
+                             (CLUSTER_DEFAULT, DYNAMIC_DEFAULT_BROKER_CONFIG)):
+        layers += [(name, render(broker_key_definition(name).parse(dynamic[resource][name])), source)
+                   for name in names if is_broker_reconfigurable(name) and name in dynamic.get(resource, {})]
+    layers += [(name, render(config.values[name]), STATIC_BROKER_CONFIG) for name in names if name in config.originals]
+    defaults = [(name, broker_key_definition(name).default) for name in names if listener_connection_key(name) is None]
+    layers += [(name, render(default), DEFAULT_CONFIG) for name, default in defaults if default is not NO_DEFAULT]
+    own = next(index for index, (name, _, _) in enumerate(layers) if name == key)
+    return layers[own:]
 
 
 def _listener_prefixed_keys(controller: Controller, config: KafkaConfig) -> list[str]:
@@ -145,7 +144,10 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
             continue
         layers = _broker_key_layers(controller, config, key)
         _, value, source = layers[0]
-        entries.append({"name": key, "value": value, "read_only": not is_broker_reconfigurable(key),
+        # DynamicBrokerConfig.AllDynamicConfigs names no listener-prefixed key: Kafka calls those
+        # read-only, though it takes them at run time.
+        read_only = key not in BROKER_RECONFIGURABLE_KEYS
+        entries.append({"name": key, "value": value, "read_only": read_only,
                         "config_source": source, "is_sensitive": False,
                         "config_type": CONFIG_TYPES[broker_key_definition(key).type], "documentation": None,
                         "synonyms": [{"name": n, "value": v, "source": src} for n, v, src in layers]

@@ -18,8 +18,10 @@
   (each of Kafka's listeners has its own Acceptor). The inter-broker listener,
   when there are others, is spared the broker-wide limit and rate.
 
-These keys are dynamic (SocketServer.reconfigure calls the update_* methods); a
-limit lowered under the connections open closes none of them.
+These keys are dynamic (SocketServer.reconfigure calls the update_* methods).
+A broker over max.connections, after the limit was lowered or through the
+protected listener, has the SocketServer close the least recently active
+connections of its other listeners (Kafka's Processor.closeExcessConnections).
 
 Rates are Kafka's Rate over `quota.window.num` samples of
 `quota.window.size.seconds` (client_quota_manager.SampledRate). A rate over its
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from franz.common.config_def import INT32_MAX, ConfigError
@@ -80,8 +82,11 @@ def resolve_overrides(per_ip_overrides: Mapping[str, int]) -> dict[str, int]:
 def listener_limits(values: Mapping[str, Any], listener: str) -> tuple[int, int]:
     """A listener's max.connections and max.connection.creation.rate in typed broker values:
     its own prefixed keys, else the broker-wide ones (valuesWithPrefixOverride)."""
-    max_connections, rate = (values[key] if values.get(listener_key(listener, key)) is None
-                             else values[listener_key(listener, key)] for key in LISTENER_CONNECTION_KEYS)
+    limits = []
+    for key in LISTENER_CONNECTION_KEYS:
+        own = values.get(listener_key(listener, key))
+        limits.append(values[key] if own is None else own)
+    max_connections, rate = limits
     return max_connections, rate
 
 
@@ -101,20 +106,24 @@ class ListenerConnectionQuota:
 class ConnectionQuotas:
     """The counts and rates a new connection is checked against; the SocketServer asks, in
     Kafka's order: a connection slot (slot_available), the broker's and the listener's rates
-    (record_connection), the IP's rate (record_ip_connection), then the IP's count (inc)."""
+    (record_connection), the IP's rate (record_ip_connection), then the IP's count (inc).
 
-    def __init__(self, config: KafkaConfig) -> None:
+    One instance covers the broker's listeners; the controller listeners, which Kafka serves
+    from the ControllerServer's own SocketServer, have another: their connections count in
+    neither the broker's total nor its listener count."""
+
+    def __init__(self, config: KafkaConfig, listeners: Sequence[str]) -> None:
         self.max_connections: int = config["max.connections"]
         self.max_per_ip: int = config["max.connections.per.ip"]
-        self._per_ip_overrides = resolve_overrides(config.max_connections_per_ip_overrides)
+        self._per_ip_overrides = resolve_overrides(config.max_connections_per_ip_overrides)  # by address
         self._samples: int = config["quota.window.num"]
         self._window_ms: int = config["quota.window.size.seconds"] * 1000
         self._max_throttle_ms = self._window_ms
         self.broker_rate_max: int = config["max.connection.creation.rate"]
         self._broker_rate = SampledRate(self._samples, self._window_ms)
         self.total = 0
-        self.listeners = {endpoint.listener_name: ListenerConnectionQuota(SampledRate(self._samples, self._window_ms))
-                          for endpoint in config.listeners}
+        self.listeners = {name: ListenerConnectionQuota(SampledRate(self._samples, self._window_ms))
+                          for name in listeners}
         self.update_listener_limits(config.values)
         self._inter_broker_listener = config.inter_broker_listener_name
         self.per_ip: dict[str, int] = {}
@@ -128,8 +137,9 @@ class ConnectionQuotas:
     def update_max_connections_per_ip(self, max_per_ip: int) -> None:
         self.max_per_ip = max_per_ip
 
-    def update_max_connections_per_ip_overrides(self, per_ip_overrides: Mapping[str, int]) -> None:
-        self._per_ip_overrides = resolve_overrides(per_ip_overrides)
+    def update_max_connections_per_ip_overrides(self, by_address: Mapping[str, int]) -> None:
+        """The overrides as resolve_overrides gives them."""
+        self._per_ip_overrides = dict(by_address)
 
     def update_broker_max_connections(self, max_connections: int) -> None:
         self.max_connections = max_connections
@@ -146,10 +156,15 @@ class ConnectionQuotas:
 
     # -- counts -----------------------------------------------------------------
 
-    def _protected(self, listener: str) -> bool:
+    def is_protected(self, listener: str) -> bool:
         """The inter-broker listener, beside others, is spared the broker-wide limit and rate,
         so that the cluster's own connections get through (ConnectionQuotas.protectedListener)."""
         return listener == self._inter_broker_listener and len(self.listeners) > 1
+
+    def excess(self) -> int:
+        """How many connections over max.connections the broker has (ConnectionQuotas
+        .maxConnectionsExceeded); only a protected listener or a lowered limit makes it positive."""
+        return max(self.total - self.max_connections, 0)
 
     def slot_available(self, listener: str) -> bool:
         """ConnectionQuotas.connectionSlotAvailable: under the listener's max.connections, and
@@ -157,7 +172,7 @@ class ConnectionQuotas:
         quota = self.listeners[listener]
         if quota.count >= quota.max_connections:
             return False
-        return self._protected(listener) or self.total < self.max_connections
+        return self.is_protected(listener) or self.total < self.max_connections
 
     def inc(self, listener: str, ip: str) -> str | None:
         """Count a connection from `ip` on `listener`, or say why it is refused
@@ -191,6 +206,8 @@ class ConnectionQuotas:
         observed = rate.measure(now_ms)
         if observed <= bound:
             return 0
+        if bound <= 0:  # QuotaUtils.throttleTime is infinite there: bounded as any other
+            return self._max_throttle_ms
         return min(round((observed - bound) / bound * rate.window_size_ms(now_ms)), self._max_throttle_ms)
 
     def record_connection(self, listener: str, now_ms: int) -> int:
@@ -198,7 +215,7 @@ class ConnectionQuotas:
         listener's, measured when unbounded too so that a bound set later meets the rate so far;
         how long the listener's accepting must wait, the longer of the two (0: not)."""
         throttle_ms = 0
-        if not self._protected(listener):
+        if not self.is_protected(listener):
             self._broker_rate.record(1.0, now_ms)
             throttle_ms = self._throttle_ms(self._broker_rate, self.broker_rate_max, now_ms)
         quota = self.listeners[listener]
@@ -222,7 +239,7 @@ class ConnectionQuotas:
         throttle_ms = self._throttle_ms(rate, quota, now_ms)
         if throttle_ms > 0:  # ConnectionQuotas.unrecordListenerConnection
             rate.record(-1.0, now_ms)
-            if not self._protected(listener):
+            if not self.is_protected(listener):
                 self._broker_rate.record(-1.0, now_ms)
             self.listeners[listener].rate.record(-1.0, now_ms)
         return throttle_ms

@@ -730,7 +730,8 @@ class Controller:
     async def alter_broker_configs(self, resource_name: str, operations: list[tuple[str, int, str | None]],
                                    validate_only: bool, replace_all: bool = False) -> None:
         """IncrementalAlterConfigs on a broker (resource name = node id) or on the cluster
-        default (empty name): only the log configs are dynamic. replace_all as for topics."""
+        default (empty name), of the keys a running broker can change (is_broker_reconfigurable,
+        and the log configs' synonyms). replace_all as for topics."""
         async with self._storing:
             if resource_name not in (CLUSTER_DEFAULT, str(self.config.node_id)):
                 raise ApiError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {self.config.node_id} or empty "
@@ -749,24 +750,26 @@ class Controller:
                                    f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
             configs = apply_operations(current, operations, BROKER_SYNONYMS.__getitem__,
                                        lambda key: _static_default_text(BROKER_SYNONYMS[key]))
+            # A value that does not parse, or that the broker would refuse at startup, is
+            # INVALID_REQUEST: ConfigAdminManager.validateBrokerConfigChange turns every failure of
+            # DynamicBrokerConfig.validate into an InvalidRequestException (KAFKA-13609).
             for key, value in configs.items():  # named by the broker key the operator used
                 definition = (TOPIC_CONFIG_DEF.keys[BROKER_SYNONYMS[key]] if key in BROKER_SYNONYMS
                               else broker_key_definition(key))
                 try:
                     definition.parse(value)
                 except ConfigError as exc:
-                    raise ApiError(Errors.INVALID_CONFIG, str(ConfigError(key, value, exc.reason))) from None
+                    raise ApiError(Errors.INVALID_REQUEST, str(ConfigError(key, value, exc.reason))) from None
             proposed = {**self.dynamic_broker_configs, resource_name: configs}
-            # A proposed value must pass what the broker checks at startup (GroupCoordinatorConfig).
             try:
                 require_group_coordinator_bounds(self._broker_values(GROUP_COORDINATOR_RECONFIGURABLE_KEYS, proposed))
             except ConfigError as exc:
-                raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+                raise ApiError(Errors.INVALID_REQUEST, str(exc)) from None
             merged = self._merged_broker_defaults(proposed)
             try:
                 LogConfig.from_props({}, merged)
             except ConfigError as exc:
-                raise ApiError(Errors.INVALID_CONFIG, str(exc)) from None
+                raise ApiError(Errors.INVALID_REQUEST, str(exc)) from None
             cleaner = self.log_manager.cleaner
             old_cleaner_config, new_cleaner_config = self.cleaner_config(), self.cleaner_config(proposed)
             if new_cleaner_config != old_cleaner_config:

@@ -159,6 +159,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         # broker's connection rate already.
         self._waiting = False
         self.rate_counted = False
+        self.arrival = 0  # the server's count of connections when this one arrived (its place in line)
         self._closing = False
         self._eof = False
         self.last_active_ns = 0

@@ -419,6 +419,8 @@ class KafkaConfig:
         self.log_config = LogConfig.from_props({}, self._log_config_props())
         self.cleaner_config = self._cleaner_config()
         self.listeners = [Endpoint.parse("listeners", text) for text in self.values["listeners"]]
+        self.controller_listener_names = [name.strip().upper()
+                                          for name in self.values["controller.listener.names"] or ()]
         if not self.listeners:
             raise ConfigError("listeners", self.originals.get("listeners"), "At least one listener is required")
         protocols = self._listener_security_protocols()
@@ -437,6 +439,13 @@ class KafkaConfig:
         advertised = self.values["advertised.listeners"]
         self.advertised_listeners = ([Endpoint.parse("advertised.listeners", text) for text in advertised]
                                      if advertised else list(self.listeners))
+        broker_advertised = [endpoint.listener_name for endpoint in self.advertised_listeners
+                             if endpoint.listener_name not in self.controller_listener_names]
+        if self.inter_broker_listener_name not in broker_advertised:
+            _require_failed("inter.broker.listener.name", self.inter_broker_listener_name,
+                            "inter.broker.listener.name must be a listener name defined in advertised.listeners. "
+                            "The valid options based on currently configured listeners are "
+                            + ",".join(broker_advertised))
 
     def _inter_broker_listener_name(self, protocols: Mapping[str, str]) -> str:
         """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol: the listener named, else the
@@ -470,7 +479,7 @@ class KafkaConfig:
                                   f"Unknown security protocol {protocol.strip()}")
             protocols[name.strip().upper()] = protocol.strip().upper()
         if configured is None:
-            controllers = [name.strip().upper() for name in self.values["controller.listener.names"] or ()]
+            controllers = self.controller_listener_names
             named = controllers + [e.listener_name for e in self.listeners]
             if not any(name in SECURITY_PROTOCOLS and name != "PLAINTEXT" for name in named):
                 protocols.update(dict.fromkeys(controllers, "PLAINTEXT"))

@@ -183,7 +183,8 @@ class KafkaServer:
         controller.topic_deletion_preparers.append(self.apis.alter_log_dirs.before_topic_deletion)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version)
-        client_quotas.add_manager(self.socket_server.connection_quotas)
+        for connection_quotas in self.socket_server.all_connection_quotas:  # IP connection rates
+            client_quotas.add_manager(connection_quotas)
         controller.add_broker_reconfigurable(self.socket_server)  # with the stored connection limits
         self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)
         self.socket_server.request_completed = self.metrics.request_metrics.update

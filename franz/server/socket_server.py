@@ -16,9 +16,11 @@ Invariants and limits:
   ConnectionQuotas.inc and accepts nothing meanwhile. Waiting connections are
   taken up in arrival order; past `socket.listen.backlog.size` of them on a
   listener (the kernel's backlog, which holds Kafka's) one is closed with one
-  log line. Then
-  one over its IP's `connection_creation_rate` is closed unread after its
-  throttle time, and one over `max.connections.per.ip` at once, with one log line.
+  log line. Then one over its IP's `connection_creation_rate` is closed unread
+  after its throttle time, and one over `max.connections.per.ip` at once, with
+  one log line. A broker over `max.connections` (a lowered limit, or the
+  inter-broker listener's connections, which it spares) closes the least
+  recently active connections of its other listeners.
 - At most `queued.max.requests` requests hold a slot in the whole broker: read
   and not yet answered, handed to a waiting handler (a Produce excepted) or
   sending their answer, as Kafka's request queue holds them (KafkaChannel). A
@@ -99,7 +101,16 @@ class SocketServer:
         self.request_completed: Callable[[Request, int], None] = _ignore_completed
         self.queued_requests_max: int = config["queued.max.requests"]
         self.idle_ms: int = config["connections.max.idle.ms"]
-        self.connection_quotas = ConnectionQuotas(config)
+        # The broker's listeners' quotas, and the controller listeners' own (Kafka's ControllerServer
+        # has a SocketServer of its own): each listener is counted in one of them.
+        names = [endpoint.listener_name for endpoint in config.listeners]
+        controller = [name for name in names if name in config.controller_listener_names]
+        self.connection_quotas = ConnectionQuotas(config, [name for name in names if name not in controller])
+        self._quotas_of = dict.fromkeys(self.connection_quotas.listeners, self.connection_quotas)
+        if controller:
+            self._quotas_of.update(dict.fromkeys(controller, ConnectionQuotas(config, controller)))
+        self._resolved_overrides: tuple[dict[str, int], dict[str, int]] | None = None  # see reconfigure
+        self._arrivals = 0
         # the keys of Kafka's SocketServer and of each listener's ListenerConnectionQuota
         self.reconfigurable_configs = SOCKET_SERVER_RECONFIGURABLE_KEYS + tuple(
             listener_key(endpoint.listener_name, key)
@@ -248,6 +259,11 @@ class SocketServer:
         return sock
 
     @property
+    def all_connection_quotas(self) -> list[ConnectionQuotas]:
+        """The broker's listeners' quotas, then the controller listeners' if any."""
+        return list(dict.fromkeys(self._quotas_of.values()))
+
+    @property
     def connections_awaiting_slot(self) -> int:
         return sum(len(waiting) for waiting in self._awaiting_connection_slot.values())
 
@@ -257,23 +273,26 @@ class SocketServer:
         socket accepted, and accepts no other meanwhile: the kernel's backlog holds them). Past
         socket.listen.backlog.size waiting, where the kernel would refuse it, it is closed."""
         listener = conn.listener_name
+        self._arrivals += 1
+        conn.arrival = self._arrivals
         waiting = self._awaiting_connection_slot[listener]
         if not waiting and self._may_take_up(listener) and self._take_up(conn):
             return
         conn.wait_unread()
         if waiting and len(waiting) >= self.listen_backlog:
-            quota = self.connection_quotas.listeners[listener]
+            quotas = self._quotas_of[listener]
+            quota = quotas.listeners[listener]
             logger.info("Rejected connection from %s, %d connections wait already (socket.listen.backlog.size) "
                         "on listener %s, for max.connections (listener %d, broker %d) or "
                         "max.connection.creation.rate (listener %d, broker %d).", conn.client_address[0],
-                        self.listen_backlog, listener, quota.max_connections, self.connection_quotas.max_connections,
-                        quota.rate_max, self.connection_quotas.broker_rate_max)
+                        self.listen_backlog, listener, quota.max_connections, quotas.max_connections,
+                        quota.rate_max, quotas.broker_rate_max)
             conn.refuse()
             return
         waiting.append(conn)
 
     def _may_take_up(self, listener: str) -> bool:
-        return (self.connection_quotas.slot_available(listener)
+        return (self._quotas_of[listener].slot_available(listener)
                 and self._loop.time() >= self._accept_blocked_until[listener])
 
     def _take_up(self, conn: KafkaChannel) -> bool:
@@ -281,7 +300,8 @@ class SocketServer:
         the IP's rate, then the IP's count. False when a rate makes this connection (counted)
         and every one after it on its listener wait; else it is taken up, or closed (at once,
         or after its IP's throttle time)."""
-        quotas, listener = self.connection_quotas, conn.listener_name
+        listener = conn.listener_name
+        quotas = self._quotas_of[listener]
         now_ms = time.monotonic_ns() // 1_000_000
         if not conn.rate_counted:
             conn.rate_counted = True
@@ -301,8 +321,32 @@ class SocketServer:
             logger.info("Rejected connection from %s, %s", ip, reason)
             conn.refuse()
             return True
-        conn.take_up()
+        try:
+            conn.take_up()
+        except OSError as exc:  # configuring the socket failed: uncounted and closed (Acceptor.accept)
+            quotas.dec(listener, ip)
+            logger.info("Closing connection from %s: configuring its socket failed: %r", ip, exc)
+            conn.abort()
+            return True
+        if quotas.is_protected(listener) and quotas.excess():
+            self._close_excess_connections(quotas)
         return True
+
+    def _close_excess_connections(self, quotas: ConnectionQuotas) -> None:
+        """Processor.closeExcessConnections: while the broker has more connections than
+        max.connections, close the least recently active ones of its unprotected listeners."""
+        excess = quotas.excess()
+        for conn in list(self._connections):  # least recently active first
+            if excess <= 0:
+                return
+            listener = conn.listener_name
+            if self._quotas_of[listener] is not quotas or quotas.is_protected(listener):
+                continue
+            excess -= 1  # closing already, or now: it is uncounted once its transport is gone
+            if not conn.is_closing():
+                logger.info("Closing connection %s: the broker has more than max.connections (%d) connections",
+                            conn.connection_id, quotas.max_connections)
+                conn.abort()
 
     def _forget_awaiting(self, conn: KafkaChannel) -> None:
         try:
@@ -311,24 +355,32 @@ class SocketServer:
             pass
 
     def _admit_awaiting(self) -> None:
-        """Take up connections that waited, oldest first on each listener, while they may be
-        (a slot freed anywhere may be the broker-wide one every listener waits for)."""
-        for listener, waiting in self._awaiting_connection_slot.items():
-            while waiting and self._may_take_up(listener) and not self._shutting_down:
-                conn = waiting.popleft()  # before taking it up, which may close a connection and come back here
-                if conn.is_closing():
-                    continue
-                if not self._take_up(conn):
-                    waiting.appendleft(conn)
-                    break
+        """Take up connections that waited while they may be, the one that arrived first among
+        the listeners that may take one next: a slot freed anywhere may be the broker-wide one
+        several listeners wait for, and none goes first by its name."""
+        while not self._shutting_down:
+            heads = [waiting for listener, waiting in self._awaiting_connection_slot.items()
+                     if waiting and self._may_take_up(listener)]
+            if not heads:
+                return
+            waiting = min(heads, key=lambda queue: queue[0].arrival)
+            conn = waiting.popleft()  # before taking it up, which may close a connection and come back here
+            if conn.is_closing():
+                continue
+            if not self._take_up(conn):
+                waiting.appendleft(conn)  # its listener now waits out a rate: no longer a head
 
     # -- dynamic connection limits (Kafka's SocketServer as a BrokerReconfigurable) -------
 
     def validate_reconfiguration(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        """ConfigError for values KafkaConfig or a listener's quota would refuse, and for an
-        override whose host does not resolve (Kafka would take it and fail applying it)."""
-        resolve_overrides(connections_per_ip_overrides(new))
-        for listener in self.connection_quotas.listeners:
+        """ConfigError for values KafkaConfig or a listener's quota would refuse, and for a new
+        override whose host does not resolve (Kafka would take it and fail applying it); the
+        addresses resolved are kept for reconfigure, so that it neither resolves on the loop
+        nor fails half-way."""
+        overrides = connections_per_ip_overrides(new)
+        if overrides != connections_per_ip_overrides(old):
+            self._resolved_overrides = (overrides, resolve_overrides(overrides))
+        for listener in self._quotas_of:
             # ListenerConnectionQuota.validateReconfiguration, when the listener's values change
             before, after = listener_limits(old, listener), listener_limits(new, listener)
             if before == after:
@@ -338,23 +390,28 @@ class SocketServer:
                     raise ConfigError(key, value, "", f"Invalid dynamic configuration: Invalid {key} {value}")
 
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        """Put validated values in force. A raised limit lets waiting connections in at once; a
-        lowered one closes no open connection, as in Kafka."""
-        quotas = self.connection_quotas
-        if new["max.connections.per.ip"] != old["max.connections.per.ip"]:
-            logger.info("Updating maxConnectionsPerIp: %d", new["max.connections.per.ip"])
-            quotas.update_max_connections_per_ip(new["max.connections.per.ip"])
+        """Put values validated by validate_reconfiguration in force. A raised limit lets waiting
+        connections in at once; a lowered max.connections closes the excess connections, the
+        least recently active first (Processor.closeExcessConnections)."""
         overrides = connections_per_ip_overrides(new)
-        if overrides != connections_per_ip_overrides(old):
+        changed_overrides = overrides != connections_per_ip_overrides(old)
+        if changed_overrides:
+            assert self._resolved_overrides is not None and self._resolved_overrides[0] == overrides, "not validated"
             logger.info("Updating maxConnectionsPerIpOverrides: %s", ",".join(f"{k}={v}" for k, v in overrides.items()))
-            quotas.update_max_connections_per_ip_overrides(overrides)
-        if new["max.connections"] != old["max.connections"]:
-            logger.info("Updating broker-wide maxConnections: %d", new["max.connections"])
+        for key, words in (("max.connections.per.ip", "maxConnectionsPerIp"),
+                           ("max.connections", "broker-wide maxConnections"),
+                           ("max.connection.creation.rate", "broker-wide maxConnectionCreationRate")):
+            if new[key] != old[key]:
+                logger.info("Updating %s: %d", words, new[key])
+        for quotas in self.all_connection_quotas:
+            quotas.update_max_connections_per_ip(new["max.connections.per.ip"])
+            if changed_overrides:
+                quotas.update_max_connections_per_ip_overrides(self._resolved_overrides[1])
             quotas.update_broker_max_connections(new["max.connections"])
-        if new["max.connection.creation.rate"] != old["max.connection.creation.rate"]:
-            logger.info("Updating broker-wide maxConnectionCreationRate: %d", new["max.connection.creation.rate"])
             quotas.update_broker_max_connection_rate(new["max.connection.creation.rate"])
-        quotas.update_listener_limits(new)
+            quotas.update_listener_limits(new)
+            if quotas.excess():
+                self._close_excess_connections(quotas)
         if self.connections_awaiting_slot:
             self._admit_awaiting()
 
@@ -371,7 +428,7 @@ class SocketServer:
             del self._connections[conn]
             for listener in self.close_listeners:
                 listener(conn.connection_id)
-            self.connection_quotas.dec(conn.listener_name, conn.client_address[0])
+            self._quotas_of[conn.listener_name].dec(conn.listener_name, conn.client_address[0])
             if self.connections_awaiting_slot:
                 self._admit_awaiting()
 

@@ -14,7 +14,7 @@ L = "PLAINTEXT"  # the embedded default's one listener
 
 def _quotas(**overrides: str) -> ConnectionQuotas:
     config = KafkaConfig.from_sources(None, [f"{key.replace('_', '.')}={value}" for key, value in overrides.items()])
-    return ConnectionQuotas(config)
+    return ConnectionQuotas(config, [e.listener_name for e in config.listeners])
 
 
 def test_the_broker_rate_throttles_past_its_quota_by_kafkas_formula():
@@ -75,3 +75,9 @@ def test_the_inter_broker_listener_counts_in_its_own_rate_only():
     assert [quotas.record_connection("PLAINTEXT", 0) for _ in range(3)] == [0, 0, 500]  # its own 2/s
     assert quotas.record_connection("EXTERNAL", 0) == 0  # the broker's rate had none of them
     assert quotas.record_connection("EXTERNAL", 0) == 1000
+
+
+def test_a_rate_of_zero_throttles_by_one_window():
+    """A bound of 0 makes QuotaUtils.throttleTime infinite; Kafka bounds it by one quota window."""
+    quotas = _quotas(max_connection_creation_rate=0, quota_window_num=2)
+    assert quotas.record_connection(L, 0) == 1000

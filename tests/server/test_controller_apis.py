@@ -319,6 +319,7 @@ def test_dynamic_connection_limits_apply_at_once_refuse_what_kafka_refuses_and_s
             ((("max.connections.per.ip", "0"),), "requirement failed: max.connections.per.ip can be set to zero only "
                                                  "if max.connections.per.ip.overrides property is set."),
             ((("max.connections", "0"),), "Invalid max.connections 0"),
+            ((("max.connections", "-1"),), "Invalid value -1 for configuration max.connections"),
             ((("max.connections.per.ip.overrides", "no-such-host.invalid:3"),), "max.connections.per.ip.overrides"),
             ((("max.connections.per.ip.overrides", "127.0.0.1"),), "max.connections.per.ip.overrides")):
         code, text = alter(*configs)
@@ -340,7 +341,8 @@ def test_dynamic_connection_limits_apply_at_once_refuse_what_kafka_refuses_and_s
 def test_a_listeners_own_max_connections_is_dynamic_and_described_with_its_base_key(broker):
     """kafka-configs --add-config listener.name.plaintext.max.connections=2: the listener's third
     connection waits, unread, until one of the two closes (ListenerConnectionQuota, reconfigured);
-    DescribeConfigs shows the key, read-write, with max.connections as its synonym."""
+    DescribeConfigs shows the key with max.connections as its synonym, and read-only as Kafka does
+    (DynamicBrokerConfig.AllDynamicConfigs names base keys only)."""
     with RawClient(broker.bootstrap) as client:
         def alter(value: str) -> dict:
             return client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
@@ -356,8 +358,7 @@ def test_a_listeners_own_max_connections_is_dynamic_and_described_with_its_base_
                 "listener.name.plaintext.max.connections"]}], "include_synonyms": True,
             "include_documentation": False})
         entry, = answer["results"][0]["configs"]
-        # DYNAMIC_DEFAULT_BROKER_CONFIG, read-write
-        assert (entry["value"], entry["config_source"], entry["read_only"]) == ("2", 3, False)
+        assert (entry["value"], entry["config_source"], entry["read_only"]) == ("2", 3, True)  # DYNAMIC_DEFAULT
         assert [(s["name"], s["source"]) for s in entry["synonyms"]] == [
             ("listener.name.plaintext.max.connections", 3), ("max.connections", 5)]  # DEFAULT_CONFIG
         with RawClient(broker.bootstrap), RawClient(broker.bootstrap) as third:  # the second, and a third
@@ -369,6 +370,29 @@ def test_a_listeners_own_max_connections_is_dynamic_and_described_with_its_base_
             third.sock.settimeout(TIMEOUT_S)
             client.close()
             assert third.receive_frame() is not None  # taken up once a slot freed
+
+
+def test_a_listener_prefixed_key_is_described_with_the_synonyms_kafka_lists(broker_factory):
+    """ConfigHelper.configSynonyms: the layers source by source, each for the key then its base
+    key, without those ranking above the key's own first layer. A static prefixed value ranks
+    above a dynamic base one, as valuesWithPrefixOverride applies it."""
+    broker = broker_factory({"listener.name.plaintext.max.connections": "5"})
+    with RawClient(broker.bootstrap) as client:
+        altered = client.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": 4, "resource_name": "1", "configs": [
+                {"name": "max.connections", "config_operation": 0, "value": "7"}]}]})
+        assert altered["responses"][0]["error_code"] == Errors.NONE
+        answer = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 4, "resource_name": "1", "configuration_keys": [
+                "listener.name.plaintext.max.connections", "max.connections"]}], "include_synonyms": True,
+            "include_documentation": False})
+    described = {entry["name"]: (entry["value"], entry["config_source"],
+                                 [(s["name"], s["value"], s["source"]) for s in entry["synonyms"]])
+                 for entry in answer["results"][0]["configs"]}
+    assert described == {  # 2 DYNAMIC_BROKER_CONFIG, 4 STATIC_BROKER_CONFIG, 5 DEFAULT_CONFIG
+        "listener.name.plaintext.max.connections": ("5", 4, [("listener.name.plaintext.max.connections", "5", 4),
+                                                            ("max.connections", "2147483647", 5)]),
+        "max.connections": ("7", 2, [("max.connections", "7", 2), ("max.connections", "2147483647", 5)])}
 
 
 def test_transaction_verification_can_be_turned_off_and_on_at_run_time(broker):

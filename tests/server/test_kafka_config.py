@@ -157,7 +157,7 @@ def test_listener_prefixed_connection_keys_are_typed_under_their_names():
 def test_the_inter_broker_listener_is_named_or_follows_its_security_protocol():
     """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol: inter.broker.listener.name, a
     listener of the protocol map, else the listener named after security.inter.broker.protocol;
-    never both keys."""
+    never both keys; and it must be a broker listener advertised (KafkaConfig.validateValues)."""
     assert KafkaConfig.from_sources(None, []).inter_broker_listener_name == "PLAINTEXT"
     named = KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,INTERNAL://127.0.0.1:2",
                                             "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
@@ -170,15 +170,21 @@ def test_the_inter_broker_listener_is_named_or_follows_its_security_protocol():
         KafkaConfig.from_sources(None, ["inter.broker.listener.name=nope"])
     with pytest.raises(ConfigError, match="security.inter.broker.protocol: String must be one of"):
         KafkaConfig.from_sources(None, ["security.inter.broker.protocol=TLS"])
-    by_protocol = KafkaConfig.from_sources(None, ["security.inter.broker.protocol=SSL"])
-    assert by_protocol.inter_broker_listener_name == "SSL" and not by_protocol.unknown_keys
+    with pytest.raises(ConfigError, match="^requirement failed: inter.broker.listener.name must be a listener name "
+                                          "defined in advertised.listeners. The valid options based on currently "
+                                          "configured listeners are PLAINTEXT$"):
+        KafkaConfig.from_sources(None, ["security.inter.broker.protocol=SSL"])
+    with pytest.raises(ConfigError, match="configured listeners are PLAINTEXT$"):  # a controller listener is none
+        KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2",
+                                        "controller.listener.names=CONTROLLER",
+                                        "inter.broker.listener.name=CONTROLLER"])
 
 
 def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():
     with pytest.raises(ConfigError, match="^No security protocol defined for listener FOO$") as refused:
         KafkaConfig.from_sources(None, ["listeners=FOO://127.0.0.1:9999"])
     assert refused.value.key == "listeners"
-    mapped = KafkaConfig.from_sources(None, ["listeners=FOO://127.0.0.1:9999",
+    mapped = KafkaConfig.from_sources(None, ["listeners=FOO://127.0.0.1:9999", "inter.broker.listener.name=FOO",
                                              "listener.security.protocol.map=FOO:PLAINTEXT"])
     assert mapped.listeners == [Endpoint("FOO", "127.0.0.1", 9999)]
     # unset map: the controller listeners are PLAINTEXT (effectiveListenerSecurityProtocolMap)

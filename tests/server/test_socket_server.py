@@ -817,7 +817,9 @@ def test_the_inter_broker_listener_is_spared_the_broker_wide_limit_and_rate(star
     """ConnectionQuotas.protectedListener: beside other listeners, the inter-broker one (here
     PLAINTEXT, security.inter.broker.protocol's) takes connections past max.connections and
     max.connection.creation.rate, so that the cluster's own connections get through, within
-    its own limits (which default to the broker-wide values: here set above them)."""
+    its own limits (which default to the broker-wide values: here set above them). The broker
+    then has more than max.connections, so the other listener's connection is closed
+    (Processor.closeExcessConnections)."""
     server = start_server(raw.echo_handler, **TWO_LISTENERS, max_connections=1, max_connection_creation_rate=1,
                           quota_window_num=2, listener_name_plaintext_max_connections=10,
                           listener_name_plaintext_max_connection_creation_rate=100)
@@ -832,6 +834,65 @@ def test_the_inter_broker_listener_is_spared_the_broker_wide_limit_and_rate(star
             for sock in inter_broker:
                 sock.close()
         assert server.read(lambda: server.server.connections_awaiting_slot) == 1
+        raw.assert_closed_by_server(held)
+
+
+def test_a_lowered_max_connections_closes_the_least_recently_active_connections(start_server, raw, caplog):
+    """Processor.closeExcessConnections: over max.connections after it was lowered, the broker
+    closes connections, the least recently active first, until it is within the limit."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = start_server(raw.echo_handler)
+    static = dict(server.server.config.values)
+    socks = [server.connect() for _ in range(3)]
+    try:
+        for i in (1, 0, 2):  # the second connection is the least recently active, then the first
+            socks[i].sendall(raw.request_frame(i))
+            assert raw.recv_frame(socks[i]) == struct.pack(">i", i)
+        lowered = {**static, "max.connections": 1}
+        server.read(lambda: server.server.validate_reconfiguration(static, lowered))
+        server.read(lambda: server.server.reconfigure(static, lowered))
+        raw.assert_closed_by_server(socks[1])
+        raw.assert_closed_by_server(socks[0])
+        socks[2].sendall(raw.request_frame(9))
+        assert raw.recv_frame(socks[2]) == struct.pack(">i", 9)
+    finally:
+        for sock in socks:
+            sock.close()
+    closing = [line for line in log_lines(caplog) if "more than max.connections (1)" in line]
+    assert len(closing) == 2
+
+
+def test_controller_listeners_are_counted_apart_from_the_brokers(start_server, raw):
+    """Kafka serves controller.listener.names from the ControllerServer's own SocketServer: their
+    connections count in neither the broker's total nor its listeners, and they make the
+    inter-broker listener no listener among others (so not protected)."""
+    server = start_server(raw.echo_handler, listeners="PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+                          controller_listener_names="CONTROLLER", max_connections=1)
+    with server.connect() as held, server.connect() as waiting, _connect_to(server, "CONTROLLER") as controller:
+        _served_then_waiting(server, raw, held, waiting)  # PLAINTEXT is not spared the limit
+        controller.sendall(raw.request_frame(3))  # the controller's own count: one of one
+        assert raw.recv_frame(controller) == struct.pack(">i", 3)
+        held.close()
+        assert raw.recv_frame(waiting) == struct.pack(">i", 2)
+
+
+def test_connections_waiting_on_several_listeners_are_taken_up_in_arrival_order(start_server, raw):
+    """When a broker-wide slot frees, every listener waiting for one may take it (Kafka's
+    notifyAll): franz takes up the connection that arrived first, whichever its listener."""
+    server = start_server(raw.echo_handler, listeners="PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0,"
+                          "INTERNAL://127.0.0.1:0", inter_broker_listener_name="INTERNAL",
+                          listener_security_protocol_map="PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT,INTERNAL:PLAINTEXT",
+                          max_connections=1)
+    with server.connect() as held, _connect_to(server, "OTHER") as first_waiting:
+        _served_then_waiting(server, raw, held, first_waiting)
+        with server.connect() as second_waiting:  # on the listener named first
+            second_waiting.sendall(raw.request_frame(3))
+            wait_until(lambda: server.read(lambda: server.server.connections_awaiting_slot) == 2, "the waits")
+            held.close()
+            assert raw.recv_frame(first_waiting) == struct.pack(">i", 2)
+            assert server.read(lambda: server.server.connections_awaiting_slot) == 1
+            first_waiting.close()
+            assert raw.recv_frame(second_waiting) == struct.pack(">i", 3)
 
 
 def test_a_listener_over_its_own_connection_rate_waits_while_the_others_accept(start_server, raw):
