@@ -51,6 +51,13 @@ class MessageDecodeError(ValueError):
     """A message body that does not parse under its schema version."""
 
 
+def java_int(value: int) -> int:
+    """A varint's value as Kafka's readers hold it (ByteUtils.readUnsignedVarint returns an int):
+    the low 32 bits, signed."""
+    value &= 0xFFFFFFFF
+    return value - 0x100000000 if value > 0x7FFFFFFF else value
+
+
 def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
     byte = buf[pos]
     if byte < 0x80:
@@ -111,7 +118,7 @@ def _append_records(value: Any, chunks: list) -> bytearray:
 
 
 _RUNTIME: Final = {
-    "_uv": read_uvarint, "_uvb": uvarint_bytes, "_fail": _fail, "_I8": _I8, "_I16": _I16,
+    "_uv": read_uvarint, "_uvb": uvarint_bytes, "_jint": java_int, "_fail": _fail, "_I8": _I8, "_I16": _I16,
     "_I32": _I32, "_region_size": _region_size, "_append_records": _append_records,
     "_struct": struct,
 }
@@ -178,7 +185,8 @@ class _Generator:
             body.extend(self._read_value(field, f"d[{field.name!r}]", "    "))
         self._flush_fixed_read(run, body)
         if self.flexible:
-            body.extend(self._read_tags([f for f in present if f.tag is not None]))
+            other_versions = sorted({f.tag for f in fields if f.tag is not None and not f.present_in(self.version)})
+            body.extend(self._read_tags([f for f in present if f.tag is not None], other_versions))
         body.append("    return d, pos")
         name = self._name("_dec")
         self.lines.append(f"def {name}(buf, pos):")
@@ -283,20 +291,27 @@ class _Generator:
             out.append(f"{indent}    {target} = items")
         return out
 
-    def _read_tags(self, tagged: list[Field]) -> list[str]:
-        out = ["    nt, pos = _uv(buf, pos)", "    for _ in range(nt):",
+    def _read_tags(self, tagged: list[Field], other_versions: list[int]) -> list[str]:
+        """Kafka's generated readers: the count, tags and sizes are Java ints (a count of 2^31 or
+        more reads no field); a known field is read by its own encoding, its size unused; a tag
+        the struct has in other versions only is refused; any other tag is skipped by its size."""
+        out = ["    nt, pos = _uv(buf, pos)", "    for _ in range(_jint(nt)):",
                "        tag, pos = _uv(buf, pos)", "        size, pos = _uv(buf, pos)",
-               "        end = pos + size",
-               "        if end > len(buf): _fail('tagged field runs past the end')"]
+               "        tag, size = _jint(tag), _jint(size)"]
         keyword = "if"
         for field in sorted(tagged, key=lambda f: f.tag):
             out.append(f"        {keyword} tag == {field.tag}:")
-            # Bound the field's reader by the tagged field's own size.
-            out.append("            buf, buf_outer = memoryview(buf)[:end], buf")
             out.extend(self._read_value(field, f"d[{field.name!r}]", "            "))
-            out.append("            buf = buf_outer")
             keyword = "elif"
-        out.append("        pos = end")
+        if other_versions:
+            out.append(f"        {keyword} tag in {tuple(other_versions)!r}:")
+            out.append(f"            _fail(f'Tag {{tag}} is not valid for version {self.version}')")
+            keyword = "elif"
+        indent = "        " if keyword == "if" else "            "
+        if keyword != "if":
+            out.append("        else:")
+        out.append(f"{indent}if size < 0 or pos + size > len(buf): _fail('tagged field runs past the end')")
+        out.append(f"{indent}pos += size")
         return out
 
     # -- encoding ------------------------------------------------------------

@@ -45,6 +45,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
+from franz.protocol.codegen import java_int
+
 # int16 api_key, int16 api_version, int32 correlation_id, int16 client_id length.
 _HEADER_V1_FIXED: Final = struct.Struct(">hhih")
 HEADER_V1_FIXED_SIZE_BYTES: Final = _HEADER_V1_FIXED.size
@@ -106,12 +108,15 @@ def read_uvarint(view: memoryview, pos: int) -> tuple[int, int]:
 
 
 def _read_tagged_fields(view: memoryview, pos: int) -> tuple[dict[int, memoryview], int]:
+    # Kafka reads each varint into a Java int (ByteUtils.readUnsignedVarint): a count of 2^31 or
+    # more is negative and reads no field; a size past the frame or negative fails.
     count, pos = read_uvarint(view, pos)
     fields: dict[int, memoryview] = {}
-    for _ in range(count):  # bounded: each field takes >= 2 bytes of the frame
+    for _ in range(java_int(count)):  # bounded: each field takes >= 2 bytes of the frame
         tag, pos = read_uvarint(view, pos)
         size, pos = read_uvarint(view, pos)
-        if pos + size > len(view):
+        tag, size = java_int(tag), java_int(size)
+        if size < 0 or pos + size > len(view):
             raise InvalidRequestError(f"Tagged field {tag} runs past the end of the frame")
         fields[tag] = view[pos:pos + size]
         pos += size

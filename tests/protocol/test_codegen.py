@@ -92,6 +92,23 @@ def test_unknown_tagged_fields_are_skipped():
     assert decoded["topics"] is None
 
 
+def test_tagged_fields_are_read_as_kafkas_generated_readers_read_them():
+    """Count, tag and size are Java ints (a count of 2^31 reads no field, a five-byte size keeps
+    its low 32 bits); a known field is read by its own encoding, its declared size unused; a tag
+    the struct has only in other versions is refused ("Tag 1 is not valid for version 12")."""
+    fetch = {"max_wait_ms": 0, "min_bytes": 1, "topics": [], "forgotten_topics_data": [], "rack_id": ""}
+    plain = bytearray(_body(encode_request(1, 13, 1, "c", fetch)))
+    assert plain[-1] == 0
+    assert decode_request(1, 13, bytes(plain[:-1] + b"\x80\x80\x80\x80\x08"))["cluster_id"] is None
+    skipped = plain[:-1] + b"\x01\x09\x83\x80\x80\x80\x10abc"
+    assert decode_request(1, 13, bytes(skipped))["topics"] == []
+    for declared in (3, 9):  # the value takes 4 bytes
+        tagged = plain[:-1] + bytes([1, 0, declared, 4]) + b"abc"
+        assert decode_request(1, 13, bytes(tagged))["cluster_id"] == "abc"
+    with pytest.raises(MessageDecodeError, match="Tag 1 is not valid for version 12"):
+        decode_request(1, 12, bytes(_body(encode_request(1, 12, 1, "c", fetch))[:-1]) + bytes([1, 1, 0]))
+
+
 def test_a_tagged_field_is_written_only_when_it_differs_from_its_default():
     partition = {"partition_index": 0, "records": b""}
     plain = encode_response(FETCH, 12, 7, {"responses": [{"topic": "t", "partitions": [partition]}]})

@@ -51,6 +51,18 @@ def test_negative_api_fields_are_read_signed():
     assert (request.api_key, request.api_version, request.correlation_id) == (-1, -2, -3)
 
 
+def test_header_v2_tagged_field_varints_are_java_ints():
+    """ByteUtils.readUnsignedVarint gives an int: a count of 2^31 is negative and reads no field, a
+    five-byte size keeps its low 32 bits; a size past the frame fails."""
+    v2 = {"header_version_of": lambda key, version: 2}
+    request = make(header_v1() + b"\x80\x80\x80\x80\x08" + b"BODY", **v2)
+    assert request.header_tagged_fields == {} and bytes(request.body) == b"BODY"
+    request = make(header_v1() + b"\x01\x07\x83\x80\x80\x80\x10abc" + b"BODY", **v2)  # size 2^32 + 3
+    assert {tag: bytes(data) for tag, data in request.header_tagged_fields.items()} == {7: b"abc"}
+    with pytest.raises(InvalidRequestError, match="runs past the end"):
+        make(header_v1() + b"\x01\x07\xff\xff\xff\xff\x0f" + b"BODY", **v2)  # size -1
+
+
 def test_header_v2_tagged_fields_are_skipped_before_the_body():
     tagged = bytes([2, 0, 3]) + b"abc" + bytes([5, 0])  # two fields: tag 0 (3 bytes), tag 5 (empty)
     request = make(header_v1() + tagged + b"BODY", header_version_of=lambda key, version: 2)
