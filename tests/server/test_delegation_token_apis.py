@@ -24,6 +24,13 @@ def test_token_requests_over_plaintext_are_not_allowed_in_every_version(broker):
         on_behalf = client.request(CREATE, 3, {"renewers": [], "max_lifetime_ms": -1,
                                                "owner_principal_type": "User", "owner_principal_name": "alice"})
         assert (on_behalf["principal_name"], on_behalf["token_requester_principal_name"]) == ("alice", "ANONYMOUS")
+        # KafkaPrincipal(null, "bob") fails before the listener is checked: Kafka's error answer
+        no_type = client.request(CREATE, 3, {"renewers": [], "max_lifetime_ms": -1,
+                                             "owner_principal_type": None, "owner_principal_name": "bob"})
+        assert (no_type["error_code"], no_type["principal_type"], no_type["principal_name"],
+                no_type["token_requester_principal_name"], no_type["issue_timestamp_ms"]) == (
+            Errors.UNKNOWN_SERVER_ERROR, "User", "ANONYMOUS", "ANONYMOUS", -1)
+        assert client.request(DESCRIBE, 3, {"owners": None})["error_code"] == NOT_ALLOWED  # still served
         for version in (1, 2):
             renewed = client.request(RENEW, version, {"hmac": b"\x01\x02", "renew_period_ms": 1000})
             expired = client.request(EXPIRE, version, {"hmac": b"\x01\x02", "expiry_time_period_ms": -1})
