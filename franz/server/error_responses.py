@@ -19,7 +19,7 @@ its top-level error_code when its response has one at that version, else None.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from franz.protocol import api_keys
 from franz.protocol.errors import Errors, default_message
@@ -50,14 +50,20 @@ def error_response(api_key: int, version: int, body: Body, exc: BaseException) -
     # when it only repeats the error's default text.
     text = str(exc) or None
     message = None if code == Errors.UNKNOWN_SERVER_ERROR or text == default_message(code) else text
+    if api_key in _EXCEPTION_MESSAGE:  # its response takes e.getMessage() as it is
+        message = text
     builder = _BUILDERS.get(api_key)
     if builder is not None:
         return builder(version, body, code, message)
-    schema = api_keys.SCHEMAS[api_key]
-    if any(field.name == "error_code" and field.versions[0] <= version <= field.versions[1]
-           for field in schema.response):
-        return {"error_code": error_code_of(exc)}
-    return None
+    present = {field.name: field for field in api_keys.SCHEMAS[api_key].response
+               if field.versions[0] <= version <= field.versions[1]}
+    if "error_code" not in present:
+        return None
+    answer: Body = {"error_code": code}
+    error_message = present.get("error_message")
+    if error_message is not None and (message is not None or error_message.nullable_in(version)):
+        answer["error_message"] = message  # ApiError's message: null unless the exception says more
+    return answer
 
 
 def _topics(topics, name_key: str, partitions_key: str, partition_key: str, out_partitions_key: str,
@@ -267,6 +273,58 @@ def _describe_topic_partitions(version, body, code, message):
     return {"topics": [{"name": topic["name"], "error_code": code} for topic in body["topics"]]}
 
 
+def _alter_replica_log_dirs(version, body, code, message):
+    """Each topic of each dir, every partition with the code (AlterReplicaLogDirsRequest)."""
+    return {"results": [{"topic_name": topic["name"], "partitions": [
+        {"partition_index": partition, "error_code": code} for partition in topic["partitions"]]}
+        for log_dir in body["dirs"] for topic in log_dir["topics"]]}
+
+
+def _alter_client_quotas(version, body, code, message):
+    """Each entry with the code and ApiError's message, the default text when there is none."""
+    text = default_message(code) if message is None else message
+    return {"entries": [{"error_code": code, "error_message": text, "entity": entry["entity"]}
+                        for entry in body["entries"]]}
+
+
+def _alter_user_scram_credentials(version, body, code, message):
+    """Each user named by a deletion or an upsertion, once, in name order."""
+    users = sorted({change["name"] for change in (*body["deletions"], *body["upsertions"])})
+    return {"results": [{"user": user, "error_code": code, "error_message": message} for user in users]}
+
+
+def _alter_partition_reassignments(version, body, code, message):
+    return {"error_code": code, "error_message": message, "responses": [
+        {"name": topic["name"], "partitions": [
+            {"partition_index": partition["partition_index"], "error_code": code, "error_message": message}
+            for partition in topic["partitions"]]} for topic in body["topics"]]}
+
+
+def _list_partition_reassignments(version, body, code, message):
+    return {"error_code": code, "error_message": message, "topics": [
+        {"name": topic["name"], "partitions": [
+            {"partition_index": index, "replicas": [], "adding_replicas": [], "removing_replicas": []}
+            for index in topic["partition_indexes"]]} for topic in body["topics"] or ()]}
+
+
+def _describe_user_scram_credentials(version, body, code, message):
+    """A result per user asked about, its name left empty (DescribeUserScramCredentialsRequest)."""
+    return {"error_code": code, "error_message": message, "results": [
+        {"user": "", "error_code": code, "error_message": message, "credential_infos": []}
+        for _ in body["users"] or ()]}
+
+
+def _describe_client_quotas(version, body, code, message):
+    return {"error_code": code, "error_message": message, "entries": None}
+
+
+def _create_delegation_token(version, body, code, message):
+    """The requester and owner as ANONYMOUS, no token (CreateDelegationTokenResponse.prepareResponse)."""
+    return {"error_code": code, "principal_type": "User", "principal_name": "ANONYMOUS",
+            "token_requester_principal_type": "User", "token_requester_principal_name": "ANONYMOUS",
+            "issue_timestamp_ms": -1, "expiry_timestamp_ms": -1, "max_timestamp_ms": -1, "token_id": "", "hmac": b""}
+
+
 def _sync_group(version, body, code, message):
     return {"error_code": code, "assignment": b""}
 
@@ -283,4 +341,10 @@ _BUILDERS: dict[int, Builder] = {
     83: _share_group_state(False), 84: _share_group_state(True), 85: _share_group_state(True),
     86: _share_group_state(False), 87: _share_group_state(True),
     90: _describe_share_group_offsets, 91: _with_default_text, 92: _with_default_text,
+    34: _alter_replica_log_dirs, 49: _alter_client_quotas, 51: _alter_user_scram_credentials,
+    45: _alter_partition_reassignments, 46: _list_partition_reassignments, 50: _describe_user_scram_credentials,
+    48: _describe_client_quotas, 38: _create_delegation_token,
 }
+
+# APIs whose error response carries the exception's message whatever the error (UnregisterBrokerRequest).
+_EXCEPTION_MESSAGE: Final = frozenset({64})

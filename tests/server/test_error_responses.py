@@ -107,6 +107,28 @@ def test_responses_echo_the_topics_and_partitions_asked_about():
     assert new["responses"] == [] and new["error_code"] == Errors.UNKNOWN_SERVER_ERROR  # v13+: the top level says it
 
 
+def test_admin_requests_are_answered_per_entry_as_their_get_error_response_does():
+    """Compared with kafka-clients 4.3's getErrorResponse on the same requests (a fuzz campaign's
+    oracle): these answered nothing, closing the connection, or echoed nothing."""
+    boom = RuntimeError("boom")
+    log_dirs = {"dirs": [{"path": "/d", "topics": [{"name": "t0", "partitions": [0, 1]}]}]}
+    assert error_response(34, 2, log_dirs, boom)["results"] == [{"topic_name": "t0", "partitions": [
+        {"partition_index": 0, "error_code": -1}, {"partition_index": 1, "error_code": -1}]}]
+    entity = [{"entity_type": "user", "entity_name": "u"}]
+    assert error_response(49, 1, {"entries": [{"entity": entity, "ops": []}]}, boom)["entries"] == [
+        {"error_code": -1, "error_message": default_message(Errors.UNKNOWN_SERVER_ERROR), "entity": entity}]
+    scram = {"deletions": [{"name": "v", "mechanism": 1}], "upsertions": [{"name": "u"}, {"name": "v"}]}
+    assert [(r["user"], r["error_message"]) for r in error_response(51, 0, scram, boom)["results"]] == [
+        ("u", None), ("v", None)]
+    listed = error_response(46, 0, {"topics": [{"name": "t0", "partition_indexes": [0]}]}, boom)
+    assert (listed["error_message"], listed["topics"][0]["partitions"][0]["partition_index"]) == (None, 0)
+    assert error_response(48, 1, {"components": [], "strict": False}, boom)["entries"] is None
+    token = error_response(38, 3, {"owner_principal_name": "bob"}, boom)
+    assert (token["principal_name"], token["issue_timestamp_ms"]) == ("ANONYMOUS", -1)
+    assert error_response(64, 0, {"broker_id": 7}, boom)["error_message"] == "boom"  # e.getMessage() as it is
+    assert error_response(29, 3, {}, boom)["error_message"] is None  # DescribeAcls: null, not ""
+
+
 def test_an_acks_0_produce_has_no_error_response_so_the_connection_closes():
     assert error_response(PRODUCE, 9, {"acks": 0, "topic_data": []}, RuntimeError()) is None
 
