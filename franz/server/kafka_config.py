@@ -88,6 +88,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     # Network.
     ConfigKey("socket.request.max.bytes", "int", 100 * 1024 * 1024, at_least(1)),
     ConfigKey("socket.send.buffer.bytes", "int", 100 * 1024),
+    ConfigKey("socket.listen.backlog.size", "int", 50, at_least(1)),
     ConfigKey("socket.receive.buffer.bytes", "int", 100 * 1024),
     ConfigKey("queued.max.requests", "int", 500, at_least(1)),
     ConfigKey("connections.max.idle.ms", "long", 600_000),
@@ -113,6 +114,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("transactional.id.expiration.ms", "int", 604_800_000, at_least(1)),
     ConfigKey("transaction.partition.verification.enable", "boolean", True),
     ConfigKey("transaction.max.timeout.ms", "int", 900_000, at_least(1)),
+    ConfigKey("transaction.abort.timed.out.transaction.cleanup.interval.ms", "int", 10_000, at_least(1)),
     ConfigKey("transaction.state.log.num.partitions", "int", 50, at_least(1)),
     ConfigKey("transaction.state.log.replication.factor", "short", 3, at_least(1)),
     ConfigKey("transaction.state.log.min.isr", "int", 2, at_least(1)),

@@ -67,7 +67,6 @@ logger = logging.getLogger(__name__)
 Handler = Callable[[Request], Awaitable[Response]]
 
 READ_BUFFER_SIZE_BYTES: Final = 256 * 1024
-LISTEN_BACKLOG_DEFAULT: Final = 50  # Kafka's socket.listen.backlog.size
 SHUTDOWN_DRAIN_TIMEOUT_MS_DEFAULT: Final = 10_000
 REAPER_INTERVAL_MS_MAX: Final = 1000
 
@@ -117,7 +116,7 @@ class SocketServer:
             for endpoint in config.listeners for key in LISTENER_CONNECTION_KEYS)
         self.send_buffer_bytes: int = config["socket.send.buffer.bytes"]
         self.receive_buffer_bytes: int = config["socket.receive.buffer.bytes"]
-        self.listen_backlog = int(config.originals.get("socket.listen.backlog.size", LISTEN_BACKLOG_DEFAULT))
+        self.listen_backlog: int = config["socket.listen.backlog.size"]
         self.bound_endpoints: list[Endpoint] = []
         self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self._servers: list[asyncio.AbstractServer] = []

@@ -47,6 +47,18 @@ def test_unknown_keys_are_reported_for_a_warning():
     assert config.unknown_keys == ["no.such.key"]
 
 
+def test_keys_read_elsewhere_are_known_and_checked():
+    """Kafka defines these (SocketServerConfigs, TransactionStateManagerConfig): no unknown-key
+    warning when set, and a value under their floor refused naming them."""
+    config = KafkaConfig.from_sources(None, ["socket.listen.backlog.size=7",
+                                             "transaction.abort.timed.out.transaction.cleanup.interval.ms=500"])
+    assert not config.unknown_keys
+    assert (config["socket.listen.backlog.size"],
+            config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]) == (7, 500)
+    with pytest.raises(ConfigError, match="transaction.abort.timed.out.transaction.cleanup.interval.ms"):
+        KafkaConfig.from_sources(None, ["transaction.abort.timed.out.transaction.cleanup.interval.ms=0"])
+
+
 @pytest.mark.parametrize("override, key", [
     ("num.partitions=0", "num.partitions"),
     ("auto.create.topics.enable=maybe", "auto.create.topics.enable"),

@@ -67,7 +67,6 @@ from franz.storage.producer_append_info import INT16_MAX, AppendOrigin
 logger = logging.getLogger(__name__)
 
 KEY_TYPE_TRANSACTION: Final = 1
-ABORT_CHECK_INTERVAL_MS_DEFAULT: Final = 10_000
 COMPLETION_RETRY_BACKOFF_MS: Final = 100
 COMPLETION_RETRY_BACKOFF_MAX_MS: Final = 1_000
 # TransactionStateManager.appendTransactionToLog: what a failed write of the state is told as.
@@ -138,8 +137,7 @@ class TransactionCoordinator:
         self.producer_ids = producer_ids
         self.partition_count = config["transaction.state.log.num.partitions"]
         self.max_timeout_ms = config["transaction.max.timeout.ms"]
-        self.abort_check_ms = int(config.originals.get(
-            "transaction.abort.timed.out.transaction.cleanup.interval.ms", ABORT_CHECK_INTERVAL_MS_DEFAULT))
+        self.abort_check_ms = config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
         self.transactions: dict[str, TransactionMetadata] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._reaper: asyncio.Task | None = None
