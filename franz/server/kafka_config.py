@@ -112,6 +112,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("producer.id.expiration.ms", "int", 86_400_000, at_least(1)),
     ConfigKey("producer.id.expiration.check.interval.ms", "int", 600_000, at_least(1)),
     ConfigKey("transactional.id.expiration.ms", "int", 604_800_000, at_least(1)),
+    ConfigKey("transaction.remove.expired.transaction.cleanup.interval.ms", "int", 3_600_000, at_least(1)),
     ConfigKey("transaction.partition.verification.enable", "boolean", True),
     ConfigKey("transaction.max.timeout.ms", "int", 900_000, at_least(1)),
     ConfigKey("transaction.abort.timed.out.transaction.cleanup.interval.ms", "int", 10_000, at_least(1)),

@@ -51,7 +51,8 @@ def test_keys_read_elsewhere_are_known_and_checked():
     """Kafka defines these (SocketServerConfigs, TransactionStateManagerConfig): no unknown-key
     warning when set, and a value under their floor refused naming them."""
     config = KafkaConfig.from_sources(None, ["socket.listen.backlog.size=7",
-                                             "transaction.abort.timed.out.transaction.cleanup.interval.ms=500"])
+                                             "transaction.abort.timed.out.transaction.cleanup.interval.ms=500",
+                                             "transaction.remove.expired.transaction.cleanup.interval.ms=900"])
     assert not config.unknown_keys
     assert (config["socket.listen.backlog.size"],
             config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]) == (7, 500)

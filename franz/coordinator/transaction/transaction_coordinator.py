@@ -27,7 +27,10 @@ InitProducerId on an id with an open transaction fences it (epoch bump, abort
 markers) and answers CONCURRENT_TRANSACTIONS so the producer retries, as Kafka
 does. Open transactions older than their timeout are aborted the same way
 every `transaction.abort.timed.out.transaction.cleanup.interval.ms`. Those
-aborts follow the finalized transaction.version (2), as Kafka's do.
+aborts follow the finalized transaction.version (2), as Kafka's do. Every
+`transaction.remove.expired.transaction.cleanup.interval.ms`, ids with no
+transaction open and unchanged for `transactional.id.expiration.ms` are written
+off with a tombstone and forgotten.
 
 Offsets in transactions: AddOffsetsToTxn (v1 clients) or TxnOffsetCommit v5
 itself (v2 clients) adds the group's partition of `__consumer_offsets` to the
@@ -45,6 +48,7 @@ import contextlib
 import dataclasses
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 from franz.common.java_regex import java_pattern
@@ -68,6 +72,9 @@ logger = logging.getLogger(__name__)
 
 KEY_TYPE_TRANSACTION: Final = 1
 COMPLETION_RETRY_BACKOFF_MS: Final = 100
+# TransactionState.isExpirationAllowed: no transaction open and no markers to write.
+_EXPIRATION_ALLOWED: Final = frozenset({TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
+                                        TransactionState.COMPLETE_ABORT})
 COMPLETION_RETRY_BACKOFF_MAX_MS: Final = 1_000
 # TransactionStateManager.appendTransactionToLog: what a failed write of the state is told as.
 _APPEND_ERRORS: Final = {
@@ -138,9 +145,11 @@ class TransactionCoordinator:
         self.partition_count = config["transaction.state.log.num.partitions"]
         self.max_timeout_ms = config["transaction.max.timeout.ms"]
         self.abort_check_ms = config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
+        self.expiration_ms = config["transactional.id.expiration.ms"]
+        self.expiration_check_ms = config["transaction.remove.expired.transaction.cleanup.interval.ms"]
         self.transactions: dict[str, TransactionMetadata] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._reaper: asyncio.Task | None = None
+        self._reapers: list[asyncio.Task] = []
         self._completions: set[asyncio.Task] = set()  # completions being retried
 
     # -- lifecycle -------------------------------------------------------------
@@ -159,13 +168,18 @@ class TransactionCoordinator:
         if loaded:
             logger.info("Loaded %d transactional ids from %d records of %s", len(self.transactions), loaded,
                         TRANSACTION_STATE_TOPIC)
-        self._reaper = asyncio.get_running_loop().create_task(self._abort_timed_out_periodically())
+        loop = asyncio.get_running_loop()
+        self._reapers = [  # TransactionCoordinator.startup's two scheduled tasks
+            loop.create_task(self._every(self.abort_check_ms, self.abort_timed_out_transactions,
+                                         "Aborting timed-out transactions")),
+            loop.create_task(self._every(self.expiration_check_ms, self.remove_expired_transactional_ids,
+                                         "Removing expired transactional ids"))]
 
     async def shutdown(self) -> None:
         for task in list(self._completions):  # a restart completes them from the log
             task.cancel()
-        reaper, self._reaper = self._reaper, None
-        if reaper is not None:
+        reapers, self._reapers = self._reapers, []
+        for reaper in reapers:
             reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reaper
@@ -224,20 +238,23 @@ class TransactionCoordinator:
 
     async def _persist(self, metadata: TransactionMetadata) -> None:
         """Append the new state; adopt it only once it is in the log."""
-        await self._ensure_topic()
-        partition = self._partition_of(metadata.transactional_id)
-        key = (TRANSACTION_STATE_TOPIC, partition)
         # The value's version follows the finalized transaction.version (TransactionStateManager).
         value_version = transaction_log.log_value_version(self.server_transaction_version())
-        payload = build_batch([SimpleRecord(transaction_log.value_bytes(metadata, value_version),
-                                            transaction_log.key_bytes(metadata.transactional_id))])
+        await self._append_state(metadata.transactional_id, transaction_log.value_bytes(metadata, value_version))
+        self.transactions[metadata.transactional_id] = metadata
+
+    async def _append_state(self, transactional_id: str, value: bytes | None) -> None:
+        """Append the id's record (None: its tombstone) to its __transaction_state partition;
+        TxnError as appendTransactionToLog tells clients when the append fails."""
+        await self._ensure_topic()
+        key = (TRANSACTION_STATE_TOPIC, self._partition_of(transactional_id))
+        payload = build_batch([SimpleRecord(value, transaction_log.key_bytes(transactional_id))])
         rm = self.replica_manager
         results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload})
         code = results[key]["error_code"]
         if code != Errors.NONE:  # as TransactionStateManager.appendTransactionToLog tells clients
             raise TxnError(_APPEND_ERRORS.get(code, Errors(code)), results[key].get("error_message"))
         rm.on_appended([key])
-        self.transactions[metadata.transactional_id] = metadata
 
     def _write_markers(self, producer_id: int, producer_epoch: int, partitions: set[tuple[str, int]],
                        commit: bool, transaction_version: int) -> list[tuple[str, int]]:
@@ -694,10 +711,36 @@ class TransactionCoordinator:
                         aborted += 1
         return aborted
 
-    async def _abort_timed_out_periodically(self) -> None:
+    async def remove_expired_transactional_ids(self, now: int | None = None) -> int:
+        """TransactionStateManager.removeExpiredTransactionalIds: an id with no transaction open
+        (Empty, CompleteCommit, CompleteAbort) and no change for transactional.id.expiration.ms is
+        written off with a tombstone in __transaction_state, then forgotten; an InitProducerId
+        naming it later starts afresh, with a new producer id."""
+        now = now_ms() if now is None else now
+        removed = 0
+        for transactional_id, metadata in list(self.transactions.items()):
+            if (metadata.state not in _EXPIRATION_ALLOWED or self._resigned(transactional_id)
+                    or metadata.txn_last_update_timestamp_ms > now - self.expiration_ms):
+                continue
+            async with self._lock(transactional_id):  # no request of the id meanwhile (Kafka: pending Dead)
+                if self.transactions.get(transactional_id) is not metadata:
+                    continue
+                try:
+                    await self._append_state(transactional_id, None)
+                except TxnError as exc:
+                    logger.warning("Failed to write the tombstone of expired transactional id %s: %s",
+                                   transactional_id, exc.code.name)
+                    continue
+                del self.transactions[transactional_id]
+                removed += 1
+        if removed:
+            logger.info("Removed %d transactional ids idle for more than %d ms", removed, self.expiration_ms)
+        return removed
+
+    async def _every(self, interval_ms: int, job: Callable[[], Awaitable[int]], what: str) -> None:
         while True:
-            await asyncio.sleep(self.abort_check_ms / 1000)
+            await asyncio.sleep(interval_ms / 1000)
             try:
-                await self.abort_timed_out_transactions()
+                await job()
             except Exception:
-                logger.exception("Aborting timed-out transactions failed")
+                logger.exception("%s failed", what)

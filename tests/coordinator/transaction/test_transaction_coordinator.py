@@ -220,3 +220,39 @@ def test_a_transaction_whose_markers_cannot_be_written_stays_prepared_until_a_re
         assert _markers(server) == [(producer_id, True)]
         assert await _add(server, producer_id, epoch + 1) == Errors.NONE
     run(tmp_path, scenario)
+
+
+def test_an_idle_transactional_id_expires_with_a_tombstone_and_then_starts_afresh(tmp_path):
+    """TransactionStateManager.removeExpiredTransactionalIds: an id unchanged for
+    transactional.id.expiration.ms with no transaction open gets a tombstone in
+    __transaction_state and is forgotten (a restart does not bring it back); one with a
+    transaction open is kept; InitProducerId then hands out a new producer id."""
+    async def scenario(server):
+        coordinator = server.transaction_coordinator
+        producer_id, epoch = await _new_producer(server)
+        assert await coordinator.remove_expired_transactional_ids() == 0  # not idle for long enough
+        assert await _add(server, producer_id, epoch) == Errors.NONE
+        later = coordinator.transactions["tx"].txn_last_update_timestamp_ms + coordinator.expiration_ms
+        assert await coordinator.remove_expired_transactional_ids(later) == 0  # Ongoing: kept
+        error, producer_id, epoch = await _end(server, producer_id, epoch, commit=True)
+        assert error == Errors.NONE and coordinator.transactions["tx"].state == TransactionState.COMPLETE_COMMIT
+        later = coordinator.transactions["tx"].txn_last_update_timestamp_ms + coordinator.expiration_ms
+        assert await coordinator.remove_expired_transactional_ids(later) == 1
+        assert "tx" not in coordinator.transactions
+        records: list = []
+        for partition in range(server.metadata.get(TRANSACTION_STATE_TOPIC).num_partitions):
+            load_partition(server.replica_manager.log_of((TRANSACTION_STATE_TOPIC, partition)),
+                           lambda key, value, offset: records.append((read_key(key), value)))
+        assert records[-1] == ("tx", None)  # the tombstone, after the id's states
+        return producer_id
+
+    old_producer_id = run(tmp_path, scenario, **{"transactional.id.expiration.ms": "60000"})
+
+    async def after_restart(server):
+        coordinator = server.transaction_coordinator
+        assert "tx" not in coordinator.transactions
+        producer_id, epoch, error = await coordinator.init_producer_id("tx", TIMEOUT_MS, -1, -1)
+        assert (error, epoch) == (Errors.NONE, 0)
+        return producer_id
+
+    assert run(tmp_path, after_restart) != old_producer_id
