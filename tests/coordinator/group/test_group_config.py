@@ -165,8 +165,9 @@ def test_the_brokers_assignment_interval_changes_at_run_time_within_its_bounds(t
     waiting, refused, epochs = run(tmp_path, scenario, group_consumer_assignment_interval_ms="60000",
                                    group_consumer_max_assignment_interval_ms="60000")
     assert waiting == "Assigning" and epochs == (2, 2)
-    assert refused == (Errors.INVALID_CONFIG, "group.consumer.assignment.interval.ms must be less than or equal to "
-                                              "group.consumer.max.assignment.interval.ms")
+    # a broker config refused: INVALID_REQUEST (ConfigAdminManager.validateBrokerConfigChange)
+    assert refused == (Errors.INVALID_REQUEST, "group.consumer.assignment.interval.ms must be less than or equal to "
+                                               "group.consumer.max.assignment.interval.ms")
 
 
 def test_share_group_configs_are_checked_as_kafka_checks_them(broker):
@@ -199,4 +200,4 @@ def test_the_brokers_share_assignment_interval_is_dynamic_too(tmp_path):
                                                          False)
         except ApiError as exc:
             return exc.code
-    assert run(tmp_path, scenario) == Errors.INVALID_CONFIG  # beyond group.share.max.assignment.interval.ms
+    assert run(tmp_path, scenario) == Errors.INVALID_REQUEST  # beyond group.share.max.assignment.interval.ms
