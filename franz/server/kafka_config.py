@@ -378,6 +378,9 @@ def _connections_per_ip_overrides(text: str) -> dict[str, int]:
     return overrides
 
 
+_COMPRESSION_IDS: Final = frozenset(range(5))  # CompressionType: none, gzip, snappy, lz4, zstd
+
+
 def connections_per_ip_overrides(values: Mapping[str, Any]) -> dict[str, int]:
     """max.connections.per.ip.overrides of typed broker values, checked with
     max.connections.per.ip as KafkaConfig checks them."""
@@ -437,6 +440,9 @@ class KafkaConfig:
                                   f"listener {endpoint.listener_name} is {protocol}; franz serves PLAINTEXT "
                                   f"listeners only")
         require_group_coordinator_bounds(self.values)
+        codec = self.values["offsets.topic.compression.codec"]
+        if codec not in _COMPRESSION_IDS:  # GroupCoordinatorConfig: CompressionType.forId
+            raise ConfigError("offsets.topic.compression.codec", codec, "", f"Unknown compression type id: {codec}")
         self.max_connections_per_ip_overrides = connections_per_ip_overrides(self.values)
         self.inter_broker_listener_name = self._inter_broker_listener_name(protocols)
         advertised = self.values["advertised.listeners"]

@@ -58,6 +58,9 @@ def test_keys_read_elsewhere_are_known_and_checked():
             config["transaction.abort.timed.out.transaction.cleanup.interval.ms"]) == (7, 500)
     with pytest.raises(ConfigError, match="transaction.abort.timed.out.transaction.cleanup.interval.ms"):
         KafkaConfig.from_sources(None, ["transaction.abort.timed.out.transaction.cleanup.interval.ms=0"])
+    with pytest.raises(ConfigError, match="^Unknown compression type id: 7$") as refused:  # CompressionType.forId
+        KafkaConfig.from_sources(None, ["offsets.topic.compression.codec=7"])
+    assert refused.value.key == "offsets.topic.compression.codec"
 
 
 @pytest.mark.parametrize("override, key", [

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Final
 
 from franz.protocol.errors import Errors
-from franz.records import ControlRecordType
+from franz.records import CompressionType, ControlRecordType
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, SimpleRecord, build_batch, now_ms
 from franz.records.errors import InvalidRecordError
 from franz.server.replica_manager import ReplicaManager
@@ -48,7 +48,8 @@ class CoordinatorWriteError(Exception):
 
 
 def build_records(entries: list[tuple[bytes, bytes | None]], timestamp_ms: int | None = None,
-                  producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> bytes:
+                  producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+                  compression: CompressionType = CompressionType.NONE) -> bytes:
     """One batch of (key, value) records; a None value is a tombstone. With a producer
     id, a transactional batch of that producer with base sequence 0, as Kafka's
     coordinator runtime writes it (the coordinator's appends check no sequences)."""
@@ -57,13 +58,15 @@ def build_records(entries: list[tuple[bytes, bytes | None]], timestamp_ms: int |
     transactional = producer_id != NO_PRODUCER_ID
     return build_batch([SimpleRecord(value, key, stamp) for key, value in entries], producer_id=producer_id,
                        producer_epoch=producer_epoch, is_transactional=transactional,
-                       base_sequence=0 if transactional else NO_SEQUENCE)
+                       base_sequence=0 if transactional else NO_SEQUENCE, compression_type=compression)
 
 
 class CoordinatorPartitionWriter:
-    def __init__(self, replica_manager: ReplicaManager, topic: str = OFFSETS_TOPIC) -> None:
+    def __init__(self, replica_manager: ReplicaManager, topic: str = OFFSETS_TOPIC,
+                 compression: CompressionType = CompressionType.NONE) -> None:
         self.replica_manager = replica_manager
         self.topic = topic
+        self.compression = compression  # of every batch written (offsets.topic.compression.codec)
 
     def maybe_start_transaction_verification(self, partition: int, producer_id: int, producer_epoch: int,
                                              supports_epoch_bump: bool = False) -> VerificationGuard:
@@ -93,7 +96,8 @@ class CoordinatorPartitionWriter:
         if not entries:
             return -1
         key = (self.topic, partition)
-        payload = build_records(entries, producer_id=producer_id, producer_epoch=producer_epoch)
+        payload = build_records(entries, producer_id=producer_id, producer_epoch=producer_epoch,
+                                compression=self.compression)
         rm = self.replica_manager
         results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload}, AppendOrigin.COORDINATOR,
                                                 {key: verification_guard})

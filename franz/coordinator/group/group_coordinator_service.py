@@ -50,6 +50,7 @@ from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManage
 from franz.coordinator.group.share_group_coordinator import ShareGroupConfig, ShareGroupCoordinator
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED, SCHEMAS_BY_NAME
 from franz.protocol.errors import Errors, default_message
+from franz.records import CompressionType
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
 from franz.server.auth_helper import authorized_operations
 from franz.server.controller import ApiError
@@ -86,7 +87,8 @@ class GroupCoordinatorService:
         self.controller = controller
         self.replica_manager = replica_manager
         self.metadata = metadata
-        self.writer = CoordinatorPartitionWriter(replica_manager)
+        self.writer = CoordinatorPartitionWriter(
+            replica_manager, compression=CompressionType(config["offsets.topic.compression.codec"]))
         self.metrics = GroupCoordinatorMetrics()
         self.metrics.service = self
         self.coordinator = GroupCoordinator(self.config, self._write_group_metadata, clock_ms, self.metrics)

@@ -19,8 +19,10 @@ from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_parti
 from franz.coordinator.group.group_metadata import GroupError, GroupState
 from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors, default_message
+from franz.records import CompressionType
 from franz.server.kafka_config import KafkaConfig
 from franz.server.kafka_server import KafkaServer
+from franz.storage.unified_log import FetchIsolation
 from tests.support.broker_on_thread import BrokerOnThread
 from tests.support.raw_client import RawClient, create_topic
 
@@ -693,3 +695,21 @@ def test_an_offset_fetch_pipelined_behind_commits_reads_the_last_of_them(tmp_pat
         broker.stop()
     assert [answer["topics"][0]["partitions"][0]["error_code"] for answer in answers[:2]] == [0, 0]
     assert [answer["groups"][0]["topics"][0]["partitions"][0]["committed_offset"] for answer in answers[2:]] == [7, 7]
+
+
+@pytest.mark.parametrize("codec", [0, 1, 4])
+def test_the_offsets_topic_is_written_with_offsets_topic_compression_codec(tmp_path, codec):
+    """GroupCoordinatorConfig.offsetsTopicCompressionType: every batch the coordinator writes to
+    __consumer_offsets carries the codec of offsets.topic.compression.codec (none, gzip, zstd)."""
+    async def scenario(server):
+        await server.controller.create_topic("t", 1, {})
+        body = _commit_body("g", -1, "", 42)
+        assert _commit_error(await server.group_coordinator.handle_offset_commit(_Request(), body)) == Errors.NONE
+        codecs = set()
+        for partition in range(3):
+            log = server.replica_manager.log_of(("__consumer_offsets", partition))
+            if log is not None and log.log_end_offset > 0:
+                fetched = log.read(0, 1 << 20, FetchIsolation.LOG_END, True)
+                codecs |= {batch.compression_type for batch in fetched.records.batches()}
+        return codecs
+    assert run(tmp_path, scenario, offsets_topic_compression_codec=str(codec)) == {CompressionType(codec)}
