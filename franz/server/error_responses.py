@@ -281,10 +281,15 @@ def _alter_replica_log_dirs(version, body, code, message):
 
 
 def _alter_client_quotas(version, body, code, message):
-    """Each entry with the code and ApiError's message, the default text when there is none."""
-    text = default_message(code) if message is None else message
-    return {"entries": [{"error_code": code, "error_message": text, "entity": entry["entity"]}
+    """Each entry with the code and its default text, whatever the exception says
+    (Errors.forException(e).message())."""
+    return {"entries": [{"error_code": code, "error_message": default_message(code), "entity": entry["entity"]}
                         for entry in body["entries"]]}
+
+
+def _code_only(version, body, code, message):
+    """The heartbeats and share fetches set the code alone: no message, whatever the exception says."""
+    return {"error_code": code, "error_message": None}
 
 
 def _alter_user_scram_credentials(version, body, code, message):
@@ -344,6 +349,7 @@ _BUILDERS: dict[int, Builder] = {
     34: _alter_replica_log_dirs, 49: _alter_client_quotas, 51: _alter_user_scram_credentials,
     45: _alter_partition_reassignments, 46: _list_partition_reassignments, 50: _describe_user_scram_credentials,
     48: _describe_client_quotas, 38: _create_delegation_token,
+    68: _code_only, 76: _code_only, 78: _code_only, 79: _code_only,
 }
 
 # APIs whose error response carries the exception's message whatever the error (UnregisterBrokerRequest).

@@ -128,6 +128,14 @@ def test_admin_requests_are_answered_per_entry_as_their_get_error_response_does(
     assert error_response(64, 0, {"broker_id": 7}, boom)["error_message"] == "boom"  # e.getMessage() as it is
     assert error_response(29, 3, {}, boom)["error_message"] is None  # DescribeAcls: null, not ""
 
+    class Refused(Exception):
+        error_code = Errors.INVALID_REQUEST
+    said = Refused("custom text")  # the jar: AlterClientQuotas names the default text, the heartbeats nothing
+    assert error_response(49, 1, {"entries": [{"entity": entity, "ops": []}]}, said)["entries"][0][
+        "error_message"] == default_message(Errors.INVALID_REQUEST)
+    assert [error_response(key, 1, {}, said)["error_message"] for key in (68, 76, 78, 79)] == [None] * 4
+    assert error_response(29, 3, {}, said)["error_message"] == "custom text"
+
 
 def test_an_acks_0_produce_has_no_error_response_so_the_connection_closes():
     assert error_response(PRODUCE, 9, {"acks": 0, "topic_data": []}, RuntimeError()) is None
