@@ -231,14 +231,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self.wait_unread()
         self._loop.call_later(throttle_ms / 1000, self._transport.close)
 
-    def take_up(self) -> None:
-        """The connection passed the server's quotas: it is counted, configured and read."""
+    def configure_socket(self) -> None:
+        """Kafka's Acceptor.configureAcceptedSocketChannel, once the connection passed the
+        server's quotas; OSError when the socket refuses an option (then take_up is not called)."""
         transport, server = self._transport, self._server
-        local = transport.get_extra_info("sockname") or ("?", 0)
-        peer = self.client_address
-        self._accepted = True
-        self._metrics.connections_created += 1
-        self.connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{server._next_index()}"
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -250,6 +246,15 @@ class KafkaChannel(asyncio.BufferedProtocol):
             if (hasattr(os, "sendfile") and transport.get_extra_info("sslcontext") is None
                     and type(transport).__name__ in _PLAIN_TCP_TRANSPORTS):
                 self._sendfile_fd = sock.fileno()
+
+    def take_up(self) -> None:
+        """The connection passed the server's quotas and is configured: it is registered and read."""
+        transport, server = self._transport, self._server
+        local = transport.get_extra_info("sockname") or ("?", 0)
+        peer = self.client_address
+        self._accepted = True
+        self._metrics.connections_created += 1
+        self.connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{server._next_index()}"
         transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
         server._register(self)
         if server._shutting_down:

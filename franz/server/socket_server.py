@@ -321,12 +321,13 @@ class SocketServer:
             conn.refuse()
             return True
         try:
-            conn.take_up()
-        except OSError as exc:  # configuring the socket failed: uncounted and closed (Acceptor.accept)
+            conn.configure_socket()
+        except OSError as exc:  # uncounted and closed, as Acceptor.accept closes it (closeChannel)
             quotas.dec(listener, ip)
             logger.info("Closing connection from %s: configuring its socket failed: %r", ip, exc)
             conn.abort()
             return True
+        conn.take_up()
         if quotas.is_protected(listener) and quotas.excess():
             self._close_excess_connections(quotas)
         return True
@@ -335,17 +336,21 @@ class SocketServer:
         """Processor.closeExcessConnections: while the broker has more connections than
         max.connections, close the least recently active ones of its unprotected listeners."""
         excess = quotas.excess()
+        open_ones = []
         for conn in list(self._connections):  # least recently active first
-            if excess <= 0:
-                return
             listener = conn.listener_name
-            if self._quotas_of[listener] is not quotas or quotas.is_protected(listener):
+            if self._quotas_of[listener] is not quotas:
                 continue
-            excess -= 1  # closing already, or now: it is uncounted once its transport is gone
-            if not conn.is_closing():
-                logger.info("Closing connection %s: the broker has more than max.connections (%d) connections",
-                            conn.connection_id, quotas.max_connections)
-                conn.abort()
+            if conn.is_closing():  # uncounted once its transport is gone; Kafka forces these first
+                excess -= 1
+                if not quotas.is_protected(listener):
+                    conn.abort()
+            elif not quotas.is_protected(listener):
+                open_ones.append(conn)
+        for conn in open_ones[:max(excess, 0)]:
+            logger.info("Closing connection %s: the broker has more than max.connections (%d) connections",
+                        conn.connection_id, quotas.max_connections)
+            conn.abort()
 
     def _forget_awaiting(self, conn: KafkaChannel) -> None:
         try:

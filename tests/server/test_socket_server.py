@@ -862,6 +862,30 @@ def test_a_lowered_max_connections_closes_the_least_recently_active_connections(
     assert len(closing) == 2
 
 
+def test_a_connection_closing_gracefully_is_forced_shut_when_the_broker_is_over_max_connections(start_server, raw):
+    """Selector.lowestPriorityChannel picks a closing channel first and close() forces it: a
+    half-closed client that reads none of its 4 MiB answer is no longer waited for once a lowered
+    max.connections puts the broker over it; the connection that is open stays."""
+    async def handle(request):
+        return Response([struct.pack(">i", request.correlation_id), bytes(4 << 20)])
+
+    server = start_server(handle)
+    static = dict(server.server.config.values)
+    with server.connect() as stuck, server.connect() as open_one:
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+        stuck.sendall(raw.request_frame(1))
+        stuck.shutdown(socket.SHUT_WR)  # answered, then closed gracefully: waiting for it to read
+        open_one.sendall(raw.request_frame(2))
+        assert struct.unpack_from(">i", raw.recv_frame(open_one))[0] == 2
+        wait_until(lambda: server.read(lambda: [c.is_closing() for c in server.server._connections]) == [True, False],
+                   "the graceful close")
+        lowered = {**static, "max.connections": 1}
+        server.read(lambda: server.server.reconfigure(static, lowered))
+        wait_until(lambda: server.read(lambda: server.server.connection_count) == 1, "the forced close")
+        open_one.sendall(raw.request_frame(3))
+        assert struct.unpack_from(">i", raw.recv_frame(open_one))[0] == 3
+
+
 def test_controller_listeners_are_counted_apart_from_the_brokers(start_server, raw):
     """Kafka serves controller.listener.names from the ControllerServer's own SocketServer: their
     connections count in neither the broker's total nor its listeners, and they make the
