@@ -13,12 +13,9 @@ requester, and as owner unless the request (v3+) names another. Timestamps are
 
 from __future__ import annotations
 
-import logging
 from typing import Final
 
 from franz.protocol.errors import Errors
-
-logger = logging.getLogger(__name__)
 
 ANONYMOUS: Final = ("User", "ANONYMOUS")
 NOT_ALLOWED: Final = Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
@@ -33,16 +30,13 @@ class DelegationTokenApis:
 
     async def handle_create_token(self, request, body: dict) -> dict:
         owner_type, owner_name = ANONYMOUS
-        error = NOT_ALLOWED
         if body["owner_principal_name"]:
             owner_type, owner_name = body["owner_principal_type"], body["owner_principal_name"]
             if owner_type is None:
                 # KafkaApis builds the owner's KafkaPrincipal before checking the listener, and a
-                # null type fails it (NullPointerException): the request's error answer.
-                logger.error("Unexpected error handling request %s: Principal type cannot be null", body)
-                owner_type, owner_name = ANONYMOUS
-                error = Errors.UNKNOWN_SERVER_ERROR
-        return {"error_code": error, "principal_type": owner_type, "principal_name": owner_name,
+                # null type fails it: answered as any handler failure (the request's error answer).
+                raise TypeError("Principal type cannot be null")
+        return {"error_code": NOT_ALLOWED, "principal_type": owner_type, "principal_name": owner_name,
                 "token_requester_principal_type": ANONYMOUS[0], "token_requester_principal_name": ANONYMOUS[1],
                 "issue_timestamp_ms": -1, "expiry_timestamp_ms": -1, "max_timestamp_ms": -1, "token_id": "",
                 "hmac": b"", "throttle_time_ms": 0}

@@ -32,6 +32,7 @@ from franz.common.config_def import (
     one_of,
 )
 from franz.common.utils import load_props
+from franz.records import CompressionType
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
@@ -46,6 +47,12 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
 _HOUR_MS = 60 * 60 * 1000
 # Kafka's SecurityProtocol names.
 SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+def _compression_id(key: str, value: Any) -> None:
+    """GroupCoordinatorConfig reads the codec with CompressionType.forId, refusing an id that is none."""
+    if value not in set(CompressionType):
+        raise ConfigError(key, value, "", f"Unknown compression type id: {value}")
+
 
 BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("node.id", "int", NO_DEFAULT, at_least(0)),
@@ -124,7 +131,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("offsets.topic.num.partitions", "int", 50, at_least(1)),
     ConfigKey("offsets.topic.replication.factor", "short", 3, at_least(1)),
     ConfigKey("offsets.topic.segment.bytes", "int", 100 * 1024 * 1024, at_least(1)),
-    ConfigKey("offsets.topic.compression.codec", "int", 0),
+    ConfigKey("offsets.topic.compression.codec", "int", 0, _compression_id),
     ConfigKey("offsets.retention.minutes", "int", 7 * 24 * 60, at_least(1)),
     ConfigKey("offsets.retention.check.interval.ms", "long", 600_000, at_least(1)),
     ConfigKey("offsets.commit.timeout.ms", "int", 5000, at_least(1)),
@@ -378,9 +385,6 @@ def _connections_per_ip_overrides(text: str) -> dict[str, int]:
     return overrides
 
 
-_COMPRESSION_IDS: Final = frozenset(range(5))  # CompressionType: none, gzip, snappy, lz4, zstd
-
-
 def connections_per_ip_overrides(values: Mapping[str, Any]) -> dict[str, int]:
     """max.connections.per.ip.overrides of typed broker values, checked with
     max.connections.per.ip as KafkaConfig checks them."""
@@ -407,10 +411,9 @@ class KafkaConfig:
         self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS
                              and listener_connection_key(key) is None]
         for key in unknown:  # listener-prefixed connection keys, typed under their own names
-            definition = broker_key_definition(key) if listener_connection_key(key) else None
-            if definition is not None:
+            if listener_connection_key(key) is not None:
                 try:
-                    self.values[key] = definition.parse(self.originals[key])
+                    self.values[key] = broker_key_definition(key).parse(self.originals[key])
                 except ConfigError as exc:
                     raise ConfigError(key, exc.value, exc.reason) from None
         for broker_key, topic_key in BROKER_SYNONYMS.items():
@@ -440,9 +443,6 @@ class KafkaConfig:
                                   f"listener {endpoint.listener_name} is {protocol}; franz serves PLAINTEXT "
                                   f"listeners only")
         require_group_coordinator_bounds(self.values)
-        codec = self.values["offsets.topic.compression.codec"]
-        if codec not in _COMPRESSION_IDS:  # GroupCoordinatorConfig: CompressionType.forId
-            raise ConfigError("offsets.topic.compression.codec", codec, "", f"Unknown compression type id: {codec}")
         self.max_connections_per_ip_overrides = connections_per_ip_overrides(self.values)
         self.inter_broker_listener_name = self._inter_broker_listener_name(protocols)
         advertised = self.values["advertised.listeners"]

@@ -72,10 +72,10 @@ logger = logging.getLogger(__name__)
 
 KEY_TYPE_TRANSACTION: Final = 1
 COMPLETION_RETRY_BACKOFF_MS: Final = 100
+COMPLETION_RETRY_BACKOFF_MAX_MS: Final = 1_000
 # TransactionState.isExpirationAllowed: no transaction open and no markers to write.
 _EXPIRATION_ALLOWED: Final = frozenset({TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
                                         TransactionState.COMPLETE_ABORT})
-COMPLETION_RETRY_BACKOFF_MAX_MS: Final = 1_000
 # TransactionStateManager.appendTransactionToLog: what a failed write of the state is told as.
 _APPEND_ERRORS: Final = {
     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
