@@ -54,6 +54,7 @@ from sortedcontainers import SortedKeyList
 
 from franz.common.utils import java_string_hash, kafka_abs
 from franz.coordinator.group.coordinator_loader import CoordinatorPartitionWriter, CoordinatorWriteError, load_partition
+from franz.coordinator.keyed_locks import KeyedLocks
 from franz.coordinator.share import share_coordinator_record_serde as serde
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors, default_message
@@ -241,7 +242,7 @@ class ShareCoordinator:
         self.updates_since_snapshot: dict[SharePartitionKey, int] = {}
         self.snapshot_offsets: dict[SharePartitionKey, int] = {}  # where each one's latest snapshot is
         self.last_tombstones: dict[int, int] = {}  # partition -> offset of its latest tombstone
-        self._locks: dict[SharePartitionKey, asyncio.Lock] = {}
+        self._lock = KeyedLocks()  # per SharePartitionKey
         self._maintenance: list[asyncio.Task] = []
 
     # -- the topic ------------------------------------------------------------------
@@ -411,9 +412,6 @@ class ShareCoordinator:
         self.updates_since_snapshot[key] = self.updates_since_snapshot.get(key, 0) + 1
 
     # -- the state RPCs -------------------------------------------------------------
-
-    def _lock(self, key: SharePartitionKey) -> asyncio.Lock:
-        return self._locks.setdefault(key, asyncio.Lock())
 
     def _known_partition(self, key: SharePartitionKey) -> bool:
         name = self.metadata.name_of(key.topic_id)

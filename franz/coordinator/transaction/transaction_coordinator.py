@@ -38,7 +38,7 @@ transaction; the group coordinator writes the TxnOffsetCommit records there
 (after `verify_offsets_partition`), and every marker written into that topic is
 told to it (`on_transaction_marker`) so those offsets become committed or are dropped.
 
-Operations on one transactional id are serialized by a per-id asyncio lock.
+Operations on one transactional id are serialized by a per-id asyncio lock, kept while in use.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from typing import Final
 
 from franz.common.java_regex import java_pattern
 from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC, load_partition
+from franz.coordinator.keyed_locks import KeyedLocks
 from franz.coordinator.transaction import transaction_log
 from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPIC
 from franz.coordinator.transaction.transaction_metadata import (
@@ -148,7 +149,7 @@ class TransactionCoordinator:
         self.expiration_ms = config["transactional.id.expiration.ms"]
         self.expiration_check_ms = config["transaction.remove.expired.transaction.cleanup.interval.ms"]
         self.transactions: dict[str, TransactionMetadata] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._lock = KeyedLocks()  # per transactional id
         self._reapers: list[asyncio.Task] = []
         self._completions: set[asyncio.Task] = set()  # completions being retried
 
@@ -230,9 +231,6 @@ class TransactionCoordinator:
             self.transactions.pop(transactional_id, None)
         else:
             self.transactions[transactional_id] = transaction_log.read_value(transactional_id, value)
-
-    def _lock(self, transactional_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(transactional_id, asyncio.Lock())
 
     # -- persistence -------------------------------------------------------------
 

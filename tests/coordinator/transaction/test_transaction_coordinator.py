@@ -256,3 +256,16 @@ def test_an_idle_transactional_id_expires_with_a_tombstone_and_then_starts_afres
         return producer_id
 
     assert run(tmp_path, after_restart) != old_producer_id
+
+
+def test_transactional_ids_keep_no_lock_once_their_requests_are_done(tmp_path):
+    """Kafka's lock is its TransactionMetadata's; franz's per-id locks must not outlive their use,
+    or a broker meeting new transactional ids for weeks grows a lock for each one it ever saw."""
+    async def scenario(server):
+        coordinator = server.transaction_coordinator
+        for index in range(200):
+            _, _, error = await coordinator.init_producer_id(f"tx-{index}", TIMEOUT_MS, -1, -1)
+            assert error == Errors.NONE
+        return len(coordinator.transactions), len(coordinator._lock)
+
+    assert run(tmp_path, scenario) == (200, 0)
