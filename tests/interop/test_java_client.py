@@ -109,6 +109,24 @@ def test_java_admin_lists_offsets_of_every_spec_and_describes_producers(broker, 
                       "producers": "1", "epoch": "0", "lastSequence": "49", "txnStart": "false"}
 
 
+def test_java_admin_manages_a_classic_group_records_log_dirs_and_fences_a_producer(broker, java_driver):
+    """kafka-consumer-groups.sh's removal of a static member, offset reset and deletion, group
+    deletion; kafka-delete-records.sh; kafka-log-dirs.sh; Admin.fenceProducers, all from the Java
+    client (LeaveGroup v5, OffsetCommit without a member, OffsetDelete, DeleteGroups,
+    DeleteRecords, DescribeLogDirs, InitProducerId from the admin)."""
+    line = _run(java_driver, "group-admin", broker.bootstrap, "java-group-admin")
+    fields = dict(word.split("=", 1) for word in line[1:])
+    sizes = {int(key[len("size"):]): int(fields.pop(key)) for key in list(fields) if key.startswith("size")}
+    on_disk = {partition: sum(segment.stat().st_size
+                              for segment in (broker.data_dir / f"java-group-admin-{partition}").glob("*.log"))
+               for partition in (0, 1)}
+    # Partition 1 also holds the fenced producer's record and its abort marker, written after the sizes.
+    assert sizes[0] == on_disk[0] and 0 < sizes[1] < on_disk[1], (sizes, on_disk)
+    assert fields == {"consumed": "100", "before": "Stable/1", "after": "Empty/0", "offsets": "10/reset",
+                      "second": "none", "listed": "false", "lowWatermark": "30", "earliest": "30",
+                      "fencedCommit": "ProducerFencedException", "fencedState": "Empty"}, line
+
+
 def test_java_admin_aborts_an_open_transaction_at_its_partition(broker, java_driver):
     """Admin.abortTransaction (kafka-transactions.sh abort) sends WriteTxnMarkers to the
     partition's leader: the transaction that started at offset 0 is no longer open."""

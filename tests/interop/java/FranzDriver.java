@@ -54,6 +54,7 @@ public class FranzDriver {
             case "reassignments": reassignments(bootstrap, args[2]); break;
             case "produce-keys": produceKeys(bootstrap, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4])); break;
             case "read-compacted": readCompacted(bootstrap, args[2]); break;
+            case "group-admin": groupAdmin(bootstrap, args[2]); break;
             case "rolling-migration": rollingMigration(bootstrap, args[2], Integer.parseInt(args[3])); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
@@ -335,6 +336,101 @@ public class FranzDriver {
             }
             System.out.println(line);
         }
+    }
+
+    // kafka-consumer-groups.sh's operations on a classic group, then kafka-delete-records.sh,
+    // kafka-log-dirs.sh and Admin.fenceProducers. A closed static member stays in its group, so it is
+    // removed by instance id (LeaveGroup v3+); the empty group's offsets are then set (OffsetCommit
+    // without a member) and one partition's deleted (OffsetDelete) before the group itself
+    // (DeleteGroups). A fenced producer's open transaction is aborted and its commit refused.
+    static void groupAdmin(String bootstrap, String topic) throws Exception {
+        String group = "java-admin-group";
+        TopicPartition first = new TopicPartition(topic, 0), second = new TopicPartition(topic, 1);
+        StringBuilder line = new StringBuilder("group-admin");
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(props(bootstrap), new StringSerializer(),
+                    new StringSerializer())) {
+                for (int i = 0; i < 100; i++) producer.send(new ProducerRecord<>(topic, i % 2, null, "value-" + i));
+                producer.flush();
+            }
+            Properties c = props(bootstrap);
+            c.put("group.id", group);
+            c.put("group.instance.id", "static-1");
+            c.put("auto.offset.reset", "earliest");
+            c.put("enable.auto.commit", "false");
+            try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c, new StringDeserializer(),
+                    new StringDeserializer())) {
+                consumer.subscribe(List.of(topic));
+                int seen = 0;
+                long deadline = System.currentTimeMillis() + DEADLINE_MS;
+                while (seen < 100 && System.currentTimeMillis() < deadline) seen += consumer.poll(POLL).count();
+                consumer.commitSync();
+                line.append(" consumed=").append(seen);
+            }
+            line.append(" before=").append(classicGroup(admin, group));
+            admin.removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions(
+                List.of(new MemberToRemove("static-1")))).all().get(30, TimeUnit.SECONDS);
+            line.append(" after=").append(classicGroup(admin, group));
+            admin.alterConsumerGroupOffsets(group, Map.of(first, new OffsetAndMetadata(10, "reset"),
+                second, new OffsetAndMetadata(20))).all().get(30, TimeUnit.SECONDS);
+            admin.deleteConsumerGroupOffsets(group, Set.of(second)).all().get(30, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            OffsetAndMetadata reset = offsets.get(first);
+            line.append(" offsets=").append(reset.offset()).append('/').append(reset.metadata())
+                .append(" second=").append(offsets.containsKey(second) ? offsets.get(second).offset() : "none");
+            admin.deleteConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS);
+            boolean listed = admin.listGroups(ListGroupsOptions.forConsumerGroups()).all().get(30, TimeUnit.SECONDS)
+                .stream().anyMatch(listing -> listing.groupId().equals(group));
+            line.append(" listed=").append(listed);
+
+            long low = admin.deleteRecords(Map.of(first, RecordsToDelete.beforeOffset(30))).lowWatermarks().get(first)
+                .get(30, TimeUnit.SECONDS).lowWatermark();
+            long earliest = admin.listOffsets(Map.of(first, OffsetSpec.earliest())).partitionResult(first)
+                .get(30, TimeUnit.SECONDS).offset();
+            line.append(" lowWatermark=").append(low).append(" earliest=").append(earliest);
+
+            int node = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next().id();
+            Map<String, LogDirDescription> dirs = admin.describeLogDirs(List.of(node)).descriptions().get(node)
+                .get(30, TimeUnit.SECONDS);
+            for (LogDirDescription dir : dirs.values()) {
+                for (TopicPartition partition : List.of(first, second)) {
+                    ReplicaInfo replica = dir.replicaInfos().get(partition);
+                    if (replica == null) continue;
+                    line.append(" size").append(partition.partition()).append('=').append(replica.size());
+                }
+            }
+
+            Properties t = props(bootstrap);
+            t.put("transactional.id", "java-fenced");
+            try (KafkaProducer<String, String> zombie = new KafkaProducer<>(t, new StringSerializer(),
+                    new StringSerializer())) {
+                zombie.initTransactions();
+                zombie.beginTransaction();
+                zombie.send(new ProducerRecord<>(topic, 1, null, "zombie")).get(30, TimeUnit.SECONDS);
+                admin.fenceProducers(List.of("java-fenced")).all().get(30, TimeUnit.SECONDS);
+                String commit;
+                try {
+                    zombie.commitTransaction();
+                    commit = "committed";
+                } catch (KafkaException e) {
+                    commit = e.getClass().getSimpleName();
+                }
+                // fenceProducers returns once its InitProducerId succeeded: after the open transaction's
+                // abort completed (CONCURRENT_TRANSACTIONS until then), which leaves the id Empty.
+                TransactionState state = admin.describeTransactions(List.of("java-fenced")).description("java-fenced")
+                    .get(30, TimeUnit.SECONDS).state();
+                line.append(" fencedCommit=").append(commit).append(" fencedState=").append(state);
+            }
+        }
+        System.out.println(line);
+    }
+
+    static String classicGroup(Admin admin, String group) throws Exception {
+        ClassicGroupDescription description = admin.describeClassicGroups(List.of(group)).describedGroups().get(group)
+            .get(30, TimeUnit.SECONDS);
+        return description.state() + "/" + description.members().size();
     }
 
     // Admin.listTransactions (ListTransactions) and Admin.describeTransactions (FindCoordinator,
