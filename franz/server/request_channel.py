@@ -45,14 +45,13 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
+from franz.protocol import codegen
 from franz.protocol.codegen import java_int
 
 # int16 api_key, int16 api_version, int32 correlation_id, int16 client_id length.
 _HEADER_V1_FIXED: Final = struct.Struct(">hhih")
 HEADER_V1_FIXED_SIZE_BYTES: Final = _HEADER_V1_FIXED.size
 SIZE_PREFIX_BYTES: Final = 4
-# A uvarint of an int32 takes at most 5 bytes; more is a malformed frame.
-_UVARINT_SIZE_BYTES_MAX: Final = 5
 
 HeaderVersionOf = Callable[[int, int], int]
 # Logs each request once done, at DEBUG (RequestChannel's requestLogger: the name Kafka's users
@@ -94,17 +93,13 @@ Chunk = bytes | bytearray | memoryview | FileRegion
 
 
 def read_uvarint(view: memoryview, pos: int) -> tuple[int, int]:
-    """Read an unsigned varint at `pos`; return (value, position after it)."""
-    value = 0
-    for index in range(_UVARINT_SIZE_BYTES_MAX):
-        if pos >= len(view):
-            raise InvalidRequestError("Truncated varint in request header")
-        byte = view[pos]
-        pos += 1
-        value |= (byte & 0x7F) << (7 * index)
-        if not byte & 0x80:
-            return value, pos
-    raise InvalidRequestError("Varint in request header is longer than 5 bytes")
+    """The codec's varint reader, its failures answered as a malformed header's."""
+    try:
+        return codegen.read_uvarint(view, pos)
+    except IndexError:
+        raise InvalidRequestError("Truncated varint in request header") from None
+    except codegen.MessageDecodeError:
+        raise InvalidRequestError("Varint in request header is longer than 5 bytes") from None
 
 
 def _read_tagged_fields(view: memoryview, pos: int) -> tuple[dict[int, memoryview], int]:
