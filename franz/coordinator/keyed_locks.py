@@ -33,6 +33,10 @@ class KeyedLocks:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def in_use(self, key: Hashable) -> bool:
+        """Whether some coroutine holds key's lock or waits for it."""
+        return key in self._entries
+
     def locked(self, key: Hashable) -> bool:
         entry = self._entries.get(key)
         return entry is not None and entry.lock.locked()

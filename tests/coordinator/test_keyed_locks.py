@@ -28,6 +28,7 @@ def test_users_of_one_key_run_one_at_a_time_in_arrival_order_and_other_keys_do_n
         await asyncio.sleep(0)
         await asyncio.wait_for(user("b", "other"), 1)  # while "a" is held
         assert locks.locked("a") and not locks.locked("b")
+        assert locks.in_use("a") and not locks.in_use("b")
         release.set()
         await asyncio.wait_for(asyncio.gather(first, second, third), 1)
         return order, len(locks)

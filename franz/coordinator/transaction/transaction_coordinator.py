@@ -65,7 +65,8 @@ from franz.coordinator.transaction.transaction_metadata import (
 )
 from franz.protocol.errors import Errors
 from franz.records import ControlRecordType, MemoryRecords
-from franz.records.builder import SimpleRecord, build_batch, build_control_batch, now_ms
+from franz.records.builder import MemoryRecordsBuilder, SimpleRecord, build_batch, build_control_batch, now_ms
+from franz.records.record import record_size_in_bytes
 from franz.server.broker_features import TRANSACTION_VERSION
 from franz.storage.producer_append_info import INT16_MAX, AppendOrigin
 
@@ -245,8 +246,12 @@ class TransactionCoordinator:
         """Append the id's record (None: its tombstone) to its __transaction_state partition;
         TxnError as appendTransactionToLog tells clients when the append fails."""
         await self._ensure_topic()
-        key = (TRANSACTION_STATE_TOPIC, self._partition_of(transactional_id))
         payload = build_batch([SimpleRecord(value, transaction_log.key_bytes(transactional_id))])
+        await self._append_to_log(self._partition_of(transactional_id), payload)
+
+    async def _append_to_log(self, partition: int, payload: bytes) -> None:
+        """Append a batch to a __transaction_state partition (acks -1); TxnError as above."""
+        key = (TRANSACTION_STATE_TOPIC, partition)
         rm = self.replica_manager
         results = await rm.run_on_append_thread(rm.append_records, -1, {key: payload})
         code = results[key]["error_code"]
@@ -713,26 +718,55 @@ class TransactionCoordinator:
         """TransactionStateManager.removeExpiredTransactionalIds: an id with no transaction open
         (Empty, CompleteCommit, CompleteAbort) and no change for transactional.id.expiration.ms is
         written off with a tombstone in __transaction_state, then forgotten; an InitProducerId
-        naming it later starts afresh, with a new producer id."""
+        naming it later starts afresh, with a new producer id. As in Kafka, each partition's
+        tombstones go in as few batches as its max.message.bytes allows, and an id with a request
+        under way (Kafka: a pending transition) waits for the next round."""
         now = now_ms() if now is None else now
+        by_partition: dict[int, list[str]] = {}
+        for transactional_id, metadata in self.transactions.items():
+            if self._should_expire(metadata, now) and not self._resigned(transactional_id):
+                by_partition.setdefault(self._partition_of(transactional_id), []).append(transactional_id)
         removed = 0
-        for transactional_id, metadata in list(self.transactions.items()):
-            if (metadata.state not in _EXPIRATION_ALLOWED or self._resigned(transactional_id)
-                    or metadata.txn_last_update_timestamp_ms > now - self.expiration_ms):
-                continue
-            async with self._lock(transactional_id):  # no request of the id meanwhile (Kafka: pending Dead)
-                if self.transactions.get(transactional_id) is not metadata:
-                    continue
-                try:
-                    await self._append_state(transactional_id, None)
-                except TxnError as exc:
-                    logger.warning("Failed to write the tombstone of expired transactional id %s: %s",
-                                   transactional_id, exc.code.name)
-                    continue
-                del self.transactions[transactional_id]
-                removed += 1
+        for partition, candidates in sorted(by_partition.items()):
+            removed += await self._expire(partition, candidates, now)
         if removed:
             logger.info("Removed %d transactional ids idle for more than %d ms", removed, self.expiration_ms)
+        return removed
+
+    def _should_expire(self, metadata: TransactionMetadata, now: int) -> bool:
+        return (metadata.state in _EXPIRATION_ALLOWED
+                and metadata.txn_last_update_timestamp_ms <= now - self.expiration_ms)
+
+    async def _expire(self, partition: int, candidates: list[str], now: int) -> int:
+        """Write off the candidates of one partition still expirable, under their locks (each
+        taken at once: an id in use by a request is skipped), one batch per max.message.bytes."""
+        log = self.replica_manager.log_of((TRANSACTION_STATE_TOPIC, partition))
+        if log is None:
+            logger.warning("Transaction expiration for partition %s-%d failed because the log config was not "
+                           "available, which likely means the partition is not online or is no longer local.",
+                           TRANSACTION_STATE_TOPIC, partition)
+            return 0
+        max_batch_bytes, removed = log.config.max_message_bytes, 0
+        async with contextlib.AsyncExitStack() as held:
+            expiring: list[tuple[str, TransactionMetadata]] = []
+            for transactional_id in candidates:
+                metadata = self.transactions.get(transactional_id)
+                if (self._lock.in_use(transactional_id) or metadata is None
+                        or not self._should_expire(metadata, now)):
+                    continue
+                await held.enter_async_context(self._lock(transactional_id))  # free, so taken at once
+                expiring.append((transactional_id, metadata))
+            for batch, written_off in _tombstone_batches(expiring, now, max_batch_bytes):
+                try:
+                    await self._append_to_log(partition, batch)
+                except TxnError as exc:
+                    logger.warning("Failed to write the tombstones of %d expired transactional ids to %s-%d: %s",
+                                   len(written_off), TRANSACTION_STATE_TOPIC, partition, exc.code.name)
+                    continue
+                for transactional_id, metadata in written_off:
+                    if self.transactions.get(transactional_id) is metadata:
+                        del self.transactions[transactional_id]
+                        removed += 1
         return removed
 
     async def _every(self, interval_ms: int, job: Callable[[], Awaitable[int]], what: str) -> None:
@@ -742,3 +776,25 @@ class TransactionCoordinator:
                 await job()
             except Exception:
                 logger.exception("%s failed", what)
+
+
+def _tombstone_batches(expiring: list[tuple[str, TransactionMetadata]], timestamp: int,
+                       max_batch_bytes: int) -> list[tuple[bytes, list[tuple[str, TransactionMetadata]]]]:
+    """The ids' tombstones as batches of at most max_batch_bytes (a batch holds at least one),
+    as MemoryRecordsBuilder.hasRoomFor fills them: each batch with the ids it writes off."""
+    batches: list[tuple[bytes, list[tuple[str, TransactionMetadata]]]] = []
+    builder: MemoryRecordsBuilder | None = None
+    members: list[tuple[str, TransactionMetadata]] = []
+    for entry in expiring:
+        key = transaction_log.key_bytes(entry[0])
+        if builder is not None and builder.uncompressed_size_in_bytes + record_size_in_bytes(
+                len(members), 0, len(key), -1) > max_batch_bytes:
+            batches.append((builder.build_bytes(), members))
+            builder, members = None, []
+        if builder is None:
+            builder = MemoryRecordsBuilder()
+        builder.append(SimpleRecord(None, key, timestamp))
+        members.append(entry)
+    if builder is not None:
+        batches.append((builder.build_bytes(), members))
+    return batches

@@ -14,6 +14,7 @@ from franz.coordinator.transaction.transaction_log import TRANSACTION_STATE_TOPI
 from franz.coordinator.transaction.transaction_metadata import EPOCH_MAX, TransactionState
 from franz.coordinator.group.coordinator_loader import load_partition, load_partition_transactional
 from franz.protocol.errors import Errors
+from franz.storage.unified_log import FetchIsolation
 from franz.server.broker_features import TRANSACTION_VERSION
 from tests.coordinator.group.test_group_coordinator import run
 
@@ -269,3 +270,40 @@ def test_transactional_ids_keep_no_lock_once_their_requests_are_done(tmp_path):
         return len(coordinator.transactions), len(coordinator._lock)
 
     assert run(tmp_path, scenario) == (200, 0)
+
+
+def test_expired_ids_are_written_off_in_batches_of_the_partitions_max_message_bytes(tmp_path):
+    """removeExpiredTransactionalIds fills one MemoryRecordsBuilder per __transaction_state
+    partition up to its max.message.bytes (hasRoomFor) and appends each batch once; an id whose
+    metadata has a transition pending (here: a request holding its lock) waits for the next round."""
+    async def scenario(server):
+        coordinator = server.transaction_coordinator
+        ids = [f"expiring-transactional-id-{index:04d}" for index in range(300)]
+        for transactional_id in ids:
+            assert (await coordinator.init_producer_id(transactional_id, TIMEOUT_MS, -1, -1))[2] == Errors.NONE
+        logs = [server.replica_manager.log_of((TRANSACTION_STATE_TOPIC, partition)) for partition in range(2)]
+        ends = [log.log_end_offset for log in logs]
+        later = max(metadata.txn_last_update_timestamp_ms for metadata in coordinator.transactions.values())
+        async with coordinator._lock(ids[5]):
+            assert await coordinator.remove_expired_transactional_ids(later + coordinator.expiration_ms) == 299
+        assert list(coordinator.transactions) == [ids[5]]
+        batches: list[list[tuple[int, int]]] = []  # per partition: (bytes, records) of each new batch
+        for log, end in zip(logs, ends):
+            fetched = log.read(end, 1 << 20, FetchIsolation.LOG_END, True)
+            batches.append([])
+            for batch in fetched.records.batches():
+                records = list(batch)
+                batches[-1].append((len(batch.to_bytes()), len(records)))
+                assert all(record.value is None and record.timestamp == later + coordinator.expiration_ms
+                           for record in records)
+        assert await coordinator.remove_expired_transactional_ids(later + coordinator.expiration_ms) == 1
+        return batches
+
+    batches = run(tmp_path, scenario, **{"message.max.bytes": "2000", "transaction.state.log.num.partitions": "2",
+                                         "transactional.id.expiration.ms": "60000"})
+    assert sum(count for partition in batches for _, count in partition) == 299
+    # A tombstone of these ids takes 41 bytes: every batch but a partition's last is too full for one more.
+    tombstone = 41
+    for partition in batches:
+        assert all(size <= 2000 for size, _ in partition), batches
+        assert all(size + tombstone > 2000 for size, _ in partition[:-1]), batches
