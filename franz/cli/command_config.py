@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
+from franz.common.jaas_config import parse_jaas_config
 from franz.common.utils import load_props
 
 
@@ -79,7 +80,6 @@ ASSIGNORS = {
 }
 JAAS_LOGIN_MODULES = ("org.apache.kafka.common.security.plain.PlainLoginModule",
                       "org.apache.kafka.common.security.scram.ScramLoginModule")
-JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 UNKNOWN_PROPERTY = re.compile(r'No such configuration property: "([^"]+)"')
 
 
@@ -124,14 +124,13 @@ def _long(name: str, value: str, client: str) -> int:
 
 def _jaas_credentials(value: str, client: str) -> dict[str, str]:
     """sasl.jaas.config of the PLAIN or SCRAM login module as librdkafka's sasl.username / sasl.password."""
-    module = value.split(None, 1)[0] if value.strip() else ""
-    options = dict(JAAS_OPTION.findall(value))
-    if module not in JAAS_LOGIN_MODULES or "username" not in options or "password" not in options:
+    try:
+        entries = parse_jaas_config(value)
+    except ValueError as exc:
+        raise CommandConfigError(f'the {client} property "sasl.jaas.config" is not a JAAS config: {exc}') from None
+    options = entries[0].options if len(entries) == 1 else {}
+    if entries[0].login_module not in JAAS_LOGIN_MODULES or "username" not in options or "password" not in options:
         raise CommandConfigError(f'the {client} property "sasl.jaas.config" is a Java client setting: librdkafka '
                                  "takes only the PLAIN and SCRAM login modules' username and password from it; "
                                  "set sasl.username and sasl.password (or sasl.oauthbearer.*) instead")
-    return {"sasl.username": _unescape(options["username"]), "sasl.password": _unescape(options["password"])}
-
-
-def _unescape(quoted: str) -> str:
-    return re.sub(r"\\(.)", r"\1", quoted)
+    return {"sasl.username": options["username"], "sasl.password": options["password"]}

@@ -29,8 +29,8 @@ time is QuotaUtils.throttleTime: (rate - quota) / quota * window, in ms,
 rounded. The broker answers with that `throttle_time_ms` and reads nothing
 more from the connection until it has passed (KIP-219).
 
-With PLAINTEXT listeners every connection's principal is User:ANONYMOUS, so
-the user is "ANONYMOUS". No quota configured at all costs one check per request.
+The user is the connection's principal name: "ANONYMOUS" on a PLAINTEXT listener,
+the authenticated name on a SASL one. No quota configured at all costs one check per request.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from typing import Any, Final
 from franz.protocol.errors import Errors, default_message
 from franz.server import config_helper
 from franz.server.broker_metrics import BrokerMetrics
-from franz.server.client_quota_manager import ANONYMOUS_USER
 from franz.server.controller import ApiError, Controller
 from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
@@ -62,7 +61,7 @@ class ControllerApis:
             apis.register(name, handler)
 
     def _mutation_quota(self, request: Request, strict_since_version: int) -> ControllerMutationQuota:
-        return self.mutation_quota.new_quota(ANONYMOUS_USER, request.client_id or "",
+        return self.mutation_quota.new_quota(request.session.user, request.client_id or "",
                                              request.api_version >= strict_since_version)
 
     async def handle_create_topics(self, request: Request, body: dict) -> dict:

@@ -1,14 +1,16 @@
 """CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken and
-DescribeDelegationToken on a PLAINTEXT listener (KafkaApis.allowTokenRequests).
+DescribeDelegationToken (KafkaApis.allowTokenRequests, and the token manager behind it).
 
 Delegation tokens authenticate SASL/SCRAM connections, and a token may only
 be asked for over a connection authenticated some other way: Kafka refuses
 every token request arriving over PLAINTEXT with
-DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, before it looks at anything else.
-franz listens in PLAINTEXT only, so that is every answer here. The principal
-of a PLAINTEXT connection is User:ANONYMOUS; CreateDelegationToken names it as
-requester, and as owner unless the request (v3+) names another. Timestamps are
--1 and the token id and HMAC empty, as in Kafka's error answers.
+DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, before it looks at anything else. Over
+SASL_PLAINTEXT the request is allowed, and answered as a Kafka broker without
+`delegation.token.secret.key` answers it, DELEGATION_TOKEN_AUTH_DISABLED: franz
+keeps no tokens. CreateDelegationToken names the connection's principal
+(User:ANONYMOUS over PLAINTEXT) as requester, and as owner unless the request
+(v3+) names another. Timestamps are -1 and the token id and HMAC empty, as in
+Kafka's error answers.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ from typing import Final
 
 from franz.protocol.errors import Errors
 
-ANONYMOUS: Final = ("User", "ANONYMOUS")
 NOT_ALLOWED: Final = Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+
+
+def _refusal(request) -> Errors:
+    """allowTokenRequests: never over PLAINTEXT; over SASL, the token manager is disabled."""
+    if request.session.security_protocol == "PLAINTEXT":
+        return NOT_ALLOWED
+    return Errors.DELEGATION_TOKEN_AUTH_DISABLED
 
 
 class DelegationTokenApis:
@@ -29,20 +37,22 @@ class DelegationTokenApis:
         apis.register("DescribeDelegationToken", self.handle_describe_tokens)
 
     async def handle_create_token(self, request, body: dict) -> dict:
-        owner_type, owner_name = ANONYMOUS
+        session = request.session
+        requester = (session.principal_type, session.principal_name or "ANONYMOUS")
+        owner_type, owner_name = requester
         if body["owner_principal_name"]:
             owner_type, owner_name = body["owner_principal_type"], body["owner_principal_name"]
             if owner_type is None:
                 # KafkaApis builds the owner's KafkaPrincipal before checking the listener, and a
                 # null type fails it: answered as any handler failure (the request's error answer).
                 raise TypeError("Principal type cannot be null")
-        return {"error_code": NOT_ALLOWED, "principal_type": owner_type, "principal_name": owner_name,
-                "token_requester_principal_type": ANONYMOUS[0], "token_requester_principal_name": ANONYMOUS[1],
+        return {"error_code": _refusal(request), "principal_type": owner_type, "principal_name": owner_name,
+                "token_requester_principal_type": requester[0], "token_requester_principal_name": requester[1],
                 "issue_timestamp_ms": -1, "expiry_timestamp_ms": -1, "max_timestamp_ms": -1, "token_id": "",
                 "hmac": b"", "throttle_time_ms": 0}
 
     async def handle_renew_or_expire_token(self, request, body: dict) -> dict:
-        return {"error_code": NOT_ALLOWED, "expiry_timestamp_ms": -1, "throttle_time_ms": 0}
+        return {"error_code": _refusal(request), "expiry_timestamp_ms": -1, "throttle_time_ms": 0}
 
     async def handle_describe_tokens(self, request, body: dict) -> dict:
-        return {"error_code": NOT_ALLOWED, "tokens": [], "throttle_time_ms": 0}
+        return {"error_code": _refusal(request), "tokens": [], "throttle_time_ms": 0}

@@ -49,7 +49,7 @@ from franz.protocol.produce_request import (InvalidProduceRecordsError, has_tran
 from franz.server import config_helper
 from franz.server.auth_helper import authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
-from franz.server.client_quota_manager import ANONYMOUS_USER, ClientQuotaManager
+from franz.server.client_quota_manager import ClientQuotaManager
 from franz.server.controller import ApiError, Controller
 from franz.server.error_responses import error_code_of, error_response
 from franz.server.fetch_session import TOPIC_IDS_MIN_VERSION, CachedPartition, FetchContext, FetchSessionCache
@@ -269,6 +269,13 @@ class KafkaApis:
             logger.warning("Closing connection %s from %s: unknown API key %d", request.connection_id,
                            request.client_address[0], api_key)
             return CLOSE_CONNECTION
+        authenticator = request.session.authenticator
+        if authenticator is not None and not authenticator.complete:
+            refusal = authenticator.refusal(api_key, schema.name)
+            if refusal is not None:  # Kafka's authenticator: an IllegalSaslStateException closes it
+                logger.info("Closing connection %s from %s: %s", request.connection_id, request.client_address[0],
+                            refusal)
+                return CLOSE_CONNECTION
         if not schema.min_version <= version <= schema.max_version:
             return self._unsupported_version(request, schema)
         try:
@@ -515,7 +522,7 @@ class KafkaApis:
         throttle_ms = 0
         if self.produce_quota.quotas_enabled:
             throttle_ms = self.produce_quota.record_and_get_throttle_time_ms(
-                ANONYMOUS_USER, request.client_id or "", len(request.frame), _now_ms())
+                request.session.user, request.client_id or "", len(request.frame), _now_ms())
         unknown_id_answer = request_error or {"error_code": Errors.UNKNOWN_TOPIC_ID}
         if acks == 0:
             if unknown_ids or any(r["error_code"] for r in results.values()):
@@ -645,7 +652,7 @@ class KafkaApis:
         max_bytes = min(body["max_bytes"], self.fetch_max_bytes)
         min_bytes = body["min_bytes"]
         if self.fetch_quota.quotas_enabled:  # no bigger than the client's quota could ever let through
-            window_bytes = self.fetch_quota.max_value_in_quota_window(ANONYMOUS_USER, request.client_id or "")
+            window_bytes = self.fetch_quota.max_value_in_quota_window(request.session.user, request.client_id or "")
             if window_bytes is not None:
                 max_bytes = min(max_bytes, int(window_bytes))
         min_bytes = min(min_bytes, max_bytes)  # a response can never hold more than max_bytes
@@ -744,19 +751,19 @@ class KafkaApis:
         client_id, now_ms = request.client_id or "", _now_ms()
         bandwidth_ms = 0
         if self.fetch_quota.quotas_enabled:
-            bandwidth_ms = self.fetch_quota.record_and_get_throttle_time_ms(ANONYMOUS_USER, client_id, size_bytes,
-                                                                            now_ms)
+            bandwidth_ms = self.fetch_quota.record_and_get_throttle_time_ms(request.session.user, client_id,
+                                                                            size_bytes, now_ms)
         request_ms = 0
         if self.request_quota.quotas_enabled and (ns := take_current_ns()) is not None:
             request_ms = self._record_request_time(request, ns)
         throttle_ms = max(bandwidth_ms, request_ms)
         if throttle_ms and self.fetch_quota.quotas_enabled:
-            self.fetch_quota.unrecord(ANONYMOUS_USER, client_id, size_bytes, now_ms)
+            self.fetch_quota.unrecord(request.session.user, client_id, size_bytes, now_ms)
         return throttle_ms
 
     def _record_request_time(self, request: Request, ns: int) -> int:
         """request_percentage: `ns` of handling, in percent of one thread; the throttle time."""
-        return self.request_quota.record_and_get_throttle_time_ms(ANONYMOUS_USER, request.client_id or "",
+        return self.request_quota.record_and_get_throttle_time_ms(request.session.user, request.client_id or "",
                                                                   ns * 100 / 1e9, _now_ms())
 
     def _fetch_topic(self, uses_topic_ids: bool, topic: dict) -> tuple[str | None, bytes, uuid.UUID | None]:

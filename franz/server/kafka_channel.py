@@ -165,6 +165,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self.last_active_ns = 0
         self._read_time_ns = 0  # when the last read arrived: its frames' receive time
         self.client_information = UNKNOWN_CLIENT_INFORMATION  # from the last valid ApiVersions
+        self.session = server.new_session(endpoint.listener_name)
         # Receive state: `_pending` holds bytes read but not yet framed (a partial
         # size prefix, or data left unparsed while parked); `_frame` is a frame
         # of known size being filled in place; `_ready_frame` a complete frame
@@ -409,12 +410,16 @@ class KafkaChannel(asyncio.BufferedProtocol):
     def _consume(self, data: memoryview) -> int:
         """Dispatch the complete frames at the start of `data`; return bytes used."""
         server = self._server
-        request_max_bytes = server.request_max_bytes
+        authenticator = self.session.authenticator
+        # Until a SASL connection has authenticated, its frames are bound by sasl.server.max.receive.size
+        # (Kafka's authenticator reads them itself), not socket.request.max.bytes.
+        request_max_bytes = (server.request_max_bytes if authenticator is None or authenticator.complete
+                             else authenticator.config.max_receive_size)
         offset, end = 0, len(data)
         while end - offset >= 4 and not self._parked and not self._held and not self._closing:
             size = _SIZE.unpack_from(data, offset)[0]
             if size < 0 or size > request_max_bytes:
-                self._invalid_receive(size)
+                self._invalid_receive(size, request_max_bytes)
                 return end
             if end - offset - 4 < size:
                 break
@@ -430,8 +435,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             self._dispatch(bytes(data[start:offset]))
         return offset
 
-    def _invalid_receive(self, size: int) -> None:
-        limit = self._server.request_max_bytes
+    def _invalid_receive(self, size: int, limit: int) -> None:
         detail = (f"Invalid receive (size = {size})" if size < 0
                   else f"Invalid receive (size = {size} larger than {limit})")
         logger.warning("Unexpected error from %s:%d (connection %s); closing connection: %s",
@@ -572,6 +576,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._close()
             return
         request.client_information = self.client_information
+        request.session = self.session
         request.dequeue_time_ns = time.monotonic_ns()
         try:
             handling = server._handle(request)
@@ -725,6 +730,9 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 self._out_requests.append(request)
                 if self._out_size_bytes >= OUT_SIZE_BYTES_MAX:
                     self._write_out()
+                if response.close_after:  # nothing more is read; closed once this answer is out
+                    self._close_after_answers = True
+                    self._hold()
         return True
 
     def _result_of(self, task: asyncio.Task[Response], request: Request) -> Response | None:

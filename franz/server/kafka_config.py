@@ -32,6 +32,13 @@ from franz.common.config_def import (
     one_of,
 )
 from franz.common.utils import load_props
+from franz.common.jaas_config import parse_jaas_config
+from franz.server.sasl_server_authenticator import (
+    PLAIN_LOGIN_MODULE,
+    SCRAM_LOGIN_MODULE,
+    SaslListenerConfig,
+)
+from franz.server.sasl_server_authenticator import SUPPORTED_MECHANISMS as SASL_SUPPORTED_MECHANISMS
 from franz.records import CompressionType
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
@@ -99,6 +106,14 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("socket.receive.buffer.bytes", "int", 100 * 1024),
     ConfigKey("queued.max.requests", "int", 500, at_least(1)),
     ConfigKey("connections.max.idle.ms", "long", 600_000),
+    # SASL on SASL_PLAINTEXT listeners (sasl_server_authenticator); each listener may override the
+    # mechanisms as listener.name.<listener>.sasl.enabled.mechanisms, and has its JAAS entries as
+    # listener.name.<listener>.<mechanism>.sasl.jaas.config
+    ConfigKey("sasl.enabled.mechanisms", "list", ["GSSAPI"]),
+    ConfigKey("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI"),
+    ConfigKey("sasl.jaas.config", "password", None),
+    ConfigKey("sasl.server.max.receive.size", "int", 524288),
+    ConfigKey("connection.failed.authentication.delay.ms", "int", 100, at_least(0)),
     ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip.overrides", "string", ""),
@@ -267,6 +282,14 @@ def listener_connection_key(key: str) -> tuple[str, str] | None:
     return match[1].upper(), match[2]
 
 
+_LISTENER_SASL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(sasl\.enabled\.mechanisms|[^.]+\.sasl\.jaas\.config)")
+
+
+def is_listener_sasl_key(key: str) -> bool:
+    """A listener's own SASL key: its mechanisms, or a mechanism's JAAS entries."""
+    return _LISTENER_SASL_KEY.fullmatch(key) is not None
+
+
 def broker_key_definition(key: str) -> ConfigKey | None:
     """The definition a broker key's value is parsed with (a listener-prefixed key's is its base
     key's); None for a key franz does not know."""
@@ -409,7 +432,7 @@ class KafkaConfig:
         self.values, unknown = BROKER_CONFIG_DEF.parse(self.originals)
         # Keys that are topic-config synonyms are validated by LogConfig.
         self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS
-                             and listener_connection_key(key) is None]
+                             and listener_connection_key(key) is None and not is_listener_sasl_key(key)]
         for key in unknown:  # listener-prefixed connection keys, typed under their own names
             if listener_connection_key(key) is not None:
                 try:
@@ -438,10 +461,14 @@ class KafkaConfig:
             if protocol is None:  # listenerListToEndPoints' IllegalArgumentException
                 raise ConfigError("listeners", self.originals.get("listeners"), "",
                                   f"No security protocol defined for listener {endpoint.listener_name}")
-            if protocol != "PLAINTEXT":
+            if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT"):
                 raise ConfigError("listener.security.protocol.map", protocol,
                                   f"listener {endpoint.listener_name} is {protocol}; franz serves PLAINTEXT "
-                                  f"listeners only")
+                                  f"and SASL_PLAINTEXT listeners only")
+        # listener name -> its SASL settings, for every SASL_PLAINTEXT listener
+        self.sasl_listeners = {endpoint.listener_name: self._sasl_listener_config(endpoint.listener_name)
+                               for endpoint in self.listeners
+                               if protocols[endpoint.listener_name] == "SASL_PLAINTEXT"}
         require_group_coordinator_bounds(self.values)
         self.max_connections_per_ip_overrides = connections_per_ip_overrides(self.values)
         self.inter_broker_listener_name = self._inter_broker_listener_name(protocols)
@@ -450,11 +477,56 @@ class KafkaConfig:
                                      if advertised else list(self.listeners))
         broker_advertised = [endpoint.listener_name for endpoint in self.advertised_listeners
                              if endpoint.listener_name not in self.controller_listener_names]
+        inter_broker_sasl = self.sasl_listeners.get(self.inter_broker_listener_name)
+        mechanism = self.values["sasl.mechanism.inter.broker.protocol"]
+        if inter_broker_sasl is not None and mechanism not in inter_broker_sasl.mechanisms:
+            _require_failed("sasl.mechanism.inter.broker.protocol", mechanism,
+                            "sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms "
+                            "when SASL is used for inter-broker communication")
         if self.inter_broker_listener_name not in broker_advertised:
             _require_failed("inter.broker.listener.name", self.inter_broker_listener_name,
                             "inter.broker.listener.name must be a listener name defined in advertised.listeners. "
                             "The valid options based on currently configured listeners are "
                             + ",".join(broker_advertised))
+
+    def _sasl_listener_config(self, listener: str) -> SaslListenerConfig:
+        """A SASL_PLAINTEXT listener's mechanisms (its own key before sasl.enabled.mechanisms) and
+        their JAAS entries, which only listener.name.<listener>.<mechanism>.sasl.jaas.config gives
+        (JaasContext.loadServerContext; franz reads no JAAS file): ConfigError naming the key."""
+        own = listener_key(listener, "sasl.enabled.mechanisms")
+        key = own if own in self.originals else "sasl.enabled.mechanisms"
+        mechanisms = (BROKER_CONFIG_DEF.keys["sasl.enabled.mechanisms"].parse(self.originals[own])
+                      if own in self.originals else self.values["sasl.enabled.mechanisms"])
+        if not mechanisms:
+            raise ConfigError(key, self.originals.get(key), "", f"No SASL mechanisms are enabled on listener "
+                                                                f"{listener}")
+        unsupported = [mechanism for mechanism in mechanisms if mechanism not in SASL_SUPPORTED_MECHANISMS]
+        if unsupported:
+            raise ConfigError(key, ",".join(mechanisms), "",
+                              f"franz serves the SASL mechanisms {', '.join(SASL_SUPPORTED_MECHANISMS)}, not "
+                              f"{', '.join(unsupported)} (listener {listener})")
+        plain_users: dict[str, str] = {}
+        for mechanism in mechanisms:
+            jaas_key = listener_key(listener, f"{mechanism.lower()}.sasl.jaas.config")
+            text = self.originals.get(jaas_key)
+            if text is None:
+                raise ConfigError(jaas_key, None, "", f"Could not find a JAAS configuration for SASL mechanism "
+                                                      f"{mechanism} on listener {listener}: set {jaas_key}")
+            try:
+                entries = parse_jaas_config(str(text))
+            except ValueError as exc:
+                raise ConfigError(jaas_key, "[hidden]", str(exc)) from None  # Password.HIDDEN
+            module = PLAIN_LOGIN_MODULE if mechanism == "PLAIN" else SCRAM_LOGIN_MODULE
+            unknown = [entry.login_module for entry in entries if entry.login_module != module]
+            if unknown:
+                raise ConfigError(jaas_key, "[hidden]", f"franz knows only {module} for {mechanism}, not "
+                                                        f"{', '.join(unknown)}")
+            if mechanism == "PLAIN":  # PlainServerCallbackHandler: the user_<name>=<password> options
+                plain_users = {name[len("user_"):]: password for entry in entries
+                               for name, password in entry.options.items() if name.startswith("user_")}
+        return SaslListenerConfig(tuple(mechanisms), plain_users,
+                                  self.values["connection.failed.authentication.delay.ms"],
+                                  self.values["sasl.server.max.receive.size"])
 
     def _inter_broker_listener_name(self, protocols: Mapping[str, str]) -> str:
         """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol: the listener named, else the

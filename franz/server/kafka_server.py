@@ -153,7 +153,8 @@ class KafkaServer:
             first_dir / CLIENT_QUOTAS_FILE, controller.store_file,
             [self.apis.produce_quota, self.apis.fetch_quota, self.apis.request_quota, mutation_quota])
         client_quotas.register(self.apis)
-        ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.store_file).register(self.apis)
+        scram = ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.store_file)
+        scram.register(self.apis)
         SaslApis().register(self.apis)
         DelegationTokenApis().register(self.apis)
         self.share_coordinator = ShareCoordinator(config, controller, self.replica_manager, metadata)
@@ -182,7 +183,8 @@ class KafkaServer:
         self.apis.alter_log_dirs.startup()  # resumes the moves between log dirs a stop cut short
         controller.topic_deletion_preparers.append(self.apis.alter_log_dirs.before_topic_deletion)
         self.socket_server = SocketServer(config, self.apis.handle,
-                                          header_version_of=api_keys.request_header_version)
+                                          header_version_of=api_keys.request_header_version,
+                                          scram_credential_of=scram.credential)
         for connection_quotas in self.socket_server.all_connection_quotas:  # IP connection rates
             client_quotas.add_manager(connection_quotas)
         controller.add_broker_reconfigurable(self.socket_server)  # with the stored connection limits

@@ -118,6 +118,32 @@ def _read_tagged_fields(view: memoryview, pos: int) -> tuple[dict[int, memoryvie
     return fields, pos
 
 
+class Session:
+    """RequestChannel.Session: who a connection's requests come from. A connection of a SASL
+    listener has its authenticator, and no principal until it has authenticated."""
+
+    __slots__ = ("principal_type", "principal_name", "authenticator", "security_protocol")
+
+    def __init__(self, principal_name: str | None, authenticator: Any = None) -> None:
+        self.principal_type = "User"
+        self.principal_name = principal_name
+        self.authenticator = authenticator
+        self.security_protocol = "PLAINTEXT" if authenticator is None else "SASL_PLAINTEXT"
+
+    @property
+    def principal(self) -> str:
+        """KafkaPrincipal.toString: ANONYMOUS until a SASL connection has authenticated."""
+        return f"{self.principal_type}:{self.principal_name or 'ANONYMOUS'}"
+
+    @property
+    def user(self) -> str:
+        """The quota entity's user: the principal's name (ANONYMOUS on a PLAINTEXT listener)."""
+        return self.principal_name or ""
+
+
+ANONYMOUS_SESSION: Final = Session("ANONYMOUS")
+
+
 class Request:
     """One request frame of one connection. The frame buffer is owned here."""
 
@@ -126,7 +152,7 @@ class Request:
                  "frame", "body", "receive_time_ns", "dequeue_time_ns", "api_local_complete_time_ns",
                  "response_complete_time_ns", "response_dequeue_time_ns", "throttle_time_ms", "metric_names",
                  "client_information", "request_log", "response_log", "handler_task", "message_conversions_time_ns",
-                 "temporary_memory_bytes", "holds_queue_slot", "__weakref__")
+                 "temporary_memory_bytes", "holds_queue_slot", "session", "__weakref__")
 
     def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
                  frame: bytes | bytearray, receive_time_ns: int,
@@ -149,6 +175,7 @@ class Request:
         # The client's software (name, version) as its connection's last valid ApiVersions gave it
         # (ClientInformation), and the JSON of this request and its answer while REQUEST_LOGGER logs.
         self.client_information = UNKNOWN_CLIENT_INFORMATION
+        self.session = ANONYMOUS_SESSION  # its connection's (KafkaChannel sets it)
         self.request_log: dict | None = None
         self.response_log: dict | None = None
         self.handler_task: Any = None  # the task its handler goes on in after its first step, if any
@@ -195,7 +222,7 @@ class Request:
 class Response:
     """A handler's answer: chunks to send in order, or a marker (see module doc)."""
 
-    __slots__ = ("chunks", "kind", "size_bytes", "has_file_regions", "throttle_ms")
+    __slots__ = ("chunks", "kind", "size_bytes", "has_file_regions", "throttle_ms", "close_after")
 
     SEND: Final = "send"
     NO_RESPONSE_KIND: Final = "no_response"
@@ -218,6 +245,7 @@ class Response:
         self.size_bytes = size
         self.has_file_regions = regions
         self.throttle_ms = 0  # > 0: read nothing more from the connection for this long (a quota)
+        self.close_after = False  # close the connection once this answer is sent (a failed authentication)
         assert kind == Response.SEND or not self.chunks
 
     def __repr__(self) -> str:

@@ -39,8 +39,6 @@ _BROKER: Final = 4
 _CONFIG_DEFS: Final = {2: TOPIC_CONFIG_DEF, 32: GROUP_CONFIG_DEF}
 _NEVER_SENSITIVE: Final = frozenset((8, 16))  # BROKER_LOGGER, CLIENT_METRICS
 _HIDDEN: Final = "[hidden]"  # Password.HIDDEN
-_PRINCIPAL: Final = "User:ANONYMOUS"
-_SECURITY_PROTOCOL: Final = "PLAINTEXT"  # the only one franz serves
 _CAMEL_BREAK: Final = re.compile(r"_([a-z0-9])")
 _WORD_START: Final = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -155,7 +153,8 @@ def request_desc_metrics(request: Request, times_ms: tuple[float, ...]) -> str:
             "connection": request.connection_id, "totalTimeMs": _micros(total),
             "requestQueueTimeMs": _micros(queue), "localTimeMs": _micros(local), "remoteTimeMs": _micros(remote),
             "throttleTimeMs": int(throttle), "responseQueueTimeMs": _micros(response_queue),
-            "sendTimeMs": _micros(send), "securityProtocol": _SECURITY_PROTOCOL, "principal": _PRINCIPAL,
+            "sendTimeMs": _micros(send), "securityProtocol": request.session.security_protocol,
+            "principal": request.session.principal,
             "listener": request.listener_name,
             "clientInformation": {"softwareName": request.client_information[0],
                                   "softwareVersion": request.client_information[1]}}

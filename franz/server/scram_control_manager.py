@@ -13,8 +13,8 @@ iterations, a user altered twice in one request, the deletion of a credential
 that does not exist. kafka-configs.sh --entity-type users describes users
 with this API and DescribeClientQuotas together.
 
-franz listens in PLAINTEXT only, so no connection authenticates with these
-credentials yet; they are kept as a Kafka cluster keeps them.
+Connections of SASL_PLAINTEXT listeners with SCRAM-SHA-256/512 enabled
+authenticate with them (sasl_server_authenticator).
 """
 
 from __future__ import annotations
@@ -57,6 +57,11 @@ class ScramControlManager:
         # One change at a time, from reading what is in force to putting it in force (see Controller._storing).
         self._altering = asyncio.Lock()
         self.credentials: dict[Key, dict] = self._read()
+
+    def credential(self, user: str, mechanism: int) -> dict | None:
+        """What a SCRAM server checks a client of `user` against (salt, stored_key, server_key,
+        iterations); None when the user has no credential of that mechanism type."""
+        return self.credentials.get((user, mechanism))
 
     def register(self, apis) -> None:
         apis.register("DescribeUserScramCredentials", self.handle_describe_user_scram_credentials)

@@ -59,7 +59,8 @@ from franz.server.kafka_config import (
     connections_per_ip_overrides,
     listener_key,
 )
-from franz.server.request_channel import HeaderVersionOf, Request, Response
+from franz.server.request_channel import ANONYMOUS_SESSION, HeaderVersionOf, Request, Response, Session
+from franz.server.sasl_server_authenticator import CredentialOf, SaslServerAuthenticator
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
 
 logger = logging.getLogger(__name__)
@@ -88,9 +89,11 @@ class SocketServer:
     """Listeners, connection quotas, the broker-wide request bound, idle reaping."""
 
     def __init__(self, config: KafkaConfig, handle: Handler, *,
-                 header_version_of: HeaderVersionOf | None = None) -> None:
+                 header_version_of: HeaderVersionOf | None = None,
+                 scram_credential_of: CredentialOf = lambda user, mechanism: None) -> None:
         self.config = config
         self._handle = handle
+        self._scram_credential_of = scram_credential_of
         self.header_version_of = header_version_of
         self.request_max_bytes: int = config["socket.request.max.bytes"]
         # called with a connection's id once it is gone (share sessions end with their connection)
@@ -242,6 +245,14 @@ class SocketServer:
         self.loop_idle.stop()
 
     # -- used by KafkaChannel --------------------------------------------------
+
+    def new_session(self, listener: str) -> Session:
+        """A new connection's session: ANONYMOUS on a PLAINTEXT listener; on a SASL one, none
+        until its authenticator completes."""
+        sasl = self.config.sasl_listeners.get(listener)
+        if sasl is None:
+            return ANONYMOUS_SESSION
+        return Session(None, SaslServerAuthenticator(sasl, self._scram_credential_of))
 
     def _bind(self, endpoint: Endpoint) -> socket.socket:
         if not endpoint.host and socket.has_dualstack_ipv6():  # Kafka: empty host = every interface

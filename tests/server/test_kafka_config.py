@@ -207,7 +207,72 @@ def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():
     both = KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2",
                                            "controller.listener.names=CONTROLLER"])
     assert [e.listener_name for e in both.listeners] == ["PLAINTEXT", "CONTROLLER"]
-    with pytest.raises(ConfigError, match="listener SSL is SSL; franz serves PLAINTEXT listeners only"):
+    with pytest.raises(ConfigError, match="listener SSL is SSL; franz serves PLAINTEXT and SASL_PLAINTEXT listeners "
+                                          "only"):
         KafkaConfig.from_sources(None, ["listeners=SSL://127.0.0.1:9999"])
     with pytest.raises(ConfigError, match="listener.security.protocol.map: Unknown security protocol BAR"):
         KafkaConfig.from_sources(None, ["listener.security.protocol.map=PLAINTEXT:BAR"])
+
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+SASL_LISTENERS = ["listeners=PLAINTEXT://127.0.0.1:1,SASL_PLAINTEXT://127.0.0.1:2",
+                  "inter.broker.listener.name=PLAINTEXT"]
+
+
+def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries():
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=" + SCRAM_JAAS])
+    sasl = config.sasl_listeners["SASL_PLAINTEXT"]
+    assert sasl.mechanisms == ("PLAIN", "SCRAM-SHA-512") and list(config.sasl_listeners) == ["SASL_PLAINTEXT"]
+    assert sasl.plain_users == {"admin": "admin-secret", "alice": "alice-secret"}
+    assert (sasl.failed_authentication_delay_ms, sasl.max_receive_size) == (100, 524288)
+    assert config.unknown_keys == []  # the listener's own SASL keys are known
+    # the listener's own mechanisms rank before sasl.enabled.mechanisms
+    own = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=GSSAPI", "listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-256",
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=" + SCRAM_JAAS,
+        "connection.failed.authentication.delay.ms=0"])
+    assert own.sasl_listeners["SASL_PLAINTEXT"].mechanisms == ("SCRAM-SHA-256",)
+    assert own.sasl_listeners["SASL_PLAINTEXT"].failed_authentication_delay_ms == 0
+
+
+@pytest.mark.parametrize("settings, key, words", [
+    ([], "sasl.enabled.mechanisms", "franz serves the SASL mechanisms PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, not GSSAPI"),
+    (["listener.name.sasl_plaintext.sasl.enabled.mechanisms=OAUTHBEARER"],
+     "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "not OAUTHBEARER"),
+    (["sasl.enabled.mechanisms="], "sasl.enabled.mechanisms", "No SASL mechanisms are enabled"),
+    (["sasl.enabled.mechanisms=PLAIN"], "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+     "Could not find a JAAS configuration for SASL mechanism PLAIN"),
+    (["sasl.enabled.mechanisms=PLAIN", "sasl.jaas.config=" + PLAIN_JAAS],  # Kafka ignores it on a broker
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config", "Could not find a JAAS configuration"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=a.B required"],
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config", "JAAS config entry not terminated by semi-colon"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + SCRAM_JAAS],
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config", "franz knows only org.apache.kafka.common.security"
+                                                            ".plain.PlainLoginModule for PLAIN"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+      "connection.failed.authentication.delay.ms=-1"], "connection.failed.authentication.delay.ms", "at least 0"),
+])
+def test_a_sasl_listener_without_what_it_needs_is_refused_naming_the_key(settings, key, words):
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + settings)
+    assert refused.value.key == key and words in str(refused.value), str(refused.value)
+    assert "admin-secret" not in str(refused.value)  # a JAAS value is a password: never shown
+
+
+def test_sasl_between_brokers_needs_its_mechanism_enabled():
+    """KafkaConfig.validateValues: sasl.mechanism.inter.broker.protocol (GSSAPI by default) must be
+    enabled when the inter-broker listener is a SASL one."""
+    only_sasl = ["listeners=SASL_PLAINTEXT://127.0.0.1:2", "security.inter.broker.protocol=SASL_PLAINTEXT",
+                 "sasl.enabled.mechanisms=PLAIN",
+                 "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS]
+    with pytest.raises(ConfigError, match="requirement failed: sasl.mechanism.inter.broker.protocol must be "
+                                          "included in sasl.enabled.mechanisms") as refused:
+        KafkaConfig.from_sources(None, only_sasl)
+    assert refused.value.key == "sasl.mechanism.inter.broker.protocol"
+    config = KafkaConfig.from_sources(None, only_sasl + ["sasl.mechanism.inter.broker.protocol=PLAIN"])
+    assert config.inter_broker_listener_name == "SASL_PLAINTEXT"

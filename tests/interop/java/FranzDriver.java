@@ -60,9 +60,20 @@ public class FranzDriver {
         }
     }
 
+    // Every client of a command authenticates when FRANZ_DRIVER_SASL is MECHANISM:user:password.
     static Properties props(String bootstrap) {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
+        String sasl = System.getenv("FRANZ_DRIVER_SASL");
+        if (sasl != null) {
+            String[] parts = sasl.split(":", 3);
+            String module = parts[0].equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                : "org.apache.kafka.common.security.scram.ScramLoginModule";
+            p.put("security.protocol", "SASL_PLAINTEXT");
+            p.put("sasl.mechanism", parts[0]);
+            p.put("sasl.jaas.config",
+                module + " required username=\"" + parts[1] + "\" password=\"" + parts[2] + "\";");
+        }
         return p;
     }
 

@@ -1,0 +1,280 @@
+"""SASL_PLAINTEXT listeners against real clients: librdkafka, the Java client, kafka-python and
+aiokafka authenticate with PLAIN (users of the listener's JAAS entry) and SCRAM-SHA-256/512
+(credentials made with AlterUserScramCredentials on the PLAINTEXT listener beside it), and are
+refused with Kafka's messages for a wrong password or an unknown user. Raw sockets check the
+authenticator's rules: only ApiVersions and SaslHandshake before the handshake, a mechanism the
+listener does not enable, and the pre-authentication frame bound."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from franz.protocol.codec import encode_request
+from tests.support.broker import BrokerProcess, free_port
+from tests.support.java_client import compile_driver_or_skip
+from tests.support.raw_client import RawClient
+
+pytestmark = pytest.mark.interop
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+DEADLINE_S = 30
+DRIVER = Path(__file__).parent / "java" / "FranzDriver.java"
+
+
+class SaslBroker:
+    def __init__(self, process: BrokerProcess, sasl_port: int) -> None:
+        self.process = process
+        self.plaintext = process.bootstrap
+        self.sasl = f"127.0.0.1:{sasl_port}"
+
+
+@pytest.fixture
+def sasl_broker(tmp_path):
+    """A broker with a PLAINTEXT listener and a SASL_PLAINTEXT one enabling PLAIN and both SCRAM
+    mechanisms; user "bob" has SCRAM-SHA-256 and SCRAM-SHA-512 credentials."""
+    sasl_port = free_port()
+    process = BrokerProcess(tmp_path / "data", {
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+        "inter.broker.listener.name": "PLAINTEXT",
+        "num.partitions": "1",
+    })
+    process.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
+    process.start()
+    try:
+        from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                           UserScramCredentialUpsertion)
+        admin = AdminClient({"bootstrap.servers": process.bootstrap})
+        for mechanism, iterations in ((ScramMechanism.SCRAM_SHA_256, 4096), (ScramMechanism.SCRAM_SHA_512, 8192)):
+            upsertion = UserScramCredentialUpsertion("bob", ScramCredentialInfo(mechanism, iterations), b"bob-secret")
+            for future in admin.alter_user_scram_credentials([upsertion]).values():
+                future.result(DEADLINE_S)
+        yield SaslBroker(process, sasl_port)
+    finally:
+        process.stop()
+
+
+def _librdkafka(broker: SaslBroker, mechanism: str, user: str, password: str, **extra) -> dict:
+    return {"bootstrap.servers": broker.sasl, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+            "sasl.username": user, "sasl.password": password, **extra}
+
+
+@pytest.mark.parametrize("mechanism, user, password", [
+    ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-256", "bob", "bob-secret"), ("SCRAM-SHA-512", "bob", "bob-secret")])
+def test_librdkafka_produces_and_consumes_after_authenticating(sasl_broker, mechanism, user, password):
+    from confluent_kafka import Consumer, Producer
+    topic = f"sasl-{mechanism.lower()}"
+    producer = Producer(_librdkafka(sasl_broker, mechanism, user, password, **{"enable.idempotence": True}))
+    failures: list = []
+    def delivered(err, _message) -> None:
+        if err is not None:
+            failures.append(err)
+
+    for index in range(200):
+        producer.produce(topic, b"value-%d" % index, on_delivery=delivered)
+    assert producer.flush(DEADLINE_S) == 0 and failures == []
+    consumer = Consumer(_librdkafka(sasl_broker, mechanism, user, password,
+                                    **{"group.id": f"g-{mechanism}", "auto.offset.reset": "earliest"}))
+    consumer.subscribe([topic])
+    values, deadline = [], time.monotonic() + DEADLINE_S
+    while len(values) < 200 and time.monotonic() < deadline:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    consumer.close()
+    assert values == [b"value-%d" % index for index in range(200)]
+
+
+@pytest.mark.parametrize("mechanism, user, password, message", [
+    ("PLAIN", "alice", "wrong", "Authentication failed: Invalid username or password"),
+    ("PLAIN", "nobody", "alice-secret", "Authentication failed: Invalid username or password"),
+    ("SCRAM-SHA-256", "bob", "wrong", "Authentication failed during authentication due to invalid credentials "
+                                      "with SASL mechanism SCRAM-SHA-256"),
+    ("SCRAM-SHA-512", "alice", "alice-secret", "Authentication failed during authentication due to invalid "
+                                               "credentials with SASL mechanism SCRAM-SHA-512"),
+])
+def test_librdkafka_is_refused_with_kafkas_message(sasl_broker, mechanism, user, password, message):
+    from confluent_kafka import KafkaError, Producer
+    errors: list = []
+    producer = Producer(_librdkafka(sasl_broker, mechanism, user, password, error_cb=errors.append))
+    deadline = time.monotonic() + DEADLINE_S
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.1)
+    assert errors and errors[0].code() == KafkaError._AUTHENTICATION, errors
+    assert message in errors[0].str(), errors[0].str()
+    assert sasl_broker.process.wait_for_line("Failed authentication with /127.0.0.1")
+
+
+@pytest.mark.parametrize("mechanism, user, password", [
+    ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-512", "bob", "bob-secret")])
+def test_the_java_client_produces_idempotently_and_consumes_in_a_group(sasl_broker, mechanism, user, password):
+    driver = compile_driver_or_skip(DRIVER)
+    env = {**os.environ, "FRANZ_DRIVER_SASL": f"{mechanism}:{user}:{password}"}
+
+    def run(*args: str) -> list[str]:
+        done = subprocess.run([*driver, *args], capture_output=True, text=True, timeout=180, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout.split()
+
+    produced = run("produce", sasl_broker.sasl, "java-sasl", "300", "all", "lz4", "true")
+    assert produced[:2] == ["produced", "300"]
+    consumed = run("group-consume", sasl_broker.sasl, "java-sasl", "300", "java-sasl-group")
+    assert consumed[:2] == ["consumed", "300"]
+    env["FRANZ_DRIVER_SASL"] = f"{mechanism}:{user}:wrong"
+    done = subprocess.run([*driver, "produce", sasl_broker.sasl, "java-sasl", "1", "all", "none", "false"],
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode != 0 and "SaslAuthenticationException" in done.stderr, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("mechanism, user, password", [
+    ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-256", "bob", "bob-secret")])
+def test_kafka_python_authenticates(sasl_broker, mechanism, user, password):
+    from kafka import KafkaConsumer, KafkaProducer
+    settings = {"bootstrap_servers": sasl_broker.sasl, "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
+    producer = KafkaProducer(**settings)
+    for index in range(50):
+        producer.send("kafka-python-sasl", b"v%d" % index)
+    producer.flush(DEADLINE_S)
+    producer.close()
+    consumer = KafkaConsumer("kafka-python-sasl", auto_offset_reset="earliest", consumer_timeout_ms=10_000,
+                             **settings)
+    values = [message.value for message in consumer]
+    consumer.close()
+    assert values[:50] == [b"v%d" % index for index in range(50)]
+
+
+@pytest.mark.parametrize("mechanism, user, password", [
+    ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-512", "bob", "bob-secret")])
+def test_aiokafka_authenticates(sasl_broker, mechanism, user, password):
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    async def scenario() -> list[bytes]:
+        settings = {"bootstrap_servers": sasl_broker.sasl, "security_protocol": "SASL_PLAINTEXT",
+                    "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
+        producer = AIOKafkaProducer(**settings)
+        await producer.start()
+        try:
+            for index in range(50):
+                await producer.send_and_wait("aiokafka-sasl", b"v%d" % index)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer("aiokafka-sasl", auto_offset_reset="earliest", **settings)
+        await consumer.start()
+        try:
+            values: list[bytes] = []
+            while len(values) < 50:
+                batch = await asyncio.wait_for(consumer.getmany(timeout_ms=500), DEADLINE_S)
+                values += [message.value for messages in batch.values() for message in messages]
+            return values
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(scenario()) == [b"v%d" % index for index in range(50)]
+
+
+# -- the authenticator's rules, on a raw socket ------------------------------------------------
+
+API_VERSIONS, METADATA, LIST_OFFSETS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 3, 2, 17, 36
+CREATE_DELEGATION_TOKEN, ALTER_CLIENT_QUOTAS, PRODUCE = 38, 49, 0
+METADATA_ALL = {"topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}
+
+
+def test_a_request_before_authenticating_closes_the_connection(sasl_broker):
+    with RawClient(sasl_broker.sasl) as client:
+        client.send_frame(encode_request(METADATA, 12, 1, "raw", METADATA_ALL))
+        assert client.is_closed_by_peer()
+    assert sasl_broker.process.wait_for_line("Unexpected Kafka request of type Metadata during SASL handshake.")
+    with RawClient(sasl_broker.sasl) as client:  # ApiVersions, then a handshake, then anything but SaslAuthenticate
+        assert client.request(API_VERSIONS, 3, {"client_software_name": "raw",
+                                                "client_software_version": "1"})["error_code"] == 0
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}) == {
+            "error_code": 0, "mechanisms": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]}
+        client.send_frame(encode_request(LIST_OFFSETS, 9, 9, "raw", {"replica_id": -1, "isolation_level": 0,
+                                                                      "topics": []}))
+        assert client.is_closed_by_peer()
+    assert sasl_broker.process.wait_for_line("Unexpected Kafka request of type ListOffsets during SASL authentication.")
+
+
+def test_a_mechanism_the_listener_does_not_enable_is_answered_late_then_closed(sasl_broker):
+    with RawClient(sasl_broker.sasl) as client:
+        started = time.monotonic()
+        answer = client.request(SASL_HANDSHAKE, 1, {"mechanism": "GSSAPI"})
+        assert time.monotonic() - started >= 0.09  # connection.failed.authentication.delay.ms, 100 by default
+        assert answer == {"error_code": 33, "mechanisms": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]}
+        assert client.is_closed_by_peer()
+
+
+def test_an_authenticated_connection_is_served_and_a_second_handshake_is_illegal(sasl_broker):
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        assert client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\0alice\0alice-secret"}) == {
+            "error_code": 0, "error_message": None, "auth_bytes": b"", "session_lifetime_ms": 0}
+        assert client.request(METADATA, 12, METADATA_ALL)["brokers"]
+        # A token may be asked for over SASL; a broker without delegation.token.secret.key has none to give.
+        token = client.request(CREATE_DELEGATION_TOKEN, 3, {"owner_principal_type": None, "owner_principal_name": None,
+                                                            "renewers": [], "max_lifetime_ms": -1})
+        assert (token["error_code"], token["token_requester_principal_name"], token["principal_name"]) == (
+            61, "alice", "alice")  # DELEGATION_TOKEN_AUTH_DISABLED
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}) == {"error_code": 34,  # ILLEGAL_SASL_STATE
+                                                                            "mechanisms": []}
+
+
+def test_a_frame_over_sasl_server_max_receive_size_before_authenticating_closes_the_connection(sasl_broker):
+    with RawClient(sasl_broker.sasl) as client:
+        client.sock.sendall(struct.pack(">i", 524289) + bytes(64))
+        assert client.is_closed_by_peer()
+    assert sasl_broker.process.wait_for_line("Invalid receive (size = 524289 larger than 524288)")
+    with RawClient(sasl_broker.sasl) as client:  # the listener still serves
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
+
+
+def test_the_authenticated_user_is_its_connections_quota_entity(sasl_broker):
+    """ClientQuotaManager's user is the session's principal name: a produce quota of user alice
+    throttles alice's SASL connection, and not the ANONYMOUS PLAINTEXT one."""
+    from tests.support.raw_client import batch, create_topic, produce
+    with RawClient(sasl_broker.plaintext) as admin:
+        create_topic(admin, "quota-t")
+        answer = admin.request(ALTER_CLIENT_QUOTAS, 1, {"validate_only": False, "entries": [
+            {"entity": [{"entity_type": "user", "entity_name": "alice"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}]})
+        assert answer["entries"][0]["error_code"] == 0
+        records = batch(*[bytes(1000)] * 100)
+        assert produce(admin, "quota-t", records)["error_code"] == 0
+        assert admin.request(PRODUCE, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": "quota-t", "partition_data": [{"index": 0, "records": records}]}]})["throttle_time_ms"] == 0
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        assert client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\0alice\0alice-secret"})["error_code"] == 0
+        answer = client.request(PRODUCE, 9, {"acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": "quota-t", "partition_data": [{"index": 0, "records": records}]}]})
+        assert answer["responses"][0]["partition_responses"][0]["error_code"] == 0
+        assert answer["throttle_time_ms"] > 0
+
+
+def test_franz_tools_authenticate_with_a_java_client_properties_file(sasl_broker, tmp_path):
+    """kafka-console-producer/consumer's --command-config as Kafka users write it for SCRAM:
+    security.protocol, sasl.mechanism and the login module's sasl.jaas.config."""
+    from tests.support.cli import franz
+    properties = tmp_path / "client.properties"
+    properties.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+                          'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required '
+                          'username="bob" password="bob-secret";\n')
+    produced = franz("console-producer", "--bootstrap-server", sasl_broker.sasl, "--topic", "tools-sasl",
+                     "--command-config", str(properties), stdin="first\nsecond\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = franz("console-consumer", "--bootstrap-server", sasl_broker.sasl, "--topic", "tools-sasl",
+                     "--from-beginning", "--max-messages", "2", "--command-config", str(properties))
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.splitlines() == ["first", "second"]
