@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Final
 
 from franz.protocol.errors import Errors, default_message
-from franz.server.client_quota_manager import ClientQuotaManager
+from franz.server.client_quota_manager import EXPIRY_CHECK_MS, INACTIVE_MS, ClientQuotaManager
 from franz.server.controller import ApiError
 
 THROTTLING_QUOTA_EXCEEDED_MESSAGE: Final = default_message(Errors.THROTTLING_QUOTA_EXCEEDED)
@@ -32,15 +32,16 @@ THROTTLING_QUOTA_EXCEEDED_MESSAGE: Final = default_message(Errors.THROTTLING_QUO
 class TokenBucket:
     """org.apache.kafka.common.metrics.stats.TokenBucket, in seconds."""
 
-    def __init__(self, quota: float, burst: float) -> None:
+    def __init__(self, quota: float, burst: float, created_ms: int = 0) -> None:
         self.quota = quota
         self.burst = burst
         self.tokens = 0.0
-        self.last_update_ms = 0
+        self.last_update_ms = 0  # so that the first refill fills it
+        self.last_used_ms = created_ms  # its sensor's last record, for the inactive expiry
 
     def _refill(self, now_ms: int) -> None:
         self.tokens = min(self.burst, self.tokens + self.quota * (now_ms - self.last_update_ms) / 1000)
-        self.last_update_ms = now_ms
+        self.last_update_ms = self.last_used_ms = now_ms
 
     def measure(self, now_ms: int) -> float:
         self._refill(now_ms)
@@ -93,15 +94,27 @@ class ControllerMutationQuotaManager(ClientQuotaManager):
     def __init__(self, samples: int, window_size_s: int, clock_ms) -> None:
         super().__init__("controller_mutation_rate", samples, window_size_s)
         self._clock_ms = clock_ms
-        self._buckets: dict[tuple[tuple[str, str], float], TokenBucket] = {}
+        # By metric tags (user, client-id), as Kafka's quota sensors: a changed quota value applies
+        # to the same bucket (updateQuotaMetricConfigs), and a bucket unused for an hour goes
+        # (the inactive sensor expiry), so clients with ever-new ids under a default quota do not
+        # pile up buckets.
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._last_bucket_expiry_ms = 0
 
     def new_quota(self, user: str, client_id: str, strict: bool) -> ControllerMutationQuota:
         resolved = self._resolve(user, client_id) if self.quotas_enabled else None
         if resolved is None:
             return ControllerMutationQuota(None, strict, self._clock_ms)
         tags, bound = resolved
-        key = (tags, bound)  # a new quota value starts a new (full) bucket
-        bucket = self._buckets.get(key)
+        burst = self.samples * self.window_ms / 1000 * bound
+        bucket = self._buckets.get(tags)
         if bucket is None:
-            bucket = self._buckets[key] = TokenBucket(bound, self.samples * self.window_ms / 1000 * bound)
+            now_ms = self._clock_ms()
+            if now_ms - self._last_bucket_expiry_ms >= EXPIRY_CHECK_MS:
+                self._last_bucket_expiry_ms = now_ms
+                for idle in [key for key, old in self._buckets.items() if now_ms - old.last_used_ms >= INACTIVE_MS]:
+                    del self._buckets[idle]
+            bucket = self._buckets[tags] = TokenBucket(bound, burst, now_ms)
+        elif bucket.quota != bound:
+            bucket.quota, bucket.burst = bound, burst
         return ControllerMutationQuota(bucket, strict, self._clock_ms)

@@ -182,6 +182,7 @@ class KafkaServer:
         self.transaction_coordinator.register(self.apis, self.group_coordinator)
         self.apis.alter_log_dirs.startup()  # resumes the moves between log dirs a stop cut short
         controller.topic_deletion_preparers.append(self.apis.alter_log_dirs.before_topic_deletion)
+        controller.topic_deletion_preparers.append(self.replica_manager.stop_partitions)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version,
                                           scram_credential_of=scram.credential)

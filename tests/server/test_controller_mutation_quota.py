@@ -42,6 +42,31 @@ def test_a_strict_quota_refuses_once_below_zero_and_a_permissive_one_throttles()
     assert manager.new_quota("ANONYMOUS", "other", strict=True).throttle_time_ms() == 0
 
 
+def test_buckets_are_kept_by_client_and_expire_after_an_hour_unused_and_a_new_quota_keeps_the_tokens():
+    """Kafka's sensors are keyed by (user, client-id) and expire after an hour inactive; a quota
+    change updates the sensor in place. franz kept a bucket per client id and quota value for good."""
+    now = [100_000]
+    manager = ControllerMutationQuotaManager(samples=11, window_size_s=1, clock_ms=lambda: now[0])
+    manager.update_quotas({frozenset((("client-id", None),)): {"controller_mutation_rate": 1.0}})  # the default
+    for index in range(1000):
+        manager.new_quota("ANONYMOUS", f"client-{index}", strict=True).record(1)
+    assert len(manager._buckets) == 1000
+    busy = manager.new_quota("ANONYMOUS", "busy", strict=True)
+    busy.record(15)  # 11 -> -4
+    manager.update_quotas({frozenset((("client-id", None),)): {"controller_mutation_rate": 2.0}})
+    again = manager.new_quota("ANONYMOUS", "busy", strict=True)
+    assert len(manager._buckets) == 1001  # the same bucket, not a new full one
+    now[0] += 1000
+    try:
+        again.record(1)  # -4 + 2 tokens a second for 1 s: still below zero
+        raise AssertionError("the changed quota started a new bucket")
+    except ApiError as exc:
+        assert exc.code == Errors.THROTTLING_QUOTA_EXCEEDED
+    now[0] += 3_600_000
+    manager.new_quota("ANONYMOUS", "newcomer", strict=True)  # a new client looks for idle ones
+    assert list(manager._buckets) == [("", "newcomer")]
+
+
 def test_create_topics_beyond_the_mutation_rate_are_refused_and_throttled(broker):
     def create(version: int, name: str, partitions: int) -> tuple[int, int]:
         answer = client.request(CREATE_TOPICS, version, {"topics": [

@@ -376,3 +376,26 @@ def test_a_log_taken_offline_answers_kafka_storage_error_and_its_neighbours_serv
     finally:
         broker.stop()
     assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()  # recovered at the next start
+
+
+def test_a_deleted_topics_partitions_are_no_longer_hosted(tmp_path):
+    """stopPartitions drops a deleted topic's partitions from allPartitions; franz kept each
+    Partition, with its closed log, until the same name was looked up again."""
+    broker = BrokerOnThread(tmp_path / "data")
+    try:
+        with RawClient(broker.bootstrap) as client:
+            for index in range(20):
+                create_topic(client, f"churn-{index}", 2)
+                assert produce(client, f"churn-{index}", batch(b"v"))["error_code"] == 0
+                answer = client.request(20, 5, {"topic_names": [f"churn-{index}"], "timeout_ms": 5000})
+                assert answer["responses"][0]["error_code"] == 0
+            create_topic(client, "kept", 1)
+            assert produce(client, "kept", batch(b"v"))["error_code"] == 0
+        hosted = broker.call(_hosted(broker.server.replica_manager))
+    finally:
+        broker.stop()
+    assert hosted == [("kept", 0)]
+
+
+async def _hosted(replica_manager: ReplicaManager) -> list:
+    return sorted(replica_manager._partitions)
