@@ -236,6 +236,8 @@ class GroupConfigManager:
             if validate_only:
                 return
             await store_overrides(self.overrides, group_id, configs, self.path, self._write)
+            # the group's old values are gone: their warnings need not be remembered
+            self._capped_warned = {warned for warned in self._capped_warned if warned[0] != group_id}
             logger.info("Updated configs of group %s: %s", group_id, configs)
 
     def describe(self, group_id: str, keys: set[str] | None, include_synonyms: bool) -> list[dict]:

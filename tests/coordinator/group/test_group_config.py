@@ -140,6 +140,9 @@ def test_a_group_config_is_checked_with_the_brokers_values_and_capped_by_its_bou
     asyncio.run(manager.alter("g", [("consumer.session.timeout.ms", SET, "55000")], False))
     manager.broker_config = _config(tmp_path, **{"group.consumer.max.session.timeout.ms": "50000"})
     assert manager.session_timeout_ms("g") == 50000  # 55000, capped to the broker's new maximum
+    assert len(manager._capped_warned) == 1  # warned once, not on every heartbeat
+    asyncio.run(manager.alter("g", [("consumer.session.timeout.ms", SET, "45000")], False))
+    assert manager.session_timeout_ms("g") == 45000 and not manager._capped_warned  # the old warning forgotten
 
 
 def test_the_brokers_assignment_interval_changes_at_run_time_within_its_bounds(tmp_path):
