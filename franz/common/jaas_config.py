@@ -127,7 +127,8 @@ def parse_jaas_config(text: str) -> list[LoginModuleEntry]:
             kind, value = tokens.next()
             if kind is _EOF or value is None:
                 raise ValueError(f"Value not specified for key '{key}' in JAAS config")
-            options[key] = value
+            if key is not None:  # Kafka keeps a number's or a symbol's option under a null name, which nothing reads
+                options[key] = value
             kind, value = tokens.next()
         if kind != ";":
             raise ValueError("JAAS config entry not terminated by semi-colon")

@@ -147,11 +147,13 @@ def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_s
         # DynamicBrokerConfig.AllDynamicConfigs names no listener-prefixed key: Kafka calls those
         # read-only, though it takes them at run time.
         read_only = key not in BROKER_RECONFIGURABLE_KEYS
-        entries.append({"name": key, "value": value, "read_only": read_only,
-                        "config_source": source, "is_sensitive": False,
-                        "config_type": CONFIG_TYPES[broker_key_definition(key).type], "documentation": None,
-                        "synonyms": [{"name": n, "value": v, "source": src} for n, v, src in layers]
-                        if include_synonyms else []})
+        key_type = broker_key_definition(key).type
+        sensitive = key_type == "password"  # KafkaConfig.maybeSensitive: described without its value
+        entries.append({"name": key, "value": None if sensitive else value, "read_only": read_only,
+                        "config_source": source, "is_sensitive": sensitive,
+                        "config_type": CONFIG_TYPES[key_type], "documentation": None,
+                        "synonyms": [{"name": n, "value": None if sensitive else v, "source": src}
+                                     for n, v, src in layers] if include_synonyms else []})
     for broker_key, topic_key in BROKER_SYNONYMS.items():
         if keys is not None and broker_key not in keys:
             continue

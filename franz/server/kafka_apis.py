@@ -271,11 +271,7 @@ class KafkaApis:
             return CLOSE_CONNECTION
         authenticator = request.session.authenticator
         if authenticator is not None and not authenticator.complete:
-            refusal = authenticator.refusal(api_key, schema.name)
-            if refusal is not None:  # Kafka's authenticator: an IllegalSaslStateException closes it
-                logger.info("Closing connection %s from %s: %s", request.connection_id, request.client_address[0],
-                            refusal)
-                return CLOSE_CONNECTION
+            return await self._before_authentication(request, schema, handler, authenticator)
         if not schema.min_version <= version <= schema.max_version:
             return self._unsupported_version(request, schema)
         try:
@@ -339,6 +335,44 @@ class KafkaApis:
             request.response_complete_time_ns = now_ns = time.monotonic_ns()
             if not request.api_local_complete_time_ns:
                 request.api_local_complete_time_ns = now_ns
+
+    async def _before_authentication(self, request: Request, schema, handler, authenticator) -> Response:
+        """A request of a SASL connection not yet authenticated, as Kafka's SaslServerAuthenticator
+        takes it: outside KafkaApis, so never logged (its tokens hold passwords), counted or
+        throttled. Only ApiVersions, SaslHandshake and SaslAuthenticate in their turn are served;
+        anything else fails the authentication: after connection.failed.authentication.delay.ms
+        the connection closes, answered ILLEGAL_SASL_STATE first when the handshake was done."""
+        api_key, version = request.api_key, request.api_version
+        refusal = authenticator.refusal(api_key, schema.name)
+        if refusal is None and not schema.min_version <= version <= schema.max_version:
+            if api_key == _key("ApiVersions"):
+                return self._unsupported_version(request, schema)
+            refusal = f"Version {version} is not supported for apiKey {schema.name}"
+        body = None
+        if refusal is None or authenticator.handshaken:
+            try:
+                body = decode_request(api_key, version, request.body)
+            except MessageDecodeError as exc:
+                refusal = refusal or f"Invalid {schema.name} request v{version}: {exc}"
+        if refusal is not None:
+            logger.info("Failed authentication with /%s (channelId=%s) (%s)", request.client_address[0],
+                        request.connection_id, refusal)
+            handshaken = authenticator.handshaken
+            await authenticator.fail()
+            answer = (error_response(api_key, version, body, ApiError(Errors.ILLEGAL_SASL_STATE, refusal))
+                      if handshaken and body is not None and schema.min_version <= version <= schema.max_version
+                      else None)
+            if answer is None:
+                return CLOSE_CONNECTION
+            response = Response(encode_response(api_key, version, request.correlation_id, answer))
+            response.close_after = True
+            return response
+        result = await handler(request, body)
+        if isinstance(result, Response):
+            return result
+        if api_key == _key("ApiVersions") and result["error_code"] == Errors.NONE:
+            authenticator.api_versions_answered()
+        return Response(encode_response(api_key, version, request.correlation_id, result))
 
     def _unsupported_version(self, request: Request, schema) -> Response:
         logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,

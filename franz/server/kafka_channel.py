@@ -411,13 +411,14 @@ class KafkaChannel(asyncio.BufferedProtocol):
         """Dispatch the complete frames at the start of `data`; return bytes used."""
         server = self._server
         authenticator = self.session.authenticator
-        # Until a SASL connection has authenticated, its frames are bound by sasl.server.max.receive.size
-        # (Kafka's authenticator reads them itself), not socket.request.max.bytes.
-        request_max_bytes = (server.request_max_bytes if authenticator is None or authenticator.complete
-                             else authenticator.config.max_receive_size)
         offset, end = 0, len(data)
         while end - offset >= 4 and not self._parked and not self._held and not self._closing:
             size = _SIZE.unpack_from(data, offset)[0]
+            # Until a SASL connection has authenticated, each frame is bound by sasl.server.max.receive.size
+            # (Kafka's authenticator reads it), not socket.request.max.bytes: decided frame by frame, as
+            # the frame after a SaslAuthenticate in the same read comes after the authentication.
+            request_max_bytes = (server.request_max_bytes if authenticator is None or authenticator.complete
+                                 else authenticator.config.max_receive_size)
             if size < 0 or size > request_max_bytes:
                 self._invalid_receive(size, request_max_bytes)
                 return end

@@ -114,6 +114,10 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("sasl.jaas.config", "password", None),
     ConfigKey("sasl.server.max.receive.size", "int", 524288),
     ConfigKey("connection.failed.authentication.delay.ms", "int", 100, at_least(0)),
+    # Known so as to be refused when set (franz cannot honour them): a custom callback handler
+    # would decide who gets in, and a positive connections.max.reauth.ms would end sessions.
+    ConfigKey("sasl.server.callback.handler.class", "string", None),
+    ConfigKey("connections.max.reauth.ms", "long", 0),
     ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip.overrides", "string", ""),
@@ -282,7 +286,9 @@ def listener_connection_key(key: str) -> tuple[str, str] | None:
     return match[1].upper(), match[2]
 
 
-_LISTENER_SASL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(sasl\.enabled\.mechanisms|[^.]+\.sasl\.jaas\.config)")
+_LISTENER_SASL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(sasl\.enabled\.mechanisms"
+                                       r"|sasl\.server\.max\.receive\.size|(?:[^.]+\.)?(?:sasl\.jaas\.config"
+                                       r"|sasl\.server\.callback\.handler\.class|connections\.max\.reauth\.ms))")
 
 
 def is_listener_sasl_key(key: str) -> bool:
@@ -477,6 +483,13 @@ class KafkaConfig:
                                      if advertised else list(self.listeners))
         broker_advertised = [endpoint.listener_name for endpoint in self.advertised_listeners
                              if endpoint.listener_name not in self.controller_listener_names]
+        delay_ms = self.values["connection.failed.authentication.delay.ms"]
+        idle_ms = self.values["connections.max.idle.ms"]
+        if idle_ms >= 0 and delay_ms >= idle_ms:
+            _require_failed("connection.failed.authentication.delay.ms", delay_ms,
+                            f"connection.failed.authentication.delay.ms={delay_ms} should always be less than "
+                            f"connections.max.idle.ms={idle_ms} to prevent failed authentication responses from "
+                            f"timing out")
         inter_broker_sasl = self.sasl_listeners.get(self.inter_broker_listener_name)
         mechanism = self.values["sasl.mechanism.inter.broker.protocol"]
         if inter_broker_sasl is not None and mechanism not in inter_broker_sasl.mechanisms:
@@ -507,6 +520,14 @@ class KafkaConfig:
                               f"{', '.join(unsupported)} (listener {listener})")
         plain_users: dict[str, str] = {}
         for mechanism in mechanisms:
+            for name in ("sasl.server.callback.handler.class", "connections.max.reauth.ms"):
+                for unsupported in (name, listener_key(listener, name),
+                                    listener_key(listener, f"{mechanism.lower()}.{name}")):
+                    value = self.originals.get(unsupported)
+                    if value is not None and str(value).strip() not in ("", "0"):
+                        raise ConfigError(unsupported, value, "franz authenticates with its own PLAIN and SCRAM "
+                                                              "servers and does not re-authenticate connections "
+                                                              "(KIP-368): unset it")
             jaas_key = listener_key(listener, f"{mechanism.lower()}.sasl.jaas.config")
             text = self.originals.get(jaas_key)
             if text is None:
@@ -516,6 +537,9 @@ class KafkaConfig:
                 entries = parse_jaas_config(str(text))
             except ValueError as exc:
                 raise ConfigError(jaas_key, "[hidden]", str(exc)) from None  # Password.HIDDEN
+            if len(entries) != 1:  # JaasContext.load, for a JAAS config given as a property
+                raise ConfigError(jaas_key, "[hidden]", f"JAAS config property contains {len(entries)} login "
+                                                        f"modules, should be 1 module")
             module = PLAIN_LOGIN_MODULE if mechanism == "PLAIN" else SCRAM_LOGIN_MODULE
             unknown = [entry.login_module for entry in entries if entry.login_module != module]
             if unknown:
@@ -524,9 +548,11 @@ class KafkaConfig:
             if mechanism == "PLAIN":  # PlainServerCallbackHandler: the user_<name>=<password> options
                 plain_users = {name[len("user_"):]: password for entry in entries
                                for name, password in entry.options.items() if name.startswith("user_")}
+        receive_key = listener_key(listener, "sasl.server.max.receive.size")
+        max_receive_size = (BROKER_CONFIG_DEF.keys["sasl.server.max.receive.size"].parse(self.originals[receive_key])
+                            if receive_key in self.originals else self.values["sasl.server.max.receive.size"])
         return SaslListenerConfig(tuple(mechanisms), plain_users,
-                                  self.values["connection.failed.authentication.delay.ms"],
-                                  self.values["sasl.server.max.receive.size"])
+                                  self.values["connection.failed.authentication.delay.ms"], max_receive_size)
 
     def _inter_broker_listener_name(self, protocols: Mapping[str, str]) -> str:
         """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol: the listener named, else the

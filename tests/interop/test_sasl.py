@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from franz.protocol.codec import encode_request
+from franz.protocol.codec import decode_response, encode_request
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.java_client import compile_driver_or_skip
-from tests.support.raw_client import RawClient
+from tests.support.raw_client import RawClient, batch, create_topic
 
 pytestmark = pytest.mark.interop
 
@@ -188,6 +188,7 @@ def test_aiokafka_authenticates(sasl_broker, mechanism, user, password):
 
 API_VERSIONS, METADATA, LIST_OFFSETS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 3, 2, 17, 36
 CREATE_DELEGATION_TOKEN, ALTER_CLIENT_QUOTAS, PRODUCE = 38, 49, 0
+DESCRIBE_CLUSTER, INCREMENTAL_ALTER_CONFIGS = 60, 44
 METADATA_ALL = {"topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}
 
 
@@ -201,10 +202,60 @@ def test_a_request_before_authenticating_closes_the_connection(sasl_broker):
                                                 "client_software_version": "1"})["error_code"] == 0
         assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}) == {
             "error_code": 0, "mechanisms": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]}
-        client.send_frame(encode_request(LIST_OFFSETS, 9, 9, "raw", {"replica_id": -1, "isolation_level": 0,
-                                                                      "topics": []}))
+        # handleSaslToken: once the handshake is done, the request's own error answer, then the close
+        assert client.request(DESCRIBE_CLUSTER, 0, {"include_cluster_authorized_operations": False})[
+            "error_code"] == 34  # ILLEGAL_SASL_STATE
         assert client.is_closed_by_peer()
-    assert sasl_broker.process.wait_for_line("Unexpected Kafka request of type ListOffsets during SASL authentication.")
+    assert sasl_broker.process.wait_for_line("Unexpected Kafka request of type DescribeCluster during SASL "
+                                             "authentication.")
+    with RawClient(sasl_broker.sasl) as client:  # a version it does not serve, before authenticating
+        client.send_frame(encode_request(SASL_HANDSHAKE, 2, 1, "raw", {"mechanism": "PLAIN"}))
+        assert client.is_closed_by_peer()
+
+
+def test_an_apiversions_refused_for_its_version_may_be_retried(sasl_broker):
+    """handleApiVersionsRequest moves the state on only with an answer without error: a client
+    that asked for a version above the broker's asks again, as the clients do."""
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(API_VERSIONS, 3, {"client_software_name": "-bad-",
+                                                "client_software_version": "1"})["error_code"] == 42
+        assert client.request(API_VERSIONS, 3, {"client_software_name": "raw",
+                                                "client_software_version": "1"})["error_code"] == 0
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        assert client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\0alice\0alice-secret"})["error_code"] == 0
+
+
+def test_a_large_request_behind_the_authentication_in_one_write_is_served(sasl_broker):
+    """The pre-authentication frame bound ends with the authentication, not with the read."""
+    with RawClient(sasl_broker.plaintext) as admin:
+        create_topic(admin, "large")
+    records = batch(*[bytes(1000)] * 600)
+    assert len(records) > 524288
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        client.send_frames([
+            encode_request(SASL_AUTHENTICATE, 2, 2, "raw", {"auth_bytes": b"\0alice\0alice-secret"}),
+            encode_request(PRODUCE, 9, 3, "raw", {"acks": 1, "timeout_ms": 5000, "topic_data": [
+                {"name": "large", "partition_data": [{"index": 0, "records": records}]}]})])
+        assert decode_response(SASL_AUTHENTICATE, 2, client.receive_frame())[1]["error_code"] == 0
+        produced = decode_response(PRODUCE, 9, client.receive_frame())[1]
+        assert produced["responses"][0]["partition_responses"][0]["error_code"] == 0
+
+
+def test_tokens_before_authenticating_never_reach_the_request_log(sasl_broker):
+    """Kafka's authenticator takes them outside KafkaApis: a PLAIN token is the password."""
+    with RawClient(sasl_broker.plaintext) as admin:
+        assert admin.request(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": False, "resources": [
+            {"resource_type": 8, "resource_name": "1", "configs": [  # BROKER_LOGGER
+                {"name": "kafka.request.logger", "config_operation": 0, "value": "DEBUG"}]}]})[
+            "responses"][0]["error_code"] == 0
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        assert client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\0alice\0alice-secret"})["error_code"] == 0
+        assert client.request(METADATA, 12, METADATA_ALL)["brokers"]
+    assert sasl_broker.process.wait_for_line('"principal":"User:alice"')  # the Metadata after, logged as alice's
+    log = "\n".join(sasl_broker.process.lines)
+    assert "alice-secret" not in log and "AGFsaWNlAGFsaWNlLXNlY3JldA" not in log  # nor in base64
 
 
 def test_a_mechanism_the_listener_does_not_enable_is_answered_late_then_closed(sasl_broker):
@@ -243,7 +294,7 @@ def test_a_frame_over_sasl_server_max_receive_size_before_authenticating_closes_
 def test_the_authenticated_user_is_its_connections_quota_entity(sasl_broker):
     """ClientQuotaManager's user is the session's principal name: a produce quota of user alice
     throttles alice's SASL connection, and not the ANONYMOUS PLAINTEXT one."""
-    from tests.support.raw_client import batch, create_topic, produce
+    from tests.support.raw_client import produce
     with RawClient(sasl_broker.plaintext) as admin:
         create_topic(admin, "quota-t")
         answer = admin.request(ALTER_CLIENT_QUOTAS, 1, {"validate_only": False, "entries": [

@@ -613,3 +613,18 @@ def test_manual_assignments_are_refused_in_the_controllers_words(broker):
         assert (grown["error_code"], grown["error_message"]) == (
             Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes broker 3, but no such "
                                                "broker is registered.")
+
+
+def test_a_password_broker_key_is_described_without_its_value(broker_factory):
+    """KafkaConfig.maybeSensitive: a PASSWORD key (sasl.jaas.config, which holds PLAIN's users)
+    is described sensitive, its value and its synonyms' values null."""
+    jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";')
+    broker = broker_factory({"sasl.jaas.config": jaas})
+    with RawClient(broker.bootstrap) as client:
+        described = client.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 4, "resource_name": "1", "configuration_keys": ["sasl.jaas.config"]}],
+            "include_synonyms": True, "include_documentation": False})
+    entry = described["results"][0]["configs"][0]
+    assert (entry["name"], entry["value"], entry["is_sensitive"]) == ("sasl.jaas.config", None, True)
+    assert entry["synonyms"] and all(synonym["value"] is None for synonym in entry["synonyms"])
+    assert "alice-secret" not in repr(described)

@@ -238,6 +238,13 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
         "connection.failed.authentication.delay.ms=0"])
     assert own.sasl_listeners["SASL_PLAINTEXT"].mechanisms == ("SCRAM-SHA-256",)
     assert own.sasl_listeners["SASL_PLAINTEXT"].failed_authentication_delay_ms == 0
+    # the listener's own frame bound; a JAAS option named by a number is kept by Kafka under a null name
+    bound = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.sasl.server.max.receive.size=1024",
+        "connections.max.reauth.ms=0",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS[:-1] + ' 7="x";'])
+    assert bound.sasl_listeners["SASL_PLAINTEXT"].max_receive_size == 1024 and bound.unknown_keys == []
+    assert bound.sasl_listeners["SASL_PLAINTEXT"].plain_users == {"admin": "admin-secret", "alice": "alice-secret"}
 
 
 @pytest.mark.parametrize("settings, key, words", [
@@ -256,6 +263,17 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
                                                             ".plain.PlainLoginModule for PLAIN"),
     (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
       "connection.failed.authentication.delay.ms=-1"], "connection.failed.authentication.delay.ms", "at least 0"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS * 2],
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config", "JAAS config property contains 2 login modules, "
+                                                            "should be 1 module"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+      "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class=com.example.Users"],
+     "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class", "unset it"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+      "connections.max.reauth.ms=3600000"], "connections.max.reauth.ms", "does not re-authenticate"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+      "connection.failed.authentication.delay.ms=600000"], "connection.failed.authentication.delay.ms",
+     "should always be less than connections.max.idle.ms=600000"),
 ])
 def test_a_sasl_listener_without_what_it_needs_is_refused_naming_the_key(settings, key, words):
     with pytest.raises(ConfigError) as refused:

@@ -632,7 +632,9 @@ def test_backpressure_stops_reading_at_queued_max_requests_then_drains(start_ser
 
 
 def test_idle_connection_is_reaped(start_server, raw):
-    server = start_server(raw.echo_handler, connections_max_idle_ms=100)
+    # Kafka requires connection.failed.authentication.delay.ms (100) below connections.max.idle.ms
+    server = start_server(raw.echo_handler, connections_max_idle_ms=100,
+                          **{"connection.failed.authentication.delay.ms": 0})
     with server.connect() as sock:
         sock.sendall(raw.request_frame(1, b"once"))
         assert raw.recv_frame(sock) == struct.pack(">i", 1) + b"once"
@@ -642,7 +644,7 @@ def test_idle_connection_is_reaped(start_server, raw):
 
 def test_connection_with_a_request_in_flight_is_not_idle(start_server, raw):
     handle = raw.GatedEcho()
-    server = start_server(handle, connections_max_idle_ms=50)
+    server = start_server(handle, connections_max_idle_ms=50, **{"connection.failed.authentication.delay.ms": 0})
     with server.connect() as sock:
         sock.sendall(raw.request_frame(1, b"slow"))
         time.sleep(0.4)  # many idle periods pass while the handler waits
