@@ -329,3 +329,24 @@ def test_franz_tools_authenticate_with_a_java_client_properties_file(sasl_broker
                      "--from-beginning", "--max-messages", "2", "--command-config", str(properties))
     assert consumed.returncode == 0, consumed.stderr
     assert consumed.stdout.splitlines() == ["first", "second"]
+
+
+def test_the_example_config_runs_a_broker_clients_authenticate_with(tmp_path):
+    """examples/sasl.properties, on free ports and a temporary data dir."""
+    from confluent_kafka import Producer
+
+    from franz.common.utils import load_props
+    example = load_props(Path(__file__).parents[2] / "examples" / "sasl.properties")
+    process = BrokerProcess(tmp_path / "data", example)
+    sasl_port = free_port()
+    listeners = f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
+    process.overrides.update({"listeners": listeners, "log.dirs": str(tmp_path / "data")})
+    process.start()
+    try:
+        producer = Producer({"bootstrap.servers": f"127.0.0.1:{sasl_port}", "security.protocol": "SASL_PLAINTEXT",
+                             "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"})
+        producer.produce("example", b"authenticated")
+        assert producer.flush(DEADLINE_S) == 0
+        assert process.wait_for_line("Created topic example")
+    finally:
+        process.stop()
