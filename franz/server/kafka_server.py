@@ -127,7 +127,10 @@ class KafkaServer:
         log_manager.scheduler.schedule("highwatermark-checkpoint", log_manager.checkpoint_high_watermarks,
                                        HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS, HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS)
         self.metrics = BrokerMetrics()
-        self.replica_manager = ReplicaManager(config.node_id, log_manager, metadata, self.metrics.topic_stats)
+        self.replica_manager = ReplicaManager(
+            config.node_id, log_manager, metadata, self.metrics.topic_stats,
+            fetch_purge_interval=config["fetch.purgatory.purge.interval.requests"],
+            produce_purge_interval=config["producer.purgatory.purge.interval.requests"])
         self.replica_manager.startup()
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
                               ProducerIdManager(log_manager.log_dirs[0]), self.metrics)

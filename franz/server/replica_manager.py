@@ -48,7 +48,7 @@ from franz.server.delayed_operations import DelayedFetch, DelayedProduce
 from franz.server.error_responses import error_code_of
 from franz.server.metadata_cache import MetadataCache
 from franz.server.partition import Partition
-from franz.server.purgatory import DelayedOperationPurgatory
+from franz.server.purgatory import PURGE_INTERVAL_DEFAULT, DelayedOperationPurgatory
 from franz.server.request_thread_time import on_worker_thread
 from franz.storage.broker_topic_stats import BrokerTopicStats
 from franz.storage.epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
@@ -219,7 +219,9 @@ _NOT_FAILED_APPEND_ERRORS: Final = frozenset((
 
 class ReplicaManager:
     def __init__(self, node_id: int, log_manager: LogManager, metadata: MetadataCache,
-                 broker_topic_stats: BrokerTopicStats | None = None) -> None:
+                 broker_topic_stats: BrokerTopicStats | None = None, *,
+                 fetch_purge_interval: int = PURGE_INTERVAL_DEFAULT,
+                 produce_purge_interval: int = PURGE_INTERVAL_DEFAULT) -> None:
         self.node_id = node_id
         self.log_manager = log_manager
         self.metadata = metadata
@@ -228,10 +230,11 @@ class ReplicaManager:
         self.append_thread = AppendThread()
         self._appends_pending = 0  # jobs handed to the append thread and not finished; loop thread only
         self.loop_append_budget = LoopAppendBudget()
+        # producer/fetch.purgatory.purge.interval.requests: completed operations purged past this many
         self.produce_purgatory: DelayedOperationPurgatory[DelayedProduce] = \
-            DelayedOperationPurgatory("Produce", broker_id=node_id)
+            DelayedOperationPurgatory("Produce", broker_id=node_id, purge_interval=produce_purge_interval)
         self.fetch_purgatory: DelayedOperationPurgatory[DelayedFetch] = \
-            DelayedOperationPurgatory("Fetch", broker_id=node_id)
+            DelayedOperationPurgatory("Fetch", broker_id=node_id, purge_interval=fetch_purge_interval)
         self.append_listeners: list[Callable[[Iterable[TopicPartition]], None]] = []
 
     def startup(self) -> None:

@@ -399,3 +399,16 @@ def test_a_deleted_topics_partitions_are_no_longer_hosted(tmp_path):
 
 async def _hosted(replica_manager: ReplicaManager) -> list:
     return sorted(replica_manager._partitions)
+
+
+def test_the_purge_interval_keys_reach_the_purgatories(tmp_path):
+    """fetch.purgatory.purge.interval.requests and producer.purgatory.purge.interval.requests were
+    accepted and ignored: both purgatories purged at the default 1,000."""
+    broker = BrokerOnThread(tmp_path / "data", {"fetch.purgatory.purge.interval.requests": "7",
+                                                "producer.purgatory.purge.interval.requests": "11"})
+    try:
+        replica_manager = broker.server.replica_manager
+        intervals = (replica_manager.fetch_purgatory._purge_interval, replica_manager.produce_purgatory._purge_interval)
+    finally:
+        broker.stop()
+    assert intervals == (7, 11)
