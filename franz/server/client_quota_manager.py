@@ -39,7 +39,6 @@ from typing import Final
 
 USER: Final = "user"
 CLIENT_ID: Final = "client-id"
-ANONYMOUS_USER: Final = "ANONYMOUS"
 THROTTLE_TIME_MS_MAX: Final = 2**31 - 1
 INACTIVE_MS: Final = 3_600_000  # ClientQuotaManager.InactiveSensorExpirationTimeSeconds
 EXPIRY_CHECK_MS: Final = 60_000  # how often a new client's arrival looks for silent ones

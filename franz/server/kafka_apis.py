@@ -340,39 +340,43 @@ class KafkaApis:
         """A request of a SASL connection not yet authenticated, as Kafka's SaslServerAuthenticator
         takes it: outside KafkaApis, so never logged (its tokens hold passwords), counted or
         throttled. Only ApiVersions, SaslHandshake and SaslAuthenticate in their turn are served;
-        anything else fails the authentication: after connection.failed.authentication.delay.ms
-        the connection closes, answered ILLEGAL_SASL_STATE first when the handshake was done."""
+        anything else, or a failed handshake or authentication, fails the connection: after
+        connection.failed.authentication.delay.ms it closes, answered first where Kafka answers
+        (the SASL requests' errors; once handshaken, the request's own ILLEGAL_SASL_STATE)."""
         api_key, version = request.api_key, request.api_version
+        supported = schema.min_version <= version <= schema.max_version
         refusal = authenticator.refusal(api_key, schema.name)
-        if refusal is None and not schema.min_version <= version <= schema.max_version:
+        if refusal is None and not supported:
             if api_key == _key("ApiVersions"):
                 return self._unsupported_version(request, schema)
             refusal = f"Version {version} is not supported for apiKey {schema.name}"
         body = None
-        if refusal is None or authenticator.handshaken:
+        if supported and (refusal is None or authenticator.handshaken):
             try:
                 body = decode_request(api_key, version, request.body)
             except MessageDecodeError as exc:
                 refusal = refusal or f"Invalid {schema.name} request v{version}: {exc}"
         if refusal is not None:
+            answered = authenticator.handshaken and body is not None
+            await authenticator.fail()
+            result = (error_response(api_key, version, body, ApiError(Errors.ILLEGAL_SASL_STATE, refusal))
+                      if answered else None)
+        else:
+            result = await handler(request, body)
+            if api_key == _key("ApiVersions"):
+                if result["error_code"] == Errors.NONE:
+                    authenticator.api_versions_answered()
+            elif result["error_code"] != Errors.NONE:  # the handshake or the mechanism refused the client
+                refusal = (result.get("error_message")
+                           or f"{Errors(result['error_code']).name}: {result.get('mechanisms')}")
+        if refusal is not None:
             logger.info("Failed authentication with /%s (channelId=%s) (%s)", request.client_address[0],
                         request.connection_id, refusal)
-            handshaken = authenticator.handshaken
-            await authenticator.fail()
-            answer = (error_response(api_key, version, body, ApiError(Errors.ILLEGAL_SASL_STATE, refusal))
-                      if handshaken and body is not None and schema.min_version <= version <= schema.max_version
-                      else None)
-            if answer is None:
-                return CLOSE_CONNECTION
-            response = Response(encode_response(api_key, version, request.correlation_id, answer))
-            response.close_after = True
-            return response
-        result = await handler(request, body)
-        if isinstance(result, Response):
-            return result
-        if api_key == _key("ApiVersions") and result["error_code"] == Errors.NONE:
-            authenticator.api_versions_answered()
-        return Response(encode_response(api_key, version, request.correlation_id, result))
+        if result is None:
+            return CLOSE_CONNECTION
+        response = Response(encode_response(api_key, version, request.correlation_id, result))
+        response.close_after = refusal is not None
+        return response
 
     def _unsupported_version(self, request: Request, schema) -> Response:
         logger.info("Answering UNSUPPORTED_VERSION to %s v%d from %s (supported %d-%d)", schema.name,

@@ -506,10 +506,7 @@ class KafkaConfig:
         """A SASL_PLAINTEXT listener's mechanisms (its own key before sasl.enabled.mechanisms) and
         their JAAS entries, which only listener.name.<listener>.<mechanism>.sasl.jaas.config gives
         (JaasContext.loadServerContext; franz reads no JAAS file): ConfigError naming the key."""
-        own = listener_key(listener, "sasl.enabled.mechanisms")
-        key = own if own in self.originals else "sasl.enabled.mechanisms"
-        mechanisms = (BROKER_CONFIG_DEF.keys["sasl.enabled.mechanisms"].parse(self.originals[own])
-                      if own in self.originals else self.values["sasl.enabled.mechanisms"])
+        key, mechanisms = self._listener_value(listener, "sasl.enabled.mechanisms")
         if not mechanisms:
             raise ConfigError(key, self.originals.get(key), "", f"No SASL mechanisms are enabled on listener "
                                                                 f"{listener}")
@@ -518,16 +515,15 @@ class KafkaConfig:
             raise ConfigError(key, ",".join(mechanisms), "",
                               f"franz serves the SASL mechanisms {', '.join(SASL_SUPPORTED_MECHANISMS)}, not "
                               f"{', '.join(unsupported)} (listener {listener})")
+        for name in ("sasl.server.callback.handler.class", "connections.max.reauth.ms"):
+            for refused in (name, listener_key(listener, name),
+                            *(listener_key(listener, f"{mechanism.lower()}.{name}") for mechanism in mechanisms)):
+                value = self.originals.get(refused)
+                if value is not None and str(value).strip() not in ("", "0"):
+                    raise ConfigError(refused, value, "franz authenticates with its own PLAIN and SCRAM servers "
+                                                      "and does not re-authenticate connections (KIP-368): unset it")
         plain_users: dict[str, str] = {}
         for mechanism in mechanisms:
-            for name in ("sasl.server.callback.handler.class", "connections.max.reauth.ms"):
-                for unsupported in (name, listener_key(listener, name),
-                                    listener_key(listener, f"{mechanism.lower()}.{name}")):
-                    value = self.originals.get(unsupported)
-                    if value is not None and str(value).strip() not in ("", "0"):
-                        raise ConfigError(unsupported, value, "franz authenticates with its own PLAIN and SCRAM "
-                                                              "servers and does not re-authenticate connections "
-                                                              "(KIP-368): unset it")
             jaas_key = listener_key(listener, f"{mechanism.lower()}.sasl.jaas.config")
             text = self.originals.get(jaas_key)
             if text is None:
@@ -541,18 +537,23 @@ class KafkaConfig:
                 raise ConfigError(jaas_key, "[hidden]", f"JAAS config property contains {len(entries)} login "
                                                         f"modules, should be 1 module")
             module = PLAIN_LOGIN_MODULE if mechanism == "PLAIN" else SCRAM_LOGIN_MODULE
-            unknown = [entry.login_module for entry in entries if entry.login_module != module]
-            if unknown:
+            if entries[0].login_module != module:
                 raise ConfigError(jaas_key, "[hidden]", f"franz knows only {module} for {mechanism}, not "
-                                                        f"{', '.join(unknown)}")
+                                                        f"{entries[0].login_module}")
             if mechanism == "PLAIN":  # PlainServerCallbackHandler: the user_<name>=<password> options
-                plain_users = {name[len("user_"):]: password for entry in entries
-                               for name, password in entry.options.items() if name.startswith("user_")}
-        receive_key = listener_key(listener, "sasl.server.max.receive.size")
-        max_receive_size = (BROKER_CONFIG_DEF.keys["sasl.server.max.receive.size"].parse(self.originals[receive_key])
-                            if receive_key in self.originals else self.values["sasl.server.max.receive.size"])
+                plain_users = {name[len("user_"):]: password for name, password in entries[0].options.items()
+                               if name.startswith("user_")}
+        _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
         return SaslListenerConfig(tuple(mechanisms), plain_users,
                                   self.values["connection.failed.authentication.delay.ms"], max_receive_size)
+
+    def _listener_value(self, listener: str, key: str) -> tuple[str, Any]:
+        """(the key it came from, typed value): the listener's own key if set, else the broker's
+        (valuesWithPrefixOverride)."""
+        own = listener_key(listener, key)
+        if own in self.originals:
+            return own, BROKER_CONFIG_DEF.keys[key].parse(self.originals[own])
+        return key, self.values[key]
 
     def _inter_broker_listener_name(self, protocols: Mapping[str, str]) -> str:
         """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol: the listener named, else the

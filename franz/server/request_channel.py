@@ -122,13 +122,18 @@ class Session:
     """RequestChannel.Session: who a connection's requests come from. A connection of a SASL
     listener has its authenticator, and no principal until it has authenticated."""
 
-    __slots__ = ("principal_type", "principal_name", "authenticator", "security_protocol")
+    __slots__ = ("principal_type", "_principal_name", "authenticator", "security_protocol")
 
     def __init__(self, principal_name: str | None, authenticator: Any = None) -> None:
         self.principal_type = "User"
-        self.principal_name = principal_name
+        self._principal_name = principal_name
         self.authenticator = authenticator
         self.security_protocol = "PLAINTEXT" if authenticator is None else "SASL_PLAINTEXT"
+
+    @property
+    def principal_name(self) -> str | None:
+        """The fixed name of a PLAINTEXT session; a SASL one's authenticated name, None before."""
+        return self._principal_name if self.authenticator is None else self.authenticator.principal_name
 
     @property
     def principal(self) -> str:
