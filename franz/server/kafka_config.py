@@ -124,6 +124,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("max.connection.creation.rate", "int", INT32_MAX, at_least(0)),
     ConfigKey("num.network.threads", "int", 3, at_least(1)),
     ConfigKey("num.io.threads", "int", 8, at_least(1)),
+    ConfigKey("background.threads", "int", 10, at_least(1)),
     # Client quotas: the samples a client's byte rate is measured over (QuotaConfig).
     ConfigKey("quota.window.num", "int", 11, at_least(1)),
     ConfigKey("quota.window.size.seconds", "int", 1, at_least(1)),

@@ -109,7 +109,8 @@ class KafkaServer:
             retention_check_ms=config["log.retention.check.interval.ms"],
             initial_task_delay_ms=config["log.initial.task.delay.ms"], cleaner_config=config.cleaner_config,
             producer_id_expiration_check_ms=config["producer.id.expiration.check.interval.ms"],
-            max_transaction_timeout_ms=config["transaction.max.timeout.ms"])
+            max_transaction_timeout_ms=config["transaction.max.timeout.ms"],
+            background_threads=config["background.threads"])
         self.log_manager = log_manager
         controller_holder: list[Controller] = []
         log_manager.topic_config = lambda topic: controller_holder[0].topic_log_config(topic)

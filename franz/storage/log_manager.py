@@ -54,7 +54,7 @@ from franz.storage.checkpoint import (
 from franz.storage.local_log import KafkaStorageError
 from franz.storage.log_config import LogConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
-from franz.storage.scheduler import KafkaScheduler
+from franz.storage.scheduler import DEFAULT_BACKGROUND_THREADS, KafkaScheduler
 from franz.storage.segment import now_ms
 from franz.storage.unified_log import UnifiedLog
 
@@ -73,7 +73,8 @@ class LogManager:
                  topic_config: Callable[[str], LogConfig] | None = None, time_ms=now_ms,
                  cleaner_config: CleanerConfig | None = None,
                  producer_state_config: ProducerStateManagerConfig | None = None,
-                 producer_id_expiration_check_ms: int = 600_000, max_transaction_timeout_ms: int = 900_000) -> None:
+                 producer_id_expiration_check_ms: int = 600_000, max_transaction_timeout_ms: int = 900_000,
+                 background_threads: int = DEFAULT_BACKGROUND_THREADS) -> None:
         self.log_dirs = [Path(d).resolve() for d in log_dirs]
         self.default_config = default_config
         self.node_id = node_id
@@ -88,7 +89,7 @@ class LogManager:
                                      else file_delete_delay_ms)
         self.topic_config = topic_config or (lambda topic: default_config)
         self.time_ms = time_ms
-        self.scheduler = KafkaScheduler("kafka-log-")
+        self.scheduler = KafkaScheduler(background_threads, "kafka-log-")
         self.cleaner_config = cleaner_config or CleanerConfig()
         # One config object shared by every log's producer state, as Kafka shares it, so that
         # a change reaches them all at once.

@@ -214,6 +214,20 @@ def test_delete_log_renames_the_dir_then_removes_it(tmp_path):
     log_manager.shutdown()
 
 
+def test_deleting_many_logs_queues_their_deletion_on_the_background_threads(tmp_path):
+    log_manager = LogManager([tmp_path / "data"], config(**{"file.delete.delay.ms": 60_000}),
+                             initial_task_delay_ms=0, background_threads=4)
+    log_manager.startup(start_background_tasks=False)
+    before = threading.active_count()
+    for partition in range(200):
+        log_manager.get_or_create_log("t", partition)
+        log_manager.delete_log("t", partition)
+    assert log_manager.scheduler.pending_tasks == 200
+    assert threading.active_count() - before <= 4
+    assert len(list((tmp_path / "data").glob("t-*-delete"))) == 200
+    log_manager.shutdown()
+
+
 def _loading_threads(caplog) -> set[str]:
     return {r.threadName for r in caplog.records if r.getMessage().startswith("Completed load of")}
 
