@@ -27,11 +27,12 @@ MECHANISM_TYPES: Final = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}  # ScramMechan
 _DIGESTS: Final = {"SCRAM-SHA-256": hashlib.sha256, "SCRAM-SHA-512": hashlib.sha512}
 MIN_ITERATIONS: Final = 4096  # ScramMechanism.minIterations, both mechanisms
 
-# ScramMessages.AbstractScramMessage's character classes, Java's [a&&[^b]] written out.
+# ScramMessages.AbstractScramMessage's character classes, Java's [a&&[^b]] written out (escapes
+# left to re: a literal '-' beside a range reads as a set difference to come).
 _ALPHA: Final = "[A-Za-z]+"
-_VALUE: Final = "[\x01-\x2b\x2d-\x7f]+"  # [\x01-\x7F&&[^,]]
-_PRINTABLE: Final = "[\x21-\x2b\x2d-\x7e]+"  # [\x21-\x7E&&[^,]]
-_SASLNAME: Final = "(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"  # [\x01-\x7F&&[^=,]] or an escape
+_VALUE: Final = r"[\x01-\x2b\x2d-\x7f]+"  # [\x01-\x7F&&[^,]]
+_PRINTABLE: Final = r"[\x21-\x2b\x2d-\x7e]+"  # [\x21-\x7E&&[^,]]
+_SASLNAME: Final = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"  # [\x01-\x7F&&[^=,]] or an escape
 _BASE64_CHAR: Final = "[a-zA-Z0-9/+]"
 _BASE64: Final = f"(?:{_BASE64_CHAR}{{4}})*(?:{_BASE64_CHAR}{{3}}=|{_BASE64_CHAR}{{2}}==)?"
 _RESERVED: Final = f"(m={_VALUE},)?"
