@@ -6,6 +6,8 @@ formerly --producer.config / --consumer.config) and from key=value arguments
 (confluent_kafka), whose names differ from the Java client's for a few settings:
 `librdkafka_config` renames those, converts the values librdkafka spells
 differently, and refuses a Java-only setting with a CommandConfigError naming it.
+The Java client's TLS stores (JKS, PKCS12 or PEM key and trust stores), which
+librdkafka does not read, are read here and handed over as PEM.
 A setting that reaches librdkafka and is still refused there is explained by
 `describe_client_error`.
 """
@@ -17,6 +19,10 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
+from cryptography.hazmat.primitives import serialization
+
+from franz.common.config_def import ConfigError
+from franz.common.default_ssl_engine_factory import DefaultSslEngineFactory
 from franz.common.jaas_config import parse_jaas_config
 from franz.common.utils import load_props
 
@@ -80,15 +86,20 @@ ASSIGNORS = {
 }
 JAAS_LOGIN_MODULES = ("org.apache.kafka.common.security.plain.PlainLoginModule",
                       "org.apache.kafka.common.security.scram.ScramLoginModule")
+# The Java client's key and trust store settings, read by DefaultSslEngineFactory (Kafka's defaults).
+TLS_STORE_DEFAULTS = {"ssl.keystore.type": "JKS", "ssl.keystore.location": None, "ssl.keystore.password": None,
+                      "ssl.key.password": None, "ssl.keystore.key": None, "ssl.keystore.certificate.chain": None,
+                      "ssl.truststore.type": "JKS", "ssl.truststore.location": None, "ssl.truststore.password": None,
+                      "ssl.truststore.certificates": None}
 UNKNOWN_PROPERTY = re.compile(r'No such configuration property: "([^"]+)"')
 
 
 def librdkafka_config(properties: Mapping[str, str], client: str) -> dict[str, str]:
     """`properties` in the Java client's names and values, as librdkafka settings for a `client`
     ("producer", "consumer" or "admin" client, named in errors)."""
-    config: dict[str, str] = {}
+    config: dict[str, str] = _tls_stores(properties, client)
     for name, value in properties.items():
-        if name in OVERRIDDEN_BY_THE_TOOL:
+        if name in OVERRIDDEN_BY_THE_TOOL or name in TLS_STORE_DEFAULTS:
             continue
         if name == "buffer.memory":
             config["queue.buffering.max.kbytes"] = str(max(1, math.ceil(_long(name, value, client) / 1024)))
@@ -134,3 +145,26 @@ def _jaas_credentials(value: str, client: str) -> dict[str, str]:
                                  "takes only the PLAIN and SCRAM login modules' username and password from it; "
                                  "set sasl.username and sasl.password (or sasl.oauthbearer.*) instead")
     return {"sasl.username": options["username"], "sasl.password": options["password"]}
+
+
+def _tls_stores(properties: Mapping[str, str], client: str) -> dict[str, str]:
+    """The key store (a client certificate) and trust store (the CAs to trust) of Java client
+    settings, as librdkafka's ssl.key.pem, ssl.certificate.pem (the chain) and ssl.ca.pem."""
+    if not any(name in properties for name in TLS_STORE_DEFAULTS):
+        return {}
+    factory = DefaultSslEngineFactory(lambda name: (name, properties.get(name, TLS_STORE_DEFAULTS[name])))
+    try:
+        key_store, trusted = factory.key_and_chain(), factory.trusted()
+    except ConfigError as exc:
+        raise CommandConfigError(f"the {client} TLS stores cannot be read: {exc}") from None
+    config = {}
+    if key_store is not None:
+        key, chain, _ = key_store
+        config["ssl.key.pem"] = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                  serialization.NoEncryption()).decode()
+        config["ssl.certificate.pem"] = "".join(certificate.public_bytes(serialization.Encoding.PEM).decode()
+                                                for certificate in chain)
+    if trusted:
+        config["ssl.ca.pem"] = "".join(certificate.public_bytes(serialization.Encoding.PEM).decode()
+                                       for certificate in trusted)
+    return config

@@ -4,8 +4,9 @@ DescribeDelegationToken (KafkaApis.allowTokenRequests, and the token manager beh
 Delegation tokens authenticate SASL/SCRAM connections, and a token may only
 be asked for over a connection authenticated some other way: Kafka refuses
 every token request arriving over PLAINTEXT with
-DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, before it looks at anything else. Over
-SASL_PLAINTEXT the request is allowed, and answered as a Kafka broker without
+DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, before it looks at anything else, and so
+every one over SSL from a client without a certificate. Over SASL, or SSL with a
+client certificate, the request is allowed, and answered as a Kafka broker without
 `delegation.token.secret.key` answers it, DELEGATION_TOKEN_AUTH_DISABLED: franz
 keeps no tokens. CreateDelegationToken names the connection's principal
 (User:ANONYMOUS over PLAINTEXT) as requester, and as owner unless the request
@@ -23,8 +24,11 @@ NOT_ALLOWED: Final = Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
 
 
 def _refusal(request) -> Errors:
-    """allowTokenRequests: never over PLAINTEXT; over SASL, the token manager is disabled."""
-    if request.session.security_protocol == "PLAINTEXT":
+    """allowTokenRequests: never over PLAINTEXT, nor over one-way SSL (a client without a
+    certificate, ANONYMOUS); else the token manager is disabled."""
+    session = request.session
+    if session.security_protocol == "PLAINTEXT" or (session.security_protocol == "SSL"
+                                                     and session.principal == "User:ANONYMOUS"):
         return NOT_ALLOWED
     return Errors.DELEGATION_TOKEN_AUTH_DISABLED
 

@@ -5,6 +5,8 @@ Owns the connection's receive state (cutting the byte stream into frames: a
 4-byte big-endian size, then the request), the in-order queue of its handler
 tasks, and the sending of their responses, with file regions sent by
 os.sendfile on the transport's own socket when the transport carries plain TCP.
+On an SSL or SASL_SSL listener the transport is TLS (ssl_channel_builder): the
+loop completes the handshake before the connection is made.
 
 Invariants:
 - A frame's size is checked against `socket.request.max.bytes` before any of
@@ -80,7 +82,8 @@ from typing import TYPE_CHECKING, Any, Final
 from franz.server.allocator import new_request_buffer
 from franz.server.kafka_config import Endpoint
 from franz.server.request_channel import (UNKNOWN_CLIENT_INFORMATION, FileRegion, InvalidRequestError, Request,
-                                         Response)
+                                         Response, Session)
+from franz.server.ssl_channel_builder import peer_principal_name
 
 if TYPE_CHECKING:
     from franz.server.socket_server import SocketServer
@@ -210,6 +213,15 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._transport = transport
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.client_address = (peer[0], peer[1])
+        tls = self._server.config.ssl_listeners.get(self.listener_name)
+        if tls is not None and self.session.authenticator is None:  # SSL: the certificate names the principal
+            try:
+                name = peer_principal_name(transport.get_extra_info("ssl_object"), tls.principal_mapper)
+            except ValueError as exc:  # DefaultKafkaPrincipalBuilder fails the authentication
+                logger.info("Failed authentication with /%s (%s)", self.client_address[0], exc)
+                transport.abort()
+                return
+            self.session = Session(name, security_protocol=self.session.security_protocol)
         self._server._arrived(self)
 
     # -- the server's connection quotas (SocketServer._arrived, _take_up) --------
@@ -285,6 +297,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._frame = self._frame_view = None
         if not (self._parked or self._held):
             self._pending.clear()
+        if self._transport.get_extra_info("sslcontext") is not None:
+            return False  # TLS has no half-close: the transport closes (asyncio warns at a True)
         return not self.is_idle() or self._parked or self._held
 
     def _close(self) -> None:

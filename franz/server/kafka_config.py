@@ -33,6 +33,9 @@ from franz.common.config_def import (
 )
 from franz.common.utils import load_props
 from franz.common.jaas_config import parse_jaas_config
+from franz.common.default_ssl_engine_factory import DefaultSslEngineFactory
+from franz.common.ssl_principal_mapper import SslPrincipalMapper
+from franz.server.ssl_channel_builder import SslListenerConfig
 from franz.server.sasl_server_authenticator import (
     PLAIN_LOGIN_MODULE,
     SCRAM_LOGIN_MODULE,
@@ -118,6 +121,33 @@ BROKER_CONFIG_DEF = ConfigDef([
     # would decide who gets in, and a positive connections.max.reauth.ms would end sessions.
     ConfigKey("sasl.server.callback.handler.class", "string", None),
     ConfigKey("connections.max.reauth.ms", "long", 0),
+    # TLS on SSL and SASL_SSL listeners (default_ssl_engine_factory), each key also per listener as
+    # listener.name.<listener>.<key>. ssl.client.auth reaches a SASL_SSL listener only so (KIP-684).
+    ConfigKey("ssl.protocol", "string", "TLSv1.3"),
+    ConfigKey("ssl.enabled.protocols", "list", ["TLSv1.2", "TLSv1.3"]),
+    ConfigKey("ssl.cipher.suites", "list", []),
+    ConfigKey("ssl.keystore.type", "string", "JKS"),
+    ConfigKey("ssl.keystore.location", "string", None),
+    ConfigKey("ssl.keystore.password", "password", None),
+    ConfigKey("ssl.key.password", "password", None),
+    ConfigKey("ssl.keystore.key", "password", None),
+    ConfigKey("ssl.keystore.certificate.chain", "password", None),
+    ConfigKey("ssl.truststore.type", "string", "JKS"),
+    ConfigKey("ssl.truststore.location", "string", None),
+    ConfigKey("ssl.truststore.password", "password", None),
+    ConfigKey("ssl.truststore.certificates", "password", None),
+    ConfigKey("ssl.client.auth", "string", "none", one_of("required", "requested", "none")),
+    ConfigKey("ssl.principal.mapping.rules", "string", "DEFAULT"),
+    # A Java TLS stack's knobs (the client-side host check, its providers and algorithms): known, and
+    # without meaning for OpenSSL's; a custom engine factory is refused.
+    ConfigKey("ssl.endpoint.identification.algorithm", "string", "https"),
+    ConfigKey("ssl.keymanager.algorithm", "string", "SunX509"),
+    ConfigKey("ssl.trustmanager.algorithm", "string", "PKIX"),
+    ConfigKey("ssl.secure.random.implementation", "string", None),
+    ConfigKey("ssl.provider", "string", None),
+    ConfigKey("ssl.engine.factory.class", "string", None),
+    ConfigKey("ssl.allow.dn.changes", "boolean", False),
+    ConfigKey("ssl.allow.san.changes", "boolean", False),
     ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip", "int", INT32_MAX, at_least(0)),
     ConfigKey("max.connections.per.ip.overrides", "string", ""),
@@ -292,9 +322,15 @@ _LISTENER_SASL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(sasl\.enabled\.
                                        r"|sasl\.server\.callback\.handler\.class|connections\.max\.reauth\.ms))")
 
 
-def is_listener_sasl_key(key: str) -> bool:
-    """A listener's own SASL key: its mechanisms, or a mechanism's JAAS entries."""
-    return _LISTENER_SASL_KEY.fullmatch(key) is not None
+_LISTENER_SSL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(ssl\..+)")
+
+
+def is_listener_security_key(key: str) -> bool:
+    """A listener's own SASL key (its mechanisms, or a mechanism's JAAS entries) or SSL key."""
+    if _LISTENER_SASL_KEY.fullmatch(key) is not None:
+        return True
+    ssl_key = _LISTENER_SSL_KEY.fullmatch(key)
+    return ssl_key is not None and ssl_key[1] in BROKER_CONFIG_DEF.keys
 
 
 def broker_key_definition(key: str) -> ConfigKey | None:
@@ -439,7 +475,7 @@ class KafkaConfig:
         self.values, unknown = BROKER_CONFIG_DEF.parse(self.originals)
         # Keys that are topic-config synonyms are validated by LogConfig.
         self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS
-                             and listener_connection_key(key) is None and not is_listener_sasl_key(key)]
+                             and listener_connection_key(key) is None and not is_listener_security_key(key)]
         for key in unknown:  # listener-prefixed connection keys, typed under their own names
             if listener_connection_key(key) is not None:
                 try:
@@ -468,14 +504,16 @@ class KafkaConfig:
             if protocol is None:  # listenerListToEndPoints' IllegalArgumentException
                 raise ConfigError("listeners", self.originals.get("listeners"), "",
                                   f"No security protocol defined for listener {endpoint.listener_name}")
-            if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT"):
-                raise ConfigError("listener.security.protocol.map", protocol,
-                                  f"listener {endpoint.listener_name} is {protocol}; franz serves PLAINTEXT "
-                                  f"and SASL_PLAINTEXT listeners only")
-        # listener name -> its SASL settings, for every SASL_PLAINTEXT listener
-        self.sasl_listeners = {endpoint.listener_name: self._sasl_listener_config(endpoint.listener_name)
-                               for endpoint in self.listeners
-                               if protocols[endpoint.listener_name] == "SASL_PLAINTEXT"}
+        self.listener_security_protocols = {endpoint.listener_name: protocols[endpoint.listener_name]
+                                            for endpoint in self.listeners}
+        # listener name -> its SASL settings, for every SASL_PLAINTEXT and SASL_SSL listener
+        self.sasl_listeners = {listener: self._sasl_listener_config(listener)
+                               for listener, protocol in self.listener_security_protocols.items()
+                               if protocol.startswith("SASL_")}
+        # listener name -> its TLS context, for every SSL and SASL_SSL listener
+        self.ssl_listeners = {listener: self._ssl_listener_config(listener, protocol)
+                              for listener, protocol in self.listener_security_protocols.items()
+                              if protocol.endswith("SSL")}
         require_group_coordinator_bounds(self.values)
         self.max_connections_per_ip_overrides = connections_per_ip_overrides(self.values)
         self.inter_broker_listener_name = self._inter_broker_listener_name(protocols)
@@ -547,6 +585,29 @@ class KafkaConfig:
         _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
         return SaslListenerConfig(tuple(mechanisms), plain_users,
                                   self.values["connection.failed.authentication.delay.ms"], max_receive_size)
+
+    def _ssl_listener_config(self, listener: str, protocol: str) -> SslListenerConfig:
+        """An SSL or SASL_SSL listener's server SSLContext and principal rules, loaded now so that
+        a broker whose key store cannot be read does not start (ConfigError naming the key)."""
+        engine_factory = self.originals.get(listener_key(listener, "ssl.engine.factory.class"),
+                                            self.originals.get("ssl.engine.factory.class"))
+        if engine_factory not in (None, ""):
+            raise ConfigError("ssl.engine.factory.class", engine_factory, "franz builds its TLS context from the "
+                                                                         "ssl.* keys; a Java SslEngineFactory cannot "
+                                                                         "run here: unset it")
+
+        def setting_of(key: str) -> tuple[str, Any]:
+            if key == "ssl.client.auth" and protocol == "SASL_SSL":
+                own = listener_key(listener, key)  # KIP-684: the broker-wide value is for SSL listeners
+                return (own, self._listener_value(listener, key)[1]) if own in self.originals else (own, "none")
+            return self._listener_value(listener, key)
+        context = DefaultSslEngineFactory(setting_of).server_context()
+        rules_key, rules = self._listener_value(listener, "ssl.principal.mapping.rules")
+        try:
+            mapper = SslPrincipalMapper(rules)
+        except ValueError as exc:
+            raise ConfigError(rules_key, rules, str(exc)) from None
+        return SslListenerConfig(context, mapper)
 
     def _listener_value(self, listener: str, key: str) -> tuple[str, Any]:
         """(the key it came from, typed value): the listener's own key if set, else the broker's

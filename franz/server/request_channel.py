@@ -124,25 +124,28 @@ class Session:
 
     __slots__ = ("principal_type", "_principal_name", "authenticator", "security_protocol")
 
-    def __init__(self, principal_name: str | None, authenticator: Any = None) -> None:
+    def __init__(self, principal_name: str | None, authenticator: Any = None,
+                 security_protocol: str | None = None) -> None:
         self.principal_type = "User"
         self._principal_name = principal_name
         self.authenticator = authenticator
-        self.security_protocol = "PLAINTEXT" if authenticator is None else "SASL_PLAINTEXT"
+        self.security_protocol = security_protocol or ("PLAINTEXT" if authenticator is None else "SASL_PLAINTEXT")
 
     @property
     def principal_name(self) -> str | None:
-        """The fixed name of a PLAINTEXT session; a SASL one's authenticated name, None before."""
+        """The fixed name of a PLAINTEXT or SSL session (an SSL one's from its client's certificate,
+        None until the handshake); a SASL one's authenticated name, None before."""
         return self._principal_name if self.authenticator is None else self.authenticator.principal_name
 
     @property
     def principal(self) -> str:
-        """KafkaPrincipal.toString: ANONYMOUS until a SASL connection has authenticated."""
+        """KafkaPrincipal.toString: ANONYMOUS until a SASL or SSL connection has authenticated."""
         return f"{self.principal_type}:{self.principal_name or 'ANONYMOUS'}"
 
     @property
     def user(self) -> str:
-        """The quota entity's user: the principal's name (ANONYMOUS on a PLAINTEXT listener)."""
+        """The quota entity's user: the principal's name (ANONYMOUS on a PLAINTEXT listener, and
+        for an SSL client without a certificate)."""
         return self.principal_name or ""
 
 

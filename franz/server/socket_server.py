@@ -158,9 +158,11 @@ class SocketServer:
         try:
             for endpoint in self.config.listeners:
                 sock = self._bind(endpoint)
+                tls = self.config.ssl_listeners.get(endpoint.listener_name)
                 server = await self._loop.create_server(
                     lambda endpoint=endpoint: KafkaChannel(self, endpoint), sock=sock,
-                    backlog=self.listen_backlog)
+                    backlog=self.listen_backlog, ssl=tls.context if tls is not None else None,
+                    ssl_handshake_timeout=tls.handshake_timeout_s if tls is not None else None)
                 self._servers.append(server)
                 port = sock.getsockname()[1]
                 self.bound_endpoints.append(Endpoint(endpoint.listener_name, endpoint.host, port))
@@ -248,11 +250,12 @@ class SocketServer:
 
     def new_session(self, listener: str) -> Session:
         """A new connection's session: ANONYMOUS on a PLAINTEXT listener; on a SASL one, none
-        until its authenticator completes."""
+        until its authenticator completes; on an SSL one, none until its handshake names it."""
+        protocol = self.config.listener_security_protocols[listener]
         sasl = self.config.sasl_listeners.get(listener)
-        if sasl is None:
-            return ANONYMOUS_SESSION
-        return Session(None, SaslServerAuthenticator(sasl, self._scram_credential_of))
+        if sasl is not None:
+            return Session(None, SaslServerAuthenticator(sasl, self._scram_credential_of), protocol)
+        return ANONYMOUS_SESSION if protocol == "PLAINTEXT" else Session(None, security_protocol=protocol)
 
     def _bind(self, endpoint: Endpoint) -> socket.socket:
         if not endpoint.host and socket.has_dualstack_ipv6():  # Kafka: empty host = every interface

@@ -7,7 +7,6 @@ listener does not enable, and the pre-authentication frame bound."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import struct
 import subprocess
@@ -19,6 +18,7 @@ import pytest
 from franz.protocol.codec import decode_response, encode_request
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.java_client import compile_driver_or_skip
+from tests.support.python_clients import aiokafka_round_trip, kafka_python_round_trip, values
 from tests.support.raw_client import RawClient, batch, create_topic
 
 pytestmark = pytest.mark.interop
@@ -140,48 +140,17 @@ def test_the_java_client_produces_idempotently_and_consumes_in_a_group(sasl_brok
 @pytest.mark.parametrize("mechanism, user, password", [
     ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-256", "bob", "bob-secret")])
 def test_kafka_python_authenticates(sasl_broker, mechanism, user, password):
-    from kafka import KafkaConsumer, KafkaProducer
     settings = {"bootstrap_servers": sasl_broker.sasl, "security_protocol": "SASL_PLAINTEXT",
                 "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
-    producer = KafkaProducer(**settings)
-    for index in range(50):
-        producer.send("kafka-python-sasl", b"v%d" % index)
-    producer.flush(DEADLINE_S)
-    producer.close()
-    consumer = KafkaConsumer("kafka-python-sasl", auto_offset_reset="earliest", consumer_timeout_ms=10_000,
-                             **settings)
-    values = [message.value for message in consumer]
-    consumer.close()
-    assert values[:50] == [b"v%d" % index for index in range(50)]
+    assert kafka_python_round_trip(settings, "kafka-python-sasl") == values(50)
 
 
 @pytest.mark.parametrize("mechanism, user, password", [
     ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-512", "bob", "bob-secret")])
 def test_aiokafka_authenticates(sasl_broker, mechanism, user, password):
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-
-    async def scenario() -> list[bytes]:
-        settings = {"bootstrap_servers": sasl_broker.sasl, "security_protocol": "SASL_PLAINTEXT",
-                    "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
-        producer = AIOKafkaProducer(**settings)
-        await producer.start()
-        try:
-            for index in range(50):
-                await producer.send_and_wait("aiokafka-sasl", b"v%d" % index)
-        finally:
-            await producer.stop()
-        consumer = AIOKafkaConsumer("aiokafka-sasl", auto_offset_reset="earliest", **settings)
-        await consumer.start()
-        try:
-            values: list[bytes] = []
-            while len(values) < 50:
-                batch = await asyncio.wait_for(consumer.getmany(timeout_ms=500), DEADLINE_S)
-                values += [message.value for messages in batch.values() for message in messages]
-            return values
-        finally:
-            await consumer.stop()
-
-    assert asyncio.run(scenario()) == [b"v%d" % index for index in range(50)]
+    settings = {"bootstrap_servers": sasl_broker.sasl, "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
+    assert aiokafka_round_trip(settings, "aiokafka-sasl") == values(50)
 
 
 # -- the authenticator's rules, on a raw socket ------------------------------------------------

@@ -207,8 +207,7 @@ def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():
     both = KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2",
                                            "controller.listener.names=CONTROLLER"])
     assert [e.listener_name for e in both.listeners] == ["PLAINTEXT", "CONTROLLER"]
-    with pytest.raises(ConfigError, match="listener SSL is SSL; franz serves PLAINTEXT and SASL_PLAINTEXT listeners "
-                                          "only"):
+    with pytest.raises(ConfigError, match="ssl.keystore.location: an SSL listener needs a key store"):
         KafkaConfig.from_sources(None, ["listeners=SSL://127.0.0.1:9999"])
     with pytest.raises(ConfigError, match="listener.security.protocol.map: Unknown security protocol BAR"):
         KafkaConfig.from_sources(None, ["listener.security.protocol.map=PLAINTEXT:BAR"])
@@ -294,3 +293,53 @@ def test_sasl_between_brokers_needs_its_mechanism_enabled():
     assert refused.value.key == "sasl.mechanism.inter.broker.protocol"
     config = KafkaConfig.from_sources(None, only_sasl + ["sasl.mechanism.inter.broker.protocol=PLAIN"])
     assert config.inter_broker_listener_name == "SASL_PLAINTEXT"
+
+
+@pytest.fixture(scope="module")
+def broker_pem(tmp_path_factory):
+    from tests.support.tls import CertificateAuthority, write_pem_key_store
+    ca = CertificateAuthority()
+    return str(write_pem_key_store(tmp_path_factory.mktemp("tls") / "broker.pem", ca.broker(), ca))
+
+
+def test_ssl_and_sasl_ssl_listeners_take_their_tls_settings(broker_pem):
+    """Each SSL or SASL_SSL listener gets a server context from its own ssl.* keys before the
+    broker's; ssl.client.auth reaches a SASL_SSL listener only under its own prefix (KIP-684)."""
+    import ssl
+    config = KafkaConfig.from_sources(None, [
+        "listeners=PLAINTEXT://127.0.0.1:1,SSL://127.0.0.1:2,SASL_SSL://127.0.0.1:3",
+        "inter.broker.listener.name=PLAINTEXT", "ssl.keystore.type=PEM", f"ssl.keystore.location={broker_pem}",
+        "ssl.client.auth=required", "listener.name.ssl.ssl.principal.mapping.rules=RULE:^CN=([^,]*).*$/$1/L",
+        "sasl.enabled.mechanisms=SCRAM-SHA-256",
+        "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=" + SCRAM_JAAS])
+    assert config.listener_security_protocols == {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_SSL": "SASL_SSL"}
+    assert list(config.ssl_listeners) == ["SSL", "SASL_SSL"] and list(config.sasl_listeners) == ["SASL_SSL"]
+    assert config.ssl_listeners["SSL"].context.verify_mode == ssl.CERT_REQUIRED
+    assert config.ssl_listeners["SASL_SSL"].context.verify_mode == ssl.CERT_NONE
+    assert config.ssl_listeners["SSL"].principal_mapper.name("CN=Alice,O=franz") == "alice"
+    assert config.ssl_listeners["SASL_SSL"].principal_mapper.name("CN=Alice,O=franz") == "CN=Alice,O=franz"
+    assert config.unknown_keys == []
+    own = KafkaConfig.from_sources(None, [
+        "listeners=SASL_SSL://127.0.0.1:3", "security.inter.broker.protocol=SASL_SSL",
+        "sasl.enabled.mechanisms=PLAIN", "sasl.mechanism.inter.broker.protocol=PLAIN",
+        "listener.name.sasl_ssl.plain.sasl.jaas.config=" + PLAIN_JAAS, "listener.name.sasl_ssl.ssl.keystore.type=PEM",
+        f"listener.name.sasl_ssl.ssl.keystore.location={broker_pem}", "listener.name.sasl_ssl.ssl.client.auth=requested"])
+    assert own.ssl_listeners["SASL_SSL"].context.verify_mode == ssl.CERT_OPTIONAL and own.unknown_keys == []
+
+
+@pytest.mark.parametrize("settings, key, words", [
+    (["ssl.keystore.type=PEM", "ssl.keystore.location=/nonexistent/broker.pem"], "ssl.keystore.location",
+     "Failed to load PEM SSL keystore /nonexistent/broker.pem"),
+    (["ssl.client.auth=sometimes"], "ssl.client.auth", "String must be one of"),
+    (["ssl.principal.mapping.rules=RULE:^CN=(.*)$/$1/X"], "ssl.principal.mapping.rules", "Invalid rule"),
+    (["listener.name.ssl.ssl.engine.factory.class=com.example.Engine"], "ssl.engine.factory.class", "unset it"),
+    (["listener.name.ssl.ssl.keystore.password=hunter22"], "listener.name.ssl.ssl.keystore.password",
+     "SSL key store password cannot be specified with PEM format"),
+])
+def test_an_ssl_listener_is_refused_naming_the_key(broker_pem, settings, key, words):
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, ["listeners=PLAINTEXT://127.0.0.1:1,SSL://127.0.0.1:2",
+                                        "inter.broker.listener.name=PLAINTEXT", "ssl.keystore.type=PEM",
+                                        f"ssl.keystore.location={broker_pem}", *settings])
+    assert refused.value.key == key and words in str(refused.value), str(refused.value)
+    assert "hunter22" not in str(refused.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 
 from franz.protocol.codec import decode_response, encode_request
@@ -13,9 +14,12 @@ PRODUCE, CREATE_TOPICS = 0, 19
 
 
 class RawClient:
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, tls: ssl.SSLContext | None = None) -> None:
+        """A connection to `bootstrap`; over TLS with the `tls` client context (host "localhost")."""
         host, port = bootstrap.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT_S)
+        if tls is not None:
+            self.sock = tls.wrap_socket(self.sock, server_hostname="localhost")
         self.correlation_id = 0
 
     def close(self) -> None:

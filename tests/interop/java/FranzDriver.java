@@ -60,16 +60,25 @@ public class FranzDriver {
         }
     }
 
-    // Every client of a command authenticates when FRANZ_DRIVER_SASL is MECHANISM:user:password.
+    // Every client of a command authenticates when FRANZ_DRIVER_SASL is MECHANISM:user:password,
+    // and takes the client settings of the properties file FRANZ_DRIVER_PROPERTIES names (TLS's).
     static Properties props(String bootstrap) {
         Properties p = new Properties();
+        String extra = System.getenv("FRANZ_DRIVER_PROPERTIES");
+        if (extra != null) {
+            try (java.io.FileReader reader = new java.io.FileReader(extra)) {
+                p.load(reader);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
         p.put("bootstrap.servers", bootstrap);
         String sasl = System.getenv("FRANZ_DRIVER_SASL");
         if (sasl != null) {
             String[] parts = sasl.split(":", 3);
             String module = parts[0].equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
                 : "org.apache.kafka.common.security.scram.ScramLoginModule";
-            p.put("security.protocol", "SASL_PLAINTEXT");
+            p.putIfAbsent("security.protocol", "SASL_PLAINTEXT");
             p.put("sasl.mechanism", parts[0]);
             p.put("sasl.jaas.config",
                 module + " required username=\"" + parts[1] + "\" password=\"" + parts[2] + "\";");

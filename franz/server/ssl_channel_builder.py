@@ -1,0 +1,38 @@
+"""What an SSL or SASL_SSL listener's connections need (Kafka's SslChannelBuilder and the SSL part
+of SaslChannelBuilder): the listener's server SSLContext, the TLS handshake's time bound, and
+for SSL the principal of a client certificate (DefaultKafkaPrincipalBuilder: `User:` and the
+subject's distinguished name as ssl.principal.mapping.rules map it; ANONYMOUS without one).
+
+The loop runs the TLS handshake (create_server's ssl) before KafkaChannel's connection is
+made, so the server's connection quotas count a connection from its handshake's end, and a
+handshake that fails or outlasts its bound is dropped without a log line (asyncio and uvloop
+report it only in debug mode), where Kafka's Selector logs a failed authentication.
+"""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass
+
+from cryptography import x509
+
+from franz.common.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
+
+# Python's asyncio default: the most a TLS handshake may take, inside connections.max.idle.ms
+DEFAULT_HANDSHAKE_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class SslListenerConfig:
+    context: ssl.SSLContext
+    principal_mapper: SslPrincipalMapper
+    handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
+
+
+def peer_principal_name(ssl_object: ssl.SSLObject | None, mapper: SslPrincipalMapper) -> str:
+    """The principal name of the client that completed this handshake; NoMatchingRule (a
+    ValueError) when no rule maps its certificate's name."""
+    encoded = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+    if not encoded:
+        return "ANONYMOUS"
+    return mapper.name(distinguished_name(x509.load_der_x509_certificate(encoded)))

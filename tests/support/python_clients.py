@@ -1,0 +1,50 @@
+"""Round trips through kafka-python and aiokafka with given connection settings (a security
+protocol's): produce `count` values, then read them back from the earliest offset."""
+
+from __future__ import annotations
+
+import asyncio
+
+DEADLINE_S = 30
+
+
+def values(count: int) -> list[bytes]:
+    return [b"v%d" % index for index in range(count)]
+
+
+def kafka_python_round_trip(settings: dict, topic: str, count: int = 50) -> list[bytes]:
+    from kafka import KafkaConsumer, KafkaProducer
+    producer = KafkaProducer(**settings)
+    for value in values(count):
+        producer.send(topic, value)
+    producer.flush(DEADLINE_S)
+    producer.close()
+    consumer = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=10_000, **settings)
+    read = [message.value for message in consumer]
+    consumer.close()
+    return read[:count]
+
+
+def aiokafka_round_trip(settings: dict, topic: str, count: int = 50) -> list[bytes]:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    async def scenario() -> list[bytes]:
+        producer = AIOKafkaProducer(**settings)
+        await producer.start()
+        try:
+            for value in values(count):
+                await producer.send_and_wait(topic, value)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(topic, auto_offset_reset="earliest", **settings)
+        await consumer.start()
+        try:
+            read: list[bytes] = []
+            while len(read) < count:
+                batch = await asyncio.wait_for(consumer.getmany(timeout_ms=500), DEADLINE_S)
+                read += [message.value for messages in batch.values() for message in messages]
+            return read
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(scenario())
