@@ -218,6 +218,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             try:
                 name = peer_principal_name(transport.get_extra_info("ssl_object"), tls.principal_mapper)
             except ValueError as exc:  # DefaultKafkaPrincipalBuilder fails the authentication
+                self._metrics.failed_authentications += 1
                 logger.info("Failed authentication with /%s (%s)", self.client_address[0], exc)
                 transport.abort()
                 return
@@ -270,6 +271,8 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self.connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{server._next_index()}"
         transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
         server._register(self)
+        if self.session.authenticator is None:  # PLAINTEXT and SSL: ready once taken up
+            self._metrics.authenticated()
         if server._shutting_down:
             self._close()
         elif self._waiting:

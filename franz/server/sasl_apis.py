@@ -31,4 +31,4 @@ class SaslApis:
             return {"error_code": Errors.ILLEGAL_SASL_STATE,
                     "error_message": "SaslAuthenticate request received after successful authentication",
                     "auth_bytes": b"", "session_lifetime_ms": 0}
-        return await authenticator.authenticate(body["auth_bytes"])
+        return await authenticator.authenticate(body["auth_bytes"], request.api_version)

@@ -26,7 +26,7 @@ import enum
 import hmac
 import logging
 from collections.abc import Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from franz.protocol.errors import Errors
 from franz.server.scram_sasl_server import (
@@ -36,6 +36,9 @@ from franz.server.scram_sasl_server import (
     SaslError,
     ScramSaslServer,
 )
+
+if TYPE_CHECKING:
+    from franz.server.socket_server_metrics import SelectorMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -97,9 +100,11 @@ class PlainSaslServer:
 class SaslServerAuthenticator:
     """The SASL state of one connection of a SASL listener (see the module doc)."""
 
-    def __init__(self, config: SaslListenerConfig, credential_of: CredentialOf) -> None:
+    def __init__(self, config: SaslListenerConfig, credential_of: CredentialOf,
+                 metrics: SelectorMetrics | None = None) -> None:
         self.config = config
         self._credential_of = credential_of
+        self._metrics = metrics  # the listener's: its authentication counts
         self._state = _State.HANDSHAKE_OR_VERSIONS_REQUEST
         self._server: PlainSaslServer | ScramSaslServer | None = None
         self._mechanism = ""
@@ -153,10 +158,11 @@ class SaslServerAuthenticator:
         self._state = _State.AUTHENTICATE
         return {"error_code": Errors.NONE, "mechanisms": enabled}
 
-    async def authenticate(self, token: bytes) -> dict:
+    async def authenticate(self, token: bytes, version: int = 1) -> dict:
         """SaslAuthenticate: the mechanism's next challenge; COMPLETE once it has a principal. A
         SaslAuthenticationException's message is the client's; any other failure is told as
-        Kafka's handleSaslToken tells a SaslException."""
+        Kafka's handleSaslToken tells a SaslException. A client that sends SaslAuthenticate v1+
+        can re-authenticate (KIP-368)."""
         assert self._server is not None
         try:
             challenge = self._server.evaluate(bytes(token))
@@ -171,11 +177,15 @@ class SaslServerAuthenticator:
         if self._server.authorization_id is not None:
             self.principal_name = self._server.authorization_id
             self._state = _State.COMPLETE
+            if self._metrics is not None:
+                self._metrics.authenticated(client_supports_reauthentication=version > 0)
         return {"error_code": Errors.NONE, "error_message": None, "auth_bytes": challenge, "session_lifetime_ms": 0}
 
     async def fail(self) -> None:
         """Kafka answers a failed authentication only after connection.failed.authentication.delay.ms
         (its channel muted meanwhile), then closes the connection."""
+        if self._state is not _State.FAILED and self._metrics is not None:
+            self._metrics.failed_authentications += 1
         self._state = _State.FAILED
         delay_ms = self.config.failed_authentication_delay_ms
         if delay_ms > 0:

@@ -254,7 +254,8 @@ class SocketServer:
         protocol = self.config.listener_security_protocols[listener]
         sasl = self.config.sasl_listeners.get(listener)
         if sasl is not None:
-            return Session(None, SaslServerAuthenticator(sasl, self._scram_credential_of), protocol)
+            return Session(None, SaslServerAuthenticator(sasl, self._scram_credential_of,
+                                                         self.selector_metrics[listener]), protocol)
         return ANONYMOUS_SESSION if protocol == "PLAINTEXT" else Session(None, security_protocol=protocol)
 
     def _bind(self, endpoint: Endpoint) -> socket.socket:

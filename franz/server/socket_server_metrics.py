@@ -19,6 +19,12 @@ the kafka-metrics group, each with `listener` and `networkProcessor` labels):
   its share of the last window
 - connections{clientSoftwareName,clientSoftwareVersion} (gauge): open connections by the
   client software their last ApiVersions named ("unknown" before one)
+- successful_authentication_total, successful_authentication_no_reauth_total and
+  failed_authentication_total: connections that became ready (a PLAINTEXT or SSL one once
+  taken up, a SASL one once its mechanism completed; "no reauth": its client cannot
+  re-authenticate, which is every PLAINTEXT and SSL client and a SASL one that used
+  SaslAuthenticate v0), and those whose SASL authentication failed or whose certificate no
+  principal mapping rule maps. A TLS handshake that fails is not seen (the loop drops it).
 - kafka_network_SocketServer_NetworkProcessorAvgIdlePercent and
   kafka_network_Processor_IdlePercent{networkProcessor}: io_wait_ratio, at most 1
 
@@ -56,7 +62,8 @@ class SelectorMetrics:
     """One listener's counts, kept by its connections (KafkaChannel)."""
 
     __slots__ = ("listener", "network_processor", "connections_created", "connections_closed", "bytes_received",
-                 "bytes_sent", "answers_sent", "requests_received")
+                 "bytes_sent", "answers_sent", "requests_received", "successful_authentications",
+                 "successful_authentications_no_reauth", "failed_authentications")
 
     def __init__(self, listener: str, network_processor: int) -> None:
         self.listener = listener
@@ -67,6 +74,14 @@ class SelectorMetrics:
         self.bytes_sent = 0
         self.answers_sent = 0  # Kafka's request-total: completed sends
         self.requests_received = 0  # Kafka's response-total: completed receives
+        self.successful_authentications = 0
+        self.successful_authentications_no_reauth = 0
+        self.failed_authentications = 0
+
+    def authenticated(self, client_supports_reauthentication: bool = False) -> None:
+        self.successful_authentications += 1
+        if not client_supports_reauthentication:
+            self.successful_authentications_no_reauth += 1
 
     @property
     def labels(self) -> list[str]:
@@ -161,7 +176,11 @@ class SocketServerMetrics(Collector):
                         ("incoming_byte", "Bytes read from clients"),
                         ("outgoing_byte", "Bytes of answers handed to the sockets"),
                         ("request", "Answers sent whole (the client's requests)"),
-                        ("response", "Request frames received (the client's responses)"))}
+                        ("response", "Request frames received (the client's responses)"),
+                        ("successful_authentication", "Connections with successful authentication"),
+                        ("successful_authentication_no_reauth", "Connections with successful authentication "
+                                                                "whose client does not support re-authentication"),
+                        ("failed_authentication", "Connections with failed authentication"))}
         live = GaugeMetricFamily(GROUP_PREFIX + "connection_count", "Open connections", labels=_LABELS)
         software = GaugeMetricFamily(GROUP_PREFIX + "connections", "Open connections by client software",
                                      labels=["clientSoftwareName", "clientSoftwareVersion", *_LABELS])
@@ -170,7 +189,10 @@ class SocketServerMetrics(Collector):
             for name, value in (("connection_creation", selector.connections_created),
                                 ("connection_close", selector.connections_closed),
                                 ("incoming_byte", selector.bytes_received), ("outgoing_byte", selector.bytes_sent),
-                                ("request", selector.answers_sent), ("response", selector.requests_received)):
+                                ("request", selector.answers_sent), ("response", selector.requests_received),
+                                ("successful_authentication", selector.successful_authentications),
+                                ("successful_authentication_no_reauth", selector.successful_authentications_no_reauth),
+                                ("failed_authentication", selector.failed_authentications)):
                 counters[name].add_metric(selector.labels, value)
             live.add_metric(selector.labels, open_by_listener.get(selector.listener, 0))
         by_listener = {selector.listener: selector for selector in listeners}

@@ -11,6 +11,7 @@ import os
 import ssl
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def tls_broker(tmp_path_factory):
         "listener.name.sasl_ssl.ssl.keystore.location": str(files["broker.p12"]),
         "sasl.enabled.mechanisms": "SCRAM-SHA-512",
         "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
-        "num.partitions": "1",
+        "num.partitions": "1", "metrics.port": str(free_port()),
     })
     process.overrides["listeners"] = ",".join([f"PLAINTEXT://127.0.0.1:{process.port}"] + [
         f"{name}://127.0.0.1:{port}" for name, port in ports.items()])
@@ -167,6 +168,11 @@ def test_principal_mapping_rules_name_the_principal_or_turn_the_client_away(tls_
                                             "CN=carol,OU=ops,O=franz,C=US")
     with RawClient(tls_broker.mapped, tls_broker.client_context("alice")) as alice:  # the listener still serves
         assert alice.request(METADATA, 12, METADATA_ALL)["brokers"]
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{tls_broker.process.overrides['metrics.port']}/metrics",
+                                     timeout=DEADLINE_S).read().decode()
+    series = 'kafka_server_socket_server_metrics_%s_total{listener="MAPPED",networkProcessor="3"} %s'
+    assert series % ("successful_authentication", "2.0") in metrics.splitlines()
+    assert series % ("failed_authentication", "1.0") in metrics.splitlines()
 
 
 def test_the_certificates_principal_is_its_connections_quota_entity(tls_broker):

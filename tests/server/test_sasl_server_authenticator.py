@@ -15,6 +15,7 @@ from franz.server.sasl_server_authenticator import (
     SaslListenerConfig,
     SaslServerAuthenticator,
 )
+from franz.server.socket_server_metrics import SelectorMetrics
 
 API_VERSIONS, METADATA, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 3, 17, 36
 CONFIG = SaslListenerConfig(("PLAIN", "SCRAM-SHA-256"), {"alice": "alice-secret"}, 0, 524288)
@@ -74,3 +75,19 @@ def test_a_failed_step_leaves_the_authenticator_failed():
     assert answer["error_message"] == ("Authentication failed during authentication due to invalid credentials "
                                        "with SASL mechanism SCRAM-SHA-256")
     assert refused.refusal(SASL_AUTHENTICATE, "SaslAuthenticate") is not None
+
+
+def test_the_listener_counts_each_connections_authentication_once():
+    """Selector's successful-authentication(-no-reauth) and failed-authentication: a client that
+    sent SaslAuthenticate v0 cannot re-authenticate (KIP-368)."""
+    metrics = SelectorMetrics("SASL_PLAINTEXT", 0)
+    for version in (0, 1, 2):
+        authenticator = SaslServerAuthenticator(CONFIG, lambda user, kind: None, metrics)
+        asyncio.run(authenticator.handshake(1, "PLAIN"))
+        assert asyncio.run(authenticator.authenticate(b"\0alice\0alice-secret", version))["error_code"] == 0
+    refused = SaslServerAuthenticator(CONFIG, lambda user, kind: None, metrics)
+    asyncio.run(refused.handshake(1, "PLAIN"))
+    asyncio.run(refused.authenticate(b"\0alice\0wrong", 2))
+    asyncio.run(refused.fail())  # a request after the failure fails it again: counted once
+    assert (metrics.successful_authentications, metrics.successful_authentications_no_reauth,
+            metrics.failed_authentications) == (3, 1, 1)

@@ -66,6 +66,9 @@ def test_selector_counts_follow_the_bytes_frames_and_connections(start_server, r
                  series % ("outgoing_byte_total", "PLAINTEXT", 0, f"{float(received)}"),
                  series % ("request_total", "PLAINTEXT", 0, "2.0"),
                  series % ("response_total", "PLAINTEXT", 0, "3.0"),
+                 series % ("successful_authentication_total", "PLAINTEXT", 0, "2.0"),
+                 series % ("successful_authentication_no_reauth_total", "PLAINTEXT", 0, "2.0"),
+                 series % ("failed_authentication_total", "PLAINTEXT", 0, "0.0"),
                  series % ("connection_creation_total", "OTHER", 1, "0.0")):
         assert line in text.splitlines(), line
     ratio = re.search(r"^kafka_network_SocketServer_NetworkProcessorAvgIdlePercent (\S+)$", text, re.MULTILINE)
