@@ -5,8 +5,9 @@ Owns the connection's receive state (cutting the byte stream into frames: a
 4-byte big-endian size, then the request), the in-order queue of its handler
 tasks, and the sending of their responses, with file regions sent by
 os.sendfile on the transport's own socket when the transport carries plain TCP.
-On an SSL or SASL_SSL listener the transport is TLS (ssl_channel_builder): the
-loop completes the handshake before the connection is made.
+On an SSL or SASL_SSL listener the connection is TLS (ssl_channel_builder): it
+passes the server's connection quotas as plain TCP, unread, and then shakes
+hands (_start_tls); only once that is done are its bytes requests.
 
 Invariants:
 - A frame's size is checked against `socket.request.max.bytes` before any of
@@ -74,6 +75,8 @@ import errno
 import logging
 import os
 import socket
+import ssl
+from asyncio import sslproto
 import struct
 import time
 from collections.abc import Coroutine, Generator
@@ -169,6 +172,10 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._read_time_ns = 0  # when the last read arrived: its frames' receive time
         self.client_information = UNKNOWN_CLIENT_INFORMATION  # from the last valid ApiVersions
         self.session = server.new_session(endpoint.listener_name)
+        # An SSL or SASL_SSL listener's TLS settings; _handshaking from the accept until the TLS
+        # transport is made (_tls_established), while the TCP transport is its SSL protocol's.
+        self._tls = server.config.ssl_listeners.get(endpoint.listener_name)
+        self._handshaking = self._tls is not None
         # Receive state: `_pending` holds bytes read but not yet framed (a partial
         # size prefix, or data left unparsed while parked); `_frame` is a frame
         # of known size being filled in place; `_ready_frame` a complete frame
@@ -210,20 +217,84 @@ class KafkaChannel(asyncio.BufferedProtocol):
     # -- lifecycle ---------------------------------------------------------
 
     def connection_made(self, transport: Any) -> None:
+        if self._transport is not None:  # the TLS transport, made by _start_tls's SSL protocol
+            self._tls_established(transport)
+            return
         self._transport = transport
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.client_address = (peer[0], peer[1])
-        tls = self._server.config.ssl_listeners.get(self.listener_name)
-        if tls is not None and self.session.authenticator is None:  # SSL: the certificate names the principal
+        if self._handshaking:  # the client's hello is the handshake's: nothing is read as a request
+            transport.pause_reading()
+            self._reading = False
+        self._server._arrived(self)
+
+    def _start_tls(self) -> None:
+        """The TLS handshake of a connection the server's quotas took up. asyncio's SSL protocol
+        (also under uvloop, whose start_tls cannot be used here: uvloop reads once before a
+        pause takes, so the client's first TLS bytes may already be in `_pending`) takes over the
+        TCP transport, gets those bytes first, then reads on; it makes the TLS transport
+        (connection_made again) or fails the waiter (_handshake_done)."""
+        tls, transport = self._tls, self._transport
+        assert tls is not None
+        waiter = self._loop.create_future()
+        protocol = sslproto.SSLProtocol(self._loop, self, tls.context, waiter, server_side=True,
+                                        ssl_handshake_timeout=self._server.tls_handshake_timeout_s)
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
+        early, self._pending = self._pending, bytearray()
+        with memoryview(early) as view:
+            while view:
+                buffer = protocol.get_buffer(len(view))
+                taken = min(len(buffer), len(view))
+                buffer[:taken] = view[:taken]
+                protocol.buffer_updated(taken)
+                view = view[taken:]
+        transport.resume_reading()
+        waiter.add_done_callback(self._handshake_done)
+
+    def _handshake_done(self, waiter: asyncio.Future) -> None:
+        """A failed handshake is logged as Kafka's Selector logs a failed authentication (one whose
+        client went away, or that outlasted its bound, at debug); the SSL protocol closed the TCP
+        transport and never tells this channel, so it ends here."""
+        exc = waiter.exception() if not waiter.cancelled() else None
+        if exc is None or not self._handshaking:
+            return
+        if not self._closing:
+            if isinstance(exc, ssl.SSLError):
+                self._metrics.failed_authentications += 1
+                logger.info("Failed authentication with /%s (channelId=%s) (SSL handshake failed)",
+                            self.client_address[0], self.connection_id)
+            else:
+                logger.debug("Connection with /%s (channelId=%s) closed during the TLS handshake: %s",
+                             self.client_address[0], self.connection_id, exc)
+        self._closing = True
+        if not self._transport.is_closing():
+            self._transport.abort()
+        self.connection_lost(exc)
+
+    def _tls_established(self, transport: Any) -> None:
+        """The handshake is done: the connection reads and answers through the TLS transport. On
+        SSL the client's certificate names the principal (DefaultKafkaPrincipalBuilder); a name no
+        mapping rule maps fails the authentication."""
+        tls = self._tls
+        assert tls is not None
+        self._transport, self._handshaking = transport, False
+        if self.session.authenticator is None:
             try:
                 name = peer_principal_name(transport.get_extra_info("ssl_object"), tls.principal_mapper)
-            except ValueError as exc:  # DefaultKafkaPrincipalBuilder fails the authentication
+            except ValueError as exc:
                 self._metrics.failed_authentications += 1
-                logger.info("Failed authentication with /%s (%s)", self.client_address[0], exc)
-                transport.abort()
+                logger.info("Failed authentication with /%s (channelId=%s) (%s)", self.client_address[0],
+                            self.connection_id, exc)
+                self.abort()
                 return
             self.session = Session(name, security_protocol=self.session.security_protocol)
-        self._server._arrived(self)
+            self._metrics.authenticated()
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
+        if self._closing:
+            transport.abort()
+            return
+        self._resume_dispatch()  # reading, through the TLS transport
 
     # -- the server's connection quotas (SocketServer._arrived, _take_up) --------
 
@@ -257,7 +328,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if server.send_buffer_bytes != -1:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, server.send_buffer_bytes)
-            if (hasattr(os, "sendfile") and transport.get_extra_info("sslcontext") is None
+            if (hasattr(os, "sendfile") and self._tls is None and transport.get_extra_info("sslcontext") is None
                     and type(transport).__name__ in _PLAIN_TCP_TRANSPORTS):
                 self._sendfile_fd = sock.fileno()
 
@@ -271,10 +342,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self.connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{server._next_index()}"
         transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_BYTES, low=WRITE_BUFFER_LOW_BYTES)
         server._register(self)
-        if self.session.authenticator is None:  # PLAINTEXT and SSL: ready once taken up
+        if self.session.authenticator is None and self._tls is None:  # PLAINTEXT: ready once taken up
             self._metrics.authenticated()
         if server._shutting_down:
             self._close()
+        elif self._handshaking:
+            self._waiting = False
+            self._start_tls()
         elif self._waiting:
             self._waiting = False
             self._resume_dispatch()  # anything read before the pause took, then reading
@@ -561,7 +635,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
 
     def _update_reading(self) -> None:
         want = not (self._parked or self._held or self._closing or self._eof or self._server._shutting_down
-                    or self._throttle_timer is not None)
+                    or self._throttle_timer is not None or self._handshaking)
         if want != self._reading and self._transport is not None and not self._transport.is_closing():
             self._reading = want
             if want:

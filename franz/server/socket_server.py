@@ -62,6 +62,7 @@ from franz.server.kafka_config import (
 from franz.server.request_channel import ANONYMOUS_SESSION, HeaderVersionOf, Request, Response, Session
 from franz.server.sasl_server_authenticator import CredentialOf, SaslServerAuthenticator
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
+from franz.server.ssl_channel_builder import TLS_HANDSHAKE_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +104,9 @@ class SocketServer:
         self.request_completed: Callable[[Request, int], None] = _ignore_completed
         self.queued_requests_max: int = config["queued.max.requests"]
         self.idle_ms: int = config["connections.max.idle.ms"]
+        # A TLS handshake is bounded as asyncio bounds one, and within the idle time Kafka gives it.
+        self.tls_handshake_timeout_s = (min(TLS_HANDSHAKE_TIMEOUT_S, self.idle_ms / 1000) if self.idle_ms > 0
+                                        else TLS_HANDSHAKE_TIMEOUT_S)
         # The broker's listeners' quotas, and the controller listeners' own (Kafka's ControllerServer
         # has a SocketServer of its own): each listener is counted in one of them.
         names = [endpoint.listener_name for endpoint in config.listeners]
@@ -158,11 +162,9 @@ class SocketServer:
         try:
             for endpoint in self.config.listeners:
                 sock = self._bind(endpoint)
-                tls = self.config.ssl_listeners.get(endpoint.listener_name)
                 server = await self._loop.create_server(
                     lambda endpoint=endpoint: KafkaChannel(self, endpoint), sock=sock,
-                    backlog=self.listen_backlog, ssl=tls.context if tls is not None else None,
-                    ssl_handshake_timeout=tls.handshake_timeout_s if tls is not None else None)
+                    backlog=self.listen_backlog)
                 self._servers.append(server)
                 port = sock.getsockname()[1]
                 self.bound_endpoints.append(Endpoint(endpoint.listener_name, endpoint.host, port))

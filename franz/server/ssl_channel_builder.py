@@ -3,10 +3,10 @@ of SaslChannelBuilder): the listener's server SSLContext, the TLS handshake's ti
 for SSL the principal of a client certificate (DefaultKafkaPrincipalBuilder: `User:` and the
 subject's distinguished name as ssl.principal.mapping.rules map it; ANONYMOUS without one).
 
-The loop runs the TLS handshake (create_server's ssl) before KafkaChannel's connection is
-made, so the server's connection quotas count a connection from its handshake's end, and a
-handshake that fails or outlasts its bound is dropped without a log line (asyncio and uvloop
-report it only in debug mode), where Kafka's Selector logs a failed authentication.
+KafkaChannel runs the handshake once the server's connection quotas took the connection up, as
+Kafka's Selector handshakes a registered channel: a connection is counted, and reaped when idle,
+from its accept; a handshake is bounded by TLS_HANDSHAKE_TIMEOUT_S within connections.max.idle.ms,
+and one that fails is logged as Kafka's Selector logs a failed authentication.
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from cryptography import x509
 
 from franz.common.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 
-# Python's asyncio default: the most a TLS handshake may take, inside connections.max.idle.ms
-DEFAULT_HANDSHAKE_TIMEOUT_S = 60.0
+# asyncio's default bound of a TLS handshake (Kafka's is connections.max.idle.ms alone)
+TLS_HANDSHAKE_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
 class SslListenerConfig:
     context: ssl.SSLContext
     principal_mapper: SslPrincipalMapper
-    handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
 
 
 def peer_principal_name(ssl_object: ssl.SSLObject | None, mapper: SslPrincipalMapper) -> str:

@@ -164,8 +164,7 @@ def test_principal_mapping_rules_name_the_principal_or_turn_the_client_away(tls_
     assert tls_broker.process.wait_for_line('"principal":"User:ALICE","listener":"MAPPED"')
     with RawClient(tls_broker.mapped, tls_broker.client_context("carol")) as carol:
         assert carol.receive_frame() is None  # closed once the handshake is done: no rule maps OU=ops
-    assert tls_broker.process.wait_for_line("Failed authentication with /127.0.0.1 (No rules apply to "
-                                            "CN=carol,OU=ops,O=franz,C=US")
+    assert tls_broker.process.wait_for_line("(No rules apply to CN=carol,OU=ops,O=franz,C=US")
     with RawClient(tls_broker.mapped, tls_broker.client_context("alice")) as alice:  # the listener still serves
         assert alice.request(METADATA, 12, METADATA_ALL)["brokers"]
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{tls_broker.process.overrides['metrics.port']}/metrics",
@@ -327,3 +326,45 @@ def test_franz_tools_take_a_java_clients_tls_stores(tls_broker, tmp_path):
                     "--command-config", str(properties), stdin="x\n")
     assert refused.returncode != 0
     assert "ssl.truststore.location" in refused.stderr and "password was incorrect" in refused.stderr
+
+
+def test_a_connection_counts_against_the_limits_and_the_idle_time_from_its_accept(tmp_path):
+    """As Kafka's SocketServer counts a TLS connection when it accepts it and its Selector reaps it
+    when idle, handshake or not: sockets that never shake hands hold no more than
+    max.connections.per.ip, and go after connections.max.idle.ms; a failed handshake is logged
+    and counted as a failed authentication."""
+    import socket
+    ca = CertificateAuthority()
+    store = write_pkcs12(tmp_path / "broker.p12", ca.broker(), ca)
+    ssl_port, metrics_port = free_port(), free_port()
+    process = BrokerProcess(tmp_path / "data", {
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL", "inter.broker.listener.name": "PLAINTEXT",
+        "ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(store), "ssl.keystore.password": PASSWORD,
+        "max.connections.per.ip": "3",
+        "connections.max.idle.ms": "2000", "metrics.port": str(metrics_port)})
+    process.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{process.port},SSL://127.0.0.1:{ssl_port}"
+    process.start()
+    sockets = []
+    try:
+        for _ in range(6):
+            sockets.append(socket.create_connection(("127.0.0.1", ssl_port), timeout=DEADLINE_S))
+        closed = []
+        for sock in sockets:  # each is either closed by the broker, or kept until it has idled out
+            sock.settimeout(DEADLINE_S)
+            closed.append(sock.recv(1) == b"")
+        assert closed == [True] * 6
+        # three were refused at once, before any handshake
+        assert process.wait_for_line("Rejected connection from 127.0.0.1, address already has the configured "
+                                     "maximum of 3 connections.")
+        untrusting = ssl.create_default_context(cadata=CertificateAuthority("another").identity.certificate_pem()
+                                                .decode())
+        with pytest.raises(ssl.SSLError):
+            RawClient(f"127.0.0.1:{ssl_port}", untrusting)
+        assert process.wait_for_line("(SSL handshake failed)")
+        metrics = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=DEADLINE_S).read()
+        assert 'kafka_server_socket_server_metrics_failed_authentication_total{listener="SSL",networkProcessor="1"}' \
+            ' 1.0' in metrics.decode().splitlines()
+    finally:
+        for sock in sockets:
+            sock.close()
+        process.stop()
