@@ -11,8 +11,9 @@ settings, and the stores a client's settings name (franz's tools hand them to li
   `ssl.truststore.type`, or `ssl.truststore.certificates` inline PEM; without one, the system's
   CAs (Java takes its cacerts).
 - `ssl.client.auth`: none (no certificate asked), requested (asked, optional), required.
-- `ssl.enabled.protocols` (TLSv1.2,TLSv1.3), capped by `ssl.protocol` as an SSLContext of that
-  protocol caps them; `ssl.cipher.suites` in Java's (IANA) names. OpenSSL names its TLS 1.2
+- `ssl.enabled.protocols` (TLSv1.2,TLSv1.3) decide the versions: `ssl.protocol` only names the
+  SSLContext, and a server engine of a TLSv1.2 context with TLSv1.3 enabled speaks TLSv1.3 in
+  Java too. `ssl.cipher.suites` in Java's (IANA) names. OpenSSL names its TLS 1.2
   suites otherwise (`_openssl_name`), and Python's ssl cannot choose among the TLS 1.3 suites:
   a list naming some but not all three of them is refused, and one naming none leaves TLS 1.3
   off, as Java does when no TLS 1.3 suite is enabled.
@@ -42,9 +43,11 @@ KEY_STORE_TYPES = ("JKS", "PKCS12", PEM_TYPE)
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 _TLS_VERSIONS = {"TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
                  "TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
-# SSLContext.getInstance(protocol): the highest version a context of that protocol speaks
-_PROTOCOL_CAPS = {"TLS": ssl.TLSVersion.TLSv1_3, "TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
-                  "TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
+# The protocols SSLContext.getInstance knows (SunJSSE's)
+SSL_CONTEXT_PROTOCOLS = frozenset({"SSL", "SSLv3", "TLS", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", "DTLS",
+                                   "DTLSv1.0", "DTLSv1.2", "Default"})
+# A signalling value, not a suite: Java takes it among the suites, OpenSSL always sends it.
+_RENEGOTIATION_SCSV = "TLS_EMPTY_RENEGOTIATION_INFO_SCSV"
 TLS13_SUITES = frozenset({"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"})
 _KEY_EXCHANGES = {"ECDHE_ECDSA": "ECDHE-ECDSA-", "ECDHE_RSA": "ECDHE-RSA-", "DHE_RSA": "DHE-RSA-",
                   "DHE_DSS": "DHE-DSS-", "RSA": ""}
@@ -108,23 +111,19 @@ class DefaultSslEngineFactory:
 
     def _set_protocols(self, context: ssl.SSLContext) -> None:
         protocol = self._value("ssl.protocol")
-        cap = _PROTOCOL_CAPS.get(protocol)
-        if cap is None:
+        if protocol not in SSL_CONTEXT_PROTOCOLS:
             raise self._refuse("ssl.protocol", f"{protocol} SSLContext not available", protocol)
         enabled = self._value("ssl.enabled.protocols") or list(_TLS_VERSIONS)
         unknown = [name for name in enabled if name not in _TLS_VERSIONS]
         if unknown:
             raise self._refuse("ssl.enabled.protocols", f"Unsupported protocol: {unknown[0]}", ",".join(enabled))
-        versions = sorted(_TLS_VERSIONS[name] for name in enabled if _TLS_VERSIONS[name] <= cap)
-        if not versions:
-            raise self._refuse("ssl.enabled.protocols", f"none of them is spoken by a {protocol} SSLContext",
-                               ",".join(enabled))
+        versions = sorted(_TLS_VERSIONS[name] for name in enabled)
         low, high = versions[0], versions[-1]
         suites = self._value("ssl.cipher.suites") or []
         if suites:
             tls12 = []
             for suite in suites:
-                if suite in TLS13_SUITES:
+                if suite in TLS13_SUITES or suite == _RENEGOTIATION_SCSV:
                     continue
                 name = _openssl_name(suite)
                 if name is None or not _openssl_knows(name):
@@ -221,8 +220,7 @@ class DefaultSslEngineFactory:
                 raise self._refuse("ssl.truststore.password", "SSL trust store password cannot be specified for "
                                                               "PEM format.")
             return self._pem_chain(self._read(location, "ssl.truststore.location", kind), "ssl.truststore.location")
-        store = self._load(location, kind, password, None, "ssl.truststore.location")
-        return store.trusted + [entry.chain[0] for entry in store.keys if entry.chain]
+        return self._load(location, kind, password, None, "ssl.truststore.location").trust_anchors()
 
     def _read(self, location: str, key: str, kind: str) -> str:
         try:
@@ -232,12 +230,13 @@ class DefaultSslEngineFactory:
 
     def _load(self, location: str, kind: str, password: str | None, key_password: str | None,
               key: str) -> KeyStore:
-        if kind not in KEY_STORE_TYPES:
+        if kind.upper() not in ("JKS", "PKCS12"):  # KeyStore.getInstance ignores the type's case
             type_key = "ssl.keystore.type" if key.startswith("ssl.keystore") else "ssl.truststore.type"
             raise self._refuse(type_key, f"{kind} not found: franz reads key stores of type "
                                          f"{', '.join(KEY_STORE_TYPES)}", kind)
         try:
-            return load_key_store(Path(location).read_bytes(), password, key_password)
+            return load_key_store(Path(location).read_bytes(), password, key_password,
+                                  recover_keys=key.startswith("ssl.keystore"))
         except (OSError, KeyStoreError) as exc:
             raise self._refuse(key, f"Failed to load SSL keystore {location} of type {kind}: {exc}",
                                location) from None

@@ -46,14 +46,19 @@ class KeyStoreError(ValueError):
 @dataclass
 class KeyEntry:
     alias: str
-    key: PrivateKeyTypes
+    key: PrivateKeyTypes | None  # None when loaded as a trust store: its key is never recovered
     chain: list[x509.Certificate]  # the entry's own certificate first
 
 
 @dataclass
 class KeyStore:
     keys: list[KeyEntry] = field(default_factory=list)
-    trusted: list[x509.Certificate] = field(default_factory=list)
+    trusted: list[x509.Certificate] = field(default_factory=list)  # the certificate entries
+
+    def trust_anchors(self) -> list[x509.Certificate]:
+        """What Java's TrustManagerFactory trusts of a store: its certificate entries and each key
+        entry's own certificate."""
+        return self.trusted + [entry.chain[0] for entry in self.keys if entry.chain]
 
 
 def _password_bytes(password: str) -> bytes:
@@ -61,20 +66,27 @@ def _password_bytes(password: str) -> bytes:
     return password.encode("utf-16-be")
 
 
-def load_key_store(data: bytes, store_password: str | None, key_password: str | None) -> KeyStore:
+def load_key_store(data: bytes, store_password: str | None, key_password: str | None,
+                   recover_keys: bool = True) -> KeyStore:
     """The store in `data` (JKS or PKCS12, whichever it is). `store_password` None skips the
     JKS integrity check, as KeyStore.load(in, null) does; a key is recovered with
-    `key_password`, else the store's password (FileBasedStore.keyPassword)."""
+    `key_password`, else the store's password (FileBasedStore.keyPassword), unless
+    `recover_keys` is false (a trust store: Java never opens its keys)."""
     if len(data) >= 4 and struct.unpack_from(">I", data)[0] == JKS_MAGIC:
-        return _load_jks(data, store_password, key_password if key_password is not None else store_password)
+        return _load_jks(data, store_password, key_password if key_password is not None else store_password,
+                         recover_keys)
     if len(data) >= 4 and struct.unpack_from(">I", data)[0] == JCEKS_MAGIC:
         raise KeyStoreError("JCEKS key stores are not read by franz: convert it with keytool -importkeystore "
                             "-deststoretype PKCS12")
-    return _load_pkcs12(data, store_password)
+    return _load_pkcs12(data, store_password, key_password if recover_keys else None)
 
 
-def _load_pkcs12(data: bytes, store_password: str | None) -> KeyStore:
-    """A PKCS12 file's keys are under its store password (keytool keeps the two equal)."""
+def _load_pkcs12(data: bytes, store_password: str | None, key_password: str | None) -> KeyStore:
+    """A PKCS12 file's key is under its store password (keytool keeps the two equal), so another
+    key password fails as Java's KeyManagerFactory fails. Its key's chain is built from the leaf
+    by issuer, as PKCS12KeyStore builds it; every other certificate is a certificate entry. (Java
+    takes as certificate entries only those keytool marked trusted: a store openssl made without
+    that attribute trusts nothing in Java, and all its certificates here.)"""
     password = store_password.encode() if store_password is not None else None
     try:
         loaded = pkcs12.load_pkcs12(data, password)
@@ -82,15 +94,24 @@ def _load_pkcs12(data: bytes, store_password: str | None) -> KeyStore:
         # PKCS12KeyStore's words for a MAC that does not verify, and for a file that is no store
         raise KeyStoreError(f"keystore password was incorrect, or the file is not a key store ({exc})") from None
     store = KeyStore()
-    if loaded.key is not None:
-        chain = ([loaded.cert.certificate] if loaded.cert is not None else []) + [
-            extra.certificate for extra in loaded.additional_certs]
-        alias = (loaded.cert.friendly_name or b"").decode(errors="replace") if loaded.cert is not None else ""
+    others = [extra.certificate for extra in loaded.additional_certs]
+    if loaded.key is not None and loaded.cert is not None:
+        if key_password is not None and key_password != store_password:
+            raise KeyStoreError("Get Key failed: the key of a PKCS12 store is under its store password, which "
+                                "ssl.key.password is not")
+        chain = [loaded.cert.certificate]
+        while chain[-1].issuer != chain[-1].subject:
+            issuer = next((certificate for certificate in others if certificate.subject == chain[-1].issuer
+                           and certificate not in chain), None)
+            if issuer is None:
+                break
+            chain.append(issuer)
+        alias = (loaded.cert.friendly_name or b"").decode(errors="replace")
         store.keys.append(KeyEntry(alias, loaded.key, chain))
-    else:
-        store.trusted = [extra.certificate for extra in loaded.additional_certs]
-        if loaded.cert is not None:
-            store.trusted.insert(0, loaded.cert.certificate)
+        others = [certificate for certificate in others if certificate not in chain]
+    elif loaded.cert is not None:
+        others.insert(0, loaded.cert.certificate)
+    store.trusted = others
     return store
 
 
@@ -115,7 +136,7 @@ class _Reader:
         return self.take(length).replace(b"\xc0\x80", b"\x00").decode("utf-8", errors="replace")
 
 
-def _load_jks(data: bytes, store_password: str | None, key_password: str | None) -> KeyStore:
+def _load_jks(data: bytes, store_password: str | None, key_password: str | None, recover_keys: bool) -> KeyStore:
     reader = _Reader(data)
     reader.take(4)
     version = reader.int32()
@@ -146,6 +167,9 @@ def _load_jks(data: bytes, store_password: str | None, key_password: str | None)
         if reader.take(_SHA1_BYTES) != expected:
             raise KeyStoreError("Keystore was tampered with, or password was incorrect")
     for alias, protected, chain in protected_keys:
+        if not recover_keys:
+            store.keys.append(KeyEntry(alias, None, chain))
+            continue
         if key_password is None:
             raise KeyStoreError(f"Cannot recover key {alias}: no key password")
         store.keys.append(KeyEntry(alias, _recover_key(protected, key_password), chain))

@@ -35,10 +35,9 @@ _BACK_REFERENCE = re.compile(r"\$(\d+)")
 _RFC2253_KEYWORDS = {"2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.10": "O",
                      "2.5.4.11": "OU", "2.5.4.9": "STREET", "0.9.2342.19200300.100.1.25": "DC",
                      "0.9.2342.19200300.100.1.1": "UID"}
-# AVA.isDerString(value, false): the string types printed as text. Java reads a UTF8String's
-# bytes as UTF-8 and any other's one byte a character: a BMPString's "bmp" prints as \00b\00m\00p.
-_STRING_CHARSETS = {0x13: "latin-1", 0x14: "latin-1", 0x16: "latin-1", 0x1B: "latin-1", 0x0C: "utf-8",
-                    0x1E: "latin-1"}
+# AVA.isDerString(value, false): the string types printed as text (Printable, T61, IA5, General,
+# UTF8, BMP). JDK 17 reads the bytes of each as UTF-8, so a BMPString's "bmp" prints as \00b\00m\00p.
+_STRING_TAGS = frozenset({0x13, 0x14, 0x16, 0x1B, 0x0C, 0x1E})
 _ESCAPED = ',=+<>#;"\\'
 
 
@@ -61,10 +60,9 @@ def _attribute(name: bytes, attribute: der.Tlv) -> str:
     kind, value = der.children(name, der.expect(attribute, der.SEQUENCE))[:2]
     dotted = der.oid(name, kind)
     keyword = _RFC2253_KEYWORDS.get(dotted)
-    charset = _STRING_CHARSETS.get(value.tag)
-    if keyword is None or charset is None:
+    if keyword is None or value.tag not in _STRING_TAGS:
         return f"{keyword or dotted}=#{name[kind.end:value.end].hex()}"  # the value's TLV follows the type's
-    text = name[value.start:value.end].decode(charset, errors="replace")
+    text = name[value.start:value.end].decode("utf-8", errors="replace")
     escaped = "".join("\\" + char if char in _ESCAPED else "\\00" if char == "\0" else char for char in text)
     lead = len(escaped) - len(escaped.lstrip(" \r"))
     trail = len(escaped.rstrip(" \r"))

@@ -42,7 +42,8 @@ class DelegationTokenApis:
 
     async def handle_create_token(self, request, body: dict) -> dict:
         session = request.session
-        requester = (session.principal_type, session.principal_name or "ANONYMOUS")
+        requester = (session.principal_type,
+                     session.principal_name if session.principal_name is not None else "ANONYMOUS")
         owner_type, owner_name = requester
         if body["owner_principal_name"]:
             owner_type, owner_name = body["owner_principal_type"], body["owner_principal_name"]

@@ -140,7 +140,8 @@ class Session:
     @property
     def principal(self) -> str:
         """KafkaPrincipal.toString: ANONYMOUS until a SASL or SSL connection has authenticated."""
-        return f"{self.principal_type}:{self.principal_name or 'ANONYMOUS'}"
+        name = self.principal_name
+        return f"{self.principal_type}:{name if name is not None else 'ANONYMOUS'}"
 
     @property
     def user(self) -> str:

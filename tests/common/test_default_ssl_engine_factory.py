@@ -79,10 +79,12 @@ def handshake(server_context: ssl.SSLContext, ca, client_key_file: str | None = 
     {"ssl.keystore.location": "pkcs12", "ssl.keystore.password": PASSWORD},  # type JKS reads PKCS12, as Java's
     {"ssl.keystore.location": "jks", "ssl.keystore.password": PASSWORD},
     {"ssl.keystore.location": "jks", "ssl.keystore.type": "PKCS12", "ssl.keystore.password": PASSWORD},
+    {"ssl.keystore.location": "jks", "ssl.keystore.type": "pkcs12", "ssl.keystore.password": PASSWORD},
     {"ssl.keystore.location": "pem", "ssl.keystore.type": "PEM"},
     {"ssl.keystore.location": "pem-encrypted", "ssl.keystore.type": "PEM", "ssl.key.password": "key-pw"},
     {"ssl.keystore.key": "key", "ssl.keystore.certificate.chain": "chain", "ssl.keystore.type": "PEM"},
-], ids=["pkcs12", "jks-type-pkcs12-file", "jks", "pkcs12-type-jks-file", "pem-file", "pem-encrypted", "pem-inline"])
+], ids=["pkcs12", "jks-type-pkcs12-file", "jks", "pkcs12-type-jks-file", "type-in-lower-case", "pem-file",
+        "pem-encrypted", "pem-inline"])
 def test_each_key_store_kind_serves_a_tls_client(pki, settings):
     resolved = {}
     for key, value in settings.items():
@@ -112,7 +114,9 @@ def test_client_auth_required_takes_a_certificate_of_a_trusted_ca_and_refuses_no
 def test_protocols_follow_enabled_protocols_and_ssl_protocol(pki):
     base = {"ssl_keystore_location": pki["pem"], "ssl_keystore_type": "PEM"}
     assert handshake(context(**base, ssl_enabled_protocols=["TLSv1.2"]), pki["ca"])[0] == "TLSv1.2"
-    assert handshake(context(**base, ssl_protocol="TLSv1.2"), pki["ca"])[0] == "TLSv1.2"
+    # ssl.protocol names the SSLContext; the enabled protocols decide, as a Java server engine's do
+    assert handshake(context(**base, ssl_protocol="TLSv1.2"), pki["ca"])[0] == "TLSv1.3"
+    assert handshake(context(**base, ssl_protocol="SSL", ssl_enabled_protocols=["TLSv1.3"]), pki["ca"])[0] == "TLSv1.3"
     assert handshake(context(**base), pki["ca"])[0] == "TLSv1.3"
     assert handshake(context(**base, ssl_cipher_suites=["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
                      pki["ca"])[0] == "TLSv1.2"  # no TLS 1.3 suite listed: TLS 1.3 is off, as in Java
@@ -147,11 +151,16 @@ def test_protocols_follow_enabled_protocols_and_ssl_protocol(pki):
      "SSL trust store is not specified, but trust store password is specified."),
     ({"ssl_keystore_location": "pem", "ssl_keystore_type": "PEM", "ssl_enabled_protocols": ["TLSv1.4"]},
      "listener.name.ssl.ssl.enabled.protocols", "Unsupported protocol: TLSv1.4"),
-    ({"ssl_keystore_location": "pem", "ssl_keystore_type": "PEM", "ssl_protocol": "SSLv3"},
-     "listener.name.ssl.ssl.protocol", "SSLv3 SSLContext not available"),
+    ({"ssl_keystore_location": "pem", "ssl_keystore_type": "PEM", "ssl_protocol": "TLSv9"},
+     "listener.name.ssl.ssl.protocol", "TLSv9 SSLContext not available"),
+    ({"ssl_keystore_location": "pkcs12", "ssl_keystore_type": "PKCS12", "ssl_keystore_password": PASSWORD,
+      "ssl_key_password": "other-secret"}, "listener.name.ssl.ssl.keystore.location", "Get Key failed"),
+    ({"ssl_keystore_location": "pem", "ssl_keystore_type": "pem"}, "listener.name.ssl.ssl.keystore.password",
+     "SSL key store is specified, but key store password is not specified."),  # only PEM in capitals is PEM
     ({"ssl_keystore_location": "pem", "ssl_keystore_type": "PEM", "ssl_cipher_suites": ["TLS_FOO_WITH_BAR"]},
      "listener.name.ssl.ssl.cipher.suites", "Unsupported CipherSuite: TLS_FOO_WITH_BAR"),
-    ({"ssl_keystore_location": "pem", "ssl_keystore_type": "PEM", "ssl_cipher_suites": ["TLS_AES_128_GCM_SHA256"]},
+    ({"ssl_keystore_location": "pem", "ssl_keystore_type": "PEM",
+      "ssl_cipher_suites": ["TLS_AES_128_GCM_SHA256", "TLS_EMPTY_RENEGOTIATION_INFO_SCSV"]},
      "listener.name.ssl.ssl.cipher.suites", "enables the TLS 1.3 suites all together"),
 ])
 def test_what_kafka_refuses_is_refused_naming_the_key(pki, settings, key, message):

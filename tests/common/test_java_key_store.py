@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+import subprocess
+
 from franz.common.java_key_store import KeyStoreError, load_key_store
-from tests.support.tls import PASSWORD, CertificateAuthority, write_jks, write_keytool_trust_store, write_pkcs12
+from tests.support.tls import (PASSWORD, CertificateAuthority, keytool_or_skip, write_jks, write_keytool_trust_store,
+                               write_pkcs12)
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +68,46 @@ def test_a_damaged_jks_file_is_refused(stores):
         load_key_store(bytes(data), PASSWORD, None)
     with pytest.raises(KeyStoreError, match="cut short"):
         load_key_store(bytes(data[:40]), None, None)
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, stores):
+    """Stores keytool made with a key entry (its own self-signed certificate, key password apart
+    from the store's where the format allows) and the CA as a certificate entry beside it."""
+    directory = tmp_path_factory.mktemp("mixed")
+    keytool = keytool_or_skip()
+    ca_file = directory / "ca.pem"
+    ca_file.write_bytes(stores["ca"].identity.certificate_pem())
+    made = {}
+    for kind, key_password in (("PKCS12", PASSWORD), ("JKS", "key-secret")):
+        path = directory / f"mixed.{kind.lower()}"
+        subprocess.run([keytool, "-genkeypair", "-keystore", str(path), "-storetype", kind, "-storepass", PASSWORD,
+                        "-keypass", key_password, "-alias", "k1", "-keyalg", "EC", "-dname", "CN=k1"],
+                       check=True, capture_output=True, timeout=120)
+        subprocess.run([keytool, "-importcert", "-noprompt", "-keystore", str(path), "-storetype", kind,
+                        "-storepass", PASSWORD, "-alias", "ca", "-file", str(ca_file)],
+                       check=True, capture_output=True, timeout=120)
+        made[kind] = path
+    return made
+
+
+@pytest.mark.parametrize("kind, key_password", [("PKCS12", None), ("JKS", "key-secret")])
+def test_a_store_with_a_key_and_a_certificate_entry_keeps_them_apart(stores, mixed, kind, key_password):
+    store = load_key_store(mixed[kind].read_bytes(), PASSWORD, key_password)
+    [entry] = store.keys
+    assert [certificate.subject.rfc4514_string() for certificate in entry.chain] == ["CN=k1"]
+    assert store.trusted == [stores["ca"].certificate]
+    assert {certificate.subject.rfc4514_string() for certificate in store.trust_anchors()} == {
+        "CN=k1", "CN=franz test CA"}
+
+
+@pytest.mark.parametrize("password", [PASSWORD, None])
+def test_a_trust_store_never_opens_its_keys(stores, mixed, password):
+    """A JKS trust store whose key entry is under another password, or read without a password at
+    all, gives its anchors: Java's trust manager never recovers a key."""
+    store = load_key_store(mixed["JKS"].read_bytes(), password, None, recover_keys=False)
+    assert store.keys[0].key is None
+    assert len(store.trust_anchors()) == 2
 
 
 def test_a_jceks_file_is_refused_naming_the_conversion():

@@ -56,6 +56,10 @@ SUBJECTS = [
     x509.Name([_attribute(NameOID.COMMON_NAME, "Zoë Ünïcode"),
                _attribute(NameOID.ORGANIZATION_NAME, "bmp", _ASN1Type.BMPString),
                _attribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "printable", _ASN1Type.PrintableString)]),
+    # bytes beyond ASCII in the types JDK 17 also reads as UTF-8
+    x509.Name([_attribute(NameOID.COMMON_NAME, "café", _ASN1Type.T61String),
+               _attribute(NameOID.ORGANIZATION_NAME, "x😀", _ASN1Type.IA5String),
+               _attribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "é", _ASN1Type.BMPString)]),
 ]
 
 
