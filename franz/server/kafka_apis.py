@@ -363,7 +363,10 @@ class KafkaApis:
                       if answered else None)
         else:
             result = await handler(request, body)
-            if api_key == _key("ApiVersions"):
+            if result is None:  # the mechanism failed as Kafka's on an unchecked exception: no answer
+                logger.warning("Unexpected error from /%s (channelId=%s); closing connection: %s",
+                               request.client_address[0], request.connection_id, authenticator.fault)
+            elif api_key == _key("ApiVersions"):
                 if result["error_code"] == Errors.NONE:
                     authenticator.api_versions_answered()
             elif result["error_code"] != Errors.NONE:  # the handshake or the mechanism refused the client

@@ -13,6 +13,7 @@ kept (it may be meant for a topic default or a later franz) and reported in
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,12 @@ from franz.common.jaas_config import parse_jaas_config
 from franz.common.default_ssl_engine_factory import DefaultSslEngineFactory
 from franz.common.ssl_principal_mapper import SslPrincipalMapper
 from franz.server.ssl_channel_builder import SslListenerConfig
+from franz.server.oauth_bearer_sasl_server import LOGIN_MODULE as OAUTH_BEARER_LOGIN_MODULE
+from franz.server.oauth_bearer_unsecured_validator import (
+    OAuthBearerConfigError,
+    OAuthBearerUnsecuredValidator,
+    check_unsecured_login,
+)
 from franz.server.sasl_server_authenticator import (
     PLAIN_LOGIN_MODULE,
     SCRAM_LOGIN_MODULE,
@@ -46,6 +53,8 @@ from franz.records import CompressionType
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF, LogConfig
+
+logger = logging.getLogger(__name__)
 
 EMBEDDED_DEFAULTS: dict[str, str] = {
     "node.id": "1",
@@ -109,9 +118,9 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("socket.receive.buffer.bytes", "int", 100 * 1024),
     ConfigKey("queued.max.requests", "int", 500, at_least(1)),
     ConfigKey("connections.max.idle.ms", "long", 600_000),
-    # SASL on SASL_PLAINTEXT listeners (sasl_server_authenticator); each listener may override the
-    # mechanisms as listener.name.<listener>.sasl.enabled.mechanisms, and has its JAAS entries as
-    # listener.name.<listener>.<mechanism>.sasl.jaas.config
+    # SASL on SASL_PLAINTEXT and SASL_SSL listeners (sasl_server_authenticator); each listener may
+    # override the mechanisms as listener.name.<listener>.sasl.enabled.mechanisms, and has its JAAS
+    # entries as listener.name.<listener>.<mechanism>.sasl.jaas.config
     ConfigKey("sasl.enabled.mechanisms", "list", ["GSSAPI"]),
     ConfigKey("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI"),
     ConfigKey("sasl.jaas.config", "password", None),
@@ -461,6 +470,27 @@ def connections_per_ip_overrides(values: Mapping[str, Any]) -> dict[str, int]:
     return overrides
 
 
+_OAUTH_BEARER_OPTIONS: Final = re.compile(
+    "unsecuredValidator(PrincipalClaimName|ScopeClaimName|RequiredScope|AllowableClockSkewMs)"
+    "|unsecuredLogin(PrincipalClaimName|LifetimeSeconds|ScopeClaimName"
+    "|(StringClaim|NumberClaim|ListClaim|Extension)_.*)")
+
+
+def _oauth_bearer_validator(jaas_key: str, options: dict[str, str]) -> OAuthBearerUnsecuredValidator:
+    """OAUTHBEARER's JAAS entry: the validator's options, and the broker's own login Kafka makes
+    with the same entry at startup (refused as it fails: oauth_bearer_unsecured_validator). Kafka
+    ignores an option it does not read; franz warns of one, as a likely misspelling."""
+    for name in options:
+        if _OAUTH_BEARER_OPTIONS.fullmatch(name) is None:
+            logger.warning("%s: OAuthBearerLoginModule's unsecured login and validator do not read the option %s",
+                           jaas_key, name)
+    try:
+        check_unsecured_login(options)
+        return OAuthBearerUnsecuredValidator(options)
+    except OAuthBearerConfigError as exc:
+        raise ConfigError(jaas_key, "[hidden]", str(exc)) from None
+
+
 def _require_failed(key: str, value: Any, requirement: str) -> None:
     """KafkaConfig.validateValues' Utils.require: Kafka refuses to start with Scala's words alone."""
     message = f"requirement failed: {requirement}"
@@ -559,9 +589,11 @@ class KafkaConfig:
                             *(listener_key(listener, f"{mechanism.lower()}.{name}") for mechanism in mechanisms)):
                 value = self.originals.get(refused)
                 if value is not None and str(value).strip() not in ("", "0"):
-                    raise ConfigError(refused, value, "franz authenticates with its own PLAIN and SCRAM servers "
-                                                      "and does not re-authenticate connections (KIP-368): unset it")
+                    raise ConfigError(refused, value, "franz authenticates with its own PLAIN, SCRAM and "
+                                                      "OAUTHBEARER (unsecured JWT) servers and does not "
+                                                      "re-authenticate connections (KIP-368): unset it")
         plain_users: dict[str, str] = {}
+        oauth_bearer_validator = None
         for mechanism in mechanisms:
             jaas_key = listener_key(listener, f"{mechanism.lower()}.sasl.jaas.config")
             text = self.originals.get(jaas_key)
@@ -575,16 +607,20 @@ class KafkaConfig:
             if len(entries) != 1:  # JaasContext.load, for a JAAS config given as a property
                 raise ConfigError(jaas_key, "[hidden]", f"JAAS config property contains {len(entries)} login "
                                                         f"modules, should be 1 module")
-            module = PLAIN_LOGIN_MODULE if mechanism == "PLAIN" else SCRAM_LOGIN_MODULE
+            module = {"PLAIN": PLAIN_LOGIN_MODULE, "OAUTHBEARER": OAUTH_BEARER_LOGIN_MODULE}.get(mechanism,
+                                                                                               SCRAM_LOGIN_MODULE)
             if entries[0].login_module != module:
                 raise ConfigError(jaas_key, "[hidden]", f"franz knows only {module} for {mechanism}, not "
                                                         f"{entries[0].login_module}")
             if mechanism == "PLAIN":  # PlainServerCallbackHandler: the user_<name>=<password> options
                 plain_users = {name[len("user_"):]: password for name, password in entries[0].options.items()
                                if name.startswith("user_")}
+            if mechanism == "OAUTHBEARER":
+                oauth_bearer_validator = _oauth_bearer_validator(jaas_key, entries[0].options)
         _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
         return SaslListenerConfig(tuple(mechanisms), plain_users,
-                                  self.values["connection.failed.authentication.delay.ms"], max_receive_size)
+                                  self.values["connection.failed.authentication.delay.ms"], max_receive_size,
+                                  oauth_bearer_validator)
 
     def _ssl_listener_config(self, listener: str, protocol: str) -> SslListenerConfig:
         """An SSL or SASL_SSL listener's server SSLContext and principal rules, loaded now so that

@@ -1,5 +1,6 @@
-"""SASL on SASL_PLAINTEXT listeners: Kafka's SaslServerAuthenticator with its PLAIN server
-(PlainSaslServer with PlainServerCallbackHandler); SCRAM's is scram_sasl_server.
+"""SASL on SASL_PLAINTEXT and SASL_SSL listeners: Kafka's SaslServerAuthenticator with its PLAIN
+server (PlainSaslServer with PlainServerCallbackHandler); SCRAM's is scram_sasl_server,
+OAUTHBEARER's oauth_bearer_sasl_server.
 
 A connection of a SASL listener starts unauthenticated. As Kafka's authenticator allows, it may
 send ApiVersions (until one is answered without error), then one SaslHandshake naming a
@@ -11,11 +12,15 @@ KafkaApis: never logged (a PLAIN token is the password), counted or throttled
 `sasl.server.max.receive.size` fails the connection. A failure is answered after
 `connection.failed.authentication.delay.ms` (SASL_AUTHENTICATION_FAILED with Kafka's message,
 UNSUPPORTED_SASL_MECHANISM with the enabled mechanisms, or, once the handshake is done, the
-request's own answer with ILLEGAL_SASL_STATE), then the connection is closed.
+request's own answer with ILLEGAL_SASL_STATE), then the connection is closed. A mechanism that
+fails as Kafka's fail on an unchecked exception (SaslServerFault) has the connection closed at once,
+unanswered and not counted as a failed authentication.
 
 Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0), re-authentication (KIP-368:
 sessions never expire, as with Kafka's default connections.max.reauth.ms=0), delegation-token
-SCRAM (tokenauth), GSSAPI and OAUTHBEARER (refused at startup), and TLS listeners.
+SCRAM (tokenauth) and GSSAPI (refused at startup). An OAUTHBEARER session does not end when its
+token expires: Kafka answers its remaining lifetime as session_lifetime_ms and drops a connection
+that has not re-authenticated by then; franz answers 0, so that clients do not try to.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from franz.protocol.errors import Errors
+from franz.server.oauth_bearer_sasl_server import OAUTHBEARER, OAuthBearerSaslServer, SaslServerFault
+from franz.server.oauth_bearer_unsecured_validator import OAuthBearerUnsecuredValidator
 from franz.server.scram_sasl_server import (
     MECHANISM_TYPES,
     CredentialOf,
@@ -43,7 +50,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PLAIN: Final = "PLAIN"
-SUPPORTED_MECHANISMS: Final = (PLAIN, *MECHANISM_TYPES)
+SUPPORTED_MECHANISMS: Final = (PLAIN, *MECHANISM_TYPES, OAUTHBEARER)
 PLAIN_LOGIN_MODULE: Final = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_LOGIN_MODULE: Final = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
@@ -53,11 +60,13 @@ _API_VERSIONS, _SASL_HANDSHAKE, _SASL_AUTHENTICATE = 18, 17, 36
 @dataclasses.dataclass(frozen=True)
 class SaslListenerConfig:
     """A SASL listener's enabled mechanisms, in the order the handshake answer lists them, and
-    PLAIN's users (name -> password) from its JAAS entry."""
+    PLAIN's users (name -> password) from its JAAS entry; OAUTHBEARER's validator, configured with
+    the options of its JAAS entry."""
     mechanisms: tuple[str, ...]
     plain_users: Mapping[str, str]
     failed_authentication_delay_ms: int
     max_receive_size: int
+    oauth_bearer_validator: OAuthBearerUnsecuredValidator | None = None
 
 
 class _State(enum.Enum):
@@ -106,9 +115,10 @@ class SaslServerAuthenticator:
         self._credential_of = credential_of
         self._metrics = metrics  # the listener's: its authentication counts
         self._state = _State.HANDSHAKE_OR_VERSIONS_REQUEST
-        self._server: PlainSaslServer | ScramSaslServer | None = None
+        self._server: PlainSaslServer | ScramSaslServer | OAuthBearerSaslServer | None = None
         self._mechanism = ""
         self.principal_name: str | None = None
+        self.fault: str | None = None  # a SaslServerFault's message
 
     @property
     def complete(self) -> bool:
@@ -153,19 +163,30 @@ class SaslServerAuthenticator:
             await self.fail()
             return {"error_code": Errors.UNSUPPORTED_VERSION, "mechanisms": enabled}
         self._mechanism = mechanism
-        self._server = (PlainSaslServer(self.config.plain_users) if mechanism == PLAIN
-                        else ScramSaslServer(mechanism, self._credential_of))
+        if mechanism == PLAIN:
+            self._server = PlainSaslServer(self.config.plain_users)
+        elif mechanism == OAUTHBEARER:
+            assert self.config.oauth_bearer_validator is not None
+            self._server = OAuthBearerSaslServer(self.config.oauth_bearer_validator)
+        else:
+            self._server = ScramSaslServer(mechanism, self._credential_of)
         self._state = _State.AUTHENTICATE
         return {"error_code": Errors.NONE, "mechanisms": enabled}
 
-    async def authenticate(self, token: bytes, version: int = 1) -> dict:
+    async def authenticate(self, token: bytes, version: int = 1) -> dict | None:
         """SaslAuthenticate: the mechanism's next challenge; COMPLETE once it has a principal. A
         SaslAuthenticationException's message is the client's; any other failure is told as
-        Kafka's handleSaslToken tells a SaslException. A client that sends SaslAuthenticate v1+
-        can re-authenticate (KIP-368)."""
+        Kafka's handleSaslToken tells a SaslException; None for a SaslServerFault, which closes
+        the connection unanswered. A client that sends SaslAuthenticate v1+ can re-authenticate
+        (KIP-368)."""
         assert self._server is not None
         try:
             challenge = self._server.evaluate(bytes(token))
+        except SaslServerFault as exc:  # SaslServerAuthenticator.authenticate: "fail immediately"
+            logger.debug("Failed during authentication: %s", exc)
+            self._state = _State.FAILED
+            self.fault = str(exc)
+            return None
         except (SaslAuthenticationError, SaslError) as exc:
             logger.debug("SASL authentication failed: %s", exc)
             message = str(exc) if isinstance(exc, SaslAuthenticationError) else (

@@ -1,3 +1,5 @@
+import logging
+
 import pytest
 
 from franz.common.config_def import ConfigError
@@ -216,6 +218,8 @@ def test_every_listener_needs_a_security_protocol_and_franz_serves_plaintext():
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
 SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+OAUTH_JAAS = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
+              'unsecuredLoginStringClaim_sub="admin";')
 SASL_LISTENERS = ["listeners=PLAINTEXT://127.0.0.1:1,SASL_PLAINTEXT://127.0.0.1:2",
                   "inter.broker.listener.name=PLAINTEXT"]
 
@@ -247,9 +251,19 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
 
 
 @pytest.mark.parametrize("settings, key, words", [
-    ([], "sasl.enabled.mechanisms", "franz serves the SASL mechanisms PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, not GSSAPI"),
+    ([], "sasl.enabled.mechanisms", "franz serves the SASL mechanisms PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+                                    "OAUTHBEARER, not GSSAPI"),
     (["listener.name.sasl_plaintext.sasl.enabled.mechanisms=OAUTHBEARER"],
-     "listener.name.sasl_plaintext.sasl.enabled.mechanisms", "not OAUTHBEARER"),
+     "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config",
+     "Could not find a JAAS configuration for SASL mechanism OAUTHBEARER"),
+    (["sasl.enabled.mechanisms=OAUTHBEARER", "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + SCRAM_JAAS],
+     "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "franz knows only org.apache.kafka.common."
+                                                                  "security.oauthbearer.OAuthBearerLoginModule for "
+                                                                  "OAUTHBEARER"),
+    (["sasl.enabled.mechanisms=OAUTHBEARER", "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + OAUTH_JAAS,
+      "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class="
+      "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"],
+     "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class", "unset it"),
     (["sasl.enabled.mechanisms="], "sasl.enabled.mechanisms", "No SASL mechanisms are enabled"),
     (["sasl.enabled.mechanisms=PLAIN"], "listener.name.sasl_plaintext.plain.sasl.jaas.config",
      "Could not find a JAAS configuration for SASL mechanism PLAIN"),
@@ -279,6 +293,67 @@ def test_a_sasl_listener_without_what_it_needs_is_refused_naming_the_key(setting
         KafkaConfig.from_sources(None, SASL_LISTENERS + settings)
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
     assert "admin-secret" not in str(refused.value)  # a JAAS value is a password: never shown
+
+
+def test_an_oauthbearer_listener_takes_the_unsecured_validators_options():
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + OAUTH_JAAS[:-1]
+        + ' unsecuredValidatorPrincipalClaimName="user" unsecuredValidatorScopeClaimName="roles"'
+          ' unsecuredValidatorRequiredScope=" kafka  produce " unsecuredValidatorAllowableClockSkewMs="250";'])
+    validator = config.sasl_listeners["SASL_PLAINTEXT"].oauth_bearer_validator
+    assert (validator.principal_claim_name, validator.scope_claim_name, validator.required_scope,
+            validator.allowable_clock_skew_ms) == ("user", "roles", ["kafka", "produce"], 250)
+    assert config.unknown_keys == []
+    defaults = KafkaConfig.from_sources(None, SASL_LISTENERS + [  # no options: a login without a token
+        "sasl.enabled.mechanisms=OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + OAUTH_JAAS.split(" unsecured")[0] + ";"])
+    validator = defaults.sasl_listeners["SASL_PLAINTEXT"].oauth_bearer_validator
+    assert (validator.principal_claim_name, validator.scope_claim_name, validator.required_scope,
+            validator.allowable_clock_skew_ms) == ("sub", "scope", [], 0)
+
+
+def test_an_oauthbearer_option_nothing_reads_is_warned_of(caplog):
+    with caplog.at_level(logging.WARNING, logger="franz.server.kafka_config"):
+        KafkaConfig.from_sources(None, SASL_LISTENERS + [
+            "sasl.enabled.mechanisms=OAUTHBEARER",
+            "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + OAUTH_JAAS[:-1]
+            + ' unsecuredValidatorRequiredScopes="kafka" unsecuredLoginExtension_traceId="t1";'])
+    assert [record.getMessage() for record in caplog.records] == [
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config: OAuthBearerLoginModule's unsecured login and "
+        "validator do not read the option unsecuredValidatorRequiredScopes"]
+
+
+_TOKEN_FAILURE = "An internal error occurred while retrieving token from callback handler: "
+
+
+@pytest.mark.parametrize("options, words", [
+    # Kafka's broker logs in with the same entry at startup; options without a subject fail that login
+    ('unsecuredValidatorRequiredScope="kafka"', _TOKEN_FAILURE + "No principal name in JWT claim: sub"),
+    ('unsecuredLoginStringClaim_sub="  "', _TOKEN_FAILURE + "No principal name in JWT claim: sub"),
+    ('unsecuredLoginNumberClaim_sub="1"', _TOKEN_FAILURE + "The 'sub' claim was not of type String: Double"),
+    ('unsecuredLoginStringClaim_sub="a" unsecuredLoginNumberClaim_scope="1"',
+     _TOKEN_FAILURE + "The 'scope' claim was not of type List: Double"),
+    ('unsecuredLoginStringClaim_sub="a" unsecuredLoginNumberClaim_n="x"', _TOKEN_FAILURE + 'For input string: "x"'),
+    ('unsecuredLoginStringClaim_sub="a" unsecuredLoginLifetimeSeconds="1h"', _TOKEN_FAILURE + 'For input string: "1h"'),
+    ('unsecuredLoginStringClaim_sub="a" unsecuredLoginStringClaim_exp="1"',
+     _TOKEN_FAILURE + "Cannot explicitly set the 'exp' claim"),
+    ('unsecuredLoginExtension_a="b"', _TOKEN_FAILURE + "Extensions provided in login context without a token"),
+    ('unsecuredLoginStringClaim_sub="a" unsecuredLoginExtension_auth="b"',
+     "An internal error occurred while retrieving SASL extensions from callback handler: Extension name auth is "
+     "invalid"),
+    ("unsecuredLoginStringClaim_sub=\"a\" unsecuredValidatorRequiredScope='a\"b'", 'Invalid scope value: a"b'),
+    ('unsecuredLoginStringClaim_sub="a" unsecuredValidatorAllowableClockSkewMs="1s"', 'For input string: "1s"'),
+    ('unsecuredLoginStringClaim_sub="a" unsecuredValidatorAllowableClockSkewMs="-1"',
+     "Allowable clock skew millis must not be negative: -1"),
+])
+def test_an_oauthbearer_entry_kafka_could_not_use_is_refused_naming_the_key(options, words):
+    key = "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config"
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + [
+            "sasl.enabled.mechanisms=OAUTHBEARER",
+            f"{key}=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required {options};"])
+    assert refused.value.key == key and str(refused.value).endswith(words), str(refused.value)
 
 
 def test_sasl_between_brokers_needs_its_mechanism_enabled():
