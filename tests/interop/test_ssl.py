@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import ssl
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from franz.protocol.codec import encode_request
 
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.java_client import compile_driver_or_skip
-from tests.support.python_clients import aiokafka_round_trip, kafka_python_round_trip, values
+from tests.support.python_clients import aiokafka_round_trip, kafka_python_round_trip, librdkafka_round_trip, values
 from tests.support.raw_client import RawClient, batch, create_topic
 from tests.support.tls import (PASSWORD, CertificateAuthority, client_name, write_jks, write_keytool_trust_store,
                                write_pem_key_store, write_pkcs12)
@@ -106,31 +105,10 @@ def tls_broker(tmp_path_factory):
         process.stop()
 
 
-def _produce_and_consume(config: dict, topic: str, count: int = 200) -> list[bytes]:
-    from confluent_kafka import Consumer, Producer
-    failures: list = []
-    producer = Producer({**config, "enable.idempotence": True})
-    for index in range(count):
-        producer.produce(topic, b"v%d" % index, on_delivery=lambda err, _m: err and failures.append(err))
-    assert producer.flush(DEADLINE_S) == 0 and not failures, failures
-    consumer = Consumer({**config, "group.id": f"{topic}-group", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    values: list[bytes] = []
-    deadline = time.monotonic() + DEADLINE_S
-    try:
-        while len(values) < count and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                values.append(message.value())
-    finally:
-        consumer.close()
-    return values
-
-
 def test_librdkafka_produces_and_consumes_over_tls(tls_broker):
     config = {"bootstrap.servers": tls_broker.ssl, "security.protocol": "SSL",
               "ssl.ca.location": str(tls_broker.files["ca"])}
-    assert _produce_and_consume(config, "tls-librdkafka") == [b"v%d" % index for index in range(200)]
+    assert librdkafka_round_trip(config, "tls-librdkafka") == [b"v%d" % index for index in range(200)]
 
 
 def _enable_the_request_log(tls_broker: TlsBroker) -> None:
@@ -149,7 +127,7 @@ def test_a_client_certificate_names_the_principal(tls_broker):
               "ssl.ca.location": str(tls_broker.files["ca"]),
               "ssl.certificate.location": str(tls_broker.files["alice"]),
               "ssl.key.location": str(tls_broker.files["alice"])}
-    assert _produce_and_consume(config, "tls-mtls", 20) == [b"v%d" % index for index in range(20)]
+    assert librdkafka_round_trip(config, "tls-mtls", 20) == [b"v%d" % index for index in range(20)]
     assert tls_broker.process.wait_for_line(f'"principal":"User:{ALICE_DN}"')
     assert tls_broker.process.wait_for_line('"securityProtocol":"SSL"')
     with RawClient(tls_broker.ssl, tls_broker.client_context()) as anonymous:
@@ -228,7 +206,7 @@ def test_scram_inside_tls_on_a_sasl_ssl_listener(tls_broker, tmp_path):
     config = {"bootstrap.servers": tls_broker.sasl_ssl, "security.protocol": "SASL_SSL",
               "ssl.ca.location": str(tls_broker.files["ca"]), "sasl.mechanism": "SCRAM-SHA-512",
               "sasl.username": "bob", "sasl.password": "bob-secret"}
-    assert _produce_and_consume(config, "tls-sasl", 50) == [b"v%d" % index for index in range(50)]
+    assert librdkafka_round_trip(config, "tls-sasl", 50) == [b"v%d" % index for index in range(50)]
     driver = compile_driver_or_skip(DRIVER)
     properties = tmp_path / "client.properties"
     properties.write_text(f"security.protocol=SASL_SSL\nssl.truststore.location={tls_broker.files['trust.jks']}\n"

@@ -1,15 +1,39 @@
-"""Round trips through kafka-python and aiokafka with given connection settings (a security
-protocol's): produce `count` values, then read them back from the earliest offset."""
+"""Round trips through librdkafka (confluent-kafka), kafka-python and aiokafka with given
+connection settings (a security protocol's): produce `count` values, then read them back from the
+earliest offset."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 DEADLINE_S = 30
 
 
 def values(count: int) -> list[bytes]:
     return [b"v%d" % index for index in range(count)]
+
+
+def librdkafka_round_trip(config: dict, topic: str, count: int = 200) -> list[bytes]:
+    """Idempotently produced, read by a consumer group of its own."""
+    from confluent_kafka import Consumer, Producer
+    failures: list = []
+    producer = Producer({**config, "enable.idempotence": True})
+    for index in range(count):
+        producer.produce(topic, b"v%d" % index, on_delivery=lambda err, _m: err and failures.append(err))
+    assert producer.flush(DEADLINE_S) == 0 and not failures, failures
+    consumer = Consumer({**config, "group.id": f"{topic}-group", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    read: list[bytes] = []
+    deadline = time.monotonic() + DEADLINE_S
+    try:
+        while len(read) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                read.append(message.value())
+    finally:
+        consumer.close()
+    return read
 
 
 def kafka_python_round_trip(settings: dict, topic: str, count: int = 50) -> list[bytes]:
