@@ -38,6 +38,12 @@ from franz.common.default_ssl_engine_factory import DefaultSslEngineFactory
 from franz.common.ssl_principal_mapper import SslPrincipalMapper
 from franz.server.ssl_channel_builder import SslListenerConfig
 from franz.server.oauth_bearer_sasl_server import LOGIN_MODULE as OAUTH_BEARER_LOGIN_MODULE
+from franz.server.oauth_bearer_validator import (
+    VALIDATOR_CALLBACK_HANDLER_CLASSES,
+    OAuthBearerValidator,
+    OAuthConfigError,
+    create_validator,
+)
 from franz.server.oauth_bearer_unsecured_validator import (
     OAuthBearerConfigError,
     OAuthBearerUnsecuredValidator,
@@ -130,6 +136,17 @@ BROKER_CONFIG_DEF = ConfigDef([
     # would decide who gets in, and a positive connections.max.reauth.ms would end sessions.
     ConfigKey("sasl.server.callback.handler.class", "string", None),
     ConfigKey("connections.max.reauth.ms", "long", 0),
+    # OAuthBearerValidatorCallbackHandler's (oauth_bearer_validator), each also as
+    # listener.name.<listener>[.oauthbearer].<key>
+    ConfigKey("sasl.oauthbearer.jwks.endpoint.url", "string", None),
+    ConfigKey("sasl.oauthbearer.jwks.endpoint.refresh.ms", "long", 3_600_000),
+    ConfigKey("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "long", 100),
+    ConfigKey("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "long", 10_000),
+    ConfigKey("sasl.oauthbearer.clock.skew.seconds", "int", 30),
+    ConfigKey("sasl.oauthbearer.expected.audience", "list", None),
+    ConfigKey("sasl.oauthbearer.expected.issuer", "string", None),
+    ConfigKey("sasl.oauthbearer.scope.claim.name", "string", "scope"),
+    ConfigKey("sasl.oauthbearer.sub.claim.name", "string", "sub"),
     # TLS on SSL and SASL_SSL listeners (default_ssl_engine_factory), each key also per listener as
     # listener.name.<listener>.<key>. ssl.client.auth reaches a SASL_SSL listener only so (KIP-684).
     ConfigKey("ssl.protocol", "string", "TLSv1.3"),
@@ -328,6 +345,7 @@ def listener_connection_key(key: str) -> tuple[str, str] | None:
 
 _LISTENER_SASL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(sasl\.enabled\.mechanisms"
                                        r"|sasl\.server\.max\.receive\.size|(?:[^.]+\.)?(?:sasl\.jaas\.config"
+                                       r"|sasl\.oauthbearer\.[a-z.]+"
                                        r"|sasl\.server\.callback\.handler\.class|connections\.max\.reauth\.ms))")
 
 
@@ -584,13 +602,20 @@ class KafkaConfig:
             raise ConfigError(key, ",".join(mechanisms), "",
                               f"franz serves the SASL mechanisms {', '.join(SASL_SUPPORTED_MECHANISMS)}, not "
                               f"{', '.join(unsupported)} (listener {listener})")
+        handler_key = listener_key(listener, "oauthbearer.sasl.server.callback.handler.class")
+        secured = "OAUTHBEARER" in mechanisms and str(self.originals.get(handler_key, "")).strip() in \
+            VALIDATOR_CALLBACK_HANDLER_CLASSES  # KIP-768's handler: the one franz serves
         for name in ("sasl.server.callback.handler.class", "connections.max.reauth.ms"):
             for refused in (name, listener_key(listener, name),
                             *(listener_key(listener, f"{mechanism.lower()}.{name}") for mechanism in mechanisms)):
+                if secured and refused == handler_key:
+                    continue
                 value = self.originals.get(refused)
                 if value is not None and str(value).strip() not in ("", "0"):
                     raise ConfigError(refused, value, "franz authenticates with its own PLAIN, SCRAM and "
-                                                      "OAUTHBEARER (unsecured JWT) servers and does not "
+                                                      "OAUTHBEARER servers (validated unsecured, or by "
+                                                      f"{VALIDATOR_CALLBACK_HANDLER_CLASSES[0]} as "
+                                                      f"{handler_key}) and does not "
                                                       "re-authenticate connections (KIP-368): unset it")
         plain_users: dict[str, str] = {}
         oauth_bearer_validator = None
@@ -615,12 +640,27 @@ class KafkaConfig:
             if mechanism == "PLAIN":  # PlainServerCallbackHandler: the user_<name>=<password> options
                 plain_users = {name[len("user_"):]: password for name, password in entries[0].options.items()
                                if name.startswith("user_")}
-            if mechanism == "OAUTHBEARER":
+            if mechanism == "OAUTHBEARER":  # the broker's own (unsecured) login is checked either way
                 oauth_bearer_validator = _oauth_bearer_validator(jaas_key, entries[0].options)
+                if secured:
+                    oauth_bearer_validator = self._oauth_bearer_secured_validator(listener)
         _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
         return SaslListenerConfig(tuple(mechanisms), plain_users,
                                   self.values["connection.failed.authentication.delay.ms"], max_receive_size,
                                   oauth_bearer_validator)
+
+    def _oauth_bearer_secured_validator(self, listener: str) -> OAuthBearerValidator:
+        """OAuthBearerValidatorCallbackHandler from the sasl.oauthbearer.* keys, looked up as Kafka's
+        ConfigurationUtils does: the listener's oauthbearer-prefixed key, its own, the broker's."""
+        def setting(key: str) -> tuple[str, Any]:
+            own = listener_key(listener, f"oauthbearer.{key}")
+            if own in self.originals:
+                return own, BROKER_CONFIG_DEF.keys[key].parse(self.originals[own])
+            return self._listener_value(listener, key)
+        try:
+            return create_validator(setting)
+        except OAuthConfigError as exc:  # ConfigException's words unless the message names the key
+            raise ConfigError(exc.key, exc.value, str(exc), str(exc) if exc.key in str(exc) else None) from None
 
     def _ssl_listener_config(self, listener: str, protocol: str) -> SslListenerConfig:
         """An SSL or SASL_SSL listener's server SSLContext and principal rules, loaded now so that

@@ -54,6 +54,7 @@ from franz.server.scram_control_manager import SCRAM_CREDENTIALS_FILE, ScramCont
 from franz.server.share.share_apis import ShareApis
 from franz.server.share.share_state_apis import ShareStateApis
 from franz.server.share.share_partition_manager import SharePartitionManager
+from franz.server.oauth_bearer_validator import OAuthBearerValidator
 from franz.server.socket_server import SocketServer, new_event_loop
 from franz.storage import local_log, unified_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
@@ -71,6 +72,7 @@ class KafkaServer:
         self.config = config
         self.log_manager: LogManager | None = None
         self.socket_server: SocketServer | None = None
+        self.oauth_bearer_validators: list[OAuthBearerValidator] = []  # started: to close at shutdown
         self.replica_manager: ReplicaManager | None = None
         self.apis: KafkaApis | None = None
         self.metadata: MetadataCache | None = None
@@ -187,6 +189,10 @@ class KafkaServer:
         self.apis.alter_log_dirs.startup()  # resumes the moves between log dirs a stop cut short
         controller.topic_deletion_preparers.append(self.apis.alter_log_dirs.before_topic_deletion)
         controller.topic_deletion_preparers.append(self.replica_manager.stop_partitions)
+        for sasl in config.sasl_listeners.values():  # KIP-768's handlers fetch their keys now, off the loop
+            if isinstance(sasl.oauth_bearer_validator, OAuthBearerValidator):
+                await loop.run_in_executor(None, sasl.oauth_bearer_validator.init)  # failing, startup fails
+                self.oauth_bearer_validators.append(sasl.oauth_bearer_validator)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version,
                                           scram_credential_of=scram.credential)
@@ -223,6 +229,8 @@ class KafkaServer:
             self.metrics.shutdown()
         if self.socket_server is not None:
             await self.socket_server.shutdown()
+        for oauth_validator in self.oauth_bearer_validators:  # joins its JWKS refresh thread
+            await asyncio.get_running_loop().run_in_executor(None, oauth_validator.close)
         if self.apis is not None:
             await self.apis.alter_log_dirs.shutdown()
         if self.transaction_coordinator is not None:

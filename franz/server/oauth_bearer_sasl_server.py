@@ -23,6 +23,7 @@ import re
 from typing import Final
 
 from franz.server.oauth_bearer_unsecured_validator import OAuthBearerUnsecuredValidator, ValidationError
+from franz.server.oauth_bearer_validator import OAuthBearerValidator
 from franz.server.scram_sasl_server import SaslAuthenticationError, SaslError
 
 logger = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ class OAuthBearerClientInitialResponse:
 class OAuthBearerSaslServer:
     """One exchange: the client's message, then, after an error challenge, its %x01."""
 
-    def __init__(self, validator: OAuthBearerUnsecuredValidator) -> None:
+    def __init__(self, validator: OAuthBearerUnsecuredValidator | OAuthBearerValidator) -> None:
         self._validator = validator
         self._error_message: str | None = None
         self.authorization_id: str | None = None

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Final
 
 from franz.protocol.errors import Errors
 from franz.server.oauth_bearer_sasl_server import OAUTHBEARER, OAuthBearerSaslServer, SaslServerFault
+from franz.server.oauth_bearer_validator import OAuthBearerValidator
 from franz.server.oauth_bearer_unsecured_validator import OAuthBearerUnsecuredValidator
 from franz.server.scram_sasl_server import (
     MECHANISM_TYPES,
@@ -66,7 +67,7 @@ class SaslListenerConfig:
     plain_users: Mapping[str, str]
     failed_authentication_delay_ms: int
     max_receive_size: int
-    oauth_bearer_validator: OAuthBearerUnsecuredValidator | None = None
+    oauth_bearer_validator: OAuthBearerUnsecuredValidator | OAuthBearerValidator | None = None
 
 
 class _State(enum.Enum):

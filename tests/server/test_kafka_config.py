@@ -261,9 +261,15 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
                                                                   "security.oauthbearer.OAuthBearerLoginModule for "
                                                                   "OAUTHBEARER"),
     (["sasl.enabled.mechanisms=OAUTHBEARER", "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + OAUTH_JAAS,
-      "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class="
-      "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"],
+      "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=com.example.Validator"],
      "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class", "unset it"),
+    (["sasl.enabled.mechanisms=OAUTHBEARER", "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + OAUTH_JAAS,
+      "sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer."
+      "OAuthBearerValidatorCallbackHandler"], "sasl.server.callback.handler.class", "unset it"),
+    (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+      "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class=org.apache.kafka.common.security."
+      "oauthbearer.OAuthBearerValidatorCallbackHandler"],
+     "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class", "unset it"),
     (["sasl.enabled.mechanisms="], "sasl.enabled.mechanisms", "No SASL mechanisms are enabled"),
     (["sasl.enabled.mechanisms=PLAIN"], "listener.name.sasl_plaintext.plain.sasl.jaas.config",
      "Could not find a JAAS configuration for SASL mechanism PLAIN"),
@@ -418,3 +424,58 @@ def test_an_ssl_listener_is_refused_naming_the_key(broker_pem, settings, key, wo
                                         f"ssl.keystore.location={broker_pem}", *settings])
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
     assert "hunter22" not in str(refused.value)
+
+
+_SECURED = SASL_LISTENERS + [
+    "sasl.enabled.mechanisms=OAUTHBEARER",
+    "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer."
+    "OAuthBearerLoginModule required ;",
+    "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class="
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"]
+
+
+def test_an_oauthbearer_listener_takes_kafkas_signed_token_validator(monkeypatch, tmp_path):
+    from franz.server.oauth_bearer_validator import OAuthBearerValidator
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text('{"keys": []}')
+    monkeypatch.setenv("KAFKA_OPTS", f"-Xmx1g -Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=https://idp/jwks,"
+                                     f"file://{jwks}")
+    config = KafkaConfig.from_sources(None, _SECURED + [
+        "sasl.oauthbearer.jwks.endpoint.url=https://idp/jwks", "sasl.oauthbearer.expected.audience=kafka,other",
+        "listener.name.sasl_plaintext.sasl.oauthbearer.expected.issuer=https://idp",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.sub.claim.name=client_id"])
+    validator = config.sasl_listeners["SASL_PLAINTEXT"].oauth_bearer_validator
+    assert isinstance(validator, OAuthBearerValidator) and config.unknown_keys == []
+    assert (validator.clock_skew_s, validator.expected_audiences, validator.expected_issuer,
+            validator.sub_claim_name, validator.resolver.jwks.refresh_ms) == (30, {"kafka", "other"},
+                                                                              "https://idp", "client_id", 3_600_000)
+    settings = [s.replace(".oauthbearer.OAuthBearerValidator", ".oauthbearer.secured.OAuthBearerValidator")
+                for s in _SECURED]
+    deprecated = KafkaConfig.from_sources(None, settings + [f"sasl.oauthbearer.jwks.endpoint.url=file://{jwks}"])
+    assert deprecated.sasl_listeners["SASL_PLAINTEXT"].oauth_bearer_validator.resolver.path == str(jwks)
+
+
+@pytest.mark.parametrize("settings, key, words", [
+    ([], "sasl.oauthbearer.jwks.endpoint.url", "value is required"),
+    (["sasl.oauthbearer.jwks.endpoint.url=https://elsewhere/jwks"], "sasl.oauthbearer.jwks.endpoint.url",
+     "Update the system property 'org.apache.kafka.sasl.oauthbearer.allowed.urls'"),
+    (["listener.name.sasl_plaintext.sasl.oauthbearer.jwks.endpoint.url=jwks"],
+     "listener.name.sasl_plaintext.sasl.oauthbearer.jwks.endpoint.url", "malformed: no protocol: jwks"),
+    (["sasl.oauthbearer.jwks.endpoint.url=file:///nonexistent/jwks.json"], "sasl.oauthbearer.jwks.endpoint.url",
+     "contains a file (/nonexistent/jwks.json) that doesn't exist"),
+    (["sasl.oauthbearer.jwks.endpoint.url=https://idp/jwks", "sasl.oauthbearer.jwks.endpoint.refresh.ms=x"],
+     "sasl.oauthbearer.jwks.endpoint.refresh.ms", "Not a number of type LONG"),
+    (["sasl.oauthbearer.jwks.endpoint.url=https://idp/jwks", "sasl.oauthbearer.jwks.endpoint.refresh.ms=0"],
+     "sasl.oauthbearer.jwks.endpoint.refresh.ms", "must be positive"),
+    (["sasl.oauthbearer.jwks.endpoint.url=https://idp/jwks", "sasl.oauthbearer.clock.skew.seconds=1.5"],
+     "sasl.oauthbearer.clock.skew.seconds", "Not a number of type INT"),
+    (["sasl.oauthbearer.jwks.endpoint.url=https://idp/jwks", "sasl.oauthbearer.sub.claim.name= "],
+     "sasl.oauthbearer.sub.claim.name", "value is required"),
+])
+def test_a_signed_token_validator_setting_kafka_refuses_is_refused_naming_the_key(monkeypatch, settings, key,
+                                                                                     words):
+    monkeypatch.setenv("KAFKA_OPTS", "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=https://idp/jwks,jwks,"
+                                     "file:///nonexistent/jwks.json")
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, _SECURED + settings)
+    assert refused.value.key == key and words in str(refused.value), str(refused.value)
