@@ -1,0 +1,112 @@
+"""OAUTHBEARER with Kafka's signed-token validation (KIP-768) against librdkafka's OIDC login:
+a local identity provider (http.server on 127.0.0.1) serves a JWKS and a client_credentials token
+endpoint minting JWTs signed with a key the JWKS publishes."""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import json
+import os
+import threading
+import urllib.parse
+
+import pytest
+
+from tests.support.broker import BrokerProcess, free_port
+from tests.support.oauth_keys import SigningKey, jwks
+from tests.support.python_clients import librdkafka_round_trip
+
+HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+JAAS = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;"
+
+
+class IdentityProvider(http.server.ThreadingHTTPServer):
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.keys = [SigningKey("key-1")]
+        self.claims: dict = {"aud": "kafka"}
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: IdentityProvider
+
+    def do_GET(self) -> None:
+        self._answer(jwks(*self.server.keys).encode())
+
+    def do_POST(self) -> None:
+        form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+        client_id = base64.b64decode(self.headers["Authorization"].split()[1]).decode().split(":")[0]
+        assert form["grant_type"] == ["client_credentials"]
+        token = self.server.keys[-1].mint(sub=client_id, **self.server.claims)
+        self._answer(json.dumps({"access_token": token, "token_type": "Bearer", "expires_in": 3600}).encode())
+
+    def _answer(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def provider():
+    server = IdentityProvider()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def oidc_broker(provider, tmp_path_factory):
+    port = free_port()
+    process = BrokerProcess(tmp_path_factory.mktemp("oidc") / "data", {
+        "inter.broker.listener.name": "PLAINTEXT", "sasl.enabled.mechanisms": "OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": JAAS,
+        "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class": HANDLER,
+        "sasl.oauthbearer.jwks.endpoint.url": f"{provider.url}/jwks", "sasl.oauthbearer.expected.audience": "kafka",
+        "num.partitions": "1"})
+    process.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{port}"
+    saved = os.environ.get("KAFKA_OPTS")
+    os.environ["KAFKA_OPTS"] = f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={provider.url}/jwks"
+    try:
+        process.start()
+    finally:
+        os.environ.pop("KAFKA_OPTS") if saved is None else os.environ.__setitem__("KAFKA_OPTS", saved)
+    try:
+        yield process, f"127.0.0.1:{port}"
+    finally:
+        process.stop()
+
+
+def _oidc(provider: IdentityProvider, address: str, client_id: str) -> dict:
+    return {"bootstrap.servers": address, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+            "sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.client.id": client_id,
+            "sasl.oauthbearer.client.secret": "secret", "sasl.oauthbearer.token.endpoint.url": f"{provider.url}/token"}
+
+
+def test_librdkafka_oidc_round_trip_and_a_rotated_key(provider, oidc_broker):
+    _, address = oidc_broker
+    assert len(librdkafka_round_trip(_oidc(provider, address, "svc-a"), "oidc-a", 20)) == 20
+    provider.keys.append(SigningKey("key-2"))  # rotated: the broker fetches it for the new kid
+    assert len(librdkafka_round_trip(_oidc(provider, address, "svc-b"), "oidc-b", 20)) == 20
+
+
+def test_a_token_for_another_audience_is_refused(provider, oidc_broker):
+    from confluent_kafka.admin import AdminClient
+    provider.claims = {"aud": "elsewhere"}
+    try:
+        admin = AdminClient(_oidc(provider, oidc_broker[1], "svc-c"))
+        with pytest.raises(Exception):
+            admin.list_topics(timeout=5)
+    finally:
+        provider.claims = {"aud": "kafka"}
