@@ -40,6 +40,7 @@ class BrokerProcess:
         self.overrides = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": str(self.data_dir),
                           "log.initial.task.delay.ms": "1000"}
         self.overrides.update(overrides or {})
+        self.environment: dict[str, str] = {}  # set for the broker process beside the test's own
         self.process: subprocess.Popen | None = None
         self.lines: list[str] = []
         self._reader: threading.Thread | None = None
@@ -63,7 +64,7 @@ class BrokerProcess:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
         self.process = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1", **self.environment},
                                         preexec_fn=limit_file_size if limit is not None else None)
         self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._reader.start()
