@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker import BrokerProcess, free_port
-from tests.support.java_client import JARS, compile_driver_or_skip
+from tests.support.java_client import OAUTH_JARS, compile_driver_or_skip
 from tests.support.python_clients import aiokafka_round_trip, kafka_python_round_trip, librdkafka_round_trip, values
 from tests.support.raw_client import RawClient
 from tests.support.tls import PASSWORD, CertificateAuthority, write_pkcs12
@@ -33,7 +33,6 @@ INSUFFICIENT_SCOPE = '{"status":"insufficient_scope", "scope":"[kafka]"}'
 DEADLINE_S = 30
 DRIVER = Path(__file__).parent / "java" / "FranzDriver.java"
 # The client's unsecured login parses its token with Jackson, a dependency of kafka-clients' OAuth code
-OAUTH_JARS = JARS + ("jackson-annotations-2.21.jar", "jackson-core-2.21.2.jar", "jackson-databind-2.21.2.jar")
 INCREMENTAL_ALTER_CONFIGS = 44
 
 

@@ -7,13 +7,17 @@ from __future__ import annotations
 import base64
 import http.server
 import json
+import os
+import subprocess
 import threading
 import time
 import urllib.parse
+from pathlib import Path
 
 import pytest
 
 from tests.support.broker import BrokerProcess, free_port
+from tests.support.java_client import OAUTH_JARS, compile_driver_or_skip
 from tests.support.oauth_keys import SigningKey, jwks
 from tests.support.python_clients import librdkafka_round_trip
 from tests.support.raw_client import RawClient
@@ -21,6 +25,7 @@ from tests.support.raw_client import RawClient
 HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 JAAS = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;"
 DEADLINE_S = 30
+DRIVER = Path(__file__).parent / "java" / "FranzDriver.java"
 
 
 class IdentityProvider(http.server.ThreadingHTTPServer):
@@ -121,3 +126,25 @@ def test_a_token_for_another_audience_is_refused(provider, oidc_broker):
     assert errors and errors[0].code() == KafkaError._AUTHENTICATION, errors
     assert "invalid_token" in errors[0].str(), errors[0].str()
     assert process.wait_for_line("Failed authentication with /127.0.0.1")
+
+
+def test_the_java_client_logs_in_with_its_oidc_login_handler(provider, oidc_broker, tmp_path):
+    """The Java client's OAuthBearerLoginCallbackHandler fetches a token from the provider's token
+    endpoint (Kafka 4.x clients need that URL allowed by a JVM system property) and the broker
+    verifies it against the provider's keys."""
+    process, address = oidc_broker
+    java, *rest = compile_driver_or_skip(DRIVER, OAUTH_JARS)
+    driver = [java, f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={provider.url}/token", *rest]
+    properties = tmp_path / "client.properties"
+    properties.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+        "sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer."
+        "OAuthBearerLoginCallbackHandler\n"
+        f"sasl.oauthbearer.token.endpoint.url={provider.url}/token\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+        'clientId="svc-java" clientSecret="secret";\n')
+    environment = {**os.environ, "FRANZ_DRIVER_PROPERTIES": str(properties)}
+    produced = subprocess.run([*driver, "produce", address, "oidc-java", "200", "all", "lz4", "true"],
+                              capture_output=True, text=True, timeout=180, env=environment)
+    assert produced.returncode == 0 and produced.stdout.split()[:2] == ["produced", "200"], produced.stderr[-3000:]
+    assert process.wait_for_line('"principal":"User:svc-java"')
