@@ -342,7 +342,8 @@ class KafkaApis:
         throttled. Only ApiVersions, SaslHandshake and SaslAuthenticate in their turn are served;
         anything else, or a failed handshake or authentication, fails the connection: after
         connection.failed.authentication.delay.ms it closes, answered first where Kafka answers
-        (the SASL requests' errors; once handshaken, the request's own ILLEGAL_SASL_STATE)."""
+        (the SASL requests' errors; once handshaken, the request's own ILLEGAL_SASL_STATE). A
+        re-authentication (KIP-368) comes here too, from its SaslHandshake to its completion."""
         api_key, version = request.api_key, request.api_version
         supported = schema.min_version <= version <= schema.max_version
         refusal = authenticator.refusal(api_key, schema.name)
@@ -372,9 +373,13 @@ class KafkaApis:
             elif result["error_code"] != Errors.NONE:  # the handshake or the mechanism refused the client
                 refusal = (result.get("error_message")
                            or f"{Errors(result['error_code']).name}: {result.get('mechanisms')}")
-        if refusal is not None:
-            logger.info("Failed authentication with /%s (channelId=%s) (%s)", request.client_address[0],
+        if refusal is not None:  # Selector: "re-" once the connection had authenticated
+            logger.info("Failed %sauthentication with /%s (channelId=%s) (%s)",
+                        "re-" if authenticator.successful_authentications else "", request.client_address[0],
                         request.connection_id, refusal)
+        elif authenticator.complete:
+            logger.debug("Successfully %sauthenticated with /%s", "re-" if authenticator.successful_authentications > 1
+                         else "", request.client_address[0])
         if result is None:
             return CLOSE_CONNECTION
         response = Response(encode_response(api_key, version, request.correlation_id, result))

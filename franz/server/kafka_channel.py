@@ -116,6 +116,7 @@ _SENDFILE_UNSUPPORTED: Final = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errn
 _PLAIN_TCP_TRANSPORTS: Final = {"_SelectorSocketTransport", "TCPTransport"}
 _CAN_CORK: Final = hasattr(socket, "TCP_CORK")  # Linux
 _API_VERSIONS_KEY: Final = 18
+_SASL_HANDSHAKE_KEY: Final = 17
 _PRODUCE_KEY: Final = 0
 _API_KEY: Final = struct.Struct(">h")  # a request header's first field
 
@@ -659,13 +660,12 @@ class KafkaChannel(asyncio.BufferedProtocol):
         except InvalidRequestError as exc:
             server._release_slot()
             logger.warning("Closing connection %s: invalid request header: %s", self.connection_id, exc)
-            if self._inflight or self._sending:
-                # Kafka reads this frame only once the answers before it are sent (a Produce
-                # behind Produces comes here while one still appends): they go out first.
-                self._close_after_answers = True
-                self._hold()
-            else:
-                self._close()
+            self._close_when_answered()
+            return
+        authenticator = self.session.authenticator
+        if authenticator is not None and authenticator.complete and self._session_expired(request, authenticator):
+            server._release_slot()
+            self._close_when_answered()
             return
         request.client_information = self.client_information
         request.session = self.session
@@ -699,6 +699,33 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 # A Produce keeps its slot while its append waits for the append thread, where
                 # Kafka's handler thread appends: that bounds a producer's pipelined bytes.
                 self._leave_queue(request)
+
+    def _close_when_answered(self) -> None:
+        """Close without reading the frame just read. Kafka reads it only once the answers before
+        it are sent (a Produce behind Produces comes here while one still appends): they go
+        out first."""
+        if self._inflight or self._sending:
+            self._close_after_answers = True
+            self._hold()
+        else:
+            self._close()
+
+    def _session_expired(self, request: Request, authenticator: Any) -> bool:
+        """Processor.processCompletedReceives for a request of an authenticated SASL connection: a
+        SaslHandshake may begin a re-authentication (KafkaChannel.maybeBeginServerReauthentication;
+        the authenticator then takes the requests until it completes); any other request after
+        the session expired closes the connection, uncounted as a request."""
+        now_ns = time.monotonic_ns()
+        if request.api_key == _SASL_HANDSHAKE_KEY and authenticator.maybe_begin_reauthentication(now_ns):
+            logger.debug("Begin re-authentication: %s", self.connection_id)
+            return False
+        if not authenticator.session_expired(now_ns):
+            return False
+        logger.debug("Disconnecting expired channel: %s : api_key=%d, api_version=%d, correlation_id=%d, "
+                     "client_id=%s", self.connection_id, request.api_key, request.api_version, request.correlation_id,
+                     request.client_id)
+        self._metrics.expired_connections_killed += 1
+        return True
 
     def _start_eagerly(self, handling: Coroutine[Any, Any, Response]) -> asyncio.Future[Response]:
         """Run the handler's first step now: a finished future when it ends there, else its task."""

@@ -132,9 +132,11 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("sasl.jaas.config", "password", None),
     ConfigKey("sasl.server.max.receive.size", "int", 524288),
     ConfigKey("connection.failed.authentication.delay.ms", "int", 100, at_least(0)),
-    # Known so as to be refused when set (franz cannot honour them): a custom callback handler
-    # would decide who gets in, and a positive connections.max.reauth.ms would end sessions.
+    # Known so as to be refused when set (franz cannot honour it): a custom callback handler
+    # would decide who gets in.
     ConfigKey("sasl.server.callback.handler.class", "string", None),
+    # KIP-368: a positive value is the longest session a SASL connection has before it must
+    # re-authenticate; also per listener and per mechanism (listener.name.<l>.<mechanism>.)
     ConfigKey("connections.max.reauth.ms", "long", 0),
     # OAuthBearerValidatorCallbackHandler's (oauth_bearer_validator), each also as
     # listener.name.<listener>[.oauthbearer].<key>
@@ -605,18 +607,17 @@ class KafkaConfig:
         handler_key = listener_key(listener, "oauthbearer.sasl.server.callback.handler.class")
         secured = "OAUTHBEARER" in mechanisms and str(self.originals.get(handler_key, "")).strip() in \
             VALIDATOR_CALLBACK_HANDLER_CLASSES  # KIP-768's handler: the one franz serves
-        for name in ("sasl.server.callback.handler.class", "connections.max.reauth.ms"):
-            for refused in (name, listener_key(listener, name),
-                            *(listener_key(listener, f"{mechanism.lower()}.{name}") for mechanism in mechanisms)):
-                if secured and refused == handler_key:
-                    continue
-                value = self.originals.get(refused)
-                if value is not None and str(value).strip() not in ("", "0"):
-                    raise ConfigError(refused, value, "franz authenticates with its own PLAIN, SCRAM and "
-                                                      "OAUTHBEARER servers (validated unsecured, or by "
-                                                      f"{VALIDATOR_CALLBACK_HANDLER_CLASSES[0]} as "
-                                                      f"{handler_key}) and does not "
-                                                      "re-authenticate connections (KIP-368): unset it")
+        name = "sasl.server.callback.handler.class"
+        for refused in (name, listener_key(listener, name),
+                        *(listener_key(listener, f"{mechanism.lower()}.{name}") for mechanism in mechanisms)):
+            if secured and refused == handler_key:
+                continue
+            value = self.originals.get(refused)
+            if value is not None and str(value).strip() not in ("", "0"):
+                raise ConfigError(refused, value, "franz authenticates with its own PLAIN, SCRAM and OAUTHBEARER "
+                                                  "servers (validated unsecured, or by "
+                                                  f"{VALIDATOR_CALLBACK_HANDLER_CLASSES[0]} as {handler_key}): "
+                                                  "unset it")
         plain_users: dict[str, str] = {}
         oauth_bearer_validator = None
         for mechanism in mechanisms:
@@ -647,7 +648,24 @@ class KafkaConfig:
         _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
         return SaslListenerConfig(tuple(mechanisms), plain_users,
                                   self.values["connection.failed.authentication.delay.ms"], max_receive_size,
-                                  oauth_bearer_validator)
+                                  oauth_bearer_validator, self._max_reauth_ms(listener, mechanisms))
+
+    def _max_reauth_ms(self, listener: str, mechanisms: Sequence[str]) -> dict[str, int]:
+        """SaslChannelBuilder.createConnectionsMaxReauthMsMap: each mechanism's
+        listener.name.<l>.<mechanism>.connections.max.reauth.ms, else the listener's, else the broker's."""
+        name = "connections.max.reauth.ms"
+        _, default = self._listener_value(listener, name)
+        by_mechanism = {}
+        for mechanism in mechanisms:
+            own = listener_key(listener, f"{mechanism.lower()}.{name}")
+            if own not in self.originals:
+                by_mechanism[mechanism] = default
+                continue
+            try:
+                by_mechanism[mechanism] = BROKER_CONFIG_DEF.keys[name].parse(self.originals[own])
+            except ConfigError as exc:
+                raise ConfigError(own, self.originals[own], exc.reason) from None
+        return by_mechanism
 
     def _oauth_bearer_secured_validator(self, listener: str) -> OAuthBearerValidator:
         """OAuthBearerValidatorCallbackHandler from the sasl.oauthbearer.* keys, looked up as Kafka's

@@ -80,6 +80,7 @@ class OAuthBearerSaslServer:
         self._error_message: str | None = None
         self.authorization_id: str | None = None
         self.extensions: dict[str, str] = {}
+        self.credential_lifetime_ms: int | None = None  # the token's exp (CREDENTIAL_LIFETIME_MS), once complete
 
     def evaluate(self, response: bytes) -> bytes:
         response = bytes(response)
@@ -107,6 +108,7 @@ class OAuthBearerSaslServer:
                                           f"name ({token.principal_name})")
         # OAuthBearerExtensionsValidatorCallback: the unsecured handler marks every extension valid
         self.extensions = dict(client_response.extensions)
+        self.credential_lifetime_ms = token.lifetime_ms
         self.authorization_id = token.principal_name
         logger.debug("Successfully authenticate User=%s", token.principal_name)
         return b""

@@ -16,11 +16,20 @@ request's own answer with ILLEGAL_SASL_STATE), then the connection is closed. A 
 fails as Kafka's fail on an unchecked exception (SaslServerFault) has the connection closed at once,
 unanswered and not counted as a failed authentication.
 
-Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0), re-authentication (KIP-368:
-sessions never expire, as with Kafka's default connections.max.reauth.ms=0), delegation-token
-SCRAM (tokenauth) and GSSAPI (refused at startup). An OAUTHBEARER session does not end when its
-token expires: Kafka answers its remaining lifetime as session_lifetime_ms and drops a connection
-that has not re-authenticated by then; franz answers 0, so that clients do not try to.
+Re-authentication (KIP-368), as Kafka's ReauthInfo and KafkaChannel do it: a completed
+authentication answers session_lifetime_ms (calc_completion_times_and_return_session_lifetime_ms),
+the least of the mechanism's connections.max.reauth.ms (when positive) and its credential's
+remaining lifetime (an OAUTHBEARER token's exp, even with connections.max.reauth.ms=0), and the
+session then expires that long after. A SaslHandshake on the authenticated connection begins a
+re-authentication (maybe_begin_reauthentication) when the session has an expiration and the last
+one began at least a second ago; otherwise KafkaApis answers it ILLEGAL_SASL_STATE. The
+connection's principal stays the old one until the new exchange completes, which must use the same
+mechanism (another enabled one is answered NONE, then the connection fails unanswered at its next
+request) and name the same principal. A request on a connection whose session has expired closes
+it (KafkaChannel, session_expired), unless it is a SaslHandshake that begins a re-authentication.
+
+Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0), delegation-token SCRAM
+(tokenauth) and GSSAPI (refused at startup).
 """
 
 from __future__ import annotations
@@ -30,7 +39,8 @@ import dataclasses
 import enum
 import hmac
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from franz.protocol.errors import Errors
@@ -56,18 +66,23 @@ PLAIN_LOGIN_MODULE: Final = "org.apache.kafka.common.security.plain.PlainLoginMo
 SCRAM_LOGIN_MODULE: Final = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 _API_VERSIONS, _SASL_HANDSHAKE, _SASL_AUTHENTICATE = 18, 17, 36
+# KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS: a SaslHandshake sooner after the last
+# re-authentication began is no new one
+MIN_REAUTH_INTERVAL_NS: Final = 1_000_000_000
 
 
 @dataclasses.dataclass(frozen=True)
 class SaslListenerConfig:
     """A SASL listener's enabled mechanisms, in the order the handshake answer lists them, and
     PLAIN's users (name -> password) from its JAAS entry; OAUTHBEARER's validator, configured with
-    the options of its JAAS entry."""
+    the options of its JAAS entry; each mechanism's connections.max.reauth.ms (SaslChannelBuilder's
+    connectionsMaxReauthMsByMechanism)."""
     mechanisms: tuple[str, ...]
     plain_users: Mapping[str, str]
     failed_authentication_delay_ms: int
     max_receive_size: int
     oauth_bearer_validator: OAuthBearerUnsecuredValidator | OAuthBearerValidator | None = None
+    max_reauth_ms: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 class _State(enum.Enum):
@@ -76,6 +91,8 @@ class _State(enum.Enum):
     AUTHENTICATE = 3
     COMPLETE = 4
     FAILED = 5
+    REAUTH_PROCESS_HANDSHAKE = 6  # a re-authentication's SaslHandshake comes next
+    REAUTH_BAD_MECHANISM = 7  # its handshake named another mechanism: the next request fails
 
 
 class PlainSaslServer:
@@ -108,18 +125,32 @@ class PlainSaslServer:
 
 
 class SaslServerAuthenticator:
-    """The SASL state of one connection of a SASL listener (see the module doc)."""
+    """The SASL state of one connection of a SASL listener (see the module doc): Kafka's
+    SaslServerAuthenticator with its ReauthInfo, and the re-authentication part of KafkaChannel
+    (one object serves the connection's life; Kafka swaps in a new authenticator each time)."""
 
     def __init__(self, config: SaslListenerConfig, credential_of: CredentialOf,
-                 metrics: SelectorMetrics | None = None) -> None:
+                 metrics: SelectorMetrics | None = None, clock_ns: Callable[[], int] = time.monotonic_ns,
+                 wall_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
         self.config = config
         self._credential_of = credential_of
         self._metrics = metrics  # the listener's: its authentication counts
+        self._clock_ns = clock_ns
+        self._wall_clock_ms = wall_clock_ms
         self._state = _State.HANDSHAKE_OR_VERSIONS_REQUEST
         self._server: PlainSaslServer | ScramSaslServer | OAuthBearerSaslServer | None = None
         self._mechanism = ""
-        self.principal_name: str | None = None
+        self.principal_name: str | None = None  # the session's, kept through a re-authentication
         self.fault: str | None = None  # a SaslServerFault's message
+        self.successful_authentications = 0  # KafkaChannel.successfulAuthentications
+        self.session_expiration_ns: int | None = None  # on clock_ns; None: the session never expires
+        self.reauthentication_latency_ms: int | None = None  # the last re-authentication's
+        self._client_supports_reauthentication = False
+        self._last_reauthentication_start_ns = 0
+        self._reauthentication_begin_ns = 0
+        self._authentication_end_ns = 0
+        self._previous_mechanism: str | None = None  # set while re-authenticating
+        self._bad_mechanism_message = ""
 
     @property
     def complete(self) -> bool:
@@ -130,17 +161,28 @@ class SaslServerAuthenticator:
         """In the AUTHENTICATE state: past a successful SaslHandshake."""
         return self._state is _State.AUTHENTICATE
 
+    @property
+    def reauthenticating(self) -> bool:
+        """ReauthInfo.reauthenticating: this exchange follows a completed one on the connection."""
+        return self._previous_mechanism is not None
+
+    @property
+    def authentication_or_reauthentication_text(self) -> str:
+        return "re-authentication" if self.reauthenticating else "authentication"
+
     def refusal(self, api_key: int, api_name: str) -> str | None:
         """Why a request of api_key may not come now (the connection then fails); None if it may."""
         state = self._state
         if state is _State.HANDSHAKE_OR_VERSIONS_REQUEST and api_key in (_API_VERSIONS, _SASL_HANDSHAKE):
             return None
-        if state is _State.HANDSHAKE_REQUEST and api_key == _SASL_HANDSHAKE:
+        if state in (_State.HANDSHAKE_REQUEST, _State.REAUTH_PROCESS_HANDSHAKE) and api_key == _SASL_HANDSHAKE:
             return None
         if state is _State.AUTHENTICATE:
             if api_key == _SASL_AUTHENTICATE:
                 return None
             return f"Unexpected Kafka request of type {api_name} during SASL authentication."
+        if state is _State.REAUTH_BAD_MECHANISM:  # whatever comes, unread and unanswered
+            return self._bad_mechanism_message
         if state is _State.FAILED:
             return "Authentication failed before this request"
         return f"Unexpected Kafka request of type {api_name} during SASL handshake."
@@ -151,9 +193,34 @@ class SaslServerAuthenticator:
         if self._state is _State.HANDSHAKE_OR_VERSIONS_REQUEST:
             self._state = _State.HANDSHAKE_REQUEST
 
+    def maybe_begin_reauthentication(self, now_ns: int) -> bool:
+        """KafkaChannel.maybeBeginServerReauthentication, for a SaslHandshake on the authenticated
+        connection: begins a re-authentication (True) unless the session has no expiration or the
+        last one began less than a second ago, in which case the handshake is an ordinary
+        request (KafkaApis answers ILLEGAL_SASL_STATE)."""
+        assert self._state is _State.COMPLETE, self._state
+        if self.session_expiration_ns is None:
+            return False
+        if (self._last_reauthentication_start_ns != 0
+                and now_ns - self._last_reauthentication_start_ns < MIN_REAUTH_INTERVAL_NS):
+            return False
+        self._last_reauthentication_start_ns = self._reauthentication_begin_ns = now_ns
+        self._previous_mechanism = self._mechanism
+        self._server = None
+        self._client_supports_reauthentication = False
+        logger.debug("Beginning re-authentication of %s with %s", self.principal_name, self._mechanism)
+        self._state = _State.REAUTH_PROCESS_HANDSHAKE
+        return True
+
+    def session_expired(self, now_ns: int) -> bool:
+        """KafkaChannel.serverAuthenticationSessionExpired."""
+        return self.session_expiration_ns is not None and now_ns - self.session_expiration_ns > 0
+
     async def handshake(self, version: int, mechanism: str) -> dict:
         """SaslHandshake: the mechanism the client will use; UNSUPPORTED_SASL_MECHANISM, and then
-        the close, for one the listener does not enable."""
+        the close, for one the listener does not enable. A re-authentication that names another
+        enabled mechanism is answered NONE, and fails at its next request (REAUTH_BAD_MECHANISM:
+        Kafka so counts it as a failed re-authentication)."""
         enabled = list(self.config.mechanisms)
         if mechanism not in enabled:
             logger.debug("SASL mechanism '%s' requested by client is not supported", mechanism)
@@ -163,6 +230,12 @@ class SaslServerAuthenticator:
             logger.info("Refusing SaslHandshake v0: franz reads SASL tokens only in SaslAuthenticate requests")
             await self.fail()
             return {"error_code": Errors.UNSUPPORTED_VERSION, "mechanisms": enabled}
+        if self.reauthenticating and mechanism != self._previous_mechanism:  # ReauthInfo.saslMechanismUnchanged
+            self._bad_mechanism_message = (f"SASL mechanism '{mechanism}' requested by client is not supported for "
+                                           f"re-authentication of mechanism '{self._previous_mechanism}'")
+            logger.debug("%s", self._bad_mechanism_message)
+            self._state = _State.REAUTH_BAD_MECHANISM
+            return {"error_code": Errors.NONE, "mechanisms": enabled}
         self._mechanism = mechanism
         if mechanism == PLAIN:
             self._server = PlainSaslServer(self.config.plain_users)
@@ -175,39 +248,95 @@ class SaslServerAuthenticator:
         return {"error_code": Errors.NONE, "mechanisms": enabled}
 
     async def authenticate(self, token: bytes, version: int = 1) -> dict | None:
-        """SaslAuthenticate: the mechanism's next challenge; COMPLETE once it has a principal. A
-        SaslAuthenticationException's message is the client's; any other failure is told as
-        Kafka's handleSaslToken tells a SaslException; None for a SaslServerFault, which closes
-        the connection unanswered. A client that sends SaslAuthenticate v1+ can re-authenticate
-        (KIP-368)."""
+        """SaslAuthenticate: the mechanism's next challenge; COMPLETE once it has a principal,
+        answering the session's lifetime. A SaslAuthenticationException's message is the
+        client's; any other failure is told as Kafka's handleSaslToken tells a SaslException;
+        None for a SaslServerFault, which closes the connection unanswered. A client that sends
+        SaslAuthenticate v1+ can re-authenticate (KIP-368); a re-authentication must end with
+        the principal it began with."""
         assert self._server is not None
+        if version > 0:
+            self._client_supports_reauthentication = True
         try:
             challenge = self._server.evaluate(bytes(token))
+            name = self._server.authorization_id
+            if name is not None and self.reauthenticating and name != self.principal_name:
+                # ReauthInfo.ensurePrincipalUnchanged (KafkaPrincipal's type.name)
+                raise SaslAuthenticationError(f"Cannot change principals during re-authentication from "
+                                              f"User.{self.principal_name}: User.{name}")
         except SaslServerFault as exc:  # SaslServerAuthenticator.authenticate: "fail immediately"
-            logger.debug("Failed during authentication: %s", exc)
+            logger.debug("Failed during %s: %s", self.authentication_or_reauthentication_text, exc)
             self._state = _State.FAILED
             self.fault = str(exc)
             return None
         except (SaslAuthenticationError, SaslError) as exc:
-            logger.debug("SASL authentication failed: %s", exc)
+            logger.debug("SASL %s failed: %s", self.authentication_or_reauthentication_text, exc)
             message = str(exc) if isinstance(exc, SaslAuthenticationError) else (
-                f"Authentication failed during authentication due to invalid credentials with SASL mechanism "
-                f"{self._mechanism}")
+                f"Authentication failed during {self.authentication_or_reauthentication_text} due to invalid "
+                f"credentials with SASL mechanism {self._mechanism}")
             await self.fail()
             return {"error_code": Errors.SASL_AUTHENTICATION_FAILED, "error_message": message, "auth_bytes": b"",
                     "session_lifetime_ms": 0}
-        if self._server.authorization_id is not None:
-            self.principal_name = self._server.authorization_id
-            self._state = _State.COMPLETE
-            if self._metrics is not None:
-                self._metrics.authenticated(client_supports_reauthentication=version > 0)
-        return {"error_code": Errors.NONE, "error_message": None, "auth_bytes": challenge, "session_lifetime_ms": 0}
+        session_lifetime_ms = 0
+        if name is not None:
+            session_lifetime_ms = self.calc_completion_times_and_return_session_lifetime_ms()
+            self._completed(name)
+        return {"error_code": Errors.NONE, "error_message": None, "auth_bytes": challenge,
+                "session_lifetime_ms": session_lifetime_ms}
+
+    def _completed(self, name: str) -> None:
+        """The exchange completed: the session is the new one, counted as Selector counts it."""
+        self.principal_name = name
+        self._state = _State.COMPLETE
+        self.successful_authentications += 1
+        if self.reauthenticating:
+            # ReauthInfo.reauthenticationLatencyMs: at least 1 ms if any time passed
+            latency_ns = self._authentication_end_ns - self._reauthentication_begin_ns
+            self.reauthentication_latency_ms = 0 if latency_ns == 0 else max(1, round(latency_ns / 1e6))
+            self._previous_mechanism = None
+        if self._metrics is not None:
+            if self.successful_authentications == 1:
+                self._metrics.authenticated(client_supports_reauthentication=self._client_supports_reauthentication)
+            else:
+                self._metrics.successful_reauthentications += 1
+
+    def calc_completion_times_and_return_session_lifetime_ms(self) -> int:
+        """ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs: the least of the mechanism's
+        positive connections.max.reauth.ms and the credential's remaining lifetime (never below
+        0), or 0 with neither, when the session never expires."""
+        assert self._server is not None
+        lifetime_ms = 0
+        end_ms = self._wall_clock_ms()
+        self._authentication_end_ns = end_ns = self._clock_ns()
+        credential_expiration_ms: int | None = getattr(self._server, "credential_lifetime_ms", None)
+        max_reauth_ms = self.config.max_reauth_ms.get(self._mechanism)
+        max_reauth_set = max_reauth_ms is not None and max_reauth_ms > 0
+        self.session_expiration_ns = None
+        if credential_expiration_ms is not None or max_reauth_set:
+            if credential_expiration_ms is None:
+                assert max_reauth_ms is not None
+                lifetime_ms = max(0, max_reauth_ms)
+            elif not max_reauth_set:
+                lifetime_ms = max(0, credential_expiration_ms - end_ms)
+            else:
+                assert max_reauth_ms is not None
+                lifetime_ms = max(0, min(credential_expiration_ms - end_ms, max_reauth_ms))
+            self.session_expiration_ns = end_ns + 1_000_000 * lifetime_ms
+        logger.debug("Authentication complete; session max lifetime from broker config=%s ms, credential "
+                     "expiration=%s; %s, sending %d ms to client", max_reauth_ms, credential_expiration_ms,
+                     "no session expiration" if self.session_expiration_ns is None else "session expiration in "
+                     f"{lifetime_ms} ms", lifetime_ms)
+        return lifetime_ms
 
     async def fail(self) -> None:
         """Kafka answers a failed authentication only after connection.failed.authentication.delay.ms
-        (its channel muted meanwhile), then closes the connection."""
+        (its channel muted meanwhile), then closes the connection. A connection that had
+        authenticated counts a failed re-authentication."""
         if self._state is not _State.FAILED and self._metrics is not None:
-            self._metrics.failed_authentications += 1
+            if self.successful_authentications > 0:
+                self._metrics.failed_reauthentications += 1
+            else:
+                self._metrics.failed_authentications += 1
         self._state = _State.FAILED
         delay_ms = self.config.failed_authentication_delay_ms
         if delay_ms > 0:

@@ -25,6 +25,10 @@ the kafka-metrics group, each with `listener` and `networkProcessor` labels):
   re-authenticate, which is every PLAINTEXT and SSL client and a SASL one that used
   SaslAuthenticate v0), and those whose SASL authentication failed or whose certificate no
   principal mapping rule maps. A TLS handshake that fails is not seen (the loop drops it).
+- successful_reauthentication_total and failed_reauthentication_total: SASL re-authentications
+  (KIP-368) of connections already authenticated, which the counts above leave out
+- expired_connections_killed_count (SocketServer's): connections closed because a request came
+  after their SASL session expired
 - kafka_network_SocketServer_NetworkProcessorAvgIdlePercent and
   kafka_network_Processor_IdlePercent{networkProcessor}: io_wait_ratio, at most 1
 
@@ -63,7 +67,8 @@ class SelectorMetrics:
 
     __slots__ = ("listener", "network_processor", "connections_created", "connections_closed", "bytes_received",
                  "bytes_sent", "answers_sent", "requests_received", "successful_authentications",
-                 "successful_authentications_no_reauth", "failed_authentications")
+                 "successful_authentications_no_reauth", "failed_authentications", "successful_reauthentications",
+                 "failed_reauthentications", "expired_connections_killed")
 
     def __init__(self, listener: str, network_processor: int) -> None:
         self.listener = listener
@@ -77,6 +82,9 @@ class SelectorMetrics:
         self.successful_authentications = 0
         self.successful_authentications_no_reauth = 0
         self.failed_authentications = 0
+        self.successful_reauthentications = 0
+        self.failed_reauthentications = 0
+        self.expired_connections_killed = 0
 
     def authenticated(self, client_supports_reauthentication: bool = False) -> None:
         self.successful_authentications += 1
@@ -180,7 +188,13 @@ class SocketServerMetrics(Collector):
                         ("successful_authentication", "Connections with successful authentication"),
                         ("successful_authentication_no_reauth", "Connections with successful authentication "
                                                                 "whose client does not support re-authentication"),
-                        ("failed_authentication", "Connections with failed authentication"))}
+                        ("failed_authentication", "Connections with failed authentication"),
+                        ("successful_reauthentication", "Successful re-authentications of connections"),
+                        ("failed_reauthentication", "Failed re-authentications of connections"))}
+        # a CumulativeSum in Kafka, so a gauge under its own name (no _total)
+        expired = GaugeMetricFamily(GROUP_PREFIX + "expired_connections_killed_count",
+                                    "Connections closed because a request came after their session expired",
+                                    labels=_LABELS)
         live = GaugeMetricFamily(GROUP_PREFIX + "connection_count", "Open connections", labels=_LABELS)
         software = GaugeMetricFamily(GROUP_PREFIX + "connections", "Open connections by client software",
                                      labels=["clientSoftwareName", "clientSoftwareVersion", *_LABELS])
@@ -192,13 +206,17 @@ class SocketServerMetrics(Collector):
                                 ("request", selector.answers_sent), ("response", selector.requests_received),
                                 ("successful_authentication", selector.successful_authentications),
                                 ("successful_authentication_no_reauth", selector.successful_authentications_no_reauth),
-                                ("failed_authentication", selector.failed_authentications)):
+                                ("failed_authentication", selector.failed_authentications),
+                                ("successful_reauthentication", selector.successful_reauthentications),
+                                ("failed_reauthentication", selector.failed_reauthentications)):
                 counters[name].add_metric(selector.labels, value)
+            expired.add_metric(selector.labels, selector.expired_connections_killed)
             live.add_metric(selector.labels, open_by_listener.get(selector.listener, 0))
         by_listener = {selector.listener: selector for selector in listeners}
         for (listener, (name, version)), count in sorted(open_by_software.items()):
             software.add_metric([name, version, *by_listener[listener].labels], count)
         yield from counters.values()
+        yield expired
         yield live
         yield software
         idle = server.loop_idle.idle_ns()

@@ -289,7 +289,8 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
       "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class=com.example.Users"],
      "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class", "unset it"),
     (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
-      "connections.max.reauth.ms=3600000"], "connections.max.reauth.ms", "does not re-authenticate"),
+      "listener.name.sasl_plaintext.plain.connections.max.reauth.ms=soon"],
+     "listener.name.sasl_plaintext.plain.connections.max.reauth.ms", "Invalid value soon"),
     (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
       "connection.failed.authentication.delay.ms=600000"], "connection.failed.authentication.delay.ms",
      "should always be less than connections.max.idle.ms=600000"),
@@ -299,6 +300,23 @@ def test_a_sasl_listener_without_what_it_needs_is_refused_naming_the_key(setting
         KafkaConfig.from_sources(None, SASL_LISTENERS + settings)
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
     assert "admin-secret" not in str(refused.value)  # a JAAS value is a password: never shown
+
+
+def test_connections_max_reauth_ms_is_taken_per_mechanism_then_listener_then_broker():
+    """SaslChannelBuilder.createConnectionsMaxReauthMsMap over the listener's prefixed values (KIP-368)."""
+    base = SASL_LISTENERS + ["sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512",
+                             "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+                             "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=" + SCRAM_JAAS]
+    unset = KafkaConfig.from_sources(None, base)
+    assert unset.sasl_listeners["SASL_PLAINTEXT"].max_reauth_ms == {"PLAIN": 0, "SCRAM-SHA-512": 0}
+    broker = KafkaConfig.from_sources(None, base + ["connections.max.reauth.ms=3600000"])
+    assert broker.sasl_listeners["SASL_PLAINTEXT"].max_reauth_ms == {"PLAIN": 3600000, "SCRAM-SHA-512": 3600000}
+    assert broker.unknown_keys == []
+    prefixed = KafkaConfig.from_sources(None, base + [
+        "connections.max.reauth.ms=3600000", "listener.name.sasl_plaintext.connections.max.reauth.ms=60000",
+        "listener.name.sasl_plaintext.plain.connections.max.reauth.ms=2000"])
+    assert prefixed.sasl_listeners["SASL_PLAINTEXT"].max_reauth_ms == {"PLAIN": 2000, "SCRAM-SHA-512": 60000}
+    assert prefixed.unknown_keys == []
 
 
 def test_an_oauthbearer_listener_takes_the_unsecured_validators_options():

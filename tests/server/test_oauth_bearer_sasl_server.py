@@ -142,7 +142,7 @@ def test_a_token_header_without_alg_fails_as_kafka_does_on_an_unchecked_exceptio
 def authenticator(metrics: SelectorMetrics, **options: str) -> SaslServerAuthenticator:
     config = SaslListenerConfig(("PLAIN", "OAUTHBEARER"), {}, 0, 524288,
                                 OAuthBearerUnsecuredValidator(options, lambda: NOW_MS))
-    authenticating = SaslServerAuthenticator(config, lambda user, kind: None, metrics)
+    authenticating = SaslServerAuthenticator(config, lambda user, kind: None, metrics, wall_clock_ms=lambda: NOW_MS)
     assert asyncio.run(authenticating.handshake(1, "OAUTHBEARER"))["error_code"] == Errors.NONE
     return authenticating
 
@@ -150,8 +150,10 @@ def authenticator(metrics: SelectorMetrics, **options: str) -> SaslServerAuthent
 def test_the_authenticator_completes_with_the_tokens_principal_or_fails_after_the_error_challenge():
     metrics = SelectorMetrics("SASL_PLAINTEXT", 0)
     accepted = authenticator(metrics)
+    # the token's remaining lifetime, even with connections.max.reauth.ms=0 (Kafka's
+    # testSessionExpiresAtTokenExpiryDespiteNoReauthIsSet)
     assert asyncio.run(accepted.authenticate(message(), 2)) == {
-        "error_code": Errors.NONE, "error_message": None, "auth_bytes": b"", "session_lifetime_ms": 0}
+        "error_code": Errors.NONE, "error_message": None, "auth_bytes": b"", "session_lifetime_ms": 3_600_000}
     assert accepted.complete and accepted.principal_name == USER
     expired = authenticator(metrics)
     challenge = asyncio.run(expired.authenticate(message(jws({"sub": USER, "exp": NOW_MS / 1000 - 1})), 2))

@@ -5,10 +5,12 @@ tests/server/test_scram_sasl_server.py."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
 from franz.protocol.errors import Errors
+from franz.server.oauth_bearer_unsecured_validator import OAuthBearerUnsecuredValidator
 from franz.server.sasl_server_authenticator import (
     SaslAuthenticationError,
     PlainSaslServer,
@@ -16,6 +18,7 @@ from franz.server.sasl_server_authenticator import (
     SaslServerAuthenticator,
 )
 from franz.server.socket_server_metrics import SelectorMetrics
+from tests.server.test_oauth_bearer_unsecured_validator import NOW_MS, jws
 
 API_VERSIONS, METADATA, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 3, 17, 36
 CONFIG = SaslListenerConfig(("PLAIN", "SCRAM-SHA-256"), {"alice": "alice-secret"}, 0, 524288)
@@ -91,3 +94,174 @@ def test_the_listener_counts_each_connections_authentication_once():
     asyncio.run(refused.fail())  # a request after the failure fails it again: counted once
     assert (metrics.successful_authentications, metrics.successful_authentications_no_reauth,
             metrics.failed_authentications) == (3, 1, 1)
+
+
+# -- re-authentication (KIP-368) ------------------------------------------------------------------
+
+class Clock:
+    """clock_ns and wall_clock_ms for the authenticator, moved by hand."""
+
+    def __init__(self) -> None:
+        self.ns = 5_000_000_000
+        self.wall_ms = 1_700_000_000_000
+
+    def advance_ms(self, ms: int) -> None:
+        self.ns += ms * 1_000_000
+        self.wall_ms += ms
+
+
+def authenticated(config: SaslListenerConfig, clock: Clock, metrics: SelectorMetrics | None = None,
+                  token: bytes = b"\0alice\0alice-secret", mechanism: str = "PLAIN") -> SaslServerAuthenticator:
+    authenticator = SaslServerAuthenticator(config, lambda user, kind: None, metrics, clock_ns=lambda: clock.ns,
+                                            wall_clock_ms=lambda: clock.wall_ms)
+    assert asyncio.run(authenticator.handshake(1, mechanism))["error_code"] == Errors.NONE
+    answer = asyncio.run(authenticator.authenticate(token, 2))
+    assert answer["error_code"] == Errors.NONE and authenticator.complete, answer
+    return authenticator
+
+
+def reauthenticating(max_reauth_ms: int = 2000) -> tuple[SaslServerAuthenticator, Clock, SelectorMetrics]:
+    clock, metrics = Clock(), SelectorMetrics("SASL_PLAINTEXT", 0)
+    config = dataclasses.replace(CONFIG, max_reauth_ms={"PLAIN": max_reauth_ms, "SCRAM-SHA-256": max_reauth_ms})
+    authenticator = authenticated(config, clock, metrics)
+    clock.advance_ms(1500)
+    assert authenticator.maybe_begin_reauthentication(clock.ns)
+    return authenticator, clock, metrics
+
+
+def oauth_config(max_reauth_ms: int) -> SaslListenerConfig:
+    validator = OAuthBearerUnsecuredValidator({}, lambda: NOW_MS)
+    return SaslListenerConfig(("OAUTHBEARER",), {}, 0, 524288, validator, {"OAUTHBEARER": max_reauth_ms})
+
+
+def oauth_token(exp_ms: int, sub: str = "alice") -> bytes:
+    token = jws({"sub": sub, "iat": (min(NOW_MS, exp_ms) - 10_000) / 1000, "exp": exp_ms / 1000})
+    return f"n,,\x01auth=Bearer {token}\x01\x01".encode()
+
+
+@pytest.mark.parametrize("max_reauth_ms, token_lifetime_ms, lifetime_ms", [
+    (0, None, 0),  # Kafka's default: the session never expires
+    (-5, None, 0),  # not positive: not set
+    (2000, None, 2000),
+    (0, 60_000, 60_000),  # a token's exp bounds the session even with re-authentication off
+    (2000, 60_000, 2000),
+    (120_000, 60_000, 60_000),
+    (2000, -1000, 0),  # past its exp within the allowed clock skew: expires at once
+])
+def test_the_session_lifetime_is_the_least_of_max_reauth_and_the_credentials(max_reauth_ms, token_lifetime_ms,
+                                                                             lifetime_ms):
+    """ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs, as answered in SaslAuthenticate."""
+    clock = Clock()
+    clock.wall_ms = NOW_MS
+    if token_lifetime_ms is None:
+        config = dataclasses.replace(CONFIG, max_reauth_ms={"PLAIN": max_reauth_ms})
+        authenticator = SaslServerAuthenticator(config, lambda user, kind: None, clock_ns=lambda: clock.ns,
+                                                wall_clock_ms=lambda: clock.wall_ms)
+        asyncio.run(authenticator.handshake(1, "PLAIN"))
+        answer = asyncio.run(authenticator.authenticate(b"\0alice\0alice-secret", 2))
+    else:
+        config = dataclasses.replace(oauth_config(max_reauth_ms), oauth_bearer_validator=OAuthBearerUnsecuredValidator(
+            {"unsecuredValidatorAllowableClockSkewMs": "5000"}, lambda: NOW_MS))
+        authenticator = SaslServerAuthenticator(config, lambda user, kind: None, clock_ns=lambda: clock.ns,
+                                                wall_clock_ms=lambda: clock.wall_ms)
+        asyncio.run(authenticator.handshake(1, "OAUTHBEARER"))
+        answer = asyncio.run(authenticator.authenticate(oauth_token(NOW_MS + token_lifetime_ms), 2))
+    assert answer["error_code"] == Errors.NONE and answer["session_lifetime_ms"] == lifetime_ms, answer
+    assert authenticator.complete
+    expires = max_reauth_ms > 0 or token_lifetime_ms is not None
+    assert authenticator.session_expiration_ns == (clock.ns + lifetime_ms * 1_000_000 if expires else None)
+    assert authenticator.session_expired(clock.ns + lifetime_ms * 1_000_000 + 1) is expires
+    assert not authenticator.session_expired(clock.ns + lifetime_ms * 1_000_000)
+
+
+def test_a_session_without_expiration_never_begins_a_reauthentication():
+    """KafkaChannel.maybeBeginServerReauthentication: the handshake is then an ordinary request."""
+    clock = Clock()
+    authenticator = authenticated(CONFIG, clock)
+    clock.advance_ms(10_000_000)
+    assert not authenticator.maybe_begin_reauthentication(clock.ns) and authenticator.complete
+    assert not authenticator.session_expired(clock.ns)
+
+
+def test_a_reauthentication_takes_a_handshake_then_saslauthenticate_and_keeps_the_principal_until_complete():
+    authenticator, clock, metrics = reauthenticating()
+    assert not authenticator.complete and authenticator.reauthenticating
+    assert authenticator.principal_name == "alice"  # the session's, until the new exchange completes
+    assert authenticator.refusal(METADATA, "Metadata") == "Unexpected Kafka request of type Metadata during SASL " \
+                                                         "handshake."
+    assert authenticator.refusal(SASL_HANDSHAKE, "SaslHandshake") is None
+    assert asyncio.run(authenticator.handshake(1, "PLAIN"))["error_code"] == Errors.NONE
+    assert authenticator.refusal(METADATA, "Metadata") == ("Unexpected Kafka request of type Metadata during SASL "
+                                                           "authentication.")
+    assert authenticator.principal_name == "alice" and not authenticator.complete
+    clock.advance_ms(3)
+    answer = asyncio.run(authenticator.authenticate(b"\0alice\0alice-secret", 2))
+    assert answer == {"error_code": Errors.NONE, "error_message": None, "auth_bytes": b"", "session_lifetime_ms": 2000}
+    assert authenticator.complete and not authenticator.reauthenticating
+    assert authenticator.session_expiration_ns == clock.ns + 2_000_000_000
+    assert authenticator.reauthentication_latency_ms == 3
+    assert (metrics.successful_authentications, metrics.successful_reauthentications,
+            metrics.failed_authentications, metrics.failed_reauthentications) == (1, 1, 0, 0)
+    # at most one re-authentication a second; the handshake is then an ordinary request
+    clock.advance_ms(996)  # 999 ms after the last one began
+    assert not authenticator.maybe_begin_reauthentication(clock.ns) and authenticator.complete
+    clock.advance_ms(1)
+    assert authenticator.maybe_begin_reauthentication(clock.ns)
+
+
+def test_a_reauthentication_as_another_principal_fails_with_kafkas_message():
+    authenticator, clock, metrics = reauthenticating()
+    plain = dataclasses.replace(authenticator.config, plain_users={"alice": "alice-secret", "bob": "bob-secret"})
+    authenticator.config = plain
+    asyncio.run(authenticator.handshake(1, "PLAIN"))
+    answer = asyncio.run(authenticator.authenticate(b"\0bob\0bob-secret", 2))
+    assert (answer["error_code"], answer["error_message"]) == (
+        Errors.SASL_AUTHENTICATION_FAILED, "Cannot change principals during re-authentication from User.alice: "
+                                           "User.bob")
+    assert not authenticator.complete and authenticator.principal_name == "alice"
+    assert authenticator.refusal(METADATA, "Metadata") is not None
+    assert (metrics.successful_authentications, metrics.successful_reauthentications,
+            metrics.failed_authentications, metrics.failed_reauthentications) == (1, 0, 0, 1)
+
+
+def test_a_reauthentication_with_another_mechanism_is_answered_then_fails_unanswered():
+    """ReauthInfo.saslMechanismUnchanged: the handshake is answered NONE; whatever comes next fails
+    the connection (REAUTH_BAD_MECHANISM), counted as a failed re-authentication."""
+    authenticator, clock, metrics = reauthenticating()
+    assert asyncio.run(authenticator.handshake(1, "SCRAM-SHA-256")) == {"error_code": Errors.NONE,
+                                                                        "mechanisms": ["PLAIN", "SCRAM-SHA-256"]}
+    assert not authenticator.handshaken
+    message = ("SASL mechanism 'SCRAM-SHA-256' requested by client is not supported for re-authentication of "
+               "mechanism 'PLAIN'")
+    assert authenticator.refusal(SASL_AUTHENTICATE, "SaslAuthenticate") == message
+    asyncio.run(authenticator.fail())
+    assert (metrics.failed_authentications, metrics.failed_reauthentications) == (0, 1)
+    # one the listener does not enable: UNSUPPORTED_SASL_MECHANISM, as at first
+    other, _, metrics = reauthenticating()
+    assert asyncio.run(other.handshake(1, "GSSAPI"))["error_code"] == Errors.UNSUPPORTED_SASL_MECHANISM
+    assert (metrics.failed_authentications, metrics.failed_reauthentications) == (0, 1)
+
+
+def test_a_reauthentication_with_bad_credentials_is_told_as_a_reauthentication():
+    clock, metrics = Clock(), SelectorMetrics("SASL_PLAINTEXT", 0)
+    clock.wall_ms = NOW_MS
+    authenticator = authenticated(oauth_config(0), clock, metrics, oauth_token(NOW_MS + 60_000), "OAUTHBEARER")
+    clock.advance_ms(30_000)
+    assert authenticator.maybe_begin_reauthentication(clock.ns)
+    asyncio.run(authenticator.handshake(1, "OAUTHBEARER"))
+    answer = asyncio.run(authenticator.authenticate(b"n,,\x01\x01", 2))
+    assert answer["error_message"] == ("Authentication failed during re-authentication due to invalid credentials "
+                                       "with SASL mechanism OAUTHBEARER")
+    assert (metrics.successful_authentications, metrics.failed_reauthentications) == (1, 1)
+
+
+def test_an_oauthbearer_reauthentication_with_a_new_token_extends_the_session():
+    clock = Clock()
+    clock.wall_ms = NOW_MS
+    authenticator = authenticated(oauth_config(0), clock, None, oauth_token(NOW_MS + 60_000), "OAUTHBEARER")
+    clock.advance_ms(50_000)
+    assert authenticator.maybe_begin_reauthentication(clock.ns)
+    asyncio.run(authenticator.handshake(1, "OAUTHBEARER"))
+    answer = asyncio.run(authenticator.authenticate(oauth_token(NOW_MS + 120_000), 2))
+    assert answer["session_lifetime_ms"] == 70_000 and authenticator.complete
+    assert not authenticator.session_expired(clock.ns + 69_000_000_000)

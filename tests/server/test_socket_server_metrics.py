@@ -69,6 +69,9 @@ def test_selector_counts_follow_the_bytes_frames_and_connections(start_server, r
                  series % ("successful_authentication_total", "PLAINTEXT", 0, "2.0"),
                  series % ("successful_authentication_no_reauth_total", "PLAINTEXT", 0, "2.0"),
                  series % ("failed_authentication_total", "PLAINTEXT", 0, "0.0"),
+                 series % ("successful_reauthentication_total", "PLAINTEXT", 0, "0.0"),
+                 series % ("failed_reauthentication_total", "PLAINTEXT", 0, "0.0"),
+                 series % ("expired_connections_killed_count", "PLAINTEXT", 0, "0.0"),
                  series % ("connection_creation_total", "OTHER", 1, "0.0")):
         assert line in text.splitlines(), line
     ratio = re.search(r"^kafka_network_SocketServer_NetworkProcessorAvgIdlePercent (\S+)$", text, re.MULTILINE)
