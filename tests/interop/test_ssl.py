@@ -19,7 +19,8 @@ from franz.protocol.codec import encode_request
 
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.java_client import compile_driver_or_skip
-from tests.support.python_clients import aiokafka_round_trip, kafka_python_round_trip, librdkafka_round_trip, values
+from tests.support.python_clients import (aiokafka_round_trip, kafka_python_round_trip, librdkafka_round_trip,
+                                          upsert_scram_credential, values)
 from tests.support.raw_client import RawClient, batch, create_topic
 from tests.support.tls import (PASSWORD, CertificateAuthority, client_name, write_jks, write_keytool_trust_store,
                                write_pem_key_store, write_pkcs12)
@@ -93,13 +94,7 @@ def tls_broker(tmp_path_factory):
         f"{name}://127.0.0.1:{port}" for name, port in ports.items()])
     process.start()
     try:
-        from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
-                                           UserScramCredentialUpsertion)
-        admin = AdminClient({"bootstrap.servers": process.bootstrap})
-        upsertion = UserScramCredentialUpsertion("bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192),
-                                                 b"bob-secret")
-        for future in admin.alter_user_scram_credentials([upsertion]).values():
-            future.result(DEADLINE_S)
+        upsert_scram_credential(process.bootstrap, "bob", b"bob-secret")
         yield TlsBroker(process, ports, files, ca)
     finally:
         process.stop()

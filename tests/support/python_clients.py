@@ -14,6 +14,16 @@ def values(count: int) -> list[bytes]:
     return [b"v%d" % index for index in range(count)]
 
 
+def upsert_scram_credential(bootstrap: str, user: str, password: bytes, iterations: int = 8192) -> None:
+    """A SCRAM-SHA-512 credential made with AlterUserScramCredentials (librdkafka's admin client)."""
+    from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    upsertion = UserScramCredentialUpsertion(user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, iterations),
+                                             password)
+    for future in admin.alter_user_scram_credentials([upsertion]).values():
+        future.result(DEADLINE_S)
+
+
 def librdkafka_round_trip(config: dict, topic: str, count: int = 200) -> list[bytes]:
     """Idempotently produced, read by a consumer group of its own."""
     from confluent_kafka import Consumer, Producer

@@ -55,6 +55,7 @@ public class FranzDriver {
             case "produce-keys": produceKeys(bootstrap, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4])); break;
             case "read-compacted": readCompacted(bootstrap, args[2]); break;
             case "group-admin": groupAdmin(bootstrap, args[2]); break;
+            case "paced": paced(bootstrap, args[2], Integer.parseInt(args[3]), Long.parseLong(args[4]), args[5]); break;
             case "rolling-migration": rollingMigration(bootstrap, args[2], Integer.parseInt(args[3])); break;
             default: throw new IllegalArgumentException("unknown command " + command);
         }
@@ -104,6 +105,29 @@ public class FranzDriver {
             for (Future<RecordMetadata> f : sent) f.get(30, TimeUnit.SECONDS);
         }
         System.out.println("produced " + count + " " + checksum.getValue());
+    }
+
+    // One record at a time, pause_ms apart, each acknowledged before the next, while a group
+    // consumer reads them: both clients' connections live across the broker's session lifetime
+    // (KIP-368 re-authentication).
+    static void paced(String bootstrap, String topic, int count, long pauseMs, String group) throws Exception {
+        Properties c = props(bootstrap);
+        c.put("group.id", group);
+        c.put("auto.offset.reset", "earliest");
+        int seen = 0;
+        try (KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(props(bootstrap), new StringSerializer(), new StringSerializer());
+             KafkaConsumer<String, String> consumer =
+                 new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, "value-" + i)).get(30, TimeUnit.SECONDS);
+                seen += consumer.poll(Duration.ofMillis(pauseMs)).count();
+            }
+            long deadline = System.currentTimeMillis() + DEADLINE_MS;
+            while (seen < count && System.currentTimeMillis() < deadline) seen += consumer.poll(POLL).count();
+        }
+        System.out.println("paced " + count + " " + seen);
     }
 
     // Rounds of values for the same keys from one idempotent producer, each round flushed, then a
