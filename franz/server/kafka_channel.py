@@ -329,8 +329,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if server.send_buffer_bytes != -1:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, server.send_buffer_bytes)
-            if (hasattr(os, "sendfile") and self._tls is None and transport.get_extra_info("sslcontext") is None
-                    and type(transport).__name__ in _PLAIN_TCP_TRANSPORTS):
+            if hasattr(os, "sendfile") and self._tls is None and type(transport).__name__ in _PLAIN_TCP_TRANSPORTS:
                 self._sendfile_fd = sock.fileno()
 
     def take_up(self) -> None:
@@ -375,7 +374,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self._frame = self._frame_view = None
         if not (self._parked or self._held):
             self._pending.clear()
-        if self._transport.get_extra_info("sslcontext") is not None:
+        if self._tls is not None:
             return False  # TLS has no half-close: the transport closes (asyncio warns at a True)
         return not self.is_idle() or self._parked or self._held
 

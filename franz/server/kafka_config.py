@@ -683,12 +683,10 @@ class KafkaConfig:
     def _ssl_listener_config(self, listener: str, protocol: str) -> SslListenerConfig:
         """An SSL or SASL_SSL listener's server SSLContext and principal rules, loaded now so that
         a broker whose key store cannot be read does not start (ConfigError naming the key)."""
-        engine_factory = self.originals.get(listener_key(listener, "ssl.engine.factory.class"),
-                                            self.originals.get("ssl.engine.factory.class"))
+        _, engine_factory = self._listener_value(listener, "ssl.engine.factory.class")
         if engine_factory not in (None, ""):
-            raise ConfigError("ssl.engine.factory.class", engine_factory, "franz builds its TLS context from the "
-                                                                         "ssl.* keys; a Java SslEngineFactory cannot "
-                                                                         "run here: unset it")
+            raise ConfigError("ssl.engine.factory.class", engine_factory, "franz builds its TLS context from the ssl.* keys; a Java "
+                                                           "SslEngineFactory cannot run here: unset it")
 
         def setting_of(key: str) -> tuple[str, Any]:
             if key == "ssl.client.auth" and protocol == "SASL_SSL":

@@ -23,8 +23,8 @@ the kafka-metrics group, each with `listener` and `networkProcessor` labels):
   failed_authentication_total: connections that became ready (a PLAINTEXT or SSL one once
   taken up, a SASL one once its mechanism completed; "no reauth": its client cannot
   re-authenticate, which is every PLAINTEXT and SSL client and a SASL one that used
-  SaslAuthenticate v0), and those whose SASL authentication failed or whose certificate no
-  principal mapping rule maps. A TLS handshake that fails is not seen (the loop drops it).
+  SaslAuthenticate v0), and those whose SASL authentication or TLS handshake failed or whose
+  certificate no principal mapping rule maps.
 - successful_reauthentication_total and failed_reauthentication_total: SASL re-authentications
   (KIP-368) of connections already authenticated, which the counts above leave out
 - expired_connections_killed_count (SocketServer's): connections closed because a request came
