@@ -76,6 +76,12 @@ class DefaultSslEngineFactory:
 
     def __init__(self, setting_of: SettingOf) -> None:
         self._setting_of = setting_of
+        # What the last key_and_chain read: each entry's certificate (a key's own first), in the
+        # store's order; None without a key store. A new key store must name the same subjects.
+        self.key_store_certificates: tuple[x509.Certificate, ...] | None = None
+        # path -> its modification time (ns) when read: a store file changed since is reloaded
+        # (SecurityStore.modified)
+        self.files_read: dict[str, int] = {}
 
     def _value(self, key: str) -> Any:
         return self._setting_of(key)[1]
@@ -168,8 +174,9 @@ class DefaultSslEngineFactory:
             if password is not None:
                 raise self._refuse("ssl.keystore.password", "SSL key store password cannot be specified with PEM "
                                                             "format, only key password may be specified.")
-            return (self._pem_key(private_key, key_password, "ssl.keystore.key"),
-                    self._pem_chain(chain, "ssl.keystore.certificate.chain"), "ssl.keystore.key")
+            certificates = self._pem_chain(chain, "ssl.keystore.certificate.chain")
+            self.key_store_certificates = tuple(certificates[:1])
+            return self._pem_key(private_key, key_password, "ssl.keystore.key"), certificates, "ssl.keystore.key"
         if chain is not None:
             raise self._refuse("ssl.keystore.certificate.chain", "SSL certificate chain is specified, but private "
                                                                  "key is not specified")
@@ -183,14 +190,16 @@ class DefaultSslEngineFactory:
                 raise self._refuse("ssl.keystore.password", "SSL key store password cannot be specified with PEM "
                                                             "format, only key password may be specified")
             text = self._read(location, "ssl.keystore.location", kind)
-            return (self._pem_key(text, key_password, "ssl.keystore.location"),
-                    self._pem_chain(text, "ssl.keystore.location"), "ssl.keystore.location")
+            certificates = self._pem_chain(text, "ssl.keystore.location")
+            self.key_store_certificates = tuple(certificates[:1])
+            return self._pem_key(text, key_password, "ssl.keystore.location"), certificates, "ssl.keystore.location"
         if password is None:
             raise self._refuse("ssl.keystore.password", "SSL key store is specified, but key store password is not "
                                                         "specified.", None)
         store = self._load(location, kind, password, key_password, "ssl.keystore.location")
         if not store.keys:
             raise self._refuse("ssl.keystore.location", f"the key store {location} holds no private key", location)
+        self.key_store_certificates = tuple([entry.chain[0] for entry in store.keys] + store.trusted)
         return store.keys[0].key, store.keys[0].chain, "ssl.keystore.location"
 
     def trusted(self) -> list[x509.Certificate] | None:
@@ -222,7 +231,16 @@ class DefaultSslEngineFactory:
             return self._pem_chain(self._read(location, "ssl.truststore.location", kind), "ssl.truststore.location")
         return self._load(location, kind, password, None, "ssl.truststore.location").trust_anchors()
 
+    def _stamp(self, location: str) -> None:
+        """Note the file's modification time before it is read: a change made while reading it
+        shows as a later one."""
+        try:
+            self.files_read[location] = os.stat(location).st_mtime_ns
+        except OSError:
+            pass  # reading it fails next, naming the key
+
     def _read(self, location: str, key: str, kind: str) -> str:
+        self._stamp(location)
         try:
             return Path(location).read_text()
         except (OSError, UnicodeDecodeError) as exc:
@@ -234,6 +252,7 @@ class DefaultSslEngineFactory:
             type_key = "ssl.keystore.type" if key.startswith("ssl.keystore") else "ssl.truststore.type"
             raise self._refuse(type_key, f"{kind} not found: franz reads key stores of type "
                                          f"{', '.join(KEY_STORE_TYPES)}", kind)
+        self._stamp(location)
         try:
             return load_key_store(Path(location).read_bytes(), password, key_password,
                                   recover_keys=key.startswith("ssl.keystore"))

@@ -36,6 +36,7 @@ from franz.server.kafka_config import (
     broker_key_definition,
     is_broker_reconfigurable,
     listener_connection_key,
+    listener_ssl_store_key,
 )
 from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
@@ -115,7 +116,7 @@ def _broker_key_layers(controller: Controller, config: KafkaConfig, key: str) ->
     source by source (this broker's dynamic value, the cluster default's, the config file's, the
     built-in default), each for the key and then, for a listener-prefixed key, its base key
     (brokerConfigSynonyms); the layers ranking above the key's own first one are dropped."""
-    prefixed = listener_connection_key(key)
+    prefixed = _listener_prefixed(key)
     names = [key] if prefixed is None else [key, prefixed[1]]
     dynamic = controller.dynamic_broker_configs
     layers: list[tuple[str, str | None, int]] = []
@@ -124,7 +125,7 @@ def _broker_key_layers(controller: Controller, config: KafkaConfig, key: str) ->
         layers += [(name, render(broker_key_definition(name).parse(dynamic[resource][name])), source)
                    for name in names if is_broker_reconfigurable(name) and name in dynamic.get(resource, {})]
     layers += [(name, render(config.values[name]), STATIC_BROKER_CONFIG) for name in names if name in config.originals]
-    defaults = [(name, broker_key_definition(name).default) for name in names if listener_connection_key(name) is None]
+    defaults = [(name, broker_key_definition(name).default) for name in names if _listener_prefixed(name) is None]
     layers += [(name, render(default), DEFAULT_CONFIG) for name, default in defaults if default is not NO_DEFAULT]
     own = next(index for index, (name, _, _) in enumerate(layers) if name == key)
     return layers[own:]
@@ -134,7 +135,12 @@ def _listener_prefixed_keys(controller: Controller, config: KafkaConfig) -> list
     """The listener-prefixed keys set in the config file or dynamically: Kafka describes the keys
     it was given beside the ones it defines."""
     named = set(config.originals).union(*controller.dynamic_broker_configs.values())
-    return sorted(key for key in named if listener_connection_key(key) is not None)
+    return sorted(key for key in named if _listener_prefixed(key) is not None)
+
+
+def _listener_prefixed(key: str) -> tuple[str, str] | None:
+    """(listener, base key) of a listener-prefixed key franz takes (a connection limit, a store)."""
+    return listener_connection_key(key) or listener_ssl_store_key(key)
 
 
 def _broker_entries(controller: Controller, config: KafkaConfig, keys, include_synonyms: bool) -> list[dict]:

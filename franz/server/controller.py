@@ -56,11 +56,13 @@ from franz.server.kafka_config import (
     CLEANER_RECONFIGURABLE_KEYS,
     GROUP_COORDINATOR_RECONFIGURABLE_KEYS,
     PRODUCER_STATE_RECONFIGURABLE_KEYS,
+    SSL_RECONFIGURABLE_KEYS,
     KafkaConfig,
     broker_key_definition,
     cleaner_config,
     cleaner_config_problem,
     is_broker_reconfigurable,
+    is_per_broker_key,
     producer_state_config,
     require_group_coordinator_bounds,
 )
@@ -127,6 +129,9 @@ class BrokerReconfigurable(Protocol):
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         """Put validated values in force, on the event loop."""
 
+    # Optional: `files_modified() -> bool`, whether files it read changed since, so that a change
+    # of this broker's configs has it reload them even when its values stay the same.
+
 
 class Controller:
     def __init__(self, config: KafkaConfig, log_manager: LogManager, metadata: MetadataCache) -> None:
@@ -180,6 +185,10 @@ class Controller:
                 return value
         return self.config[key]
 
+    def broker_values(self, reconfigurable: tuple[str, ...]) -> dict[str, Any]:
+        """Typed broker values in force now, for these keys dynamic ones first."""
+        return self._broker_values(reconfigurable, self.dynamic_broker_configs)
+
     @property
     def live_config(self) -> BrokerConfigInForce:
         """The broker config as in force now, read by key as a KafkaConfig is."""
@@ -202,16 +211,19 @@ class Controller:
             return
         reconfigurable.reconfigure(static, in_force)
 
-    async def _validated_reconfigurations(self, proposed: Mapping[str, Mapping[str, str]]) -> list[Callable[[], None]]:
+    async def _validated_reconfigurations(self, proposed: Mapping[str, Mapping[str, str]],
+                                          reload_files: bool = False) -> list[Callable[[], None]]:
         """The reconfigurables' changes for the proposed dynamic configs, each checked by its
-        reconfigurable off the loop, as a check may resolve host names (INVALID_REQUEST, as
-        ConfigAdminManager answers for a value that parses but cannot apply); calling one puts
-        it in force."""
+        reconfigurable off the loop, as a check may resolve host names or read files (INVALID_REQUEST,
+        as ConfigAdminManager answers for a value that parses but cannot apply); calling one puts
+        it in force. `reload_files`: also those whose files changed though their values did not."""
         changes: list[Callable[[], None]] = []
         for reconfigurable in self._broker_reconfigurables:
             keys = reconfigurable.reconfigurable_configs
             old, new = self._broker_values(keys, self.dynamic_broker_configs), self._broker_values(keys, proposed)
-            if all(old.get(key) == new.get(key) for key in keys):
+            files_modified = getattr(reconfigurable, "files_modified", None)
+            if all(old.get(key) == new.get(key) for key in keys) and not (
+                    reload_files and files_modified is not None and files_modified()):
                 continue
             try:
                 validate = functools.partial(reconfigurable.validate_reconfiguration, old, new)
@@ -739,11 +751,19 @@ class Controller:
             current = self.dynamic_broker_configs.get(resource_name, {})
             if replace_all:
                 operations = replacing(current, operations)
-            static = sorted({key for key, _op, _value in operations
-                             if key not in BROKER_SYNONYMS and not is_broker_reconfigurable(key)})
+            static = sorted({key for key, _op, _value in operations if key not in BROKER_SYNONYMS
+                             and not is_broker_reconfigurable(key) and key not in SSL_RECONFIGURABLE_KEYS})
             if static:
                 raise ApiError(Errors.INVALID_REQUEST,
                                f"Cannot update these configs dynamically: Set({', '.join(static)})")
+            bare = sorted({key for key, _op, _value in operations if key in SSL_RECONFIGURABLE_KEYS})
+            if bare:
+                raise ApiError(Errors.INVALID_REQUEST, "These security configs can be dynamically updated only per-"
+                                                       f"listener using the listener prefix: Set({', '.join(bare)})")
+            per_broker = sorted({key for key, op, _value in operations if op != DELETE and is_per_broker_key(key)})
+            if resource_name == CLUSTER_DEFAULT and per_broker:
+                raise ApiError(Errors.INVALID_REQUEST, "Cannot update these configs at default cluster level, broker "
+                                                       f"id must be specified: Set({', '.join(per_broker)})")
             for key, op, _value in operations:
                 if is_broker_reconfigurable(key) and op in (APPEND, SUBTRACT):
                     raise ApiError(Errors.INVALID_CONFIG,
@@ -782,7 +802,10 @@ class Controller:
                         cleaner.validate_reconfiguration(new_cleaner_config)
                     except ValueError as exc:
                         raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
-            reconfigurations = await self._validated_reconfigurations(proposed)
+            # A change of this broker's configs also reloads the store files changed in place, even
+            # with every value as it was (KAFKA-7429; KRaft records such a change, KAFKA-14136).
+            reconfigurations = await self._validated_reconfigurations(
+                proposed, reload_files=resource_name == str(self.config.node_id))
             if validate_only:
                 return
             dynamic = {name: values for name, values in proposed.items() if values}

@@ -175,7 +175,7 @@ class KafkaChannel(asyncio.BufferedProtocol):
         self.session = server.new_session(endpoint.listener_name)
         # An SSL or SASL_SSL listener's TLS settings; _handshaking from the accept until the TLS
         # transport is made (_tls_established), while the TCP transport is its SSL protocol's.
-        self._tls = server.config.ssl_listeners.get(endpoint.listener_name)
+        self._tls = server.ssl_listeners.get(endpoint.listener_name)
         self._handshaking = self._tls is not None
         # Receive state: `_pending` holds bytes read but not yet framed (a partial
         # size prefix, or data left unparsed while parked); `_frame` is a frame

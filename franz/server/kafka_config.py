@@ -319,8 +319,14 @@ GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms"
 SOCKET_SERVER_RECONFIGURABLE_KEYS = ("max.connections.per.ip", "max.connections.per.ip.overrides",
                                      "max.connections", "max.connection.creation.rate")
 
+# A TLS listener's key and trust stores (SslConfigs.RECONFIGURABLE_CONFIGS): a running broker
+# changes them under a listener's prefix, on this broker only, never bare (DynamicBrokerConfig).
+SSL_RECONFIGURABLE_KEYS = ("ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+                           "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+                           "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates")
+
 # Every broker key a running broker can change, besides the log configs' synonyms and the
-# listener-prefixed connection keys (is_broker_reconfigurable).
+# listener-prefixed connection and TLS store keys (is_broker_reconfigurable).
 BROKER_RECONFIGURABLE_KEYS = (CLEANER_RECONFIGURABLE_KEYS + PRODUCER_STATE_RECONFIGURABLE_KEYS
                               + GROUP_COORDINATOR_RECONFIGURABLE_KEYS + SOCKET_SERVER_RECONFIGURABLE_KEYS)
 
@@ -339,8 +345,17 @@ def listener_key(listener_name: str, key: str) -> str:
 def listener_connection_key(key: str) -> tuple[str, str] | None:
     """(listener name as listeners write it, base key) of a listener-prefixed connection key; else
     None. Kafka looks prefixed keys up in lower case only, so another spelling is not one."""
+    return _listener_prefixed(key, LISTENER_CONNECTION_KEYS)
+
+
+def listener_ssl_store_key(key: str) -> tuple[str, str] | None:
+    """(listener name, base key) of a listener-prefixed key store or trust store key; else None."""
+    return _listener_prefixed(key, SSL_RECONFIGURABLE_KEYS)
+
+
+def _listener_prefixed(key: str, base_keys: tuple[str, ...]) -> tuple[str, str] | None:
     match = _LISTENER_PREFIXED.fullmatch(key)
-    if match is None or match[2] not in LISTENER_CONNECTION_KEYS or match[1] != match[1].lower():
+    if match is None or match[2] not in base_keys or match[1] != match[1].lower():
         return None
     return match[1].upper(), match[2]
 
@@ -365,13 +380,20 @@ def is_listener_security_key(key: str) -> bool:
 def broker_key_definition(key: str) -> ConfigKey | None:
     """The definition a broker key's value is parsed with (a listener-prefixed key's is its base
     key's); None for a key franz does not know."""
-    prefixed = listener_connection_key(key)
+    prefixed = listener_connection_key(key) or listener_ssl_store_key(key)
     return BROKER_CONFIG_DEF.keys.get(prefixed[1] if prefixed else key)
 
 
 def is_broker_reconfigurable(key: str) -> bool:
     """Whether a running broker can change this broker key (a log config synonym aside)."""
-    return key in BROKER_RECONFIGURABLE_KEYS or listener_connection_key(key) is not None
+    return (key in BROKER_RECONFIGURABLE_KEYS or listener_connection_key(key) is not None
+            or listener_ssl_store_key(key) is not None)
+
+
+def is_per_broker_key(key: str) -> bool:
+    """A dynamic key that names one broker's resources, so that the cluster default cannot set it
+    (DynamicBrokerConfig.perBrokerConfigs: a listener's keys but its connection limits)."""
+    return listener_ssl_store_key(key) is not None
 
 
 def producer_state_config(values: Mapping[str, Any]) -> ProducerStateManagerConfig:
@@ -526,8 +548,8 @@ class KafkaConfig:
         # Keys that are topic-config synonyms are validated by LogConfig.
         self.unknown_keys = [key for key in unknown if key not in BROKER_SYNONYMS
                              and listener_connection_key(key) is None and not is_listener_security_key(key)]
-        for key in unknown:  # listener-prefixed connection keys, typed under their own names
-            if listener_connection_key(key) is not None:
+        for key in unknown:  # listener-prefixed connection and store keys, typed under their own names
+            if listener_connection_key(key) is not None or listener_ssl_store_key(key) is not None:
                 try:
                     self.values[key] = broker_key_definition(key).parse(self.originals[key])
                 except ConfigError as exc:
@@ -561,7 +583,7 @@ class KafkaConfig:
                                for listener, protocol in self.listener_security_protocols.items()
                                if protocol.startswith("SASL_")}
         # listener name -> its TLS context, for every SSL and SASL_SSL listener
-        self.ssl_listeners = {listener: self._ssl_listener_config(listener, protocol)
+        self.ssl_listeners = {listener: self.ssl_listener_config(listener)
                               for listener, protocol in self.listener_security_protocols.items()
                               if protocol.endswith("SSL")}
         require_group_coordinator_bounds(self.values)
@@ -680,9 +702,11 @@ class KafkaConfig:
         except OAuthConfigError as exc:  # ConfigException's words unless the message names the key
             raise ConfigError(exc.key, exc.value, str(exc), str(exc) if exc.key in str(exc) else None) from None
 
-    def _ssl_listener_config(self, listener: str, protocol: str) -> SslListenerConfig:
+    def ssl_listener_config(self, listener: str, dynamic: Mapping[str, Any] | None = None) -> SslListenerConfig:
         """An SSL or SASL_SSL listener's server SSLContext and principal rules, loaded now so that
-        a broker whose key store cannot be read does not start (ConfigError naming the key)."""
+        a broker whose key store cannot be read does not start (ConfigError naming the key).
+        `dynamic`: typed values of the listener's prefixed store keys set since, ranking first."""
+        protocol = self.listener_security_protocols[listener]
         _, engine_factory = self._listener_value(listener, "ssl.engine.factory.class")
         if engine_factory not in (None, ""):
             raise ConfigError("ssl.engine.factory.class", engine_factory, "franz builds its TLS context from the ssl.* keys; a Java "
@@ -692,14 +716,23 @@ class KafkaConfig:
             if key == "ssl.client.auth" and protocol == "SASL_SSL":
                 own = listener_key(listener, key)  # KIP-684: the broker-wide value is for SSL listeners
                 return (own, self._listener_value(listener, key)[1]) if own in self.originals else (own, "none")
+            own = listener_key(listener, key)
+            if dynamic is not None and own in dynamic:
+                return own, dynamic[own]
             return self._listener_value(listener, key)
-        context = DefaultSslEngineFactory(setting_of).server_context()
+        engine = DefaultSslEngineFactory(setting_of)
+        context = engine.server_context()
         rules_key, rules = self._listener_value(listener, "ssl.principal.mapping.rules")
         try:
             mapper = SslPrincipalMapper(rules)
         except ValueError as exc:
             raise ConfigError(rules_key, rules, str(exc)) from None
-        return SslListenerConfig(context, mapper)
+        return SslListenerConfig(context, mapper, engine.key_store_certificates, engine.files_read,
+                                 {key: setting_of(key)[1] for key in SSL_RECONFIGURABLE_KEYS})
+
+    def listener_value(self, listener: str, key: str) -> Any:
+        """A key's typed value for one listener: its prefixed key's if set, else the broker's."""
+        return self._listener_value(listener, key)[1]
 
     def _listener_value(self, listener: str, key: str) -> tuple[str, Any]:
         """(the key it came from, typed value): the listener's own key if set, else the broker's

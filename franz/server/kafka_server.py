@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import signal
 import sys
@@ -45,7 +46,7 @@ from franz.server.describe_topic_partitions import DescribeTopicPartitionsApi
 from franz.server.feature_control_manager import FEATURES_FILE, FeatureControlManager
 from franz.server.garbage_collector import configure_collector, freeze_startup_objects
 from franz.server.kafka_apis import KafkaApis
-from franz.server.kafka_config import Endpoint, KafkaConfig
+from franz.server.kafka_config import SSL_RECONFIGURABLE_KEYS, Endpoint, KafkaConfig, listener_key
 from franz.server.metadata_cache import MetadataCache
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import ReplicaManager
@@ -56,6 +57,7 @@ from franz.server.share.share_state_apis import ShareStateApis
 from franz.server.share.share_partition_manager import SharePartitionManager
 from franz.server.oauth_bearer_validator import OAuthBearerValidator
 from franz.server.socket_server import SocketServer, new_event_loop
+from franz.server.ssl_channel_builder import SslListenerReconfigurable
 from franz.storage import local_log, unified_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
@@ -199,6 +201,10 @@ class KafkaServer:
         for connection_quotas in self.socket_server.all_connection_quotas:  # IP connection rates
             client_quotas.add_manager(connection_quotas)
         controller.add_broker_reconfigurable(self.socket_server)  # with the stored connection limits
+        for listener in config.ssl_listeners:  # with the stored key and trust stores
+            reconfigurable = self._ssl_listener_reconfigurable(config, listener)
+            reconfigurable.load(controller.broker_values(reconfigurable.reconfigurable_configs))
+            controller.add_broker_reconfigurable(reconfigurable)
         self.socket_server.close_listeners.append(self.share_partitions.on_connection_closed)
         self.socket_server.request_completed = self.metrics.request_metrics.update
         await self.socket_server.start()
@@ -212,6 +218,14 @@ class KafkaServer:
         metadata.advertised = self._advertised_endpoints()
         self._change_status("STARTING", "STARTED")
         logger.info("%s Kafka Server started", self._prefix)
+
+    def _ssl_listener_reconfigurable(self, config: KafkaConfig, listener: str) -> SslListenerReconfigurable:
+        assert self.socket_server is not None
+        return SslListenerReconfigurable(
+            listener, tuple(listener_key(listener, key) for key in SSL_RECONFIGURABLE_KEYS),
+            self.socket_server.ssl_listeners, functools.partial(config.ssl_listener_config, listener),
+            config.listener_value(listener, "ssl.allow.dn.changes"),
+            config.listener_value(listener, "ssl.allow.san.changes"))
 
     def _advertised_endpoints(self) -> list[Endpoint]:
         assert self.socket_server is not None

@@ -62,7 +62,7 @@ from franz.server.kafka_config import (
 from franz.server.request_channel import ANONYMOUS_SESSION, HeaderVersionOf, Request, Response, Session
 from franz.server.sasl_server_authenticator import CredentialOf, SaslServerAuthenticator
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
-from franz.server.ssl_channel_builder import TLS_HANDSHAKE_TIMEOUT_S
+from franz.server.ssl_channel_builder import TLS_HANDSHAKE_TIMEOUT_S, SslListenerConfig
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +121,9 @@ class SocketServer:
         self.reconfigurable_configs = SOCKET_SERVER_RECONFIGURABLE_KEYS + tuple(
             listener_key(endpoint.listener_name, key)
             for endpoint in config.listeners for key in LISTENER_CONNECTION_KEYS)
+        # each SSL and SASL_SSL listener's TLS settings, as a new connection takes them: replaced when
+        # a listener's stores change (SslListenerReconfigurable)
+        self.ssl_listeners: dict[str, SslListenerConfig] = dict(config.ssl_listeners)
         self.send_buffer_bytes: int = config["socket.send.buffer.bytes"]
         self.receive_buffer_bytes: int = config["socket.receive.buffer.bytes"]
         self.listen_backlog: int = config["socket.listen.backlog.size"]

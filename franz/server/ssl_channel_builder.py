@@ -11,12 +11,19 @@ and one that fails is logged as Kafka's Selector logs a failed authentication.
 
 from __future__ import annotations
 
+import logging
+import os
 import ssl
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from cryptography import x509
 
+from franz.common.config_def import ConfigError
 from franz.common.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
+
+logger = logging.getLogger(__name__)
 
 # asyncio's default bound of a TLS handshake (Kafka's is connections.max.idle.ms alone)
 TLS_HANDSHAKE_TIMEOUT_S = 60.0
@@ -26,6 +33,142 @@ TLS_HANDSHAKE_TIMEOUT_S = 60.0
 class SslListenerConfig:
     context: ssl.SSLContext
     principal_mapper: SslPrincipalMapper
+    # the key store's entries' certificates (a key's own first), None without a key store
+    key_store_certificates: tuple[x509.Certificate, ...] | None = None
+    # each store file read -> its modification time (ns) then
+    files_read: Mapping[str, int] = field(default_factory=dict)
+    # the key and trust store settings it was built from (SSL_RECONFIGURABLE_KEYS' values)
+    store_settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def files_modified(self) -> bool:
+        """Whether a store file changed (or went) since it was read."""
+        for path, stamp in self.files_read.items():
+            try:
+                if os.stat(path).st_mtime_ns != stamp:
+                    return True
+            except OSError:
+                return True
+        return False
+
+    def has_trust_store(self) -> bool:
+        settings = self.store_settings
+        return settings.get("ssl.truststore.location") is not None or (
+            settings.get("ssl.truststore.certificates") is not None)
+
+
+class SslListenerReconfigurable:
+    """A TLS listener's key and trust stores changed on a running broker (Kafka's SslChannelBuilder
+    as a ListenerReconfigurable, through SslFactory.reconfigure): under the listener's prefix, on
+    this broker (kafka-configs --entity-type brokers --entity-name <id>), or the same values again
+    once a store file changed in place. Connections accepted from then on shake hands with the new
+    context; open ones keep theirs. A new key store must show the same subjects (and at least the
+    same subject alternative names) unless ssl.allow.dn.changes / ssl.allow.san.changes allow it
+    (CertificateEntries.ensureCompatible), so that clients verifying the broker's name still do.
+
+    `listeners` is the socket server's map of each TLS listener's config, replaced in place;
+    `build(dynamic)` builds this listener's from the typed values of its prefixed keys set
+    dynamically."""
+
+    def __init__(self, listener: str, reconfigurable_configs: tuple[str, ...],
+                 listeners: dict[str, SslListenerConfig], build: Callable[[Mapping[str, Any]], SslListenerConfig],
+                 allow_dn_changes: bool, allow_san_changes: bool) -> None:
+        self.listener = listener
+        self.reconfigurable_configs = reconfigurable_configs
+        self._listeners = listeners
+        self._build = build
+        self._allow_dn_changes = allow_dn_changes
+        self._allow_san_changes = allow_san_changes
+        # the config validate_reconfiguration built, with the values it was built from: reconfigure
+        # puts that one in force rather than read the files a second time (KAFKA-8190)
+        self._validated: tuple[dict[str, Any], SslListenerConfig | None] | None = None
+
+    def files_modified(self) -> bool:
+        return self._listeners[self.listener].files_modified()
+
+    def load(self, values: Mapping[str, Any]) -> None:
+        """Put in force the stores of the typed broker values in force at startup (the config file's
+        and the stored dynamic ones), unchecked against the config file's alone: Kafka builds its
+        SslFactory from both at once. Stores that cannot be read leave the file's in force; the
+        controller's check of the same values then logs why (add_broker_reconfigurable)."""
+        try:
+            self._listeners[self.listener] = self._build(self._dynamic(values))
+        except ConfigError:
+            pass
+
+    def validate_reconfiguration(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        dynamic = self._dynamic(new)
+        current = self._listeners[self.listener]
+        try:
+            candidate = self._build(dynamic)
+            if candidate.store_settings == current.store_settings and candidate.files_read == current.files_read:
+                candidate = None  # SslFactory keeps its engine factory: nothing to rebuild
+            else:
+                self._ensure_compatible(current, candidate)
+        except ConfigError as exc:
+            raise ConfigError(exc.key, exc.value, exc.reason, "Validation of dynamic config update of SSLFactory "
+                              f"failed: org.apache.kafka.common.config.ConfigException: {exc}") from None
+        self._validated = (dynamic, candidate)
+
+    def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        dynamic = self._dynamic(new)
+        validated, self._validated = self._validated, None
+        assert validated is not None and validated[0] == dynamic, "reconfigure without its validation"
+        candidate = validated[1]
+        if candidate is None:
+            return
+        self._listeners[self.listener] = candidate
+        settings = candidate.store_settings
+        logger.info("Created new SERVER SSL engine builder with keystore %s truststore %s for listener %s",
+                    settings.get("ssl.keystore.location") or settings.get("ssl.keystore.type"),
+                    settings.get("ssl.truststore.location") or settings.get("ssl.truststore.type"), self.listener)
+
+    def _dynamic(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {key: values[key] for key in self.reconfigurable_configs if key in values}
+
+    def _ensure_compatible(self, current: SslListenerConfig, candidate: SslListenerConfig) -> None:
+        """SslFactory.createNewSslEngineFactory's checks of a rebuilt engine factory."""
+        old, new = current.key_store_certificates, candidate.key_store_certificates
+        if old is None and new is not None:
+            raise ConfigError("ssl.keystore.location", None, "", "Cannot add SSL keystore to an existing listener "
+                                                                 "for which no keystore was configured.")
+        if old is not None and new is None:
+            raise ConfigError("ssl.keystore.location", None, "", "Cannot remove the SSL keystore from an existing "
+                                                                 "listener for which a keystore was configured.")
+        if old is not None and new is not None:
+            if not self._allow_dn_changes:
+                _ensure_same_count(old, new)
+                for was, now in zip(old, new):
+                    if distinguished_name(was).lower() != distinguished_name(now).lower():
+                        raise ConfigError("ssl.keystore.location", None, "", "Keystore DistinguishedName does not "
+                                          f"match:  existing={{DN={distinguished_name(was)}}}, "
+                                          f"new={{DN={distinguished_name(now)}}}")
+            if not self._allow_san_changes:
+                _ensure_same_count(old, new)
+                for was, now in zip(old, new):
+                    if not _alternative_names(now) >= _alternative_names(was):
+                        raise ConfigError("ssl.keystore.location", None, "", "Keystore SubjectAltNames do not match: "
+                                          f" existing={{SAN={sorted(_alternative_names(was))}}}, "
+                                          f"new={{SAN={sorted(_alternative_names(now))}}}")
+        if not current.has_trust_store() and candidate.has_trust_store():
+            raise ConfigError("ssl.truststore.location", None, "", "Cannot add SSL truststore to an existing "
+                                                                   "listener for which no truststore was configured.")
+
+
+def _ensure_same_count(old: tuple[x509.Certificate, ...], new: tuple[x509.Certificate, ...]) -> None:
+    if len(old) != len(new):
+        raise ConfigError("ssl.keystore.location", None, "", f"Keystore entries do not match, existing store "
+                                                             f"contains {len(old)} entries, new store contains "
+                                                             f"{len(new)} entries")
+
+
+def _alternative_names(certificate: x509.Certificate) -> set[tuple[str, str]]:
+    """The certificate's subject alternative names as (kind, value): X509Certificate's
+    getSubjectAlternativeNames, compared as a set."""
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return set()
+    return {(type(name).__name__, str(name.value)) for name in names}
 
 
 def peer_principal_name(ssl_object: ssl.SSLObject | None, mapper: SslPrincipalMapper) -> str:

@@ -63,10 +63,13 @@ class CertificateAuthority:
             builder = builder.add_extension(x509.SubjectAlternativeName(alternative_names), critical=False)
         return Identity(key, builder.sign(issuer_key, hashes.SHA256()))
 
-    def broker(self, rsa_key: bool = False) -> Identity:
+    def broker(self, rsa_key: bool = False, common_name: str = "localhost",
+               host_names: tuple[str, ...] = ("localhost",)) -> Identity:
+        """A broker's certificate for `common_name`, its alternative names the host names and 127.0.0.1."""
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048) if rsa_key else None
-        return self._issue(_name((NameOID.COMMON_NAME, "localhost")),
-                           [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))], key=key)
+        return self._issue(_name((NameOID.COMMON_NAME, common_name)),
+                           [*map(x509.DNSName, host_names), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
+                           key=key)
 
     def client(self, subject: x509.Name) -> Identity:
         return self._issue(subject, None)

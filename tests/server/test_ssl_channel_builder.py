@@ -1,0 +1,83 @@
+"""SslListenerReconfigurable: when a TLS listener's stores are rebuilt, and SslFactory's checks of
+the rebuilt ones (the broker process's side is tests/interop/test_ssl_store_update.py)."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+
+from franz.common.config_def import ConfigError
+from franz.server.kafka_config import SSL_RECONFIGURABLE_KEYS, KafkaConfig, listener_key
+from franz.server.ssl_channel_builder import SslListenerReconfigurable
+
+from tests.support.tls import CertificateAuthority, write_pem_key_store
+
+STORE = "listener.name.ssl.ssl.keystore.location"
+
+
+@pytest.fixture()
+def ca():
+    return CertificateAuthority()
+
+
+def _listener(tmp_path, ca, *settings: str, allow_dn_changes: bool = False):
+    """A broker config with an SSL listener whose key store is a PEM file, its listeners' map,
+    and the listener's reconfigurable."""
+    write_pem_key_store(tmp_path / "broker.pem", ca.broker(), ca)
+    config = KafkaConfig.from_sources(None, [
+        "listeners=PLAINTEXT://127.0.0.1:1,SSL://127.0.0.1:2", "inter.broker.listener.name=PLAINTEXT",
+        "listener.name.ssl.ssl.keystore.type=PEM", f"{STORE}={tmp_path / 'broker.pem'}", *settings])
+    listeners = dict(config.ssl_listeners)
+    reconfigurable = SslListenerReconfigurable(
+        "SSL", tuple(listener_key("SSL", key) for key in SSL_RECONFIGURABLE_KEYS), listeners,
+        functools.partial(config.ssl_listener_config, "SSL"), allow_dn_changes, False)
+    return config, listeners, reconfigurable
+
+
+def _apply(reconfigurable: SslListenerReconfigurable, config: KafkaConfig, dynamic: dict | None = None) -> None:
+    new = {**config.values, **(dynamic or {})}
+    reconfigurable.validate_reconfiguration(config.values, new)
+    reconfigurable.reconfigure(config.values, new)
+
+
+def test_stores_are_rebuilt_when_a_value_or_a_file_changes_and_only_then(tmp_path, ca):
+    config, listeners, reconfigurable = _listener(tmp_path, ca)
+    loaded = listeners["SSL"]
+    _apply(reconfigurable, config)
+    assert listeners["SSL"] is loaded and not reconfigurable.files_modified()
+    path = tmp_path / "broker.pem"
+    stamp = path.stat().st_mtime_ns
+    write_pem_key_store(path, ca.broker(), ca)
+    os.utime(path, ns=(stamp + 2_000_000_000,) * 2)
+    assert reconfigurable.files_modified()
+    _apply(reconfigurable, config)
+    assert listeners["SSL"] is not loaded and not reconfigurable.files_modified()
+    moved = write_pem_key_store(tmp_path / "moved.pem", ca.broker(), ca)
+    rebuilt = listeners["SSL"]
+    _apply(reconfigurable, config, {STORE: str(moved)})
+    assert listeners["SSL"] is not rebuilt and listeners["SSL"].files_read.keys() == {str(moved)}
+
+
+def test_another_subject_needs_ssl_allow_dn_changes(tmp_path, ca):
+    other = write_pem_key_store(tmp_path / "other.pem", ca.broker(common_name="other"), ca)
+    config, listeners, reconfigurable = _listener(tmp_path, ca)
+    with pytest.raises(ConfigError, match="Keystore DistinguishedName does not match:  existing={DN=CN=localhost}, "
+                                          "new={DN=CN=other}"):
+        _apply(reconfigurable, config, {STORE: str(other)})
+    config, listeners, reconfigurable = _listener(tmp_path, ca, "ssl.allow.dn.changes=true", allow_dn_changes=True)
+    _apply(reconfigurable, config, {STORE: str(other)})
+    assert listeners["SSL"].key_store_certificates[0].subject.rfc4514_string() == "CN=other"
+
+
+def test_a_trust_store_cannot_be_added_to_a_listener_that_had_none(tmp_path, ca):
+    trust = tmp_path / "ca.pem"
+    trust.write_bytes(ca.identity.certificate_pem())
+    config, listeners, reconfigurable = _listener(tmp_path, ca)
+    loaded = listeners["SSL"]
+    with pytest.raises(ConfigError, match="Cannot add SSL truststore to an existing listener for which no "
+                                          "truststore was configured."):
+        _apply(reconfigurable, config, {"listener.name.ssl.ssl.truststore.type": "PEM",
+                                         "listener.name.ssl.ssl.truststore.location": str(trust)})
+    assert listeners["SSL"] is loaded
