@@ -21,21 +21,24 @@ from franz.protocol.errors import Errors
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.python_clients import librdkafka_round_trip
 from tests.support.raw_client import RawClient
-from tests.support.tls import PASSWORD, CertificateAuthority, write_pem_key_store, write_pkcs12
+from tests.support.tls import PASSWORD, CertificateAuthority, client_name, write_pem_key_store, write_pkcs12
 
 pytestmark = pytest.mark.interop
 
 INCREMENTAL_ALTER_CONFIGS, API_VERSIONS = 44, 18
 SET, DELETE = 0, 1
 STORE_KEY = "listener.name.ssl.ssl.keystore.location"
+TRUST_KEY = "listener.name.mtls.ssl.truststore.location"
 DEADLINE_S = 30
 
 
 class RotatingBroker:
-    def __init__(self, process: BrokerProcess, ssl_port: int, directory: Path, ca: CertificateAuthority) -> None:
+    def __init__(self, process: BrokerProcess, ssl_port: int, mtls_port: int, directory: Path,
+                 ca: CertificateAuthority) -> None:
         self.process = process
         self.plaintext = process.bootstrap
         self.ssl = f"127.0.0.1:{ssl_port}"
+        self.mtls = f"127.0.0.1:{mtls_port}"
         self.directory = directory
         self.ca = ca
         self.ca_file = directory / "ca.pem"
@@ -50,6 +53,18 @@ class RotatingBroker:
         with socket.create_connection((host, int(port)), timeout=10) as raw, \
                 self.client_context().wrap_socket(raw, server_hostname="localhost") as tls:
             return x509.load_der_x509_certificate(tls.getpeercert(binary_form=True)).serial_number
+
+    def answers(self, bootstrap: str, client_key_store: Path) -> bool:
+        """Whether a client showing this certificate gets an answer (TLS 1.3 tells a client its
+        certificate was refused only at its first read)."""
+        context = self.client_context()
+        context.load_cert_chain(str(client_key_store))
+        try:
+            with RawClient(bootstrap, tls=context) as client:
+                return client.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})[
+                    "error_code"] == 0
+        except (ssl.SSLError, OSError, AssertionError):  # the alert, the close, or the close read as EOF
+            return False
 
     def alter(self, resource: str, *configs: tuple[str, int, str | None]) -> tuple[int, str | None]:
         with RawClient(self.plaintext) as admin:
@@ -70,22 +85,30 @@ def _rewrite(path: Path, identity, ca: CertificateAuthority) -> int:
 
 @pytest.fixture(scope="module")
 def rotating_broker(tmp_path_factory):
-    """PLAINTEXT and SSL; SSL's key store a PEM file under the listener's prefix."""
+    """PLAINTEXT, SSL and MTLS (an SSL listener requiring a client certificate); each one's key
+    store a PEM file under its listener's prefix, MTLS's trust store a PEM file of the CA."""
     directory = tmp_path_factory.mktemp("rotate")
     ca = CertificateAuthority()
     (directory / "ca.pem").write_bytes(ca.identity.certificate_pem())
+    (directory / "trust.pem").write_bytes(ca.identity.certificate_pem())
     write_pem_key_store(directory / "broker.pem", ca.broker(), ca)
-    ssl_port = free_port()
+    write_pem_key_store(directory / "mtls.pem", ca.broker(), ca)
+    ssl_port, mtls_port = free_port(), free_port()
     process = BrokerProcess(directory / "data", {
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL",
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.name.ssl.ssl.keystore.type": "PEM", STORE_KEY: str(directory / "broker.pem"),
+        "listener.name.mtls.ssl.keystore.type": "PEM",
+        "listener.name.mtls.ssl.keystore.location": str(directory / "mtls.pem"),
+        "listener.name.mtls.ssl.truststore.type": "PEM", TRUST_KEY: str(directory / "trust.pem"),
+        "listener.name.mtls.ssl.client.auth": "required",
         "num.partitions": "1",
     })
-    process.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{process.port},SSL://127.0.0.1:{ssl_port}"
+    process.overrides["listeners"] = (f"PLAINTEXT://127.0.0.1:{process.port},SSL://127.0.0.1:{ssl_port},"
+                                      f"MTLS://127.0.0.1:{mtls_port}")
     process.start()
     try:
-        yield RotatingBroker(process, ssl_port, directory, ca)
+        yield RotatingBroker(process, ssl_port, mtls_port, directory, ca)
     finally:
         process.stop()
 
@@ -164,3 +187,23 @@ def test_changes_kafka_refuses_are_refused_and_leave_the_certificate_alone(rotat
     assert broker.served_serial() == served
     assert broker.alter("1", *store_settings, (STORE_KEY, SET, str(widened))) == (Errors.NONE, None)  # more names
     assert broker.served_serial() == wider.certificate.serial_number
+
+
+def test_a_trust_store_rewritten_with_another_ca_admits_that_cas_clients(rotating_broker):
+    """The other common rotation: a new client CA added to the trust store file in place, the same
+    location named again. Clients of the first CA still get in, those of the new one from then on."""
+    broker = rotating_broker
+    second_ca = CertificateAuthority("second franz test CA")
+    alice = write_pem_key_store(broker.directory / "alice.pem", broker.ca.client(client_name("alice")), broker.ca)
+    dave = write_pem_key_store(broker.directory / "dave.pem", second_ca.client(client_name("dave")), second_ca)
+    assert broker.answers(broker.mtls, alice) and not broker.answers(broker.mtls, dave)
+    trust = broker.directory / "trust.pem"
+    before = trust.stat().st_mtime_ns
+    trust.write_bytes(broker.ca.identity.certificate_pem() + second_ca.identity.certificate_pem())
+    os.utime(trust, ns=(before + 2_000_000_000, before + 2_000_000_000))
+    assert not broker.answers(broker.mtls, dave)  # not before the broker is told
+    assert broker.alter("1", (TRUST_KEY, SET, str(trust))) == (Errors.NONE, None)
+    assert broker.answers(broker.mtls, dave) and broker.answers(broker.mtls, alice)
+    config = {"bootstrap.servers": broker.mtls, "security.protocol": "SSL", "ssl.ca.location": str(broker.ca_file),
+              "ssl.certificate.location": str(dave), "ssl.key.location": str(dave)}
+    assert librdkafka_round_trip(config, "new-ca-client", 50) == [b"v%d" % index for index in range(50)]
