@@ -222,13 +222,21 @@ class Controller:
             keys = reconfigurable.reconfigurable_configs
             old, new = self._broker_values(keys, self.dynamic_broker_configs), self._broker_values(keys, proposed)
             files_modified = getattr(reconfigurable, "files_modified", None)
-            if all(old.get(key) == new.get(key) for key in keys) and not (
-                    reload_files and files_modified is not None and files_modified()):
+            reload_only = all(old.get(key) == new.get(key) for key in keys)
+            if reload_only and not (reload_files and files_modified is not None and files_modified()):
                 continue
             try:
                 validate = functools.partial(reconfigurable.validate_reconfiguration, old, new)
                 await asyncio.get_running_loop().run_in_executor(None, validate)
             except ConfigError as exc:
+                if reload_only:
+                    # Kafka validates only changed values; it reloads changed files once the change
+                    # is stored (DynamicConfigPublisher), logging a store it cannot take and keeping
+                    # the one in force: the request itself succeeds.
+                    logger.error("Error updating node with new configuration: %s", ",".join(
+                        f"{key}={'[hidden]' if _is_password(key) else value}"
+                        for key, value in proposed.get(str(self.config.node_id), {}).items()), exc_info=exc)
+                    continue
                 raise ApiError(Errors.INVALID_REQUEST, str(exc)) from None
             changes.append(functools.partial(reconfigurable.reconfigure, old, new))
         return changes
@@ -803,9 +811,10 @@ class Controller:
                     except ValueError as exc:
                         raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
             # A change of this broker's configs also reloads the store files changed in place, even
-            # with every value as it was (KAFKA-7429; KRaft records such a change, KAFKA-14136).
+            # with every value as it was (KAFKA-7429; KRaft records such a change, KAFKA-14136);
+            # a validate-only one does not (ConfigAdminManager validates changed values only).
             reconfigurations = await self._validated_reconfigurations(
-                proposed, reload_files=resource_name == str(self.config.node_id))
+                proposed, reload_files=resource_name == str(self.config.node_id) and not validate_only)
             if validate_only:
                 return
             dynamic = {name: values for name, values in proposed.items() if values}
@@ -969,3 +978,9 @@ def _write_json(path: Path, content: dict) -> None:
         os.fsync(handle.fileno())
     os.replace(temporary, path)
     flush_dir(path.parent)
+
+
+def _is_password(key: str) -> bool:
+    """Whether a broker key's value is a password, logged as Kafka logs one ([hidden])."""
+    definition = broker_key_definition(key)
+    return definition is not None and definition.type == "password"

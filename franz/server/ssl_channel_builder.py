@@ -41,13 +41,15 @@ class SslListenerConfig:
     store_settings: Mapping[str, Any] = field(default_factory=dict)
 
     def files_modified(self) -> bool:
-        """Whether a store file changed (or went) since it was read."""
+        """Whether a store file changed since it was read. One whose modification time cannot be
+        read (gone, moved away) is not modified: FileBasedStore.modified logs it and keeps the
+        store it loaded, so that the broker's other config changes still apply."""
         for path, stamp in self.files_read.items():
             try:
                 if os.stat(path).st_mtime_ns != stamp:
                     return True
-            except OSError:
-                return True
+            except OSError as exc:
+                logger.error("Modification time of key store could not be obtained: %s", path, exc_info=exc)
         return False
 
     def has_trust_store(self) -> bool:

@@ -81,3 +81,44 @@ def test_a_trust_store_cannot_be_added_to_a_listener_that_had_none(tmp_path, ca)
         _apply(reconfigurable, config, {"listener.name.ssl.ssl.truststore.type": "PEM",
                                          "listener.name.ssl.ssl.truststore.location": str(trust)})
     assert listeners["SSL"] is loaded
+
+
+def test_a_store_file_gone_or_unusable_does_not_refuse_the_brokers_other_changes(tmp_path, ca, caplog):
+    """Kafka validates changed values only; a store file changed in place is reloaded after the
+    change is stored, and one it cannot take (gone: FileBasedStore.modified is false; another
+    subject) is logged, the store in force kept. Until now franz refused every change of this
+    broker's configs, a connection limit too, while the file was gone or unusable."""
+    import asyncio
+
+    from franz.server.kafka_server import KafkaServer
+
+    path = write_pem_key_store(tmp_path / "broker.pem", ca.broker(), ca)
+    config = KafkaConfig({"node.id": "1", "log.dirs": str(tmp_path / "data"),
+                          "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                          "inter.broker.listener.name": "PLAINTEXT", "listener.name.ssl.ssl.keystore.type": "PEM",
+                          STORE: str(path), "log.initial.task.delay.ms": "60000"})
+
+    async def scenario():
+        server = KafkaServer(config)
+        await server.startup()
+        try:
+            listeners = server.socket_server.ssl_listeners
+            loaded = listeners["SSL"]
+            moved = tmp_path / "moved.pem"
+            path.rename(moved)
+            alter = server.controller.alter_broker_configs
+            await asyncio.wait_for(alter("1", [("max.connections", 0, "100")], False), 30)
+            assert listeners["SSL"] is loaded
+            moved.rename(path)
+            stamp = path.stat().st_mtime_ns
+            write_pem_key_store(path, ca.broker(common_name="other"), ca)
+            os.utime(path, ns=(stamp + 2_000_000_000,) * 2)
+            await asyncio.wait_for(alter("1", [("max.connections", 0, "99")], False), 30)
+            assert listeners["SSL"] is loaded
+            assert server.controller.dynamic_broker_configs["1"] == {"max.connections": "99"}
+        finally:
+            await server.shutdown()
+
+    asyncio.run(scenario())
+    assert "Modification time of key store could not be obtained: " + str(path) in caplog.text
+    assert "Keystore DistinguishedName does not match" in caplog.text
