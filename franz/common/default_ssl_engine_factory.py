@@ -39,6 +39,8 @@ from franz.common.config_def import ConfigError
 from franz.common.java_key_store import KeyStore, KeyStoreError, load_key_store
 
 PEM_TYPE = "PEM"
+PEM_ALIAS = "kafka"  # the one entry of Kafka's PemStore
+NO_KEY_STORE = "an SSL listener needs a key store"
 KEY_STORE_TYPES = ("JKS", "PKCS12", PEM_TYPE)
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 _TLS_VERSIONS = {"TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
@@ -76,9 +78,10 @@ class DefaultSslEngineFactory:
 
     def __init__(self, setting_of: SettingOf) -> None:
         self._setting_of = setting_of
-        # What the last key_and_chain read: each entry's certificate (a key's own first), in the
-        # store's order; None without a key store. A new key store must name the same subjects.
-        self.key_store_certificates: tuple[x509.Certificate, ...] | None = None
+        # What the last key_and_chain read: each entry's alias (in lower case, as Java's stores
+        # give them; PemStore's is "kafka") and certificate (a key's own), key entries first; None
+        # without a key store. A new key store must name the same subjects.
+        self.key_store_certificates: tuple[tuple[str, x509.Certificate], ...] | None = None
         # path -> its modification time (ns) when read: a store file changed since is reloaded
         # (SecurityStore.modified)
         self.files_read: dict[str, int] = {}
@@ -95,8 +98,8 @@ class DefaultSslEngineFactory:
         self._set_protocols(context)
         key_store = self.key_and_chain()
         if key_store is None:  # a Kafka broker with an SSL listener and no key store fails every handshake
-            raise self._refuse("ssl.keystore.location", "an SSL listener needs a key store: set "
-                                                        "ssl.keystore.location (or ssl.keystore.key)", None)
+            raise self._refuse("ssl.keystore.location",
+                               NO_KEY_STORE + ": set ssl.keystore.location (or ssl.keystore.key)", None)
         key, chain, source = key_store
         try:
             _load_key_and_chain(context, key, chain)
@@ -175,7 +178,7 @@ class DefaultSslEngineFactory:
                 raise self._refuse("ssl.keystore.password", "SSL key store password cannot be specified with PEM "
                                                             "format, only key password may be specified.")
             certificates = self._pem_chain(chain, "ssl.keystore.certificate.chain")
-            self.key_store_certificates = tuple(certificates[:1])
+            self.key_store_certificates = tuple((PEM_ALIAS, certificate) for certificate in certificates[:1])
             return self._pem_key(private_key, key_password, "ssl.keystore.key"), certificates, "ssl.keystore.key"
         if chain is not None:
             raise self._refuse("ssl.keystore.certificate.chain", "SSL certificate chain is specified, but private "
@@ -191,7 +194,7 @@ class DefaultSslEngineFactory:
                                                             "format, only key password may be specified")
             text = self._read(location, "ssl.keystore.location", kind)
             certificates = self._pem_chain(text, "ssl.keystore.location")
-            self.key_store_certificates = tuple(certificates[:1])
+            self.key_store_certificates = tuple((PEM_ALIAS, certificate) for certificate in certificates[:1])
             return self._pem_key(text, key_password, "ssl.keystore.location"), certificates, "ssl.keystore.location"
         if password is None:
             raise self._refuse("ssl.keystore.password", "SSL key store is specified, but key store password is not "
@@ -199,7 +202,8 @@ class DefaultSslEngineFactory:
         store = self._load(location, kind, password, key_password, "ssl.keystore.location")
         if not store.keys:
             raise self._refuse("ssl.keystore.location", f"the key store {location} holds no private key", location)
-        self.key_store_certificates = tuple([entry.chain[0] for entry in store.keys] + store.trusted)
+        self.key_store_certificates = tuple([(entry.alias.lower(), entry.chain[0]) for entry in store.keys] + [
+            (alias.lower(), certificate) for alias, certificate in zip(store.trusted_aliases, store.trusted)])
         return store.keys[0].key, store.keys[0].chain, "ssl.keystore.location"
 
     def trusted(self) -> list[x509.Certificate] | None:

@@ -54,6 +54,7 @@ class KeyEntry:
 class KeyStore:
     keys: list[KeyEntry] = field(default_factory=list)
     trusted: list[x509.Certificate] = field(default_factory=list)  # the certificate entries
+    trusted_aliases: list[str] = field(default_factory=list)  # theirs, index for index
 
     def trust_anchors(self) -> list[x509.Certificate]:
         """What Java's TrustManagerFactory trusts of a store: its certificate entries and each key
@@ -95,6 +96,8 @@ def _load_pkcs12(data: bytes, store_password: str | None, key_password: str | No
         raise KeyStoreError(f"keystore password was incorrect, or the file is not a key store ({exc})") from None
     store = KeyStore()
     others = [extra.certificate for extra in loaded.additional_certs]
+    names = {id(extra.certificate): (extra.friendly_name or b"").decode(errors="replace")
+             for extra in loaded.additional_certs}
     if loaded.key is not None and loaded.cert is not None:
         if key_password is not None and key_password != store_password:
             raise KeyStoreError("Get Key failed: the key of a PKCS12 store is under its store password, which "
@@ -111,7 +114,9 @@ def _load_pkcs12(data: bytes, store_password: str | None, key_password: str | No
         others = [certificate for certificate in others if certificate not in chain]
     elif loaded.cert is not None:
         others.insert(0, loaded.cert.certificate)
+        names[id(loaded.cert.certificate)] = (loaded.cert.friendly_name or b"").decode(errors="replace")
     store.trusted = others
+    store.trusted_aliases = [names.get(id(certificate), "") for certificate in others]
     return store
 
 
@@ -160,6 +165,7 @@ def _load_jks(data: bytes, store_password: str | None, key_password: str | None,
             if version == 2:
                 reader.utf()
             store.trusted.append(_certificate(reader.take(reader.int32())))
+            store.trusted_aliases.append(alias)
         else:
             raise KeyStoreError("Unrecognized keystore entry: " + str(tag))
     if store_password is not None:

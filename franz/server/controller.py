@@ -764,7 +764,8 @@ class Controller:
             if static:
                 raise ApiError(Errors.INVALID_REQUEST,
                                f"Cannot update these configs dynamically: Set({', '.join(static)})")
-            bare = sorted({key for key, _op, _value in operations if key in SSL_RECONFIGURABLE_KEYS})
+            # checked, as Kafka checks them, on the configs the request leaves: deleting one is no change
+            bare = sorted({key for key, op, _value in operations if op != DELETE and key in SSL_RECONFIGURABLE_KEYS})
             if bare:
                 raise ApiError(Errors.INVALID_REQUEST, "These security configs can be dynamically updated only per-"
                                                        f"listener using the listener prefix: Set({', '.join(bare)})")

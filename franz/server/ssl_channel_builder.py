@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Any
 from cryptography import x509
 
 from franz.common.config_def import ConfigError
+from franz.common.default_ssl_engine_factory import NO_KEY_STORE
 from franz.common.ssl_principal_mapper import SslPrincipalMapper, distinguished_name
 
 logger = logging.getLogger(__name__)
@@ -101,14 +103,20 @@ class SslListenerReconfigurable:
         dynamic = self._dynamic(new)
         current = self._listeners[self.listener]
         try:
-            candidate = self._build(dynamic)
+            try:
+                candidate = self._build(dynamic)
+            except ConfigError as exc:
+                raise _StoreRefused(_factory_failure(exc)) from None
             if candidate.store_settings == current.store_settings and candidate.files_read == current.files_read:
                 candidate = None  # SslFactory keeps its engine factory: nothing to rebuild
             else:
                 self._ensure_compatible(current, candidate)
-        except ConfigError as exc:
-            raise ConfigError(exc.key, exc.value, exc.reason, "Validation of dynamic config update of SSLFactory "
-                              f"failed: org.apache.kafka.common.config.ConfigException: {exc}") from None
+        except _StoreRefused as refused:
+            # SslFactory's words, within DynamicBrokerConfig.processReconfiguration's
+            # ConfigException("Invalid dynamic configuration", e), whose value is the exception
+            raise ConfigError("Invalid dynamic configuration", None, "", "Invalid value org.apache.kafka.common."
+                              "config.ConfigException: Validation of dynamic config update of SSLFactory failed: "
+                              f"{refused} for configuration Invalid dynamic configuration") from None
         self._validated = (dynamic, candidate)
 
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
@@ -121,8 +129,7 @@ class SslListenerReconfigurable:
         self._listeners[self.listener] = candidate
         settings = candidate.store_settings
         logger.info("Created new SERVER SSL engine builder with keystore %s truststore %s for listener %s",
-                    settings.get("ssl.keystore.location") or settings.get("ssl.keystore.type"),
-                    settings.get("ssl.truststore.location") or settings.get("ssl.truststore.type"), self.listener)
+                    _store_shown(settings, "ssl.keystore"), _store_shown(settings, "ssl.truststore"), self.listener)
 
     def _dynamic(self, values: Mapping[str, Any]) -> dict[str, Any]:
         return {key: values[key] for key in self.reconfigurable_configs if key in values}
@@ -131,46 +138,93 @@ class SslListenerReconfigurable:
         """SslFactory.createNewSslEngineFactory's checks of a rebuilt engine factory."""
         old, new = current.key_store_certificates, candidate.key_store_certificates
         if old is None and new is not None:
-            raise ConfigError("ssl.keystore.location", None, "", "Cannot add SSL keystore to an existing listener "
-                                                                 "for which no keystore was configured.")
-        if old is not None and new is None:
-            raise ConfigError("ssl.keystore.location", None, "", "Cannot remove the SSL keystore from an existing "
-                                                                 "listener for which a keystore was configured.")
+            raise _StoreRefused(_CONFIG_EXCEPTION + "Cannot add SSL keystore to an existing listener for which no "
+                                                   "keystore was configured.")
         if old is not None and new is not None:
             if not self._allow_dn_changes:
                 _ensure_same_count(old, new)
-                for was, now in zip(old, new):
+                for (was_alias, was), (now_alias, now) in zip(old, new):
                     if distinguished_name(was).lower() != distinguished_name(now).lower():
-                        raise ConfigError("ssl.keystore.location", None, "", "Keystore DistinguishedName does not "
-                                          f"match:  existing={{DN={distinguished_name(was)}}}, "
-                                          f"new={{DN={distinguished_name(now)}}}")
+                        raise _StoreRefused(_CONFIG_EXCEPTION + "Keystore DistinguishedName does not match:  "
+                                            f"existing={{alias={was_alias}, DN={_principal_string(was)}}}, "
+                                            f"new={{alias={now_alias}, DN={_principal_string(now)}}}")
             if not self._allow_san_changes:
                 _ensure_same_count(old, new)
-                for was, now in zip(old, new):
+                for (was_alias, was), (now_alias, now) in zip(old, new):
                     if not _alternative_names(now) >= _alternative_names(was):
-                        raise ConfigError("ssl.keystore.location", None, "", "Keystore SubjectAltNames do not match: "
-                                          f" existing={{SAN={sorted(_alternative_names(was))}}}, "
-                                          f"new={{SAN={sorted(_alternative_names(now))}}}")
+                        raise _StoreRefused(_CONFIG_EXCEPTION + "Keystore SubjectAltNames do not match:  "
+                                            f"existing={{alias={was_alias}, SAN={_names_shown(was)}}}, "
+                                            f"new={{alias={now_alias}, SAN={_names_shown(now)}}}")
         if not current.has_trust_store() and candidate.has_trust_store():
-            raise ConfigError("ssl.truststore.location", None, "", "Cannot add SSL truststore to an existing "
-                                                                   "listener for which no truststore was configured.")
+            raise _StoreRefused(_CONFIG_EXCEPTION + "Cannot add SSL truststore to an existing listener for which no "
+                                                   "truststore was configured.")
 
 
-def _ensure_same_count(old: tuple[x509.Certificate, ...], new: tuple[x509.Certificate, ...]) -> None:
+class _StoreRefused(Exception):
+    """A rebuilt store refused, as the Java exception Kafka's SslFactory wraps shows itself."""
+
+
+_CONFIG_EXCEPTION = "org.apache.kafka.common.config.ConfigException: "
+
+
+def _factory_failure(exc: ConfigError) -> str:
+    """DefaultSslEngineFactory's refusal as Kafka's exception shows: a store without a key store is
+    SslFactory's own ConfigException; a JKS or PKCS12 store that does not load, a KafkaException;
+    the rest, InvalidConfigurationException."""
+    if exc.reason.startswith(NO_KEY_STORE):
+        return _CONFIG_EXCEPTION + ("Cannot remove the SSL keystore from an existing listener for which a keystore "
+                                    "was configured.")
+    if exc.reason.startswith("Failed to load SSL keystore"):
+        return f"org.apache.kafka.common.KafkaException: {exc.reason}"
+    return f"org.apache.kafka.common.errors.InvalidConfigurationException: {exc.reason}"
+
+
+def _store_shown(settings: Mapping[str, Any], prefix: str) -> str:
+    """The store a log line names: its file, its inline PEM, or null (Kafka shows the KeyStore)."""
+    location = settings.get(f"{prefix}.location")
+    if location is not None:
+        return str(location)
+    inline = settings.get("ssl.keystore.key" if prefix == "ssl.keystore" else "ssl.truststore.certificates")
+    return "PEM" if inline is not None else "null"
+
+
+def _principal_string(certificate: x509.Certificate) -> str:
+    """X500Principal.toString: the RFC 2253 name's RDNs joined by ", "."""
+    return ", ".join(re.split(r"(?<!\\),", distinguished_name(certificate)))
+
+
+def _names_shown(certificate: x509.Certificate) -> str:
+    """getSubjectAlternativeNames as Java prints the set: [[type, value], ...] (2 a DNS name, 7 an IP)."""
+    return "[" + ", ".join(f"[{kind}, {value}]" for kind, value in sorted(_alternative_names(certificate))) + "]"
+
+
+def _ensure_same_count(old: tuple, new: tuple) -> None:
     if len(old) != len(new):
-        raise ConfigError("ssl.keystore.location", None, "", f"Keystore entries do not match, existing store "
-                                                             f"contains {len(old)} entries, new store contains "
-                                                             f"{len(new)} entries")
+        raise _StoreRefused(_CONFIG_EXCEPTION + f"Keystore entries do not match, existing store contains {len(old)} "
+                                                f"entries, new store contains {len(new)} entries")
 
 
-def _alternative_names(certificate: x509.Certificate) -> set[tuple[str, str]]:
-    """The certificate's subject alternative names as (kind, value): X509Certificate's
+# GeneralName's tag numbers, as X509Certificate.getSubjectAlternativeNames gives each name's type
+_GENERAL_NAME_TAGS = {x509.OtherName: 0, x509.RFC822Name: 1, x509.DNSName: 2, x509.DirectoryName: 4,
+                      x509.UniformResourceIdentifier: 6, x509.IPAddress: 7, x509.RegisteredID: 8}
+
+
+def _alternative_names(certificate: x509.Certificate) -> set[tuple[int, str]]:
+    """The certificate's subject alternative names as (type, value), X509Certificate's
     getSubjectAlternativeNames, compared as a set."""
     try:
         names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
         return set()
-    return {(type(name).__name__, str(name.value)) for name in names}
+    shown = set()
+    for name in names:
+        value = name.value
+        if isinstance(name, x509.DirectoryName):
+            value = value.rfc4514_string()
+        elif isinstance(name, x509.RegisteredID):
+            value = value.dotted_string
+        shown.add((_GENERAL_NAME_TAGS.get(type(name), -1), str(value)))
+    return shown
 
 
 def peer_principal_name(ssl_object: ssl.SSLObject | None, mapper: SslPrincipalMapper) -> str:

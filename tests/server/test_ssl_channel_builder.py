@@ -63,12 +63,30 @@ def test_stores_are_rebuilt_when_a_value_or_a_file_changes_and_only_then(tmp_pat
 def test_another_subject_needs_ssl_allow_dn_changes(tmp_path, ca):
     other = write_pem_key_store(tmp_path / "other.pem", ca.broker(common_name="other"), ca)
     config, listeners, reconfigurable = _listener(tmp_path, ca)
-    with pytest.raises(ConfigError, match="Keystore DistinguishedName does not match:  existing={DN=CN=localhost}, "
-                                          "new={DN=CN=other}"):
+    with pytest.raises(ConfigError) as refused:
         _apply(reconfigurable, config, {STORE: str(other)})
+    assert str(refused.value) == (  # SslFactory's words inside DynamicBrokerConfig's ConfigException
+        "Invalid value org.apache.kafka.common.config.ConfigException: Validation of dynamic config update of "
+        "SSLFactory failed: org.apache.kafka.common.config.ConfigException: Keystore DistinguishedName does not "
+        "match:  existing={alias=kafka, DN=CN=localhost}, new={alias=kafka, DN=CN=other} for configuration "
+        "Invalid dynamic configuration")
     config, listeners, reconfigurable = _listener(tmp_path, ca, "ssl.allow.dn.changes=true", allow_dn_changes=True)
     _apply(reconfigurable, config, {STORE: str(other)})
-    assert listeners["SSL"].key_store_certificates[0].subject.rfc4514_string() == "CN=other"
+    assert listeners["SSL"].key_store_certificates[0][1].subject.rfc4514_string() == "CN=other"
+
+
+def test_fewer_alternative_names_or_no_key_store_are_refused_in_kafkas_words(tmp_path, ca):
+    narrow = write_pem_key_store(tmp_path / "narrow.pem", ca.broker(host_names=()), ca)
+    config, listeners, reconfigurable = _listener(tmp_path, ca)
+    with pytest.raises(ConfigError) as refused:
+        _apply(reconfigurable, config, {STORE: str(narrow)})
+    assert "ConfigException: Keystore SubjectAltNames do not match:  existing={alias=kafka, SAN=[[2, localhost], " \
+           "[7, 127.0.0.1]]}, new={alias=kafka, SAN=[[7, 127.0.0.1]]} for configuration" in str(refused.value)
+    with pytest.raises(ConfigError, match="ConfigException: Cannot remove the SSL keystore from an existing listener "
+                                          "for which a keystore was configured."):
+        _apply(reconfigurable, config, {STORE: None})
+    with pytest.raises(ConfigError, match="InvalidConfigurationException: Failed to load PEM SSL keystore "):
+        _apply(reconfigurable, config, {STORE: str(tmp_path / "absent.pem")})
 
 
 def test_a_trust_store_cannot_be_added_to_a_listener_that_had_none(tmp_path, ca):
