@@ -1,6 +1,6 @@
 """KafkaJS against a broker process: a client written from the protocol in JavaScript, sharing no
 code with librdkafka or the Java client (tests/interop/node/kafkajs_driver.js). Its admin client,
-an idempotent gzip producer whose records librdkafka reads back, a group of two members,
+an idempotent gzip or snappy producer whose records librdkafka reads back, a group of two members,
 transactions under its read_committed consumer, and SASL/SCRAM."""
 
 from __future__ import annotations
@@ -54,18 +54,20 @@ def test_kafkajs_admin_creates_describes_alters_grows_and_deletes_a_topic(js_bro
     assert seen["brokers"] == [[1, "127.0.0.1", js_broker.process.port]] and seen["controller"] == 1
 
 
-def test_kafkajs_produces_what_librdkafka_reads(js_broker):
-    """Idempotent gzip batches with keys and headers: each key in one partition, in order, and
-    librdkafka reads back the values, keys and headers KafkaJS sent."""
+@pytest.mark.parametrize("codec", ["gzip", "snappy"])
+def test_kafkajs_produces_what_librdkafka_reads(js_broker, codec):
+    """Idempotent compressed batches with keys and headers: each key in one partition, in order,
+    and librdkafka reads back the values, keys and headers KafkaJS sent."""
     from confluent_kafka import Consumer
     from confluent_kafka.admin import AdminClient, NewTopic
+    topic = f"js-produce-{codec}"
     admin = AdminClient({"bootstrap.servers": js_broker.bootstrap})
-    admin.create_topics([NewTopic("js-produce", num_partitions=3)])["js-produce"].result(DEADLINE_S)
-    placed = run_kafkajs("produce", js_broker.bootstrap, "js-produce", "200")["placed"]
+    admin.create_topics([NewTopic(topic, num_partitions=3)])[topic].result(DEADLINE_S)
+    placed = run_kafkajs("produce", js_broker.bootstrap, topic, "200", codec)["placed"]
     assert {error for _partition, _offset, error in placed} == {0}
-    consumer = Consumer({"bootstrap.servers": js_broker.bootstrap, "group.id": "rd-reads-js",
+    consumer = Consumer({"bootstrap.servers": js_broker.bootstrap, "group.id": f"rd-reads-{topic}",
                          "auto.offset.reset": "earliest"})
-    consumer.subscribe(["js-produce"])
+    consumer.subscribe([topic])
     records = []
     try:
         for _ in range(200):

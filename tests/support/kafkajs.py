@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 KAFKAJS_VERSION = "2.2.4"
+PACKAGES = (f"kafkajs@{KAFKAJS_VERSION}", "kafkajs-snappy@1.1.0")  # its snappy codec plugin: pure JavaScript
 CACHE_DIR = Path.home() / ".cache" / "franz-test" / f"kafkajs-{KAFKAJS_VERSION}"
 DRIVER = Path(__file__).parent.parent / "interop" / "node" / "kafkajs_driver.js"
 INSTALL_TIMEOUT_S = 300
@@ -29,9 +30,9 @@ def kafkajs_or_skip() -> Path:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     with open(CACHE_DIR / ".lock", "w") as lock:  # one install at a time
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (modules / "kafkajs" / "package.json").exists():
+        if not all((modules / package.rsplit("@", 1)[0] / "package.json").exists() for package in PACKAGES):
             subprocess.run([npm, "install", "--prefix", str(CACHE_DIR), "--no-audit", "--no-fund", "--silent",
-                            f"kafkajs@{KAFKAJS_VERSION}"], check=True, timeout=INSTALL_TIMEOUT_S)
+                            *PACKAGES], check=True, timeout=INSTALL_TIMEOUT_S)
     return modules
 
 
