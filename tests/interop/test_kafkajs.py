@@ -5,11 +5,14 @@ transactions under its read_committed consumer, and SASL/SCRAM."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.kafkajs import run_kafkajs
 from tests.support.python_clients import upsert_scram_credential
+from tests.support.tls import CertificateAuthority, write_pem_key_store
 
 pytestmark = pytest.mark.interop
 
@@ -18,26 +21,36 @@ DEADLINE_S = 30
 
 
 class JsBroker:
-    def __init__(self, process: BrokerProcess, sasl_port: int) -> None:
+    def __init__(self, process: BrokerProcess, sasl_port: int, ssl_port: int, ca_file: Path) -> None:
         self.process = process
         self.bootstrap = process.bootstrap
         self.sasl = f"127.0.0.1:{sasl_port}"
+        self.ssl = f"127.0.0.1:{ssl_port}"
+        self.ca_file = ca_file
 
 
 @pytest.fixture(scope="module")
 def js_broker(tmp_path_factory):
-    """PLAINTEXT, and SASL_PLAINTEXT with SCRAM-SHA-512 (user carol)."""
-    sasl_port = free_port()
-    process = BrokerProcess(tmp_path_factory.mktemp("kafkajs") / "data", {
+    """PLAINTEXT, SASL_PLAINTEXT with SCRAM-SHA-512 (user carol), and SSL (a PEM key store)."""
+    directory = tmp_path_factory.mktemp("kafkajs")
+    ca = CertificateAuthority()
+    ca_file = directory / "ca.pem"
+    ca_file.write_bytes(ca.identity.certificate_pem())
+    key_store = write_pem_key_store(directory / "broker.pem", ca.broker(), ca)
+    sasl_port, ssl_port = free_port(), free_port()
+    process = BrokerProcess(directory / "data", {
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL",
         "sasl.enabled.mechanisms": "SCRAM-SHA-512",
         "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
-        "num.partitions": "1",
+        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(key_store),
+        "num.partitions": "1", "group.initial.rebalance.delay.ms": "0",  # groups form at once
     })
-    process.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
+    process.overrides["listeners"] = (f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port},"
+                                      f"SSL://127.0.0.1:{ssl_port}")
     process.start()
     try:
         upsert_scram_credential(process.bootstrap, "carol", b"carol-secret")
-        yield JsBroker(process, sasl_port)
+        yield JsBroker(process, sasl_port, ssl_port, ca_file)
     finally:
         process.stop()
 
@@ -121,3 +134,23 @@ def test_kafkajs_authenticates_with_scram_and_hears_a_wrong_password(js_broker):
     assert refused["sent"] is False and refused["error"] == "KafkaJSSASLAuthenticationError", refused
     assert "Authentication failed during authentication due to invalid credentials with SASL mechanism " \
            "SCRAM-SHA-512" in refused["message"], refused
+
+
+def test_kafkajs_reads_from_the_log_start_after_delete_records_and_seeks_below_it(js_broker):
+    """DeleteRecords through KafkaJS's admin client; a new group from the beginning, and a seek
+    below the log start (OFFSET_OUT_OF_RANGE, reset to earliest), both start at the log start."""
+    seen = run_kafkajs("truncated", js_broker.bootstrap, "js-truncated", "30", "12")
+    assert (seen["low"], seen["high"], seen["first"]) == ("12", "30", "12")
+    assert seen["values"] == [f"t{i}" for i in range(12, 30)] and seen["paused"] == ["js-truncated"]
+    assert seen["reread"] == [str(offset) for offset in range(12, 30)]
+
+
+def test_kafkajs_over_tls(js_broker):
+    """KafkaJS (Node's TLS) trusting the broker's CA: a producer and a group, as over PLAINTEXT."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": js_broker.bootstrap})
+    admin.create_topics([NewTopic("js-tls", num_partitions=2)])["js-tls"].result(DEADLINE_S)
+    placed = run_kafkajs("produce", js_broker.ssl, "js-tls", "60", "gzip", ca_file=js_broker.ca_file)["placed"]
+    assert {partition for partition, _o, _e in placed} == {0, 1} and {error for _p, _o, error in placed} == {0}
+    seen = run_kafkajs("group", js_broker.ssl, "js-tls", "60", ca_file=js_broker.ca_file)
+    assert sorted(int(record["value"][1:]) for record in seen["seen"]) == list(range(60))

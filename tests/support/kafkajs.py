@@ -36,11 +36,14 @@ def kafkajs_or_skip() -> Path:
     return modules
 
 
-def run_kafkajs(scenario: str, bootstrap: str, topic: str, *args: str) -> dict:
-    """One scenario of the driver against `bootstrap`: the JSON it printed."""
+def run_kafkajs(scenario: str, bootstrap: str, topic: str, *args: str, ca_file: Path | None = None) -> dict:
+    """One scenario of the driver against `bootstrap` (over TLS, trusting `ca_file`, when given):
+    the JSON it printed."""
     modules = kafkajs_or_skip()
+    environment = {**os.environ, "NODE_PATH": str(modules), "KAFKAJS_NO_PARTITIONER_WARNING": "1"}
+    if ca_file is not None:
+        environment["KAFKAJS_CA"] = str(ca_file)
     done = subprocess.run(["node", str(DRIVER), scenario, bootstrap, topic, *args], capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT_S, env={**os.environ, "NODE_PATH": str(modules),
-                                                      "KAFKAJS_NO_PARTITIONER_WARNING": "1"})
+                          timeout=RUN_TIMEOUT_S, env=environment)
     assert done.returncode == 0, f"kafkajs {scenario} exited {done.returncode}: {done.stderr[-2000:]}"
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -10,9 +10,12 @@ const CODECS = { gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy, n
 const [scenario, bootstrap, topic, ...args] = process.argv.slice(2)
 const DEADLINE_MS = 30000
 
+// KAFKAJS_CA: a CA file to trust, over TLS
+const tls = process.env.KAFKAJS_CA ? { ssl: { ca: [require('fs').readFileSync(process.env.KAFKAJS_CA)] } } : {}
+
 function client(extra = {}) {
   return new Kafka({ clientId: 'kafkajs-driver', brokers: [bootstrap], logLevel: logLevel.NOTHING,
-    retry: { retries: 8 }, ...extra })
+    retry: { retries: 8 }, ...tls, ...extra })
 }
 
 // Resolves once `count` records were handed to eachMessage (or rejects at the deadline).
@@ -94,7 +97,7 @@ const scenarios = {
     const groupId = `${topic}-group`
     const seen = []
     const consumers = [0, 1].map(() => client().consumer({ groupId, sessionTimeout: 10000,
-      heartbeatInterval: 500, rebalanceTimeout: 10000 }))
+      heartbeatInterval: 500, rebalanceTimeout: 10000, maxWaitTimeInMs: 500 }))
     const admin = client().admin()
     await admin.connect()
     try {
@@ -140,7 +143,7 @@ const scenarios = {
     } finally {
       await producer.disconnect()
     }
-    const consumer = client().consumer({ groupId: `${topic}-reader` })
+    const consumer = client().consumer({ groupId: `${topic}-reader`, maxWaitTimeInMs: 500 })
     await consumer.connect()
     const seen = []
     try {
@@ -151,6 +154,47 @@ const scenarios = {
       await consumer.disconnect()
     }
     return { values: seen.map((record) => record.value) }
+  },
+
+  // Records deleted below a point (DeleteRecords), then a new group reading from the beginning
+  // starts at the log start; a seek to a deleted offset lands there too; pause and resume.
+  async truncated() {
+    const [count, below] = args.map(Number)
+    const producer = client().producer()
+    const admin = client().admin()
+    await producer.connect()
+    await admin.connect()
+    try {
+      await producer.send({ topic, messages: Array.from({ length: count }, (_, i) => ({ value: `t${i}` })) })
+      await admin.fetchTopicOffsets(topic)  // the admin client learns the topic's leaders
+      await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: String(below) }] })
+      const offsets = await admin.fetchTopicOffsets(topic)
+      const seen = []
+      const consumer = client().consumer({ groupId: `${topic}-from-start`, maxWaitTimeInMs: 500 })
+      await consumer.connect()
+      await consumer.subscribe({ topics: [topic], fromBeginning: true })
+      await consumeUntil(consumer, count - below, seen)
+      consumer.pause([{ topic }])
+      const paused = consumer.paused()
+      consumer.resume([{ topic }])
+      consumer.seek({ topic, partition: 0, offset: '0' })  // below the log start: reset to it
+      const again = []
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`re-read ${again.length}`)), DEADLINE_MS)
+        const before = seen.length
+        const poll = setInterval(() => {
+          if (seen.length >= before + count - below) { clearInterval(poll); clearTimeout(timer); resolve() }
+        }, 50)
+      })
+      again.push(...seen.slice(count - below))
+      await consumer.disconnect()
+      return { low: offsets[0].low, high: offsets[0].high, first: seen[0].offset,
+        values: seen.slice(0, count - below).map((r) => r.value), paused: paused.map((p) => p.topic),
+        reread: again.map((r) => r.offset) }
+    } finally {
+      await producer.disconnect()
+      await admin.disconnect()
+    }
   },
 
   // SASL/SCRAM-SHA-512 with USER and PASSWORD: a produce and a metadata request, or the error.
