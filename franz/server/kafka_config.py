@@ -174,6 +174,7 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("ssl.secure.random.implementation", "string", None),
     ConfigKey("ssl.provider", "string", None),
     ConfigKey("ssl.engine.factory.class", "string", None),
+    ConfigKey("authorizer.class.name", "string", ""),
     ConfigKey("ssl.allow.dn.changes", "boolean", False),
     ConfigKey("ssl.allow.san.changes", "boolean", False),
     ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
@@ -582,6 +583,11 @@ class KafkaConfig:
         self.sasl_listeners = {listener: self._sasl_listener_config(listener)
                                for listener, protocol in self.listener_security_protocols.items()
                                if protocol.startswith("SASL_")}
+        authorizer = self.values["authorizer.class.name"]
+        if authorizer:  # taken silently, a config meant to restrict clients would let every one in
+            raise ConfigError("authorizer.class.name", authorizer, "franz has no Authorizer, so ACLs could not be "
+                              "enforced: unset it (the ACL APIs then answer SECURITY_DISABLED, as a Kafka broker "
+                              "without an authorizer does)")
         # listener name -> its TLS context, for every SSL and SASL_SSL listener
         self.ssl_listeners = {listener: self.ssl_listener_config(listener)
                               for listener, protocol in self.listener_security_protocols.items()

@@ -497,3 +497,13 @@ def test_a_signed_token_validator_setting_kafka_refuses_is_refused_naming_the_ke
     with pytest.raises(ConfigError) as refused:
         KafkaConfig.from_sources(None, _SECURED + settings)
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
+
+
+def test_an_authorizer_is_refused_rather_than_left_unenforced():
+    """franz has no Authorizer: a config naming one (StandardAuthorizer, with super.users) is
+    refused naming the key, not started with every client allowed everything."""
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, ["authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                                        "super.users=User:admin"])
+    assert refused.value.key == "authorizer.class.name" and "ACLs could not be enforced" in str(refused.value)
+    assert KafkaConfig.from_sources(None, ["authorizer.class.name="]).values["authorizer.class.name"] == ""
