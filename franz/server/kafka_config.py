@@ -72,6 +72,8 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
 _HOUR_MS = 60 * 60 * 1000
 # Kafka's SecurityProtocol names.
 SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# BrokerSecurityConfigs.PRINCIPAL_BUILDER_CLASS_CONFIG's default: the principals franz builds
+DEFAULT_PRINCIPAL_BUILDER: Final = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
 
 def _compression_id(key: str, value: Any) -> None:
     """GroupCoordinatorConfig reads the codec with CompressionType.forId, refusing an id that is none."""
@@ -175,6 +177,10 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("ssl.provider", "string", None),
     ConfigKey("ssl.engine.factory.class", "string", None),
     ConfigKey("authorizer.class.name", "string", ""),
+    ConfigKey("principal.builder.class", "string", DEFAULT_PRINCIPAL_BUILDER),
+    ConfigKey("create.topic.policy.class.name", "string", None),
+    ConfigKey("alter.config.policy.class.name", "string", None),
+    ConfigKey("client.quota.callback.class", "string", None),
     ConfigKey("ssl.allow.dn.changes", "boolean", False),
     ConfigKey("ssl.allow.san.changes", "boolean", False),
     ConfigKey("max.connections", "int", INT32_MAX, at_least(0)),
@@ -319,6 +325,18 @@ GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms"
 # The connection limits a running broker can change (SocketServer.ReconfigurableConfigs).
 SOCKET_SERVER_RECONFIGURABLE_KEYS = ("max.connections.per.ip", "max.connections.per.ip.overrides",
                                      "max.connections", "max.connection.creation.rate")
+
+# Keys naming a Java class that decides what a client may do or is told. franz cannot run one, and
+# a broker that took the key and went on without the class would quietly let through what its
+# operator meant to stop: refused at startup unless unset or naming Kafka's own default.
+_JAVA_PLUGINS: Final = {
+    "authorizer.class.name": "ACLs could not be enforced (the ACL APIs answer SECURITY_DISABLED, as a Kafka "
+                             "broker without an authorizer does)",
+    "principal.builder.class": "principals would be DefaultKafkaPrincipalBuilder's",
+    "create.topic.policy.class.name": "the policy could not refuse a topic",
+    "alter.config.policy.class.name": "the policy could not refuse a config change",
+    "client.quota.callback.class": "quotas would be the default ones",
+}
 
 # A TLS listener's key and trust stores (SslConfigs.RECONFIGURABLE_CONFIGS): a running broker
 # changes them under a listener's prefix, on this broker only, never bare (DynamicBrokerConfig).
@@ -583,11 +601,10 @@ class KafkaConfig:
         self.sasl_listeners = {listener: self._sasl_listener_config(listener)
                                for listener, protocol in self.listener_security_protocols.items()
                                if protocol.startswith("SASL_")}
-        authorizer = self.values["authorizer.class.name"]
-        if authorizer:  # taken silently, a config meant to restrict clients would let every one in
-            raise ConfigError("authorizer.class.name", authorizer, "franz has no Authorizer, so ACLs could not be "
-                              "enforced: unset it (the ACL APIs then answer SECURITY_DISABLED, as a Kafka broker "
-                              "without an authorizer does)")
+        for key, what in _JAVA_PLUGINS.items():
+            value = self.values[key]
+            if value and value != BROKER_CONFIG_DEF.keys[key].default:
+                raise ConfigError(key, value, f"franz cannot run a Java class, so {what}: unset it")
         # listener name -> its TLS context, for every SSL and SASL_SSL listener
         self.ssl_listeners = {listener: self.ssl_listener_config(listener)
                               for listener, protocol in self.listener_security_protocols.items()

@@ -499,11 +499,24 @@ def test_a_signed_token_validator_setting_kafka_refuses_is_refused_naming_the_ke
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
 
 
-def test_an_authorizer_is_refused_rather_than_left_unenforced():
-    """franz has no Authorizer: a config naming one (StandardAuthorizer, with super.users) is
-    refused naming the key, not started with every client allowed everything."""
+@pytest.mark.parametrize("key, value, words", [
+    ("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "ACLs could not be enforced"),
+    ("principal.builder.class", "com.example.CertificatePrincipalBuilder", "DefaultKafkaPrincipalBuilder's"),
+    ("create.topic.policy.class.name", "com.example.NoSmallTopics", "could not refuse a topic"),
+    ("alter.config.policy.class.name", "com.example.NoRetentionChanges", "could not refuse a config change"),
+    ("client.quota.callback.class", "com.example.TenantQuotas", "quotas would be the default ones"),
+])
+def test_a_java_plugin_is_refused_rather_than_left_out(key, value, words):
+    """franz cannot run a Java class: a config naming an authorizer (StandardAuthorizer, with
+    super.users), a principal builder, a policy or a quota callback is refused naming the key, not
+    started without what the class would have refused."""
     with pytest.raises(ConfigError) as refused:
-        KafkaConfig.from_sources(None, ["authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                                        "super.users=User:admin"])
-    assert refused.value.key == "authorizer.class.name" and "ACLs could not be enforced" in str(refused.value)
-    assert KafkaConfig.from_sources(None, ["authorizer.class.name="]).values["authorizer.class.name"] == ""
+        KafkaConfig.from_sources(None, [f"{key}={value}", "super.users=User:admin"])
+    assert refused.value.key == key and words in str(refused.value), str(refused.value)
+
+
+def test_java_plugin_keys_at_kafkas_defaults_are_taken():
+    config = KafkaConfig.from_sources(None, [
+        "authorizer.class.name=", "create.topic.policy.class.name=",
+        "principal.builder.class=org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"])
+    assert config.values["authorizer.class.name"] == "" and config.unknown_keys == []
