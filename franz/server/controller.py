@@ -237,7 +237,7 @@ class Controller:
                         f"{key}={'[hidden]' if _is_password(key) else value}"
                         for key, value in proposed.get(str(self.config.node_id), {}).items()), exc_info=exc)
                     continue
-                raise ApiError(Errors.INVALID_REQUEST, str(exc)) from None
+                raise ApiError(Errors.INVALID_REQUEST, invalid_dynamic_configuration(str(exc))) from None
             changes.append(functools.partial(reconfigurable.reconfigure, old, new))
         return changes
 
@@ -810,7 +810,7 @@ class Controller:
                     try:
                         cleaner.validate_reconfiguration(new_cleaner_config)
                     except ValueError as exc:
-                        raise ApiError(Errors.INVALID_REQUEST, f"Invalid dynamic configuration: {exc}") from None
+                        raise ApiError(Errors.INVALID_REQUEST, invalid_dynamic_configuration(str(exc))) from None
             # A change of this broker's configs also reloads the store files changed in place, even
             # with every value as it was (KAFKA-7429; KRaft records such a change, KAFKA-14136);
             # a validate-only one does not (ConfigAdminManager validates changed values only).
@@ -979,6 +979,14 @@ def _write_json(path: Path, content: dict) -> None:
         os.fsync(handle.fileno())
     os.replace(temporary, path)
     flush_dir(path.parent)
+
+
+def invalid_dynamic_configuration(message: str) -> str:
+    """What a client is told of a reconfigurable that refused new values: DynamicBrokerConfig wraps
+    the ConfigException in ConfigException("Invalid dynamic configuration", e), whose value is the
+    exception, and ConfigAdminManager passes its message on."""
+    return (f"Invalid value org.apache.kafka.common.config.ConfigException: {message} for configuration "
+            f"Invalid dynamic configuration")
 
 
 def _is_password(key: str) -> bool:

@@ -411,7 +411,7 @@ class SocketServer:
                 continue
             for key, value in zip(LISTENER_CONNECTION_KEYS, after):
                 if value <= 0:
-                    raise ConfigError(key, value, "", f"Invalid dynamic configuration: Invalid {key} {value}")
+                    raise ConfigError(key, value, "", f"Invalid {key} {value}")
 
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         """Put values validated by validate_reconfiguration in force. A raised limit lets waiting

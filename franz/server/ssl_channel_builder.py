@@ -111,12 +111,9 @@ class SslListenerReconfigurable:
                 candidate = None  # SslFactory keeps its engine factory: nothing to rebuild
             else:
                 self._ensure_compatible(current, candidate)
-        except _StoreRefused as refused:
-            # SslFactory's words, within DynamicBrokerConfig.processReconfiguration's
-            # ConfigException("Invalid dynamic configuration", e), whose value is the exception
-            raise ConfigError("Invalid dynamic configuration", None, "", "Invalid value org.apache.kafka.common."
-                              "config.ConfigException: Validation of dynamic config update of SSLFactory failed: "
-                              f"{refused} for configuration Invalid dynamic configuration") from None
+        except _StoreRefused as refused:  # SslFactory's words (the controller wraps them as Kafka does)
+            raise ConfigError(f"listener.name.{self.listener.lower()}.ssl.keystore.location", None, "",
+                              f"Validation of dynamic config update of SSLFactory failed: {refused}") from None
         self._validated = (dynamic, candidate)
 
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
