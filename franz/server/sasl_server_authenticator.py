@@ -298,7 +298,7 @@ class SaslServerAuthenticator:
             if self.successful_authentications == 1:
                 self._metrics.authenticated(client_supports_reauthentication=self._client_supports_reauthentication)
             else:
-                self._metrics.successful_reauthentications += 1
+                self._metrics.reauthenticated(self.reauthentication_latency_ms or 0, time.monotonic_ns())
 
     def calc_completion_times_and_return_session_lifetime_ms(self) -> int:
         """ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs: the least of the mechanism's

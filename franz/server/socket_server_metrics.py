@@ -29,11 +29,14 @@ the kafka-metrics group, each with `listener` and `networkProcessor` labels):
   (KIP-368) of connections already authenticated, which the counts above leave out
 - expired_connections_killed_count (SocketServer's): connections closed because a request came
   after their SASL session expired
+- reauthentication_latency_avg and reauthentication_latency_max (gauges, ms): of the SASL
+  re-authentications completed in the window below, NaN with none, as Kafka's Avg and Max
+  measure an empty window (Selector's reauthentication-latency sensor)
 - kafka_network_SocketServer_NetworkProcessorAvgIdlePercent and
   kafka_network_Processor_IdlePercent{networkProcessor}: io_wait_ratio, at most 1
 
-Kafka's windowed -rate, -avg and -max metrics are left to Prometheus (rate() over the
-totals). The loop is idle when its thread neither runs nor waits for a CPU (LoopIdle).
+Kafka's windowed -rate metrics are left to Prometheus (rate() over the totals). The loop
+is idle when its thread neither runs nor waits for a CPU (LoopIdle).
 io_wait_ratio spans Kafka's window, metrics.sample.window.ms x metrics.num.samples
 (30 s x 2): from the newest scrape at least 30 s old, or from the loop's start when
 none is that old.
@@ -45,6 +48,7 @@ HTTP thread, and may see one of them a read behind another, never one going back
 from __future__ import annotations
 
 import collections
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -58,6 +62,7 @@ if TYPE_CHECKING:
 
 GROUP_PREFIX: Final = "kafka_server_socket_server_metrics_"
 WINDOW_NS: Final = 30 * 1_000_000_000  # metrics.sample.window.ms' default
+SAMPLES: Final = 2  # metrics.num.samples' default
 SAMPLE_SPACING_NS: Final = 1_000_000_000
 _LABELS: Final = ["listener", "networkProcessor"]
 
@@ -68,7 +73,7 @@ class SelectorMetrics:
     __slots__ = ("listener", "network_processor", "connections_created", "connections_closed", "bytes_received",
                  "bytes_sent", "answers_sent", "requests_received", "successful_authentications",
                  "successful_authentications_no_reauth", "failed_authentications", "successful_reauthentications",
-                 "failed_reauthentications", "expired_connections_killed")
+                 "failed_reauthentications", "expired_connections_killed", "reauthentication_latencies")
 
     def __init__(self, listener: str, network_processor: int) -> None:
         self.listener = listener
@@ -85,11 +90,28 @@ class SelectorMetrics:
         self.successful_reauthentications = 0
         self.failed_reauthentications = 0
         self.expired_connections_killed = 0
+        # (monotonic ns, ms) of each re-authentication, the oldest first, kept for the window
+        self.reauthentication_latencies: collections.deque[tuple[int, int]] = collections.deque()
 
     def authenticated(self, client_supports_reauthentication: bool = False) -> None:
         self.successful_authentications += 1
         if not client_supports_reauthentication:
             self.successful_authentications_no_reauth += 1
+
+    def reauthenticated(self, latency_ms: int, now_ns: int) -> None:
+        self.successful_reauthentications += 1
+        latencies = self.reauthentication_latencies
+        latencies.append((now_ns, latency_ms))
+        while latencies and now_ns - latencies[0][0] >= WINDOW_NS * SAMPLES:
+            latencies.popleft()
+
+    def reauthentication_latency(self, now_ns: int) -> tuple[float, float]:
+        """(avg, max) in ms over the window; NaN for both with no re-authentication in it. Read
+        from a scrape's thread: a copy of the deque, which the loop only appends to and trims."""
+        live = [latency for at, latency in list(self.reauthentication_latencies) if now_ns - at < WINDOW_NS * SAMPLES]
+        if not live:
+            return math.nan, math.nan
+        return sum(live) / len(live), float(max(live))
 
     @property
     def labels(self) -> list[str]:
@@ -195,6 +217,10 @@ class SocketServerMetrics(Collector):
         expired = GaugeMetricFamily(GROUP_PREFIX + "expired_connections_killed_count",
                                     "Connections closed because a request came after their session expired",
                                     labels=_LABELS)
+        latency_avg = GaugeMetricFamily(GROUP_PREFIX + "reauthentication_latency_avg",
+                                        "Mean re-authentication latency (ms) in the window", labels=_LABELS)
+        latency_max = GaugeMetricFamily(GROUP_PREFIX + "reauthentication_latency_max",
+                                        "Longest re-authentication latency (ms) in the window", labels=_LABELS)
         live = GaugeMetricFamily(GROUP_PREFIX + "connection_count", "Open connections", labels=_LABELS)
         software = GaugeMetricFamily(GROUP_PREFIX + "connections", "Open connections by client software",
                                      labels=["clientSoftwareName", "clientSoftwareVersion", *_LABELS])
@@ -211,12 +237,17 @@ class SocketServerMetrics(Collector):
                                 ("failed_reauthentication", selector.failed_reauthentications)):
                 counters[name].add_metric(selector.labels, value)
             expired.add_metric(selector.labels, selector.expired_connections_killed)
+            average, longest = selector.reauthentication_latency(time.monotonic_ns())
+            latency_avg.add_metric(selector.labels, average)
+            latency_max.add_metric(selector.labels, longest)
             live.add_metric(selector.labels, open_by_listener.get(selector.listener, 0))
         by_listener = {selector.listener: selector for selector in listeners}
         for (listener, (name, version)), count in sorted(open_by_software.items()):
             software.add_metric([name, version, *by_listener[listener].labels], count)
         yield from counters.values()
         yield expired
+        yield latency_avg
+        yield latency_max
         yield live
         yield software
         idle = server.loop_idle.idle_ns()

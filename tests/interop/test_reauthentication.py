@@ -51,7 +51,8 @@ class ReauthBroker:
         found = {}
         for name in ("successful_authentication_total", "failed_authentication_total",
                      "successful_reauthentication_total", "failed_reauthentication_total",
-                     "expired_connections_killed_count"):
+                     "expired_connections_killed_count", "reauthentication_latency_avg",
+                     "reauthentication_latency_max"):
             series = re.search(rf'^kafka_server_socket_server_metrics_{name}\{{listener="SASL_PLAINTEXT",'
                                rf'[^}}]*\}} (\S+)$', text, re.MULTILINE)
             assert series is not None, name
@@ -174,6 +175,8 @@ def test_a_raw_reauthentication_keeps_the_connection_and_may_not_repeat_within_a
     after = reauth_broker.counts()
     assert after["successful_authentication_total"] == before["successful_authentication_total"] + 1
     assert after["successful_reauthentication_total"] == before["successful_reauthentication_total"] + 1
+    # Selector's reauthentication-latency sensor: at least 1 ms once any time passed (ReauthInfo)
+    assert 1 <= after["reauthentication_latency_avg"] <= after["reauthentication_latency_max"] < DEADLINE_S * 1000
 
 
 def test_a_reauthentication_as_another_user_is_refused_and_closes_the_connection(reauth_broker):

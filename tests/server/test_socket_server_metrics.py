@@ -4,6 +4,7 @@ The SocketServer tests run on asyncio's loop and on uvloop (the `loop_kind` fixt
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 import tempfile
@@ -13,7 +14,7 @@ import time
 from prometheus_client import CollectorRegistry, generate_latest
 
 from franz.server.request_channel import CLOSE_CONNECTION, NO_RESPONSE, FileSlice, Response
-from franz.server.socket_server_metrics import LoopIdle, SocketServerMetrics
+from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics, SocketServerMetrics
 from tests.server.test_socket_server import wait_until
 
 ECHO, FILE, SILENT = 18, 1, 0
@@ -220,3 +221,17 @@ def test_the_handler_pool_has_spare_what_its_busier_thread_has():
         assert len(set(families.values())) == 1  # the pool's meter and the broker pool's
         totals.append(families["kafka_server_KafkaRequestHandlerPool_RequestHandlerAvgIdlePercent"])
     assert totals == [10, 11, 13, 13]
+
+
+def test_reauthentication_latency_is_averaged_and_maxed_over_the_window_and_nan_without_one():
+    """Kafka's Avg and Max of the reauthentication-latency sensor over metrics.num.samples x
+    metrics.sample.window.ms (2 x 30 s); an empty window measures NaN."""
+    selector = SelectorMetrics("SASL_PLAINTEXT", 0)
+    assert all(math.isnan(value) for value in selector.reauthentication_latency(0))
+    second = 1_000_000_000
+    selector.reauthenticated(4, 10 * second)
+    selector.reauthenticated(8, 40 * second)
+    assert selector.reauthentication_latency(41 * second) == (6.0, 8.0)
+    assert selector.reauthentication_latency(75 * second) == (8.0, 8.0)  # the first is 65 s old
+    assert all(math.isnan(value) for value in selector.reauthentication_latency(100 * second))
+    assert selector.successful_reauthentications == 2
