@@ -38,7 +38,8 @@ JWKS_SIZE_MAX_BYTES: Final = 512 * 1024  # jose4j's Get responseBodySizeLimit
 ALGORITHMS: Final = {**{f"RS{n}": ("RSA", None) for n in (256, 384, 512)},
                      **{f"PS{n}": ("RSA", None) for n in (256, 384, 512)},
                      **{f"HS{n}": ("oct", None) for n in (256, 384, 512)},
-                     "ES256": ("EC", "P-256"), "ES384": ("EC", "P-384"), "ES512": ("EC", "P-521")}
+                     "ES256": ("EC", "P-256"), "ES384": ("EC", "P-384"), "ES512": ("EC", "P-521"),
+                     "EdDSA": ("OKP", None)}  # Ed25519 or Ed448: the key's crv says which
 
 
 class JwksFileError(ValueError):
@@ -62,7 +63,8 @@ class JsonWebKey:
         return f"org.jose4j.jwk.{_JWK_CLASS.get(self.kty, 'JsonWebKey')}{{{shown}}}"
 
 
-_JWK_CLASS: Final = {"RSA": "RsaJsonWebKey", "EC": "EllipticCurveJsonWebKey", "oct": "OctetSequenceJsonWebKey"}
+_JWK_CLASS: Final = {"RSA": "RsaJsonWebKey", "EC": "EllipticCurveJsonWebKey", "oct": "OctetSequenceJsonWebKey",
+                     "OKP": "OctetKeyPairJsonWebKey"}
 
 
 def parse_jwks(text: str | bytes) -> list[JsonWebKey]:

@@ -106,7 +106,8 @@ def test_librdkafka_oidc_round_trip_and_a_rotated_key(provider, oidc_broker):
     process, address = oidc_broker
     assert len(librdkafka_round_trip(_oidc(provider, address, "svc-a"), "oidc-a", 20)) == 20
     assert process.wait_for_line('"principal":"User:svc-a"')  # the token's sub
-    provider.keys.append(SigningKey("key-2"))  # rotated: the broker fetches it for the new kid
+    # rotated, to an Ed25519 (EdDSA) key: the broker fetches it for the new kid
+    provider.keys.append(SigningKey("key-2", "OKP"))
     assert len(librdkafka_round_trip(_oidc(provider, address, "svc-b"), "oidc-b", 20)) == 20
     assert process.wait_for_line('"principal":"User:svc-b"')
 

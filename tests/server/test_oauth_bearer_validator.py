@@ -115,6 +115,15 @@ def test_valid_token_gives_subject_scope_and_times():
     assert result.scope == {"read", "write"} and result.lifetime_ms % 1000 == 0 and result.start_time_ms
 
 
+def test_eddsa_with_an_okp_key():
+    """jose4j's EdDsaAlgorithm (alg EdDSA, an OKP key; Java 15+, so every Kafka 4.x)."""
+    key = SigningKey("ed-1", "OKP")
+    assert key.jwk["kty"] == "OKP" and key.jwk["crv"] == "Ed25519"
+    assert _validator(key).validate_token(key.mint(sub="edna")).principal_name == "edna"
+    with pytest.raises(ValidateError, match="JWS signature is invalid"):
+        _validator(SigningKey("ed-1", "OKP")).validate_token(key.mint())
+
+
 def test_es256_and_custom_claim_names():
     key = SigningKey("ec-1", "EC")
     result = _validator(key, sub_claim_name="client_id", scope_claim_name="scp").validate_token(

@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 
 class SigningKey:
-    """An RSA (RS256) or EC (ES256) key pair with a kid."""
+    """An RSA (RS256), EC (ES256) or Ed25519 (EdDSA, an OKP JWK) key pair with a kid."""
 
     def __init__(self, kid: str, kind: str = "RSA") -> None:
         self.kid = kid
@@ -20,6 +20,10 @@ class SigningKey:
             self.private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
             self.algorithm = "RS256"
             self.jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.private.public_key()))
+        elif kind == "OKP":
+            self.private = ed25519.Ed25519PrivateKey.generate()
+            self.algorithm = "EdDSA"
+            self.jwk = json.loads(jwt.algorithms.OKPAlgorithm.to_jwk(self.private.public_key()))
         else:
             self.private = ec.generate_private_key(ec.SECP256R1())
             self.algorithm = "ES256"
