@@ -32,6 +32,7 @@ from franz.coordinator.share.share_coordinator import ShareCoordinator
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
 from franz.server.acl_apis import AclApis
+from franz.server.acl_control_manager import ACLS_FILE, AclControlManager
 from franz.server.allocator import keep_request_buffers_in_heap, reserve_request_heap
 from franz.server import config_helper
 from franz.server.broker_features import SHARE_VERSION
@@ -58,6 +59,7 @@ from franz.server.share.share_partition_manager import SharePartitionManager
 from franz.server.oauth_bearer_validator import OAuthBearerValidator
 from franz.server.socket_server import SocketServer, new_event_loop
 from franz.server.ssl_channel_builder import SslListenerReconfigurable
+from franz.server.standard_authorizer import StandardAuthorizer
 from franz.storage import local_log, unified_log, validator
 from franz.server.txn_marker_apis import TxnMarkerApis
 from franz.storage.log_manager import LogManager
@@ -70,8 +72,11 @@ HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5000  # replica.high.watermark.checkpoin
 
 
 class KafkaServer:
-    def __init__(self, config: KafkaConfig) -> None:
+    def __init__(self, config: KafkaConfig, authorizer: StandardAuthorizer | None = None) -> None:
+        """`authorizer`, configured by the caller, holds the ACLs (stored in the first log dir) that
+        the ACL APIs serve; no config key sets one yet (authorizer.class.name is refused)."""
         self.config = config
+        self.authorizer = authorizer
         self.log_manager: LogManager | None = None
         self.socket_server: SocketServer | None = None
         self.oauth_bearer_validators: list[OAuthBearerValidator] = []  # started: to close at shutdown
@@ -155,7 +160,9 @@ class KafkaServer:
                                                         lambda: time.monotonic_ns() // 1_000_000)
         ControllerApis(config, controller, metadata, self.replica_manager, mutation_quota, self.apis.metrics,
                        self.apis.config_managers).register(self.apis)
-        AclApis().register(self.apis)
+        if self.authorizer is not None:  # loads the stored ACLs into it, and changes them from now on
+            AclControlManager(first_dir / ACLS_FILE, controller.store_file, self.authorizer)
+        AclApis(self.authorizer).register(self.apis)
         DescribeTopicPartitionsApi(metadata, config["max.request.partition.size.limit"]).register(self.apis)
         client_quotas = ClientQuotaControlManager(
             first_dir / CLIENT_QUOTAS_FILE, controller.store_file,

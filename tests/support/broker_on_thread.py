@@ -16,11 +16,11 @@ WAIT_S = 30.0
 
 
 class BrokerOnThread:
-    def __init__(self, data_dir, overrides: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir, overrides: dict[str, str] | None = None, authorizer=None) -> None:
         self.loop = asyncio.new_event_loop()
         self.server = KafkaServer(KafkaConfig({"node.id": "1", "listeners": "PLAINTEXT://127.0.0.1:0",
                                                "log.dirs": str(data_dir), "log.initial.task.delay.ms": "60000",
-                                               **(overrides or {})}))
+                                               **(overrides or {})}), authorizer)
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
         self.call(self.server.startup())
