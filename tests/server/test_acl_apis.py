@@ -3,7 +3,9 @@ StandardAuthorizer, confluent-kafka's admin and raw requests create, describe an
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import (
@@ -21,6 +23,7 @@ from franz.protocol.errors import Errors
 from franz.server.acl_apis import NO_AUTHORIZER
 from franz.server.standard_authorizer import StandardAuthorizer
 from tests.support.broker_on_thread import BrokerOnThread
+from tests.support.java_client import compile_driver_or_skip
 from tests.support.raw_client import RawClient
 
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
@@ -167,3 +170,20 @@ def test_a_code_kafka_does_not_know_closes_the_connection_as_unknown_does(acl_br
     with RawClient(acl_broker.bootstrap) as client:
         client.send_frame(encode_request(DESCRIBE_ACLS, 2, 1, "c", {**_filter(), "operation": 99}))
         assert client.receive_frame() is None
+
+
+def test_kafkas_java_admin_creates_describes_and_deletes_acls(acl_broker):
+    """The reference client: its futures carry the broker's errors and messages as exceptions."""
+    command = compile_driver_or_skip(Path(__file__).parent / "java" / "AclAdminDriver.java")
+    done = subprocess.run([*command, acl_broker.bootstrap], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    foo = ("(pattern=ResourcePattern(resourceType=TOPIC, name=foo, patternType=LITERAL), entry=(principal=User:alice, "
+           "host=*, operation=READ, permissionType=ALLOW))")
+    pre = ("(pattern=ResourcePattern(resourceType=TOPIC, name=pre, patternType=PREFIXED), entry=(principal=User:*, "
+           "host=*, operation=WRITE, permissionType=DENY))")
+    assert done.stdout.splitlines() == [
+        "create foo: ok", "create pre: ok",
+        "create my-cluster: InvalidRequestException: The only valid name for the CLUSTER resource is kafka-cluster",
+        "create g: InvalidRequestException: Could not parse principal from `alice` (no colon is present separating "
+        "the principal type from the principal name)",
+        f"describe {foo}", f"describe {pre}", f"delete {pre}", "left 1"]
