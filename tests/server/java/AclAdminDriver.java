@@ -37,7 +37,8 @@ public class AclAdminDriver {
                     AclPermissionType.ALLOW));
             CreateAclsResult created = admin.createAcls(bindings);
             for (AclBinding binding : bindings) {
-                System.out.println("create " + binding.pattern().name() + ": " + outcome(created.values().get(binding)));
+                String name = binding.pattern().name();
+                System.out.println("create " + name + ": " + outcome(created.values().get(binding)));
             }
             List<String> described = new ArrayList<>();
             for (AclBinding binding : admin.describeAcls(AclBindingFilter.ANY).values().get()) {
@@ -48,7 +49,8 @@ public class AclAdminDriver {
                 System.out.println("describe " + line);
             }
             AclBindingFilter match = new AclBindingFilter(
-                new ResourcePatternFilter(ResourceType.TOPIC, "prefix", PatternType.MATCH), AccessControlEntryFilter.ANY);
+                new ResourcePatternFilter(ResourceType.TOPIC, "prefix", PatternType.MATCH),
+                AccessControlEntryFilter.ANY);
             Collection<AclBinding> deleted = admin.deleteAcls(List.of(match)).all().get();
             for (AclBinding binding : deleted) {
                 System.out.println("delete " + binding);
