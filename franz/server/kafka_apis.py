@@ -47,7 +47,7 @@ from franz.protocol.errors import Errors, default_message
 from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
                                             validate_records)
 from franz.server import config_helper
-from franz.server.auth_helper import authorized_operations
+from franz.server.auth_helper import AuthHelper, authorized_operations
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ClientQuotaManager
 from franz.server.controller import ApiError, Controller
@@ -215,8 +215,10 @@ def _invalid_produce_records(version: int, records) -> dict | None:
 class KafkaApis:
     def __init__(self, config, metadata: MetadataCache, controller: Controller,
                  replica_manager: ReplicaManager, producer_ids: ProducerIdManager,
-                 metrics: BrokerMetrics | None = None) -> None:
+                 metrics: BrokerMetrics | None = None, auth: AuthHelper | None = None) -> None:
         self.config = config
+        # the broker's authorization checks, which the handlers registered here use too
+        self.auth = auth or AuthHelper()
         self.metrics = metrics or BrokerMetrics(replica_manager.broker_topic_stats)
         self.metadata = metadata
         self.controller = controller

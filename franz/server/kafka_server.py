@@ -32,6 +32,7 @@ from franz.coordinator.share.share_coordinator import ShareCoordinator
 from franz.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from franz.protocol import api_keys
 from franz.server.acl_apis import AclApis
+from franz.server.auth_helper import AuthHelper
 from franz.server.acl_control_manager import ACLS_FILE, AclControlManager
 from franz.server.allocator import keep_request_buffers_in_heap, reserve_request_heap
 from franz.server import config_helper
@@ -143,7 +144,7 @@ class KafkaServer:
             produce_purge_interval=config["producer.purgatory.purge.interval.requests"])
         self.replica_manager.startup()
         self.apis = KafkaApis(config, metadata, controller, self.replica_manager,
-                              ProducerIdManager(log_manager.log_dirs[0]), self.metrics)
+                              ProducerIdManager(log_manager.log_dirs[0]), self.metrics, AuthHelper(self.authorizer))
         first_dir = Path(config.log_dirs[0]).resolve()
         # The finalized feature levels, before any coordinator starts: they follow them.
         feature_control = FeatureControlManager(first_dir / FEATURES_FILE, controller.store_file, metadata.features,
