@@ -47,7 +47,7 @@ from franz.protocol.errors import Errors, default_message
 from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
                                             validate_records)
 from franz.server import config_helper
-from franz.server.auth_helper import AuthHelper, authorized_operations
+from franz.server.auth_helper import CLUSTER_NAME, AuthHelper
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ClientQuotaManager
 from franz.server.controller import ApiError, Controller
@@ -58,6 +58,7 @@ from franz.server.metadata_cache import (INTERNAL_TOPICS, InvalidTopicError, Met
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_alter_log_dirs import ReplicaAlterLogDirsManager
 from franz.server.replica_manager import PartitionFetch, ReplicaManager
+from franz.server.standard_authorizer import AclOperation, ResourceType
 from franz.server.request_thread_time import Timed, take_current_ns
 from franz.server.request_channel import (CLOSE_CONNECTION, NO_RESPONSE, REQUEST_LOGGER,
                                          UNKNOWN_CLIENT_INFORMATION, Request, Response, handling)
@@ -116,15 +117,19 @@ _ADD_PARTITIONS_TO_TXN_KEY: Final = API["AddPartitionsToTxn"].api_key
 _LIST_CONFIG_RESOURCES_KEY: Final = API["ListConfigResources"].api_key
 
 
+def _fetch_replica_id(version: int, body: dict) -> int:
+    """The fetching replica's id (FetchRequest.replicaId): in replica_state from v15; -1 for a consumer."""
+    state = body.get("replica_state") if version >= 15 else None
+    return state["replica_id"] if state else body.get("replica_id", -1)
+
+
 def _request_metric_names(api_key: int, version: int, body: dict) -> tuple[str, ...] | None:
     """The RequestMetrics names a request counts under where they are not just its API's name
     (RequestChannel's overrideMetricNames), else None: a Fetch also as FetchConsumer or
     FetchFollower, a verify-only AddPartitionsToTxn as AddPartitionsToTxnVerification alone, and
     ListConfigResources v0 also under its old name, ListClientMetricsResources."""
     if api_key == _FETCH_KEY:
-        state = body.get("replica_state") if version >= 15 else None
-        replica_id = state["replica_id"] if state else body.get("replica_id", -1)
-        return ("FetchFollower" if replica_id >= 0 else "FetchConsumer", "Fetch")
+        return ("FetchFollower" if _fetch_replica_id(version, body) >= 0 else "FetchConsumer", "Fetch")
     if api_key == _ADD_PARTITIONS_TO_TXN_KEY and version >= 4 and all(  # none at all counts too (allMatch)
             transaction["verify_only"] for transaction in body["transactions"]):
         return ("AddPartitionsToTxnVerification",)
@@ -183,6 +188,19 @@ def _partition_produce_response(index: int, result: dict) -> dict:
     answer.setdefault("log_append_time_ms", -1)
     answer.setdefault("log_start_offset", -1)
     answer["index"] = index
+    return answer
+
+
+def _fetch_error(cached: CachedPartition, error: Errors) -> dict:
+    """A fetch partition answered with an error and no records (FetchResponse.partitionResponse)."""
+    return {"partition_index": cached.partition, "error_code": error, "high_watermark": -1,
+            "last_stable_offset": -1, "log_start_offset": -1, "records": b""}
+
+
+def _refusal(request: Request, body: dict, error: Errors) -> dict:
+    """The request's getErrorResponse for an authorization error (sendErrorResponseMaybeThrottle)."""
+    answer = error_response(request.api_key, request.api_version, body, ApiError(error, default_message(error)))
+    assert answer is not None, "only an acks=0 produce has no error response"
     return answer
 
 
@@ -425,52 +443,93 @@ class KafkaApis:
         endpoint = self.metadata.endpoint_for(request.listener_name)
         return [{"node_id": self.metadata.node_id, "host": endpoint.host, "port": endpoint.port, "rack": None}]
 
-    def _topic_metadata(self, topic: TopicMetadata, operations: int) -> dict:
+    def _topic_metadata(self, topic: TopicMetadata) -> dict:
         return {"error_code": 0, "name": topic.name, "topic_id": topic.topic_id.bytes,
                 "is_internal": topic.is_internal,
-                "partitions": self.metadata.partition_metadata(topic, range(topic.num_partitions)),
-                "topic_authorized_operations": operations}
+                "partitions": self.metadata.partition_metadata(topic, range(topic.num_partitions))}
 
     async def handle_metadata(self, request: Request, body: dict) -> dict:
+        """KafkaApis.handleTopicMetadataRequest. A principal sees only the topics it may DESCRIBE:
+        from an all-topics request the others are left out silently; a topic it names is
+        answered TOPIC_AUTHORIZATION_FAILED before its existence is looked at, so that the answer
+        does not tell whether it exists (by id: with its id, ids being no secret). A missing topic
+        is auto-created only for a principal that may CREATE on the cluster or on that topic."""
+        version = request.api_version
         requested = body["topics"]
-        if request.api_version == 0 and not requested:
+        if version == 0 and not requested:
             requested = None  # v0: an empty list means all topics
-        if requested is not None and request.api_version < METADATA_TOPIC_IDS_MIN_VERSION:
+        if requested is not None and version < METADATA_TOPIC_IDS_MIN_VERSION:
             # v10-11 carry topic ids in the schema but KafkaApis serves names only there.
             for entry in requested:
                 if entry["name"] is None:
-                    raise ApiError(Errors.INVALID_REQUEST,
-                                   f"Topic name can not be null for version {request.api_version}")
+                    raise ApiError(Errors.INVALID_REQUEST, f"Topic name can not be null for version {version}")
                 if any(entry.get("topic_id") or b""):
                     raise ApiError(Errors.INVALID_REQUEST,
-                                   f"Topic IDs are not supported in requests for version {request.api_version}")
+                                   f"Topic IDs are not supported in requests for version {version}")
+        auth = self.auth
         topics: list[dict] = []
-        operations = (authorized_operations("topic") if body["include_topic_authorized_operations"]
-                      else api_keys.AUTHORIZED_OPERATIONS_OMITTED)
+        described: list[dict] = []  # the answers that carry their topic's authorized operations
         if requested is None:
-            topics = [self._topic_metadata(t, operations) for t in self.metadata.topics.values()]
+            # the topics it may not see are left out without an audit line (logIfDenied = false)
+            visible = auth.filter_by_authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                self.metadata.topics, log_if_denied=False)
+            described = [self._topic_metadata(t) for t in self.metadata.topics.values() if t.name in visible]
+            topics = described
         else:
             auto_create = body["allow_auto_topic_creation"] and self.config["auto.create.topics.enable"]
-            for entry in requested:
-                name = entry["name"]
-                # A non-zero topic id names the topic, whatever the name field holds (the Java
-                # client sends "" with ids: MetadataRequest.Builder.forTopicIds).
-                if name is None or any(entry["topic_id"]):
-                    name = self.metadata.name_of(entry["topic_id"])
-                    if name is None:
-                        topics.append({"error_code": Errors.UNKNOWN_TOPIC_ID, "name": None,
-                                       "topic_id": entry["topic_id"], "partitions": []})
-                        continue
+            # A non-zero topic id names the topic, whatever the name field holds (the Java
+            # client sends "" with ids: MetadataRequest.Builder.forTopicIds).
+            names: list[tuple[str | None, bytes | None]] = [
+                (self.metadata.name_of(entry["topic_id"]), bytes(entry["topic_id"]))
+                if entry["name"] is None or any(entry["topic_id"]) else (entry["name"], None) for entry in requested]
+            wanted = dict.fromkeys(name for name, _ in names if name is not None)  # a set, in request order
+            visible = auth.filter_by_authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)
+            creatable = set(visible)  # the missing ones the principal may have auto-created
+            missing = [name for name in wanted if name in visible and self.metadata.get(name) is None]
+            if auto_create and missing and not auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER,
+                                                              CLUSTER_NAME, log_if_denied=False):
+                creatable = visible - set(missing) | auth.filter_by_authorized(
+                    request, AclOperation.CREATE, ResourceType.TOPIC, missing)
+            for name, topic_id in names:
+                if name is None:
+                    topics.append({"error_code": Errors.UNKNOWN_TOPIC_ID, "name": None, "topic_id": topic_id,
+                                   "partitions": []})
+                    continue
+                if name not in visible:  # by id, its id; by name, no id (Uuid.ZERO_UUID)
+                    topics.append({"error_code": Errors.TOPIC_AUTHORIZATION_FAILED,
+                                   "name": None if topic_id is not None else name,
+                                   "topic_id": topic_id or _ZERO_TOPIC_ID, "is_internal": False, "partitions": []})
+                    continue
                 topic = self.metadata.get(name)
+                if topic is None and auto_create and name not in creatable:
+                    topics.append({"error_code": Errors.TOPIC_AUTHORIZATION_FAILED, "name": name,
+                                   "topic_id": _ZERO_TOPIC_ID, "is_internal": name in INTERNAL_TOPICS,
+                                   "partitions": []})
+                    continue
                 if topic is None:
                     topic = await self._auto_create(name) if auto_create else _unknown_topic_error(name)
                 if isinstance(topic, TopicMetadata):
-                    topics.append(self._topic_metadata(topic, operations))
+                    answer = self._topic_metadata(topic)
                 else:
-                    topics.append({"error_code": topic if topic is not None else Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                   "name": name, "partitions": []})
-        return {"throttle_time_ms": 0, "brokers": self._brokers(request), "cluster_id": self.metadata.cluster_id,
-                "controller_id": self.metadata.node_id, "topics": topics}
+                    answer = {"error_code": topic if topic is not None else Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                              "name": name, "partitions": []}
+                topics.append(answer)
+                described.append(answer)
+        answer = {"throttle_time_ms": 0, "brokers": self._brokers(request), "cluster_id": self.metadata.cluster_id,
+                  "controller_id": self.metadata.node_id, "topics": topics}
+        if version >= 8:
+            if body["include_topic_authorized_operations"]:
+                for topic in described:
+                    topic["topic_authorized_operations"] = auth.authorized_operations(request, "topic", topic["name"])
+            if version <= 10 and body["include_cluster_authorized_operations"]:
+                answer["cluster_authorized_operations"] = self._cluster_authorized_operations(request)
+        return answer
+
+    def _cluster_authorized_operations(self, request: Request) -> int:
+        """Metadata v8-10's and DescribeCluster's: nothing to one that may not DESCRIBE the cluster."""
+        if not self.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+            return 0
+        return self.auth.authorized_operations(request, "cluster", CLUSTER_NAME)
 
     async def _auto_create(self, name: str) -> TopicMetadata | Errors:
         being_created = await self.controller.wait_for_creation(name)
@@ -493,7 +552,7 @@ class KafkaApis:
                 "controller_id": self.metadata.node_id, "brokers": [
                     {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None}
                     for b in self._brokers(request)],
-                "cluster_authorized_operations": authorized_operations("cluster")
+                "cluster_authorized_operations": self._cluster_authorized_operations(request)
                 if body["include_cluster_authorized_operations"] else api_keys.AUTHORIZED_OPERATIONS_OMITTED}
 
     # -- produce -----------------------------------------------------------------
@@ -503,12 +562,15 @@ class KafkaApis:
         entries: dict[tuple[str, int], Any] = {}
         results: dict[tuple[str, int], dict] = {}
         # Errors of the whole request (KafkaApis answers them through getErrorResponse): every
-        # partition gets the error. Transactional batches need a transactional id (and a
-        # coordinator to own it); finding them may meet a corrupt first batch.
+        # partition gets the error. Transactional batches need a transactional id the principal
+        # may WRITE (and a coordinator to own it); finding them may meet a corrupt first batch.
         request_error = None
+        transactional_id = body["transactional_id"]
         try:
-            if has_transactional_records(body["topic_data"]) and (body["transactional_id"] is None
-                                                                  or self.transaction_coordinator is None):
+            if has_transactional_records(body["topic_data"]) and (
+                    transactional_id is None or self.transaction_coordinator is None
+                    or not self.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                               transactional_id)):
                 request_error = {"error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
         except InvalidProduceRecordsError as error:
             request_error = {"error_code": error.error_code, "error_message": str(error)}
@@ -519,6 +581,12 @@ class KafkaApis:
         uses_topic_ids = request.api_version >= PRODUCE_TOPIC_IDS_MIN_VERSION
         topic_ids: dict[str, bytes] = {}
         unknown_ids: dict[bytes, list[int]] = {}
+        # WRITE on each topic, asked once per topic however many of its partitions are named,
+        # before its existence is looked at (so an unauthorized producer cannot probe for topics)
+        named = [self.metadata.name_of(bytes(topic["topic_id"])) if uses_topic_ids else topic["name"]
+                 for topic in body["topic_data"]]
+        writable = self.auth.filter_by_authorized(request, AclOperation.WRITE, ResourceType.TOPIC,
+                                                  [name for name in named if name is not None])
         for topic in body["topic_data"]:
             name = topic["name"]
             if uses_topic_ids:
@@ -532,6 +600,8 @@ class KafkaApis:
                 key = (name, partition["index"])
                 if request_error is not None:
                     results[key] = request_error
+                elif name not in writable:
+                    results[key] = {"error_code": Errors.TOPIC_AUTHORIZATION_FAILED}
                 elif not self.metadata.has_partition(*key):
                     results[key] = {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION}
                 elif (invalid := _invalid_produce_records(request.api_version, partition["records"])) is not None:
@@ -692,6 +762,21 @@ class KafkaApis:
             for cached in read:
                 if cached.topic is None and context.incremental:
                     cached.topic = self.metadata.name_of(cached.topic_id)
+        # Every partition of the fetch, a session's included, is authorized again on every fetch
+        # (KIP-227 sessions keep no grant): a follower needs CLUSTER_ACTION, or each of its
+        # partitions (an unknown topic id's too) is TOPIC_AUTHORIZATION_FAILED; a consumer needs
+        # READ on each topic. Refused partitions are not read, and answered among the errors.
+        unauthorized: list[CachedPartition] = []
+        if _fetch_replica_id(version, body) >= 0:
+            if not self.auth.authorize_cluster(request, AclOperation.CLUSTER_ACTION):
+                unauthorized, read = read, []
+        elif self.auth.enabled:
+            readable = self.auth.filter_by_authorized(request, AclOperation.READ, ResourceType.TOPIC,
+                                                      [cached.topic for cached in read if cached.topic is not None])
+            unauthorized = [cached for cached in read if cached.topic is not None and cached.topic not in readable]
+            if unauthorized:
+                read = [cached for cached in read if cached.topic is None or cached.topic in readable]
+        if uses_topic_ids:
             unknown_ids = [cached for cached in read if cached.topic is None]
             if unknown_ids:
                 read = [cached for cached in read if cached.topic is not None]
@@ -751,10 +836,10 @@ class KafkaApis:
                 responses.append({"topic": cached.topic, "topic_id": cached.topic_id, "partitions": last_partitions})
             last_partitions.append(answer)
             bytes_out[fetch.topic] = bytes_out.get(fetch.topic, 0) + fetch.size_bytes
+        for cached in unauthorized:
+            erroneous.append((cached, _fetch_error(cached, Errors.TOPIC_AUTHORIZATION_FAILED)))
         for cached in unknown_ids:
-            erroneous.append((cached, {"partition_index": cached.partition, "error_code": Errors.UNKNOWN_TOPIC_ID,
-                                       "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
-                                       "records": b""}))
+            erroneous.append((cached, _fetch_error(cached, Errors.UNKNOWN_TOPIC_ID)))
         for cached, answer in erroneous:  # errors always answer (and forget the cached high watermark)
             if cached.topic is not None:
                 bytes_out.setdefault(cached.topic, 0)
@@ -826,13 +911,22 @@ class KafkaApis:
 
     async def handle_list_offsets(self, request: Request, body: dict) -> dict:
         read_committed = body["isolation_level"] == 1
+        # DESCRIBE on each topic (partitionSeqByAuthorized): every partition of one refused is
+        # TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not, answered after the others.
+        described = self.auth.filter_by_authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                                   [topic["name"] for topic in body["topics"]])
+        refused = [{"name": topic["name"], "partitions": [
+            _list_offsets_error(entry["partition_index"], Errors.TOPIC_AUTHORIZATION_FAILED)
+            for entry in topic["partitions"]]} for topic in body["topics"] if topic["name"] not in described]
         named = collections.Counter((topic["name"], entry["partition_index"]) for topic in body["topics"]
-                                    for entry in topic["partitions"])
+                                    for entry in topic["partitions"] if topic["name"] in described)
         # A partition named twice is answered once, INVALID_REQUEST (ReplicaManager.fetchOffset keys
         # its answers by partition).
         by_topic: dict[str, dict[int, dict]] = {}
         for topic in body["topics"]:
             name = topic["name"]
+            if name not in described:
+                continue
             answers = by_topic.setdefault(name, {})
             for entry in topic["partitions"]:
                 index = entry["partition_index"]
@@ -844,7 +938,8 @@ class KafkaApis:
                     except KafkaStorageError:  # ReplicaManager.fetchOffset: that partition's error, logged where it was
                         answers[index] = _list_offsets_error(index, Errors.KAFKA_STORAGE_ERROR)
         return {"throttle_time_ms": 0,
-                "topics": [{"name": name, "partitions": list(answers.values())} for name, answers in by_topic.items()]}
+                "topics": [{"name": name, "partitions": list(answers.values())}
+                           for name, answers in by_topic.items()] + refused}
 
     def _list_offset(self, name: str, entry: dict, read_committed: bool, version: int) -> dict:
         index = entry["partition_index"]
@@ -879,11 +974,24 @@ class KafkaApis:
         topics = []
         for topic in body["topics"]:
             partitions = []
+            # A legal name first (its InvalidTopicException's message), then READ on the topic
+            # (Kafka's message for it: the error's own), before its existence is looked at.
+            topic_error = None
+            try:
+                validate_topic_name(topic["name"])
+            except InvalidTopicError as exc:
+                topic_error = (Errors.INVALID_TOPIC_EXCEPTION, str(exc))
+            else:
+                if not self.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic["name"]):
+                    refused = Errors.TOPIC_AUTHORIZATION_FAILED
+                    topic_error = (refused, default_message(refused))
             for index in topic["partition_indexes"]:
                 answer: dict = {"partition_index": index, "error_code": Errors.NONE, "error_message": None,
                                 "active_producers": []}
                 partition = self.replica_manager.get_partition(topic["name"], index)
-                if partition is None:
+                if topic_error is not None:
+                    answer["error_code"], answer["error_message"] = topic_error
+                elif partition is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 elif partition.log.offline:  # ReplicaManager.getPartitionOrError: HostedPartition.Offline
                     answer["error_code"] = Errors.KAFKA_STORAGE_ERROR
@@ -894,8 +1002,22 @@ class KafkaApis:
         return {"throttle_time_ms": 0, "topics": topics}
 
     async def handle_offset_for_leader_epoch(self, request: Request, body: dict) -> dict:
+        # A replica asks with CLUSTER_ACTION; a consumer (KIP-320) with DESCRIBE on each topic,
+        # every partition of a topic refused answered TOPIC_AUTHORIZATION_FAILED after the others.
+        names = [topic["topic"] for topic in body["topics"]]
+        if self.auth.authorize(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME,
+                               log_if_denied=False):
+            described = set(names)
+        else:
+            described = self.auth.filter_by_authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
         topics = []
+        refused = [{"topic": topic["topic"], "partitions": [
+            {"partition": entry["partition"], "error_code": Errors.TOPIC_AUTHORIZATION_FAILED, "leader_epoch": -1,
+             "end_offset": -1} for entry in topic["partitions"]]}
+            for topic in body["topics"] if topic["topic"] not in described]
         for topic in body["topics"]:
+            if topic["topic"] not in described:
+                continue
             partitions = []
             for entry in topic["partitions"]:
                 index = entry["partition"]
@@ -913,9 +1035,12 @@ class KafkaApis:
                     answer["leader_epoch"], answer["end_offset"] = epoch, end
                 partitions.append(answer)
             topics.append({"topic": topic["topic"], "partitions": partitions})
-        return {"throttle_time_ms": 0, "topics": topics}
+        return {"throttle_time_ms": 0, "topics": topics + refused}
 
     async def handle_delete_records(self, request: Request, body: dict) -> dict:
+        # DELETE on each topic, refused before the topic's existence is looked at
+        deletable = self.auth.filter_by_authorized(request, AclOperation.DELETE, ResourceType.TOPIC,
+                                                   [topic["name"] for topic in body["topics"]])
         topics = []
         for topic in body["topics"]:
             partitions = []
@@ -923,7 +1048,9 @@ class KafkaApis:
                 index = entry["partition_index"]
                 answer = {"partition_index": index, "low_watermark": -1, "error_code": 0}
                 partition = self.replica_manager.get_partition(topic["name"], index)
-                if partition is None:
+                if topic["name"] not in deletable:
+                    answer["error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
+                elif partition is None:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 elif topic["name"] in INTERNAL_TOPICS:  # ReplicaManager.deleteRecordsOnLocalLog
                     answer["error_code"] = Errors.INVALID_TOPIC_EXCEPTION
@@ -951,6 +1078,17 @@ class KafkaApis:
     # -- producers ---------------------------------------------------------------
 
     async def handle_init_producer_id(self, request: Request, body: dict) -> dict:
+        # Authorized first: a transactional producer by WRITE on its transactional id; an
+        # idempotent one by IDEMPOTENT_WRITE on the cluster (its refusal not logged) or else by
+        # WRITE on some topic (KIP-679: Authorizer.authorizeByResourceType).
+        transactional_id = body["transactional_id"]
+        if transactional_id is not None:
+            if not self.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+                return _refusal(request, body, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        elif not (self.auth.authorize(request, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME,
+                                      log_if_denied=False)
+                  or self.auth.authorize_by_resource_type(request, AclOperation.WRITE, ResourceType.TOPIC)):
+            return _refusal(request, body, Errors.CLUSTER_AUTHORIZATION_FAILED)
         # A producer id without an epoch, or an epoch without an id, is no producer (KafkaApis).
         if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
             return {"throttle_time_ms": 0, "error_code": Errors.INVALID_REQUEST, "producer_id": -1,
@@ -982,7 +1120,10 @@ class KafkaApis:
 
     async def handle_alter_replica_log_dirs(self, request: Request, body: dict) -> dict:
         """KafkaApis.handleAlterReplicaLogDirsRequest: each partition moved to the dir named for it
-        (franz.server.replica_alter_log_dirs), answered per topic."""
+        (franz.server.replica_alter_log_dirs), answered per topic; only by one that may ALTER the
+        cluster, or every partition is CLUSTER_AUTHORIZATION_FAILED."""
+        if not self.auth.authorize_cluster(request, AclOperation.ALTER):
+            return _refusal(request, body, Errors.CLUSTER_AUTHORIZATION_FAILED)
         destinations = {(topic["name"], index): directory["path"]
                         for directory in body["dirs"] for topic in directory["topics"] for index in topic["partitions"]}
         errors = await self.alter_log_dirs.alter_replica_log_dirs(destinations)
@@ -993,6 +1134,8 @@ class KafkaApis:
                 "results": [{"topic_name": name, "partitions": partitions} for name, partitions in by_topic.items()]}
 
     async def handle_describe_log_dirs(self, request: Request, body: dict) -> dict:
+        if not self.auth.authorize_cluster(request, AclOperation.DESCRIBE):  # no dirs, the request's error
+            return {"throttle_time_ms": 0, "error_code": Errors.CLUSTER_AUTHORIZATION_FAILED, "results": []}
         wanted = None
         if body["topics"] is not None:
             wanted = {(t["topic"], p) for t in body["topics"] for p in t["partitions"]}
