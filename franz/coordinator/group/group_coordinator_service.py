@@ -52,7 +52,10 @@ from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED, SCHEMAS_BY_NA
 from franz.protocol.errors import Errors, default_message
 from franz.records import CompressionType
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
-from franz.server.auth_helper import authorized_operations
+from franz.server.auth_helper import (
+    CLUSTER_ACTION, CLUSTER_NAME, DELETE, DESCRIBE, READ, WRITE, AuthHelper,
+)
+from franz.server.standard_authorizer import ResourceType
 from franz.server.controller import ApiError
 from franz.server.error_responses import error_response
 from franz.storage.producer_append_info import VerificationGuard
@@ -60,6 +63,7 @@ from franz.storage.producer_append_info import VerificationGuard
 logger = logging.getLogger(__name__)
 
 _FIND_COORDINATOR: Final = SCHEMAS_BY_NAME["FindCoordinator"].api_key
+_OFFSET_FETCH: Final = SCHEMAS_BY_NAME["OffsetFetch"].api_key
 # OffsetCommitRequest.DEFAULT_RETENTION_TIME: the offsets.retention.minutes of the broker.
 DEFAULT_RETENTION_TIME_MS: Final = -1
 
@@ -112,6 +116,7 @@ class GroupCoordinatorService:
         self._expiration_task: asyncio.Task | None = None
         self.resolvers: dict[int, CoordinatorResolver] = {KEY_TYPE_GROUP: self._resolve_group_coordinator}
         self.transaction_verifier: TransactionVerifier | None = None  # set by the transaction coordinator
+        self.auth = AuthHelper()  # KafkaApis' checks once registered; every action allowed until then
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -158,18 +163,24 @@ class GroupCoordinatorService:
         return {"loading" if self._loading else "active": topic.num_partitions}
 
     def register(self, apis) -> None:
-        one_group = self._unless_resigned  # the APIs that name one group (OffsetFetch: below v8)
+        self.auth = apis.auth
+        # The APIs that name one group (OffsetFetch: below v8): KafkaApis authorizes the group
+        # before the coordinator sees the request, so a resigned partition is only told to
+        # principals that may act on the group.
+        def one_group(handler, operation: int = READ):
+            return self._authorizing_group(self._unless_resigned(handler), operation)
         for name, handler in (("FindCoordinator", self.handle_find_coordinator),
                               ("JoinGroup", one_group(self.handle_join_group)),
-                              ("SyncGroup", one_group(self.handle_sync_group)),
+                              ("SyncGroup", self._authorizing_sync(self._unless_resigned(self.handle_sync_group))),
                               ("Heartbeat", one_group(self.handle_heartbeat)),
                               ("LeaveGroup", one_group(self.handle_leave_group)),
                               ("OffsetCommit", one_group(self.handle_offset_commit)),
-                              ("OffsetFetch", one_group(self.handle_offset_fetch)),
-                              ("TxnOffsetCommit", one_group(self.handle_txn_offset_commit)),
+                              ("OffsetFetch", one_group(self.handle_offset_fetch, DESCRIBE)),
+                              ("TxnOffsetCommit", self._authorizing_txn_offset_commit(
+                                  self._unless_resigned(self.handle_txn_offset_commit))),
                               ("ListGroups", self.handle_list_groups), ("DescribeGroups", self.handle_describe_groups),
                               ("DeleteGroups", self.handle_delete_groups),
-                              ("OffsetDelete", one_group(self.handle_offset_delete))):
+                              ("OffsetDelete", one_group(self.handle_offset_delete, DELETE))):
             apis.register(name, handler)
         apis.internal_topic_creators[OFFSETS_TOPIC] = self.ensure_offsets_topic
         if self.consumer_groups is not None:
@@ -181,6 +192,94 @@ class GroupCoordinatorService:
             apis.register("DescribeShareGroupOffsets", self.handle_describe_share_group_offsets)
             apis.register("AlterShareGroupOffsets", one_group(self.handle_alter_share_group_offsets))
             apis.register("DeleteShareGroupOffsets", one_group(self.handle_delete_share_group_offsets))
+
+    # -- authorization (KafkaApis' checks before the coordinator) ---------------------------
+
+    def _authorizing_group(self, handler, operation: int):
+        """`handler` of an API naming one group, refused with the API's error response
+        (GROUP_AUTHORIZATION_FAILED) unless the principal may do `operation` on the group.
+        OffsetFetch from v8 names several groups and checks each itself."""
+        async def handle(request, body: dict) -> dict:
+            several = request.api_key == _OFFSET_FETCH and request.api_version >= 8
+            if not several and not self.auth.authorize(request, operation, ResourceType.GROUP,
+                                                              body["group_id"]):
+                if request.api_key == _OFFSET_FETCH:  # OffsetFetchResponse of the one group: no topics
+                    return {"throttle_time_ms": 0, "error_code": Errors.GROUP_AUTHORIZATION_FAILED, "topics": []}
+                return _refusal(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
+            return await handler(request, body)
+        return handle
+
+    def _authorizing_sync(self, handler):
+        """SyncGroup: Kafka refuses a v5+ request without protocol type and name first, then
+        authorizes READ on the group."""
+        async def handle(request, body: dict) -> dict:
+            if request.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
+                return {"throttle_time_ms": 0, **sync_answer(Errors.INCONSISTENT_GROUP_PROTOCOL)}
+            if not self.auth.authorize(request, READ, ResourceType.GROUP, body["group_id"]):
+                return _refusal(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
+            return await handler(request, body)
+        return handle
+
+    def _authorizing_txn_offset_commit(self, handler):
+        """TxnOffsetCommit: WRITE on the transactional id, then READ on the group (the producer
+        id is not checked: the transactional id's authorization implies it)."""
+        async def handle(request, body: dict) -> dict:
+            if not self.auth.authorize(request, WRITE, ResourceType.TRANSACTIONAL_ID, body["transactional_id"]):
+                return _refusal(request, body, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            if not self.auth.authorize(request, READ, ResourceType.GROUP, body["group_id"]):
+                return _refusal(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
+            return await handler(request, body)
+        return handle
+
+    def _split_topics_by_read(self, request, topics: list[dict]) -> tuple[list[dict], list[dict]]:
+        """OffsetCommit, TxnOffsetCommit and OffsetDelete: the topics the principal may READ,
+        and the answers of the others (every partition TOPIC_AUTHORIZATION_FAILED, whether or not
+        the topic exists)."""
+        allowed = self.auth.filter_by_authorized(request, READ, ResourceType.TOPIC, [t["name"] for t in topics])
+        authorized, refused = [], []
+        for topic in topics:
+            if topic["name"] in allowed:
+                authorized.append(topic)
+            else:
+                refused.append({"name": topic["name"], "topic_id": topic.get("topic_id"), "partitions": [
+                    {"partition_index": p["partition_index"], "error_code": Errors.TOPIC_AUTHORIZATION_FAILED}
+                    for p in topic["partitions"]]})
+        return authorized, refused
+
+    def _fetched_offsets(self, request, group_id: str, asked: list[dict] | None, stable: bool) -> list[dict]:
+        """KafkaApis.fetchOffsetsForGroup / fetchAllOffsetsForGroup: asked topics the principal
+        may not DESCRIBE are answered TOPIC_AUTHORIZATION_FAILED, never read; of all the group's
+        offsets, only those of topics it may DESCRIBE are shown."""
+        if asked is None:
+            topics = self.offsets.fetch(group_id, None, stable)
+            allowed = self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC,
+                                                     [t["name"] for t in topics])
+            return [t for t in topics if t["name"] in allowed]
+        allowed = self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC, [t["name"] for t in asked])
+        topics = self.offsets.fetch(group_id, [t for t in asked if t["name"] in allowed], stable)
+        for topic in asked:
+            if topic["name"] not in allowed:
+                topics.append({"name": topic["name"], "partitions": [
+                    {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
+                     "metadata": "", "error_code": Errors.TOPIC_AUTHORIZATION_FAILED}
+                    for index in topic["partition_indexes"]]})
+        return topics
+
+    def _described_groups(self, request, group_ids: list[str]) -> tuple[list[str], list[str]]:
+        """The describe APIs: the groups the principal may DESCRIBE, and the others."""
+        authorized, refused = [], []
+        for group_id in group_ids:
+            allowed = self.auth.authorize(request, DESCRIBE, ResourceType.GROUP, group_id)
+            (authorized if allowed else refused).append(group_id)
+        return authorized, refused
+
+    def _add_authorized_operations(self, request, answers: list[dict]) -> None:
+        """KafkaApis' describe handlers: a group answered without error gets the operations the
+        principal may do on it."""
+        for answer in answers:
+            if answer["error_code"] == Errors.NONE:
+                answer["authorized_operations"] = self.auth.authorized_operations(request, "group",
+                                                                                  answer["group_id"])
 
     def _resigned(self, group_id: str) -> bool:
         """Whether the group's __consumer_offsets partition is offline (a disk error took its log
@@ -254,11 +353,21 @@ class GroupCoordinatorService:
             logger.error("Unknown coordinator type received: %d", key_type)
             refusal = ApiError(Errors.INVALID_REQUEST, f"Unknown coordinator type received: {key_type}")
             return {"throttle_time_ms": 0, **error_response(_FIND_COORDINATOR, version, body, refusal)}
+        if key_type == KEY_TYPE_SHARE and version >= 6 and keys and not self.auth.authorize_cluster(
+                request, CLUSTER_ACTION):
+            # getCoordinator's authorizeClusterOperation throws: the whole request fails
+            refused = Errors.CLUSTER_AUTHORIZATION_FAILED
+            refusal = ApiError(refused, default_message(refused))
+            return {"throttle_time_ms": 0, **error_response(_FIND_COORDINATOR, version, body, refusal)}
         answers = []
         for key in keys:
             resolver = self.resolvers.get(key_type)
-            code, node_id, host, port = ((Errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1) if resolver is None
-                                         else resolver(key, request))
+            refused = self._refused_coordinator_key(request, key_type, key)
+            if refused is not None:
+                code, node_id, host, port = refused, -1, "", -1
+            else:
+                code, node_id, host, port = ((Errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1) if resolver is None
+                                             else resolver(key, request))
             answers.append({"key": key, "error_code": code, "error_message": None, "node_id": node_id,
                             "host": host, "port": port})
         if version >= 4:
@@ -269,6 +378,16 @@ class GroupCoordinatorService:
             return {"throttle_time_ms": 0, **error_response(_FIND_COORDINATOR, version, body, refusal)}
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": default_message(Errors.NONE),
                 "node_id": answer["node_id"], "host": answer["host"], "port": answer["port"]}
+
+    def _refused_coordinator_key(self, request, key_type: int, key: str) -> Errors | None:
+        """getCoordinator: DESCRIBE on the group or the transactional id the key names, before
+        its coordinator is looked up (or its internal topic created)."""
+        if key_type == KEY_TYPE_GROUP and not self.auth.authorize(request, DESCRIBE, ResourceType.GROUP, key):
+            return Errors.GROUP_AUTHORIZATION_FAILED
+        if key_type == KEY_TYPE_TRANSACTION and not self.auth.authorize(request, DESCRIBE,
+                                                                        ResourceType.TRANSACTIONAL_ID, key):
+            return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return None
 
     # -- the classic protocol ------------------------------------------------------------
 
@@ -341,21 +460,29 @@ class GroupCoordinatorService:
 
     async def handle_consumer_group_heartbeat(self, request, body: dict) -> dict:
         assert self.consumer_groups is not None
+        subscribed = set(body.get("subscribed_topic_names") or ())
+        if subscribed and len(self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC,
+                                                             subscribed)) < len(subscribed):
+            # Kafka 4.x: a member may subscribe only to topics it may DESCRIBE, else the
+            # heartbeat fails whole (and says nothing of which topics exist)
+            return _refusal(request, body, Errors.TOPIC_AUTHORIZATION_FAILED)
         await self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
         return await self.consumer_groups.heartbeat(request.api_version, request.client_id or "",
                                               "/" + request.client_address[0], body)
 
     async def handle_consumer_group_describe(self, request, body: dict) -> dict:
         assert self.consumer_groups is not None
-        answers = self.consumer_groups.describe(body["group_ids"], self.metadata.name_of)
+        group_ids, refused = self._described_groups(request, body["group_ids"])
+        answers = self.consumer_groups.describe(group_ids, self.metadata.name_of)
         for answer in answers:
             if not answer["group_id"]:
                 answer.update(error_code=Errors.INVALID_GROUP_ID, error_message="The group id can't be empty.")
             elif answer["error_code"] == Errors.GROUP_ID_NOT_FOUND and self.coordinator.group(answer["group_id"]):
                 answer["error_message"] = f"Group {answer['group_id']} is not a consumer group."
         if body["include_authorized_operations"]:
-            _add_authorized_operations(answers)
-        return {"throttle_time_ms": 0, "groups": self._resigned_described(request, answers)}
+            self._add_authorized_operations(request, answers)
+        return {"throttle_time_ms": 0, "groups": _refused_described(request, refused)
+                + self._resigned_described(request, answers)}
 
     def _resigned_described(self, request, answers: list[dict]) -> list[dict]:
         """ConsumerGroupDescribe's and ShareGroupDescribe's answers, a group whose partition is
@@ -379,10 +506,12 @@ class GroupCoordinatorService:
 
     async def handle_share_group_describe(self, request, body: dict) -> dict:
         assert self.share_groups is not None
-        answers = self.share_groups.describe(body["group_ids"], self.metadata.name_of)
+        group_ids, refused = self._described_groups(request, body["group_ids"])
+        answers = self.share_groups.describe(group_ids, self.metadata.name_of)
         if body["include_authorized_operations"]:
-            _add_authorized_operations(answers)
-        return {"throttle_time_ms": 0, "groups": self._resigned_described(request, answers)}
+            self._add_authorized_operations(request, answers)
+        return {"throttle_time_ms": 0, "groups": _refused_described(request, refused)
+                + self._resigned_described(request, answers)}
 
     async def handle_describe_share_group_offsets(self, request, body: dict) -> dict:
         assert self.share_groups is not None
@@ -599,7 +728,9 @@ class GroupCoordinatorService:
                 body["topics"], "partitions", lambda index: {"partition_index": index,
                                                              "error_code": Errors.UNKNOWN_TOPIC_ID})
             body = {**body, "topics": named}
-        known, unknown = self._known_partitions(body["topics"])
+        authorized, refused = self._split_topics_by_read(request, body["topics"])
+        known, unknown = self._known_partitions(authorized)
+        unknown = refused + unknown
         if not known:  # nothing for the coordinator: no group is checked or made
             answer = {"throttle_time_ms": 0, "topics": unknown}
         else:
@@ -662,6 +793,10 @@ class GroupCoordinatorService:
             by_id = request.api_version >= OFFSETS_BY_TOPIC_ID_MIN_VERSION
             groups = []
             for entry in body["groups"]:
+                if not self.auth.authorize(request, DESCRIBE, ResourceType.GROUP, entry["group_id"]):
+                    groups.append({"group_id": entry["group_id"], "error_code": Errors.GROUP_AUTHORIZATION_FAILED,
+                                   "topics": []})
+                    continue
                 if self._resigned(entry["group_id"]):
                     groups.append({"group_id": entry["group_id"], "error_code": Errors.NOT_COORDINATOR, "topics": []})
                     continue
@@ -673,19 +808,22 @@ class GroupCoordinatorService:
                 asked, unknown_ids = entry["topics"], []
                 if by_id and asked is not None:
                     asked, unknown_ids = self._named_by_id(asked, "partition_indexes", _unknown_topic_id_offset)
-                topics = [] if error != Errors.NONE else self.offsets.fetch(entry["group_id"], asked, stable)
+                topics = [] if error != Errors.NONE else self._fetched_offsets(request, entry["group_id"], asked,
+                                                                                stable)
                 if by_id and error == Errors.NONE:
                     topics = self._with_topic_ids(topics) + unknown_ids
                 groups.append({"group_id": entry["group_id"], "error_code": error, "topics": topics})
             return {"throttle_time_ms": 0, "groups": groups}
         topics = body["topics"]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,
-                "topics": self.offsets.fetch(body["group_id"], topics, stable)}
+                "topics": self._fetched_offsets(request, body["group_id"], topics, stable)}
 
     # -- offsets in transactions -----------------------------------------------------------
 
     async def handle_txn_offset_commit(self, request, body: dict) -> dict:
-        known, unknown = self._known_partitions(body["topics"])
+        authorized, refused = self._split_topics_by_read(request, body["topics"])
+        known, unknown = self._known_partitions(authorized)
+        unknown = refused + unknown
         if not known:
             return {"throttle_time_ms": 0, "topics": unknown}
         answer = await self._commit_transactional_offsets(request, {**body, "topics": known})
@@ -772,7 +910,9 @@ class GroupCoordinatorService:
         group_id = body["group_id"]
         if not group_id:
             return {"error_code": Errors.INVALID_GROUP_ID, "throttle_time_ms": 0, "topics": []}
-        known, unknown = self._known_partitions(body["topics"])
+        authorized, refused = self._split_topics_by_read(request, body["topics"])
+        known, unknown = self._known_partitions(authorized)
+        unknown = refused + unknown
         answer = await self._delete_offsets(group_id, known)
         if answer["error_code"] == Errors.NONE:
             answer["topics"] = _merge_topics(answer["topics"], unknown)
@@ -816,6 +956,16 @@ class GroupCoordinatorService:
     # -- group administration ---------------------------------------------------------------
 
     async def handle_list_groups(self, request, body: dict) -> dict:
+        """With DESCRIBE on the cluster every group is listed (Kafka keeps that for older
+        tools); without it only the groups the principal may DESCRIBE, both asked without an
+        audit line for a refusal."""
+        answer = self._list_groups(body)
+        if not self.auth.authorize(request, DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied=False):
+            answer["groups"] = [group for group in answer["groups"] if self.auth.authorize(
+                request, DESCRIBE, ResourceType.GROUP, group["group_id"], log_if_denied=False)]
+        return answer
+
+    def _list_groups(self, body: dict) -> dict:
         states = {s.lower() for s in body.get("states_filter") or []}
         types = {t.lower() for t in body.get("types_filter") or []}
         groups = []
@@ -845,12 +995,18 @@ class GroupCoordinatorService:
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "groups": groups}
 
     async def handle_describe_groups(self, request, body: dict) -> dict:
-        answers = []
-        for group_id in body["groups"]:
+        group_ids, refused = self._described_groups(request, body["groups"])
+        # DescribeGroupsResponse.groupError: the refused groups first, as Kafka answers them
+        answers: list[dict] = [{"error_code": Errors.GROUP_AUTHORIZATION_FAILED, "error_message": None,
+                                "group_id": group_id, "group_state": "", "protocol_type": "", "protocol_data": "",
+                                "members": [], "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+                               for group_id in refused]
+        described = []
+        for group_id in group_ids:
             answer: dict[str, Any] = {"error_code": Errors.NONE, "error_message": None, "group_id": group_id,
                                       "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": [],
                                       "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
-            answers.append(answer)
+            described.append(answer)
             if not group_id:
                 answer["error_code"] = Errors.INVALID_GROUP_ID
                 continue
@@ -876,13 +1032,21 @@ class GroupCoordinatorService:
                 "member_metadata": m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
                 "member_assignment": m.assignment} for m in group.members.values()]
         if body["include_authorized_operations"]:
-            _add_authorized_operations(answers)
-        return {"throttle_time_ms": 0, "groups": answers}
+            self._add_authorized_operations(request, described)
+        return {"throttle_time_ms": 0, "groups": answers + described}
 
     async def handle_delete_groups(self, request, body: dict) -> dict:
+        """DELETE on each group; the refused ones are answered after the others."""
+        names = body["groups_names"]
+        if self.auth.enabled:  # KafkaApis asks once per distinct group (partitionSeqByAuthorized)
+            names = list(dict.fromkeys(names))
+        allowed = self.auth.filter_by_authorized(request, DELETE, ResourceType.GROUP, names)
         results = []
-        for group_id in body["groups_names"]:
-            results.append({"group_id": group_id, "error_code": await self._delete_group(group_id)})
+        for group_id in names:
+            if group_id in allowed:
+                results.append({"group_id": group_id, "error_code": await self._delete_group(group_id)})
+        results += [{"group_id": group_id, "error_code": Errors.GROUP_AUTHORIZATION_FAILED}
+                    for group_id in names if group_id not in allowed]
         return {"throttle_time_ms": 0, "results": results}
 
     async def _delete_group(self, group_id: str) -> int:
@@ -1040,8 +1204,19 @@ def _merge_topics(answered: list[dict], more: list[dict]) -> list[dict]:
     return answered
 
 
-def _add_authorized_operations(answers: list[dict]) -> None:
-    """KafkaApis' describe handlers: a group answered without error gets its authorized operations."""
+def _refusal(request, body: dict, code: Errors) -> dict:
+    """The API's error response (its getErrorResponse) for a refused request."""
+    refusal = ApiError(code, default_message(code))  # Errors.X.exception: the default text
+    return {"throttle_time_ms": 0, **error_response(request.api_key, request.api_version, body, refusal)}
+
+
+def _refused_described(request, group_ids: list[str]) -> list[dict]:
+    """ConsumerGroupDescribe's and ShareGroupDescribe's answers of the groups the principal may
+    not DESCRIBE: GROUP_AUTHORIZATION_FAILED, no message."""
+    if not group_ids:
+        return []
+    answers = error_response(request.api_key, request.api_version, {"group_ids": group_ids},
+                             ApiError(Errors.GROUP_AUTHORIZATION_FAILED))["groups"]
     for answer in answers:
-        if answer["error_code"] == Errors.NONE:
-            answer["authorized_operations"] = authorized_operations("group")
+        answer["error_message"] = None
+    return answers

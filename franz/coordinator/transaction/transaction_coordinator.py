@@ -67,7 +67,11 @@ from franz.protocol.errors import Errors
 from franz.records import ControlRecordType, MemoryRecords
 from franz.records.builder import MemoryRecordsBuilder, SimpleRecord, build_batch, build_control_batch, now_ms
 from franz.records.record import record_size_in_bytes
+from franz.protocol.errors import default_message
+from franz.server.auth_helper import CLUSTER_ACTION, DESCRIBE, READ, WRITE, AuthHelper
 from franz.server.broker_features import TRANSACTION_VERSION
+from franz.server.controller import ApiError
+from franz.server.standard_authorizer import ResourceType
 from franz.storage.producer_append_info import INT16_MAX, AppendOrigin
 
 logger = logging.getLogger(__name__)
@@ -121,6 +125,10 @@ def _as_version_knows_it(error: Errors, api_version: int) -> Errors:
     return Errors.INVALID_PRODUCER_EPOCH if error == Errors.PRODUCER_FENCED and api_version < 2 else error
 
 
+# Topic.isInternal: never authorized for a client's AddPartitionsToTxn
+_INTERNAL_TOPICS: Final = frozenset((OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, "__share_group_state"))
+
+
 class TxnError(Exception):
     def __init__(self, code: Errors, message: str | None = None) -> None:
         super().__init__(message or code.name)
@@ -140,6 +148,7 @@ class TransactionCoordinator:
     def __init__(self, config, controller, replica_manager, metadata, producer_ids, group_coordinator=None) -> None:
         self.config = config
         self.group_coordinator = group_coordinator  # told of markers in __consumer_offsets; AddOffsetsToTxn
+        self.auth = AuthHelper()  # KafkaApis' checks once registered; every action allowed until then
         self.controller = controller
         self.replica_manager = replica_manager
         self.metadata = metadata
@@ -187,6 +196,7 @@ class TransactionCoordinator:
                 await reaper
 
     def register(self, apis, group_coordinator=None) -> None:
+        self.auth = apis.auth
         apis.register("AddPartitionsToTxn", self.handle_add_partitions_to_txn)
         apis.register("EndTxn", self.handle_end_txn)
         apis.register("DescribeTransactions", self.handle_describe_transactions)
@@ -464,14 +474,19 @@ class TransactionCoordinator:
         return Errors.NONE
 
     async def _add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                              topics: list[dict], transaction_version: int, api_version: int) -> list[dict]:
+                              topics: list[dict], transaction_version: int, api_version: int,
+                              refused: frozenset[str] = frozenset()) -> list[dict]:
+        """Partitions of `refused` topics (the principal may not WRITE them) fail the
+        transaction's request as unknown partitions do: the others are OPERATION_NOT_ATTEMPTED."""
         requested = [(t["name"], p) for t in topics for p in t["partitions"]]
-        unknown = {tp for tp in requested if not self.metadata.has_partition(*tp)}
-        error = Errors.OPERATION_NOT_ATTEMPTED if unknown else _as_version_knows_it(await self.add_partitions(
+        unknown = {tp for tp in requested if tp[0] not in refused and not self.metadata.has_partition(*tp)}
+        failed = unknown or any(topic in refused for topic, _ in requested)
+        error = Errors.OPERATION_NOT_ATTEMPTED if failed else _as_version_knows_it(await self.add_partitions(
             transactional_id, producer_id, producer_epoch, set(requested), transaction_version), api_version)
         by_topic: dict[str, list] = {}
         for topic, index in requested:
-            code = Errors.UNKNOWN_TOPIC_OR_PARTITION if (topic, index) in unknown else error
+            code = (Errors.TOPIC_AUTHORIZATION_FAILED if topic in refused else
+                    Errors.UNKNOWN_TOPIC_OR_PARTITION if (topic, index) in unknown else error)
             by_topic.setdefault(topic, []).append({"partition_index": index, "partition_error_code": code})
         return [{"name": name, "results_by_partition": results} for name, results in by_topic.items()]
 
@@ -495,13 +510,29 @@ class TransactionCoordinator:
         return {tp: Errors.NONE if tp in metadata.partitions else Errors.TRANSACTION_ABORTABLE for tp in partitions}
 
     async def handle_add_partitions_to_txn(self, request, body: dict) -> dict:
+        """KafkaApis.handleAddPartitionsToTxnRequest. Up to v3 a client's: WRITE on the
+        transactional id, then WRITE on each topic (an internal topic is never authorized).
+        From v4 only brokers send it: CLUSTER_ACTION, else the whole request fails."""
         version = request.api_version
         if version <= 3:
-            results = await self._add_partitions(body["v3_and_below_transactional_id"],
-                                                 body["v3_and_below_producer_id"],
-                                                 body["v3_and_below_producer_epoch"], body["v3_and_below_topics"],
-                                                 add_partitions_version(version), version)
+            transactional_id, topics = body["v3_and_below_transactional_id"], body["v3_and_below_topics"]
+            if not self.auth.authorize(request, WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+                return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
+                    {"name": t["name"], "results_by_partition": [
+                        {"partition_index": p, "partition_error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+                        for p in t["partitions"]]} for t in topics]}
+            refused: frozenset[str] = frozenset()
+            if self.auth.enabled:  # Kafka's filter leaves internal topics out of the authorized ones
+                names = [t["name"] for t in topics]
+                allowed = self.auth.filter_by_authorized(request, WRITE, ResourceType.TOPIC,
+                                                         [n for n in names if n not in _INTERNAL_TOPICS])
+                refused = frozenset(names).difference(allowed)
+            results = await self._add_partitions(transactional_id, body["v3_and_below_producer_id"],
+                                                 body["v3_and_below_producer_epoch"], topics,
+                                                 add_partitions_version(version), version, refused)
             return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
+        if not self.auth.authorize_cluster(request, CLUSTER_ACTION):
+            raise ApiError(Errors.CLUSTER_AUTHORIZATION_FAILED, default_message(Errors.CLUSTER_AUTHORIZATION_FAILED))
         answers = []
         for transaction in body["transactions"]:
             if transaction["verify_only"]:  # a broker asking whether a produce may open the partition
@@ -526,6 +557,10 @@ class TransactionCoordinator:
         """KafkaApis.handleAddOffsetsToTxn: the group's offsets partition joins the transaction
         (only transactions-v1 clients send it: v2 ones commit their offsets straight away)."""
         assert self.group_coordinator is not None
+        if not self.auth.authorize(request, WRITE, ResourceType.TRANSACTIONAL_ID, body["transactional_id"]):
+            return {"throttle_time_ms": 0, "error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+        if not self.auth.authorize(request, READ, ResourceType.GROUP, body["group_id"]):
+            return {"throttle_time_ms": 0, "error_code": Errors.GROUP_AUTHORIZATION_FAILED}
         await self.group_coordinator.ensure_offsets_topic()
         partition = self.group_coordinator.partition_for(body["group_id"])
         results = await self._add_partitions(body["transactional_id"], body["producer_id"], body["producer_epoch"],
@@ -549,6 +584,9 @@ class TransactionCoordinator:
         return as_add_partitions_manager_answers(error, abortable_known=api_version > 3)
 
     async def handle_end_txn(self, request, body: dict) -> dict:
+        if not self.auth.authorize(request, WRITE, ResourceType.TRANSACTIONAL_ID, body["transactional_id"]):
+            return {"throttle_time_ms": 0, "error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    "producer_id": -1, "producer_epoch": -1}
         transaction_version = end_txn_version(request.api_version)
         if body["transactional_id"] and self._resigned(body["transactional_id"]):
             return {"throttle_time_ms": 0, "error_code": Errors.NOT_COORDINATOR, "producer_id": -1,
@@ -644,10 +682,21 @@ class TransactionCoordinator:
     # -- describing ----------------------------------------------------------------
 
     async def handle_describe_transactions(self, request, body: dict) -> dict:
-        """TransactionCoordinator.handleDescribeTransactions for each id asked about."""
-        return {"throttle_time_ms": 0,
-                "transaction_states": [self._describe(transactional_id) for transactional_id in
-                                       body["transactional_ids"]]}
+        """TransactionCoordinator.handleDescribeTransactions for each id the principal may
+        DESCRIBE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the others), showing only the
+        partitions of topics it may DESCRIBE."""
+        states = []
+        for transactional_id in body["transactional_ids"]:
+            if self.auth.authorize(request, DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+                state = self._describe(transactional_id)
+            else:
+                state = {"error_code": Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                         "transactional_id": transactional_id}
+            if state.get("topics"):
+                state["topics"] = [topic for topic in state["topics"]
+                                   if self.auth.authorize(request, DESCRIBE, ResourceType.TOPIC, topic["topic"])]
+            states.append(state)
+        return {"throttle_time_ms": 0, "transaction_states": states}
 
     def _describe(self, transactional_id: str) -> dict:
         if not transactional_id:
@@ -693,6 +742,9 @@ class TransactionCoordinator:
                   and (duration_ms < 0 or now - metadata.txn_start_timestamp_ms > duration_ms)
                   and (pattern is None or pattern.fullmatch(metadata.transactional_id))
                   and not self._resigned(metadata.transactional_id)]
+        # only the ids the principal may DESCRIBE (each refusal audited, as Kafka's)
+        listed = [state for state in listed if self.auth.authorize(request, DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                                                                   state["transactional_id"])]
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "unknown_state_filters": unknown,
                 "transaction_states": listed}
 

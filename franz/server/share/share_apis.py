@@ -25,9 +25,11 @@ from typing import Final
 
 from franz.coordinator.group.share_group import member_id_valid
 from franz.protocol.errors import Errors
+from franz.server.auth_helper import READ, AuthHelper
 from franz.server.replica_manager import response_records, response_records_size
 from franz.server.share.share_partition import ACK_RENEW
 from franz.server.share.share_partition_manager import SharePartitionManager
+from franz.server.standard_authorizer import ResourceType
 from franz.server.share.share_session_cache import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionError
 
 logger = logging.getLogger(__name__)
@@ -56,8 +58,10 @@ class ShareApis:
     def __init__(self, manager: SharePartitionManager, metadata) -> None:
         self.manager = manager
         self.metadata = metadata
+        self.auth = AuthHelper()  # KafkaApis' checks once registered; every action allowed until then
 
     def register(self, apis) -> None:
+        self.auth = apis.auth
         apis.register("ShareFetch", self.handle_share_fetch)
         apis.register("ShareAcknowledge", self.handle_share_acknowledge)
 
@@ -97,6 +101,9 @@ class ShareApis:
         group_id, member_id, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
         if group_id is None:
             return self._fetch_error(Errors.INVALID_REQUEST, "Invalid group id in the request.")
+        # READ on the group, before any session is looked up
+        if not self.auth.authorize(request, READ, ResourceType.GROUP, group_id):
+            return self._fetch_error(Errors.GROUP_AUTHORIZATION_FAILED)
         if not member_id_valid(member_id):
             return self._fetch_error(Errors.INVALID_REQUEST, "Invalid member id in the request.")
         is_renew_ack = request.api_version >= 2 and body["is_renew_ack"]
@@ -194,6 +201,8 @@ class ShareApis:
                     "node_endpoints": []}
         if group_id is None:
             return error(Errors.INVALID_REQUEST, "Invalid group id in the request.")
+        if not self.auth.authorize(request, READ, ResourceType.GROUP, group_id):
+            return error(Errors.GROUP_AUTHORIZATION_FAILED)
         if not member_id_valid(member_id):
             return error(Errors.INVALID_REQUEST, "Invalid member id in the request.")
         sessions = self.manager.sessions

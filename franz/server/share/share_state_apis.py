@@ -31,6 +31,8 @@ from franz.coordinator.share.share_coordinator import (SHARE_GROUP_STATE_TOPIC, 
                                                        ShareStateWriteError, StateBatch)
 from franz.coordinator.share.share_coordinator_record_serde import SharePartitionKey
 from franz.protocol.errors import Errors, default_message
+from franz.server.auth_helper import CLUSTER_ACTION, AuthHelper
+from franz.server.controller import ApiError
 
 NOT_COORDINATOR_MESSAGE: Final = default_message(Errors.NOT_COORDINATOR)
 
@@ -40,13 +42,25 @@ Operation = Callable[[SharePartitionKey, dict], Awaitable[dict]]
 class ShareStateApis:
     def __init__(self, coordinator: ShareCoordinator) -> None:
         self.coordinator = coordinator
+        self.auth = AuthHelper()  # KafkaApis' checks once registered; every action allowed until then
 
     def register(self, apis) -> None:
-        apis.register("InitializeShareGroupState", self.handle_initialize)
-        apis.register("ReadShareGroupState", self.handle_read)
-        apis.register("WriteShareGroupState", self.handle_write)
-        apis.register("DeleteShareGroupState", self.handle_delete)
-        apis.register("ReadShareGroupStateSummary", self.handle_read_summary)
+        self.auth = apis.auth
+        for name, handler in (("InitializeShareGroupState", self.handle_initialize),
+                              ("ReadShareGroupState", self.handle_read), ("WriteShareGroupState", self.handle_write),
+                              ("DeleteShareGroupState", self.handle_delete),
+                              ("ReadShareGroupStateSummary", self.handle_read_summary)):
+            apis.register(name, self._cluster_action(handler))
+
+    def _cluster_action(self, handler):
+        """Only brokers call these: authorizeClusterOperation(CLUSTER_ACTION) first, whose
+        refusal fails the whole request with CLUSTER_AUTHORIZATION_FAILED."""
+        async def handle(request, body: dict) -> dict:
+            if not self.auth.authorize_cluster(request, CLUSTER_ACTION):
+                refused = Errors.CLUSTER_AUTHORIZATION_FAILED
+                raise ApiError(refused, default_message(refused))
+            return await handler(request, body)
+        return handle
 
     async def handle_initialize(self, request, body: dict) -> dict:
         async def initialize(key: SharePartitionKey, partition: dict) -> dict:

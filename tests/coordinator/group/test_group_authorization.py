@@ -1,0 +1,201 @@
+"""The group, transaction and share-state APIs on a broker with a StandardAuthorizer: a
+principal (ANONYMOUS on the PLAINTEXT listener) without the ACL gets Kafka's refusal, with it
+the API's answer. ACLs are made by a super user through confluent-kafka's admin on a
+SASL_PLAINTEXT listener beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka.admin import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
+
+from franz.protocol.errors import Errors
+from franz.server.standard_authorizer import StandardAuthorizer
+from tests.support.broker_on_thread import BrokerOnThread
+from tests.support.raw_client import RawClient
+
+FIND_COORDINATOR, JOIN_GROUP, OFFSET_COMMIT, OFFSET_FETCH = 10, 11, 8, 9
+DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_DELETE = 15, 16, 42, 47
+END_TXN, ADD_OFFSETS_TO_TXN, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 26, 25, 65, 66
+READ_SHARE_GROUP_STATE = 84
+TIMEOUT_S = 30
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret";')
+
+
+class AclBroker:
+    def __init__(self, broker: BrokerOnThread) -> None:
+        self.broker = broker
+        self.bootstrap = broker.bootstrap  # PLAINTEXT: the principal under test, User:ANONYMOUS
+        sasl_port = broker.server.socket_server.bound_endpoints[1].port
+        self.admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{sasl_port}", "security.protocol": "SASL_PLAINTEXT",
+                                  "sasl.mechanism": "PLAIN", "sasl.username": "admin",
+                                  "sasl.password": "admin-secret"})
+
+    def allow(self, resource_type, name: str, operation) -> None:
+        binding = AclBinding(resource_type, name, ResourcePatternType.LITERAL, "User:ANONYMOUS", "*", operation,
+                             AclPermissionType.ALLOW)
+        for future in self.admin.create_acls([binding]).values():
+            future.result(TIMEOUT_S)
+
+    def create_topic(self, name: str) -> None:
+        for future in self.admin.create_topics([NewTopic(name, 1, 1)]).values():
+            future.result(TIMEOUT_S)
+
+
+@pytest.fixture
+def acl_broker(tmp_path) -> Iterator[AclBroker]:
+    authorizer = StandardAuthorizer()
+    authorizer.configure({"node.id": "1", "super.users": "User:admin"})
+    broker = BrokerOnThread(tmp_path / "data", {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        "sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+        "inter.broker.listener.name": "PLAINTEXT"}, authorizer=authorizer)
+    try:
+        yield AclBroker(broker)
+    finally:
+        broker.stop()
+
+
+def _commit(group: str, topic: str) -> dict:
+    return {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                         "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+
+
+def _fetch(group: str, topic: str | None) -> dict:
+    topics = None if topic is None else [{"name": topic, "partition_indexes": [0]}]
+    return {"groups": [{"group_id": group, "topics": topics}], "require_stable": False}
+
+
+def _codes(answer: dict) -> list[int]:
+    return [p["error_code"] for t in answer["topics"] for p in t["partitions"]]
+
+
+def test_find_coordinator_needs_describe_on_the_group_or_transactional_id(acl_broker):
+    with RawClient(acl_broker.bootstrap) as client:
+        def find(key_type: int, key: str) -> int:
+            answer = client.request(FIND_COORDINATOR, 4, {"key_type": key_type, "coordinator_keys": [key]})
+            return answer["coordinators"][0]["error_code"]
+        assert find(0, "g") == Errors.GROUP_AUTHORIZATION_FAILED
+        assert find(1, "tx") == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        # a share-state coordinator is for brokers: the whole request fails without CLUSTER_ACTION
+        shared = client.request(FIND_COORDINATOR, 6, {"key_type": 2, "coordinator_keys": ["g:id:0"]})
+        assert shared["coordinators"][0]["error_code"] == Errors.CLUSTER_AUTHORIZATION_FAILED
+        acl_broker.allow(ResourceType.GROUP, "g", AclOperation.DESCRIBE)
+        acl_broker.allow(ResourceType.TRANSACTIONAL_ID, "tx", AclOperation.DESCRIBE)
+        assert find(0, "g") in (Errors.NONE, Errors.COORDINATOR_NOT_AVAILABLE)
+        assert find(1, "tx") in (Errors.NONE, Errors.COORDINATOR_NOT_AVAILABLE)
+
+
+def test_join_group_needs_read_on_the_group(acl_broker):
+    body = {"group_id": "g", "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b""}]}
+    with RawClient(acl_broker.bootstrap) as client:
+        assert client.request(JOIN_GROUP, 5, body)["error_code"] == Errors.GROUP_AUTHORIZATION_FAILED
+        acl_broker.allow(ResourceType.GROUP, "g", AclOperation.READ)
+        assert client.request(JOIN_GROUP, 5, body)["error_code"] == Errors.MEMBER_ID_REQUIRED
+
+
+def test_offset_commit_and_fetch_check_the_group_then_each_topic(acl_broker):
+    acl_broker.create_topic("t")
+    with RawClient(acl_broker.bootstrap) as client:
+        assert _codes(client.request(OFFSET_COMMIT, 8, _commit("g", "t"))) == [Errors.GROUP_AUTHORIZATION_FAILED]
+        fetched = client.request(OFFSET_FETCH, 8, _fetch("g", "t"))["groups"][0]
+        assert (fetched["error_code"], fetched["topics"]) == (Errors.GROUP_AUTHORIZATION_FAILED, [])
+        acl_broker.allow(ResourceType.GROUP, "g", AclOperation.READ)  # READ implies DESCRIBE
+        # the topic unauthorized whether it exists or not: its existence is not told
+        assert _codes(client.request(OFFSET_COMMIT, 8, _commit("g", "t"))) == [Errors.TOPIC_AUTHORIZATION_FAILED]
+        assert _codes(client.request(OFFSET_COMMIT, 8, _commit("g", "nope"))) == [Errors.TOPIC_AUTHORIZATION_FAILED]
+        acl_broker.allow(ResourceType.TOPIC, "t", AclOperation.READ)
+        assert _codes(client.request(OFFSET_COMMIT, 8, _commit("g", "t"))) == [Errors.NONE]
+        fetched = client.request(OFFSET_FETCH, 8, _fetch("g", "t"))["groups"][0]
+        assert [(p["committed_offset"], p["error_code"]) for p in fetched["topics"][0]["partitions"]] == [
+            (5, Errors.NONE)]
+        assert [t["name"] for t in client.request(OFFSET_FETCH, 8, _fetch("g", None))["groups"][0]["topics"]] == ["t"]
+
+
+def test_offset_fetch_hides_offsets_of_topics_the_principal_may_not_describe(acl_broker):
+    acl_broker.create_topic("t")
+    acl_broker.allow(ResourceType.GROUP, "g", AclOperation.READ)
+    acl_broker.allow(ResourceType.TOPIC, "t", AclOperation.READ)
+    with RawClient(acl_broker.bootstrap) as client:
+        assert _codes(client.request(OFFSET_COMMIT, 8, _commit("g", "t"))) == [Errors.NONE]
+        acl_broker.allow(ResourceType.GROUP, "other", AclOperation.READ)
+        assert _codes(client.request(OFFSET_COMMIT, 8, _commit("other", "t"))) == [Errors.NONE]
+    # a second principal's view: ANONYMOUS loses READ on the topic by a DENY
+    binding = AclBinding(ResourceType.TOPIC, "t", ResourcePatternType.LITERAL, "User:ANONYMOUS", "*",
+                         AclOperation.DESCRIBE, AclPermissionType.DENY)
+    for future in acl_broker.admin.create_acls([binding]).values():
+        future.result(TIMEOUT_S)
+    with RawClient(acl_broker.bootstrap) as client:
+        assert client.request(OFFSET_FETCH, 8, _fetch("g", None))["groups"][0]["topics"] == []
+        partition = client.request(OFFSET_FETCH, 8, _fetch("g", "t"))["groups"][0]["topics"][0]["partitions"][0]
+        assert (partition["committed_offset"], partition["error_code"]) == (-1, Errors.TOPIC_AUTHORIZATION_FAILED)
+
+
+def test_describe_list_and_delete_groups_check_each_group(acl_broker):
+    acl_broker.create_topic("t")
+    acl_broker.allow(ResourceType.TOPIC, "t", AclOperation.READ)
+    for group in ("a", "b"):
+        acl_broker.allow(ResourceType.GROUP, group, AclOperation.READ)
+    with RawClient(acl_broker.bootstrap) as client:
+        for group in ("a", "b"):
+            assert _codes(client.request(OFFSET_COMMIT, 8, _commit(group, "t"))) == [Errors.NONE]
+        described = client.request(DESCRIBE_GROUPS, 5, {"groups": ["x", "a"], "include_authorized_operations": True})
+        assert [(g["group_id"], g["error_code"]) for g in described["groups"]] == [
+            ("x", Errors.GROUP_AUTHORIZATION_FAILED), ("a", Errors.NONE)]
+        # READ on the group, and the DESCRIBE it implies
+        assert described["groups"][1]["authorized_operations"] == (1 << 3) | (1 << 8)
+        listed = client.request(LIST_GROUPS, 4, {"states_filter": []})
+        assert sorted(g["group_id"] for g in listed["groups"]) == ["a", "b"]
+        deleted = client.request(DELETE_GROUPS, 2, {"groups_names": ["a", "b"]})
+        assert [(r["group_id"], r["error_code"]) for r in deleted["results"]] == [
+            ("a", Errors.GROUP_AUTHORIZATION_FAILED), ("b", Errors.GROUP_AUTHORIZATION_FAILED)]
+        acl_broker.allow(ResourceType.GROUP, "a", AclOperation.DELETE)
+        deleted = client.request(DELETE_GROUPS, 2, {"groups_names": ["b", "a"]})
+        assert [(r["group_id"], r["error_code"]) for r in deleted["results"]] == [
+            ("a", Errors.NONE), ("b", Errors.GROUP_AUTHORIZATION_FAILED)]
+        acl_broker.allow(ResourceType.GROUP, "b", AclOperation.DESCRIBE)
+    binding = AclBinding(ResourceType.GROUP, "b", ResourcePatternType.LITERAL, "User:ANONYMOUS", "*",
+                         AclOperation.DESCRIBE, AclPermissionType.DENY)
+    for future in acl_broker.admin.create_acls([binding]).values():
+        future.result(TIMEOUT_S)
+    with RawClient(acl_broker.bootstrap) as client:  # no DESCRIBE on the cluster: the groups it may describe
+        assert [g["group_id"] for g in client.request(LIST_GROUPS, 4, {"states_filter": []})["groups"]] == []
+
+
+def test_transaction_apis_need_the_transactional_id(acl_broker):
+    with RawClient(acl_broker.bootstrap) as client:
+        end = client.request(END_TXN, 3, {"transactional_id": "tx", "producer_id": 1, "producer_epoch": 0,
+                                          "committed": True})
+        assert end["error_code"] == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        offsets = {"transactional_id": "tx", "producer_id": 1, "producer_epoch": 0, "group_id": "g"}
+        assert client.request(ADD_OFFSETS_TO_TXN, 3, offsets)["error_code"] == (
+            Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        described = client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tx"]})
+        assert described["transaction_states"][0]["error_code"] == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        acl_broker.allow(ResourceType.TRANSACTIONAL_ID, "tx", AclOperation.WRITE)
+        assert client.request(ADD_OFFSETS_TO_TXN, 3, offsets)["error_code"] == Errors.GROUP_AUTHORIZATION_FAILED
+        acl_broker.allow(ResourceType.GROUP, "g", AclOperation.READ)
+        assert client.request(ADD_OFFSETS_TO_TXN, 3, offsets)["error_code"] == Errors.INVALID_PRODUCER_ID_MAPPING
+        described = client.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["tx"]})
+        assert described["transaction_states"][0]["error_code"] == Errors.TRANSACTIONAL_ID_NOT_FOUND
+
+
+def test_share_group_state_apis_need_cluster_action(acl_broker):
+    body = {"group_id": "g", "topics": [{"topic_id": bytes(16), "partitions": [
+        {"partition": 0, "leader_epoch": 0}]}]}
+    with RawClient(acl_broker.bootstrap) as client:
+        answer = client.request(READ_SHARE_GROUP_STATE, 0, body)
+        assert [p["error_code"] for r in answer["results"] for p in r["partitions"]] == [
+            Errors.CLUSTER_AUTHORIZATION_FAILED]
