@@ -29,8 +29,9 @@ Who may call them: Kafka first checks that the caller may DESCRIBE the cluster
 (DescribeAcls) or ALTER it (CreateAcls, DeleteAcls), authorizeClusterOperation,
 which throws ClusterAuthorizationException when not. That check is the
 `authorize_cluster_operation` callable, called after parsing and before
-anything else; by default it allows everything, as Kafka's AuthHelper does
-without an authorizer. What it raises is answered as a failed handler
+anything else; unless the constructor is given one, `register` takes it from the
+broker's AuthHelper (apis.auth, cluster_authorization.authorize_cluster_operation),
+which allows everything without an authorizer, as Kafka's. What it raises is answered as a failed handler
 (error_responses: the request's getErrorResponse).
 """
 
@@ -42,6 +43,7 @@ from typing import Final
 
 from franz.protocol import api_keys
 from franz.protocol.errors import Errors
+from franz.server.cluster_authorization import cluster_operation_check
 from franz.server.request_channel import Response
 from franz.server.standard_authorizer import (
     CLUSTER_NAME,
@@ -70,11 +72,14 @@ def _allow_every_caller(request, operation: AclOperation) -> None:
 
 class AclApis:
     def __init__(self, authorizer: StandardAuthorizer | None = None,
-                 authorize_cluster_operation: ClusterCheck = _allow_every_caller) -> None:
+                 authorize_cluster_operation: ClusterCheck | None = None) -> None:
         self.authorizer = authorizer
-        self.authorize_cluster_operation = authorize_cluster_operation
+        self.authorize_cluster_operation = authorize_cluster_operation or _allow_every_caller
+        self._check_given = authorize_cluster_operation is not None
 
     def register(self, apis) -> None:
+        if not self._check_given:
+            self.authorize_cluster_operation = cluster_operation_check(apis.auth)
         apis.register("DescribeAcls", self.handle_describe_acls)
         apis.register("CreateAcls", self.handle_create_acls)
         apis.register("DeleteAcls", self.handle_delete_acls)

@@ -27,7 +27,9 @@ from typing import Final
 
 from franz.common.config_def import ConfigError
 from franz.protocol.errors import Errors
+from franz.server.auth_helper import ALTER_CONFIGS, DESCRIBE_CONFIGS, AuthHelper
 from franz.server.client_quota_manager import CLIENT_ID, USER, ClientQuotaManager, Entity
+from franz.server.cluster_authorization import authorize_cluster_operation, cluster_authorization_failed
 from franz.server.connection_quotas import CONNECTION_RATE_KEY, IP, address_of
 from franz.server.controller import ApiError
 
@@ -57,6 +59,7 @@ class ClientQuotaControlManager:
     def __init__(self, path: Path, write: Writer, managers: list[ClientQuotaManager]) -> None:
         self.path = path
         self._write = write
+        self.auth = AuthHelper()  # the broker's, once registered
         # One change at a time, from reading what is in force to putting it in force (see Controller._storing).
         self._altering = asyncio.Lock()
         self._managers = managers
@@ -70,6 +73,7 @@ class ClientQuotaControlManager:
         manager.update_quotas(self.quotas)
 
     def register(self, apis) -> None:
+        self.auth = apis.auth
         apis.register("DescribeClientQuotas", self.handle_describe_client_quotas)
         apis.register("AlterClientQuotas", self.handle_alter_client_quotas)
 
@@ -98,6 +102,8 @@ class ClientQuotaControlManager:
     # -- AlterClientQuotas -------------------------------------------------------
 
     async def handle_alter_client_quotas(self, request, body: dict) -> dict:
+        # ControllerApis.handleAlterClientQuotas: ALTER_CONFIGS on the cluster, before anything else.
+        authorize_cluster_operation(self.auth, request, ALTER_CONFIGS)
         async with self._altering:
             results: dict[Entity, ApiError | None] = {}
             proposed = {entity: dict(values) for entity, values in self.quotas.items()}
@@ -149,6 +155,8 @@ class ClientQuotaControlManager:
     # -- DescribeClientQuotas ----------------------------------------------------
 
     async def handle_describe_client_quotas(self, request, body: dict) -> dict:
+        if not self.auth.authorize_cluster(request, DESCRIBE_CONFIGS):  # KafkaApis, before the filter is read
+            raise cluster_authorization_failed()
         try:
             exact, specified = _filter(body["components"])
         except ApiError as exc:

@@ -18,16 +18,26 @@ DELETE gives a logger its parent's level again (franz.server.logging_controller)
 The legacy AlterConfigs replaces a topic's or a broker's whole set of overrides;
 it is carried out as the IncrementalAlterConfigs operations that reach that set,
 so both APIs validate and store alike.
+
+Who may describe or alter (ConfigHelper.handleDescribeConfigsRequest,
+ControllerApis.authorizeAlterResource): DESCRIBE_CONFIGS or ALTER_CONFIGS on the
+topic or the group, or on the cluster for a broker, its loggers and client
+metrics subscriptions; refused, a resource is answered TOPIC_, GROUP_ or
+CLUSTER_AUTHORIZATION_FAILED with the error's message (a broker logger's
+alteration without one: RuntimeLoggerManager's exception repeats the default text,
+which ApiError.fromThrowable drops). An alteration is checked after its request's own
+validation (ConfigAdminManager.preprocess on the broker: duplicate keys, null values,
+a broker resource's name and changes), before the controller's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from franz.common.config_def import NO_DEFAULT, ConfigDef
-from franz.protocol.errors import Errors
-from franz.server import logging_controller
+from franz.protocol.errors import Errors, default_message
+from franz.server import auth_helper, logging_controller
 from franz.server.controller import APPEND, CLUSTER_DEFAULT, DELETE, SET, SUBTRACT, ApiError, Controller
 from franz.server.kafka_config import (
     BROKER_CONFIG_DEF,
@@ -39,6 +49,7 @@ from franz.server.kafka_config import (
     listener_ssl_store_key,
 )
 from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
+from franz.server.standard_authorizer import ResourceType
 from franz.storage.log_config import BROKER_SYNONYMS, TOPIC_CONFIG_DEF
 
 TOPIC_RESOURCE: Final = 2
@@ -57,6 +68,56 @@ CONFIG_TYPES: Final = {"boolean": 1, "string": 2, "int": 3, "short": 4, "long": 
 HIDDEN_TOPIC_KEYS: Final = frozenset(("internal.segment.bytes",))
 DUPLICATED_RESOURCE: Final = ApiError(Errors.INVALID_REQUEST, "Each resource must appear at most once.")
 _TOPIC_TO_BROKER: Final = {topic: broker for broker, topic in BROKER_SYNONYMS.items()}
+# The ACL resource type each config resource type is authorized on, and the error of a refusal.
+_ACL_RESOURCES: Final = {
+    TOPIC_RESOURCE: (ResourceType.TOPIC, Errors.TOPIC_AUTHORIZATION_FAILED),
+    GROUP_RESOURCE: (ResourceType.GROUP, Errors.GROUP_AUTHORIZATION_FAILED),
+    BROKER_RESOURCE: (ResourceType.CLUSTER, Errors.CLUSTER_AUTHORIZATION_FAILED),
+    BROKER_LOGGER_RESOURCE: (ResourceType.CLUSTER, Errors.CLUSTER_AUTHORIZATION_FAILED),
+    CLIENT_METRICS_RESOURCE: (ResourceType.CLUSTER, Errors.CLUSTER_AUTHORIZATION_FAILED),
+}
+
+# May the request's principal act on the config resource of (type, name)? None: everyone may.
+Authorized = Callable[[int, str], bool]
+
+
+def authorization(auth: auth_helper.AuthHelper, request, operation: int) -> Authorized:
+    """`operation` on each config resource, as ConfigHelper and ControllerApis ask it. A type
+    with no ACL resource is let through, to be refused by its handler."""
+    def authorized(kind: int, name: str) -> bool:
+        if kind not in _ACL_RESOURCES:
+            return True
+        acl_type = _ACL_RESOURCES[kind][0]
+        return auth.authorize(request, operation, acl_type,
+                              auth_helper.CLUSTER_NAME if acl_type is ResourceType.CLUSTER else name)
+    return authorized
+
+
+def alter_authorization(auth: auth_helper.AuthHelper, request) -> Authorized:
+    return authorization(auth, request, auth_helper.ALTER_CONFIGS)
+
+
+def _refusal(kind: int, with_message: bool = True) -> ApiError:
+    code = _ACL_RESOURCES[kind][1]
+    return ApiError(code, default_message(code) if with_message else None)
+
+
+def describe_all(controller: Controller, config: KafkaConfig, body: dict, version: int,
+                 managers: Mapping[int, Any] | None, authorized: Authorized | None = None) -> list[dict]:
+    """ConfigHelper.handleDescribeConfigsRequest: the resources the principal may
+    DESCRIBE_CONFIGS described, in request order, then the refused ones, each with its
+    authorization error and no configs."""
+    allowed, refused = [], []
+    for resource in body["resources"]:
+        kind, name = resource["resource_type"], resource["resource_name"]
+        (allowed if authorized is None or authorized(kind, name) else refused).append(resource)
+    results = [describe(controller, config, resource, body["include_synonyms"], body["include_documentation"],
+                        version, managers) for resource in allowed]
+    for resource in refused:
+        error = _refusal(resource["resource_type"])
+        results.append({"error_code": error.code, "error_message": error.message, "configs": [],
+                        "resource_type": resource["resource_type"], "resource_name": resource["resource_name"]})
+    return results
 
 
 def render(value: Any) -> str | None:
@@ -316,20 +377,38 @@ def answer(resource: dict, error: ApiError | None = None) -> dict:
             "resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
 
 
+async def _check_broker_alteration(controller: Controller, name: str, operations: list, authorized,
+                                   replace_all: bool = False) -> None:
+    """A broker resource refused ALTER_CONFIGS is refused only once ConfigAdminManager.preprocess
+    has validated its name and changes: a change that would fail says so first."""
+    if authorized is not None and not authorized(BROKER_RESOURCE, name):
+        await controller.alter_broker_configs(name, operations, True, replace_all=replace_all)
+        raise _refusal(BROKER_RESOURCE)
+
+
+def _check_authorized(kind: int, name: str, authorized, with_message: bool = True) -> None:
+    if authorized is not None and not authorized(kind, name):
+        raise _refusal(kind, with_message)
+
+
 async def incremental_alter(controller: Controller, config: KafkaConfig, resource: dict, validate_only: bool,
-                            managers: Mapping[int, Any] | None = None) -> dict:
+                            managers: Mapping[int, Any] | None = None, authorized: Authorized | None = None) -> dict:
     managers = managers or {}
     kind, name = resource["resource_type"], resource["resource_name"]
     operations = [(c["name"], c["config_operation"], c["value"]) for c in resource["configs"]]
     try:
         _check_entries(resource["configs"], lambda entry: entry["config_operation"] != DELETE)
         if kind == TOPIC_RESOURCE:
+            _check_authorized(kind, name, authorized)
             await controller.alter_topic_configs(name, operations, validate_only)
         elif kind == BROKER_RESOURCE:
+            await _check_broker_alteration(controller, name, operations, authorized)
             await controller.alter_broker_configs(name, operations, validate_only)
         elif kind == BROKER_LOGGER_RESOURCE:
+            _check_authorized(kind, name, authorized, with_message=False)
             _alter_log_levels(config, name, operations, validate_only)
         elif kind in managers:
+            _check_authorized(kind, name, authorized)
             await managers[kind].alter(name, operations, validate_only)
         else:
             raise ApiError(Errors.INVALID_REQUEST, f"Unsupported resource type {kind} for IncrementalAlterConfigs")
@@ -339,7 +418,7 @@ async def incremental_alter(controller: Controller, config: KafkaConfig, resourc
 
 
 async def legacy_alter(controller: Controller, resource: dict, validate_only: bool,
-                       managers: Mapping[int, Any] | None = None) -> dict:
+                       managers: Mapping[int, Any] | None = None, authorized: Authorized | None = None) -> dict:
     """AlterConfigs (the legacy, non-incremental API): the given configs become the resource's
     whole set of overrides, and every override left out is removed
     (ConfigurationControlManager.legacyAlterConfigs). Topics, brokers and groups, as in Kafka."""
@@ -349,10 +428,13 @@ async def legacy_alter(controller: Controller, resource: dict, validate_only: bo
         _check_entries(resource["configs"], lambda entry: True)
         setting = [(key, SET, value) for key, value in wanted.items()]
         if kind == TOPIC_RESOURCE:
+            _check_authorized(kind, name, authorized)
             await controller.alter_topic_configs(name, setting, validate_only, replace_all=True)
         elif kind == BROKER_RESOURCE:
+            await _check_broker_alteration(controller, name, setting, authorized, replace_all=True)
             await controller.alter_broker_configs(name, setting, validate_only, replace_all=True)
         elif kind in (managers or {}):
+            _check_authorized(kind, name, authorized)
             await managers[kind].alter(name, setting, validate_only, replace_all=True)
         else:  # BROKER_LOGGER too: its levels are altered only incrementally
             raise ApiError(Errors.INVALID_REQUEST, f"Unknown resource type {kind}")

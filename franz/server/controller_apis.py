@@ -8,6 +8,16 @@ count against the client's controller_mutation_rate quota
 (franz.server.controller_mutation_quota), strictly for the request versions
 that know THROTTLING_QUOTA_EXCEEDED. Describing configs stays with the broker
 (KafkaApis, through config_helper), as in Kafka.
+
+Authorization is ControllerApis': CreateTopics needs CREATE on the cluster, else
+on each topic (TOPIC_AUTHORIZATION_FAILED, "Authorization failed."), and returns a
+created topic's configs only to a principal that may DESCRIBE_CONFIGS it;
+DeleteTopics needs DELETE on the cluster or the topic, and a principal that may
+not DESCRIBE a topic learns nothing of it (neither whether it exists nor the name
+of its id); CreatePartitions needs ALTER on each topic; the config alterations
+ALTER_CONFIGS on the resource (config_helper); ElectLeaders,
+AlterPartitionReassignments and UnregisterBroker ALTER on the cluster,
+ListPartitionReassignments DESCRIBE, ListConfigResources DESCRIBE_CONFIGS.
 """
 
 from __future__ import annotations
@@ -18,11 +28,14 @@ from typing import Any, Final
 
 from franz.protocol.errors import Errors, default_message
 from franz.server import config_helper
+from franz.server.auth_helper import ALTER, CLUSTER_NAME, CREATE, DELETE, DESCRIBE, DESCRIBE_CONFIGS, AuthHelper
 from franz.server.broker_metrics import BrokerMetrics
+from franz.server.cluster_authorization import authorize_cluster_operation, cluster_authorization_failed
 from franz.server.controller import ApiError, Controller
 from franz.server.controller_mutation_quota import ControllerMutationQuota, ControllerMutationQuotaManager
 from franz.server.metadata_cache import MetadataCache, TopicMetadata
 from franz.server.request_channel import Request
+from franz.server.standard_authorizer import ResourceType
 from franz.storage.checkpoint import random_kafka_uuid
 
 logger = logging.getLogger(__name__)
@@ -46,8 +59,10 @@ class ControllerApis:
         # resource type -> keeper of GROUP / CLIENT_METRICS configs (config_helper.describe)
         self.config_managers = config_managers or {}
         self.broker_metrics = broker_metrics
+        self.auth = AuthHelper()  # the broker's, once registered
 
     def register(self, apis) -> None:
+        self.auth = apis.auth
         for name, handler in (("CreateTopics", self.handle_create_topics),
                               ("DeleteTopics", self.handle_delete_topics),
                               ("CreatePartitions", self.handle_create_partitions),
@@ -68,7 +83,18 @@ class ControllerApis:
         results = []
         quota = self._mutation_quota(request, 6)
         duplicates = _duplicates(entry["name"] for entry in body["topics"])
-        if self._partitions_asked(body["topics"], duplicates) > PARTITIONS_PER_REQUEST_MAX:
+        # ControllerApis.createTopics: the topics neither duplicated nor KRaft's own are asked
+        # for CREATE (unless the cluster allows it) and DESCRIBE_CONFIGS; the others are set
+        # aside before the controller sees, or counts the partitions of, the request.
+        allowed = {entry["name"] for entry in body["topics"]} - set(duplicates) - {CLUSTER_METADATA_TOPIC}
+        if self.auth.authorize(request, CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied=False):
+            authorized = allowed
+        else:
+            authorized = self.auth.filter_by_authorized(request, CREATE, ResourceType.TOPIC, allowed)
+        describable = self.auth.filter_by_authorized(request, DESCRIBE_CONFIGS, ResourceType.TOPIC, allowed,
+                                                     log_if_denied=False)
+        asked = [entry for entry in body["topics"] if entry["name"] in authorized]
+        if self._partitions_asked(asked, duplicates) > PARTITIONS_PER_REQUEST_MAX:
             # ReplicationControlManager.validateTotalNumberOfPartitions fails the whole request.
             return {"throttle_time_ms": 0, "topics": [
                 {"name": entry["name"], "error_code": Errors.POLICY_VIOLATION,
@@ -88,6 +114,10 @@ class ControllerApis:
                 results.append(result | {"error_code": Errors.INVALID_REQUEST, "error_message":
                                          f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."})
                 continue
+            if name not in authorized:
+                results.append(result | {"error_code": Errors.TOPIC_AUTHORIZATION_FAILED,
+                                         "error_message": "Authorization failed."})
+                continue
             try:
                 configs = {c["name"]: c["value"] for c in entry["configs"]}
                 count, overrides = self.controller.validate_new_topic(
@@ -97,8 +127,12 @@ class ControllerApis:
                     topic = TopicMetadata(name, random_kafka_uuid(), count, overrides)
                 else:
                     topic = await self.controller.create_topic(name, count, overrides)
-                result.update(topic_id=topic.topic_id.bytes, num_partitions=count, replication_factor=1,
-                              configs=config_helper.create_topics_configs(self.controller, name, overrides))
+                result["topic_id"] = topic.topic_id.bytes
+                if name in describable:
+                    result.update(num_partitions=count, replication_factor=1,
+                                  configs=config_helper.create_topics_configs(self.controller, name, overrides))
+                else:  # ReplicationControlManager.createTopic: created, but its settings kept from the principal
+                    result.update(configs=[], topic_config_error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
             except ApiError as exc:
                 result.update(error_code=exc.code, error_message=exc.message)
             results.append(result)
@@ -131,6 +165,7 @@ class ControllerApis:
         by_id = [topic_id is not None and any(topic_id) for _name, topic_id in requested]
         duplicate_names = _duplicates(name for (name, _), has_id in zip(requested, by_id) if name is not None and not has_id)
         duplicate_ids = _duplicates(topic_id for (name, topic_id), has_id in zip(requested, by_id) if name is None and has_id)
+        describable, deletable = self._deletable_topics(request, requested, by_id, duplicate_names, duplicate_ids)
         for (name, topic_id), has_id in zip(requested, by_id):
             answer: dict[str, Any] = {"name": name, "topic_id": topic_id or bytes(16), "error_code": 0,
                                       "error_message": None}
@@ -155,6 +190,16 @@ class ControllerApis:
                     answer["error_code"] = Errors.UNKNOWN_TOPIC_ID
                     responses.append(answer)
                     continue
+                if name not in deletable:  # the id's name only to whom may describe it
+                    responses.append(answer | {"name": name if name in describable else None,
+                                               "error_code": Errors.TOPIC_AUTHORIZATION_FAILED,
+                                               "error_message": default_message(Errors.TOPIC_AUTHORIZATION_FAILED)})
+                    continue
+            elif name not in describable or (name not in deletable and self.metadata.get(name) is not None):
+                # unknown or not, the same answer to whom may not describe it
+                responses.append(answer | {"error_code": Errors.TOPIC_AUTHORIZATION_FAILED,
+                                           "error_message": default_message(Errors.TOPIC_AUTHORIZATION_FAILED)})
+                continue
             topic = self.metadata.get(name)
             if topic is not None:
                 answer["topic_id"] = topic.topic_id.bytes
@@ -172,10 +217,31 @@ class ControllerApis:
             responses.append(answer)
         return {"throttle_time_ms": quota.throttle_time_ms(), "responses": responses}
 
+    def _deletable_topics(self, request: Request, requested: list, by_id: list, duplicate_names: dict,
+                          duplicate_ids: dict) -> tuple[set[str], set[str]]:
+        """ControllerApis.deleteTopics: the names of the valid entries (those given by name, and the
+        known ones given by id) the principal may DESCRIBE and may DELETE; DELETE on the cluster
+        allows all. A name given that does not exist is answered unknown only if describable."""
+        names = set()
+        for (name, topic_id), has_id in zip(requested, by_id):
+            if name is not None and not has_id and name not in duplicate_names:
+                names.add(name)
+            elif name is None and has_id and topic_id not in duplicate_ids:
+                resolved = self.metadata.name_of(topic_id)
+                if resolved is not None:
+                    names.add(resolved)
+        if self.auth.authorize(request, DELETE, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied=False):
+            return names, names
+        return (self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC, names),
+                self.auth.filter_by_authorized(request, DELETE, ResourceType.TOPIC, names))
+
     async def handle_create_partitions(self, request: Request, body: dict) -> dict:
         results = []
         quota = self._mutation_quota(request, 3)
         duplicates = _duplicates(entry["name"] for entry in body["topics"])
+        # ControllerApis.createPartitions: ALTER on each topic, asked whether it exists or not.
+        alterable = self.auth.filter_by_authorized(
+            request, ALTER, ResourceType.TOPIC, {entry["name"] for entry in body["topics"]} - set(duplicates))
         for entry in body["topics"]:
             answer = {"name": entry["name"], "error_code": 0, "error_message": None}
             if entry["name"] in duplicates:
@@ -183,6 +249,9 @@ class ControllerApis:
                     duplicates[entry["name"]] = False
                     results.append(answer | {"error_code": Errors.INVALID_REQUEST,
                                              "error_message": "Duplicate topic name."})
+                continue
+            if entry["name"] not in alterable:
+                results.append(answer | {"error_code": Errors.TOPIC_AUTHORIZATION_FAILED})
                 continue
             try:
                 topic = self.metadata.get(entry["name"])
@@ -200,6 +269,7 @@ class ControllerApis:
         registration is BROKER_ID_NOT_REGISTERED. The one registered broker here is this node,
         which, unregistered, registers again as a Kafka broker does after its next heartbeat
         (the partitions it leads are leaderless meanwhile in Kafka; here there is no meanwhile)."""
+        authorize_cluster_operation(self.auth, request, ALTER)
         broker_id = body["broker_id"]
         if broker_id != self.metadata.node_id:
             return {"throttle_time_ms": 0, "error_code": Errors.BROKER_ID_NOT_REGISTERED,
@@ -208,11 +278,13 @@ class ControllerApis:
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None}
 
     async def handle_elect_leaders(self, request: Request, body: dict) -> dict:
+        authorize_cluster_operation(self.auth, request, ALTER)
         return {"throttle_time_ms": 0, "error_code": Errors.NONE,
                 "replica_election_results": self.controller.elect_leaders(
                     body["topic_partitions"], unclean=body.get("election_type", 0) == ELECTION_TYPE_UNCLEAN)}
 
     async def handle_alter_partition_reassignments(self, request: Request, body: dict) -> dict:
+        authorize_cluster_operation(self.auth, request, ALTER)
         # v1 (KIP-860) may forbid a change of replication factor; one node never lets a
         # reassignment start at all, so the flag is only answered back.
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None,
@@ -222,6 +294,7 @@ class ControllerApis:
     async def handle_list_partition_reassignments(self, request: Request, body: dict) -> dict:
         """No reassignment ever starts on one node (Controller.alter_partition_reassignments),
         so the listing, of every topic or of the ones named, is empty."""
+        authorize_cluster_operation(self.auth, request, DESCRIBE)
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "topics": []}
 
     async def handle_list_config_resources(self, request: Request, body: dict) -> dict:
@@ -229,7 +302,11 @@ class ControllerApis:
         resources of the asked types (all five when none is asked) that have configs: groups
         with overrides, client metrics subscriptions (client_metrics_configs.py), this broker
         and its loggers, every topic. v0 was ListClientMetricsResources:
-        client metrics only. A type outside those is UNSUPPORTED_VERSION for the whole request."""
+        client metrics only. A type outside those is UNSUPPORTED_VERSION for the whole request.
+        Who may list: DESCRIBE_CONFIGS on the cluster, else the whole request fails
+        CLUSTER_AUTHORIZATION_FAILED (handleListClientMetricsResources, KIP-1142's predecessor)."""
+        if not self.auth.authorize_cluster(request, DESCRIBE_CONFIGS):
+            raise cluster_authorization_failed()
         supported = ((config_helper.CLIENT_METRICS_RESOURCE,) if request.api_version == 0 else (
             config_helper.TOPIC_RESOURCE, config_helper.BROKER_RESOURCE, config_helper.BROKER_LOGGER_RESOURCE,
             config_helper.CLIENT_METRICS_RESOURCE, config_helper.GROUP_RESOURCE))
@@ -250,12 +327,14 @@ class ControllerApis:
                 "config_resources": [{"resource_name": name, "resource_type": kind} for name, kind in listed]}
 
     async def handle_incremental_alter_configs(self, request: Request, body: dict) -> dict:
+        authorized = config_helper.alter_authorization(self.auth, request)
         return await self._alter_configs(body, lambda resource: config_helper.incremental_alter(
-            self.controller, self.config, resource, body["validate_only"], self.config_managers))
+            self.controller, self.config, resource, body["validate_only"], self.config_managers, authorized))
 
     async def handle_alter_configs(self, request: Request, body: dict) -> dict:
+        authorized = config_helper.alter_authorization(self.auth, request)
         return await self._alter_configs(body, lambda resource: config_helper.legacy_alter(
-            self.controller, resource, body["validate_only"], self.config_managers))
+            self.controller, resource, body["validate_only"], self.config_managers, authorized))
 
     async def _alter_configs(self, body: dict, alter) -> dict:
         """Each resource altered in request order; one named twice is refused every time."""

@@ -12,6 +12,14 @@ keeps no tokens. CreateDelegationToken names the connection's principal
 (User:ANONYMOUS over PLAINTEXT) as requester, and as owner unless the request
 (v3+) names another. Timestamps are -1 and the token id and HMAC empty, as in
 Kafka's error answers.
+
+Authorization (ControllerApis, KafkaApis.handleDescribeTokensRequest): a token for
+an owner other than the requester needs CREATE_TOKENS on the owner's USER
+resource (DELEGATION_TOKEN_AUTHORIZATION_FAILED), asked once the listener allows
+token requests and before the token manager is reached. Describing filters the
+tokens kept by DESCRIBE on each token or DESCRIBE_TOKENS on its owner; with no
+token kept there is nothing to filter, and renewal and expiry are the owner's or
+a renewer's, judged by the token manager, which is disabled.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from __future__ import annotations
 from typing import Final
 
 from franz.protocol.errors import Errors
+from franz.server.auth_helper import AuthHelper
+from franz.server.standard_authorizer import AclOperation, ResourceType
 
 NOT_ALLOWED: Final = Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
 
@@ -34,7 +44,11 @@ def _refusal(request) -> Errors:
 
 
 class DelegationTokenApis:
+    def __init__(self) -> None:
+        self.auth = AuthHelper()  # the broker's, once registered
+
     def register(self, apis) -> None:
+        self.auth = apis.auth
         apis.register("CreateDelegationToken", self.handle_create_token)
         apis.register("RenewDelegationToken", self.handle_renew_or_expire_token)
         apis.register("ExpireDelegationToken", self.handle_renew_or_expire_token)
@@ -51,7 +65,12 @@ class DelegationTokenApis:
                 # KafkaApis builds the owner's KafkaPrincipal before checking the listener, and a
                 # null type fails it: answered as any handler failure (the request's error answer).
                 raise TypeError("Principal type cannot be null")
-        return {"error_code": _refusal(request), "principal_type": owner_type, "principal_name": owner_name,
+        error = _refusal(request)
+        if (error != NOT_ALLOWED and (owner_type, owner_name) != requester
+                and not self.auth.authorize(request, AclOperation.CREATE_TOKENS, ResourceType.USER,
+                                            f"{owner_type}:{owner_name}")):
+            error = Errors.DELEGATION_TOKEN_AUTHORIZATION_FAILED
+        return {"error_code": error, "principal_type": owner_type, "principal_name": owner_name,
                 "token_requester_principal_type": requester[0], "token_requester_principal_name": requester[1],
                 "issue_timestamp_ms": -1, "expiry_timestamp_ms": -1, "max_timestamp_ms": -1, "token_id": "",
                 "hmac": b"", "throttle_time_ms": 0}

@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Final
 
 from franz.protocol.errors import Errors, default_message
+from franz.server.auth_helper import ALTER, AuthHelper
 from franz.server.broker_features import SUPPORTED_FEATURES, FinalizedFeatures
+from franz.server.cluster_authorization import authorize_cluster_operation
 from franz.server.controller import ApiError
 
 FEATURES_FILE: Final = "features.json"
@@ -65,6 +67,7 @@ class FeatureControlManager:
     def __init__(self, path: Path, write: Writer, features: FinalizedFeatures, node_id: int) -> None:
         self.path = path
         self._write = write
+        self.auth = AuthHelper()  # the broker's, once registered
         self.features = features
         self.node_id = node_id
         self._updating = asyncio.Lock()  # one update at a time: each is checked against the last one's levels
@@ -73,6 +76,7 @@ class FeatureControlManager:
         self._read()
 
     def register(self, apis) -> None:
+        self.auth = apis.auth
         apis.register("UpdateFeatures", self.handle_update_features)
 
     # -- storage ---------------------------------------------------------------
@@ -99,6 +103,7 @@ class FeatureControlManager:
     # -- UpdateFeatures --------------------------------------------------------
 
     async def handle_update_features(self, request, body: dict) -> dict:
+        authorize_cluster_operation(self.auth, request, ALTER)  # ControllerApis, before anything else
         # QuorumController.updateFeatures: by name, the last update of a name winning.
         updates = {update["feature"]: (update["max_version_level"], update["upgrade_type"])
                    for update in body["feature_updates"]}

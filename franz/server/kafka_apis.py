@@ -47,7 +47,7 @@ from franz.protocol.errors import Errors, default_message
 from franz.protocol.produce_request import (InvalidProduceRecordsError, has_transactional_records, transactional_producer,
                                             validate_records)
 from franz.server import config_helper
-from franz.server.auth_helper import CLUSTER_NAME, AuthHelper
+from franz.server.auth_helper import CLUSTER_NAME, DESCRIBE_CONFIGS, AuthHelper
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ClientQuotaManager
 from franz.server.controller import ApiError, Controller
@@ -1111,10 +1111,9 @@ class KafkaApis:
     # -- configs -----------------------------------------------------------------
 
     async def handle_describe_configs(self, request: Request, body: dict) -> dict:
-        results = [config_helper.describe(self.controller, self.config, resource, body["include_synonyms"],
-                                          body["include_documentation"], request.api_version, self.config_managers)
-                   for resource in body["resources"]]
-        return {"throttle_time_ms": 0, "results": results}
+        authorized = config_helper.authorization(self.auth, request, DESCRIBE_CONFIGS)
+        return {"throttle_time_ms": 0, "results": config_helper.describe_all(
+            self.controller, self.config, body, request.api_version, self.config_managers, authorized)}
 
     # -- log dirs ----------------------------------------------------------------
 

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Final
 
 from franz.protocol.errors import Errors
+from franz.server.auth_helper import ALTER, DESCRIBE, AuthHelper
+from franz.server.cluster_authorization import authorize_cluster_operation, cluster_authorization_failed
 from franz.server.controller import ApiError
 
 SCRAM_CREDENTIALS_FILE: Final = "scram-credentials.json"
@@ -54,6 +56,7 @@ class ScramControlManager:
     def __init__(self, path: Path, write: Writer) -> None:
         self.path = path
         self._write = write
+        self.auth = AuthHelper()  # the broker's, once registered
         # One change at a time, from reading what is in force to putting it in force (see Controller._storing).
         self._altering = asyncio.Lock()
         self.credentials: dict[Key, dict] = self._read()
@@ -64,6 +67,7 @@ class ScramControlManager:
         return self.credentials.get((user, mechanism))
 
     def register(self, apis) -> None:
+        self.auth = apis.auth
         apis.register("DescribeUserScramCredentials", self.handle_describe_user_scram_credentials)
         apis.register("AlterUserScramCredentials", self.handle_alter_user_scram_credentials)
 
@@ -90,6 +94,7 @@ class ScramControlManager:
     # -- AlterUserScramCredentials ---------------------------------------------
 
     async def handle_alter_user_scram_credentials(self, request, body: dict) -> dict:
+        authorize_cluster_operation(self.auth, request, ALTER)  # ControllerApis, before anything else
         async with self._altering:
             deletions: dict[str, dict] = {}
             upsertions: dict[str, dict] = {}
@@ -147,7 +152,10 @@ class ScramControlManager:
     # -- DescribeUserScramCredentials --------------------------------------------
 
     async def handle_describe_user_scram_credentials(self, request, body: dict) -> dict:
-        """ScramImage.describe: every user with a credential when none is named."""
+        """ScramImage.describe: every user with a credential when none is named, to a principal
+        that may DESCRIBE the cluster (KafkaApis); any other gets CLUSTER_AUTHORIZATION_FAILED."""
+        if not self.auth.authorize_cluster(request, DESCRIBE):
+            raise cluster_authorization_failed()
         if not body["users"]:
             users = {name: False for name, _ in sorted(self.credentials)}
         else:

@@ -20,6 +20,9 @@ from franz.coordinator.group.coordinator_loader import OFFSETS_TOPIC
 from franz.protocol.errors import Errors
 from franz.records.builder import build_control_batch
 from franz.records.control import ControlRecordType
+from franz.server.auth_helper import ALTER, CLUSTER_ACTION, CLUSTER_NAME, AuthHelper
+from franz.server.cluster_authorization import authorize_cluster_operation
+from franz.server.standard_authorizer import ResourceType
 from franz.storage.producer_append_info import AppendOrigin
 
 
@@ -27,11 +30,17 @@ class TxnMarkerApis:
     def __init__(self, replica_manager, group_coordinator) -> None:
         self.replica_manager = replica_manager
         self.group_coordinator = group_coordinator
+        self.auth = AuthHelper()  # the broker's, once registered
 
     def register(self, apis) -> None:
+        self.auth = apis.auth
         apis.register("WriteTxnMarkers", self.handle_write_txn_markers)
 
     async def handle_write_txn_markers(self, request, body: dict) -> dict:
+        # KafkaApis: ALTER on the cluster (asked without a denial's audit line), else CLUSTER_ACTION,
+        # whose refusal fails the whole request.
+        if not self.auth.authorize(request, ALTER, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied=False):
+            authorize_cluster_operation(self.auth, request, CLUSTER_ACTION)
         return {"markers": [await self._write(marker) for marker in body["markers"]]}
 
     async def _write(self, marker: dict) -> dict:

@@ -81,8 +81,10 @@ def acl_broker(tmp_path) -> Iterator[BrokerOnThread]:
 
 
 def _authorizer() -> StandardAuthorizer:
+    """The PLAINTEXT clients here are User:ANONYMOUS, a super user: the ACL APIs themselves need
+    DESCRIBE or ALTER on the cluster (test_admin_api_authorization)."""
     authorizer = StandardAuthorizer()
-    authorizer.configure({"node.id": "1"})
+    authorizer.configure({"node.id": "1", "super.users": "User:ANONYMOUS"})
     return authorizer
 
 
