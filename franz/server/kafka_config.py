@@ -328,15 +328,21 @@ SOCKET_SERVER_RECONFIGURABLE_KEYS = ("max.connections.per.ip", "max.connections.
 
 # Keys naming a Java class that decides what a client may do or is told. franz cannot run one, and
 # a broker that took the key and went on without the class would quietly let through what its
-# operator meant to stop: refused at startup unless unset or naming Kafka's own default.
+# operator meant to stop: refused at startup unless unset, naming Kafka's own default, or naming a
+# class franz implements (_JAVA_PLUGINS_TAKEN).
 _JAVA_PLUGINS: Final = {
-    "authorizer.class.name": "ACLs could not be enforced (the ACL APIs answer SECURITY_DISABLED, as a Kafka "
-                             "broker without an authorizer does)",
+    "authorizer.class.name": "its decisions could not be made (franz implements "
+                             "org.apache.kafka.metadata.authorizer.StandardAuthorizer)",
     "principal.builder.class": "principals would be DefaultKafkaPrincipalBuilder's",
     "create.topic.policy.class.name": "the policy could not refuse a topic",
     "alter.config.policy.class.name": "the policy could not refuse a config change",
     "client.quota.callback.class": "quotas would be the default ones",
 }
+
+# The plugin franz implements itself: KRaft's StandardAuthorizer (franz/server/standard_authorizer.py)
+STANDARD_AUTHORIZER: Final = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+_JAVA_PLUGINS_TAKEN: Final = frozenset({("authorizer.class.name", STANDARD_AUTHORIZER)})
+AUTHORIZER_KEYS: Final = ("super.users", "allow.everyone.if.no.acl.found")
 
 # A TLS listener's key and trust stores (SslConfigs.RECONFIGURABLE_CONFIGS): a running broker
 # changes them under a listener's prefix, on this broker only, never bare (DynamicBrokerConfig).
@@ -603,8 +609,15 @@ class KafkaConfig:
                                if protocol.startswith("SASL_")}
         for key, what in _JAVA_PLUGINS.items():
             value = self.values[key]
-            if value and value != BROKER_CONFIG_DEF.keys[key].default:
+            if value and value != BROKER_CONFIG_DEF.keys[key].default and (key, value) not in _JAVA_PLUGINS_TAKEN:
                 raise ConfigError(key, value, f"franz cannot run a Java class, so {what}: unset it")
+        # StandardAuthorizer's own keys, which it reads from the broker's (Kafka passes them on)
+        self.unknown_keys = [key for key in self.unknown_keys if key not in AUTHORIZER_KEYS]
+        if self.values["authorizer.class.name"] == STANDARD_AUTHORIZER:
+            for principal in str(self.originals.get("super.users") or "").split(";"):
+                if principal.strip() and ":" not in principal:  # SecurityUtils.parseKafkaPrincipal
+                    raise ConfigError("super.users", self.originals["super.users"], "expected a string in format "
+                                      f"principalType:principalName but got {principal.strip()}")
         # listener name -> its TLS context, for every SSL and SASL_SSL listener
         self.ssl_listeners = {listener: self.ssl_listener_config(listener)
                               for listener, protocol in self.listener_security_protocols.items()

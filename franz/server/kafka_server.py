@@ -48,7 +48,8 @@ from franz.server.describe_topic_partitions import DescribeTopicPartitionsApi
 from franz.server.feature_control_manager import FEATURES_FILE, FeatureControlManager
 from franz.server.garbage_collector import configure_collector, freeze_startup_objects
 from franz.server.kafka_apis import KafkaApis
-from franz.server.kafka_config import SSL_RECONFIGURABLE_KEYS, Endpoint, KafkaConfig, listener_key
+from franz.server.kafka_config import (SSL_RECONFIGURABLE_KEYS, STANDARD_AUTHORIZER, Endpoint, KafkaConfig,
+                                       listener_key)
 from franz.server.metadata_cache import MetadataCache
 from franz.server.producer_id_manager import ProducerIdManager
 from franz.server.replica_manager import ReplicaManager
@@ -74,9 +75,13 @@ HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS = 5000  # replica.high.watermark.checkpoin
 
 class KafkaServer:
     def __init__(self, config: KafkaConfig, authorizer: StandardAuthorizer | None = None) -> None:
-        """`authorizer`, configured by the caller, holds the ACLs (stored in the first log dir) that
-        the ACL APIs serve; no config key sets one yet (authorizer.class.name is refused)."""
+        """`authorizer`: the StandardAuthorizer that decides every request and holds the ACLs (kept in
+        the first log dir); by default the one authorizer.class.name names, configured from the
+        broker's keys (super.users, allow.everyone.if.no.acl.found), or none."""
         self.config = config
+        if authorizer is None and config.values["authorizer.class.name"] == STANDARD_AUTHORIZER:
+            authorizer = StandardAuthorizer()
+            authorizer.configure(config.originals)  # super.users, allow.everyone.if.no.acl.found, node.id
         self.authorizer = authorizer
         self.log_manager: LogManager | None = None
         self.socket_server: SocketServer | None = None

@@ -500,19 +500,32 @@ def test_a_signed_token_validator_setting_kafka_refuses_is_refused_naming_the_ke
 
 
 @pytest.mark.parametrize("key, value, words", [
-    ("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "ACLs could not be enforced"),
+    ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer", "its decisions could not be made"),
     ("principal.builder.class", "com.example.CertificatePrincipalBuilder", "DefaultKafkaPrincipalBuilder's"),
     ("create.topic.policy.class.name", "com.example.NoSmallTopics", "could not refuse a topic"),
     ("alter.config.policy.class.name", "com.example.NoRetentionChanges", "could not refuse a config change"),
     ("client.quota.callback.class", "com.example.TenantQuotas", "quotas would be the default ones"),
 ])
 def test_a_java_plugin_is_refused_rather_than_left_out(key, value, words):
-    """franz cannot run a Java class: a config naming an authorizer (StandardAuthorizer, with
-    super.users), a principal builder, a policy or a quota callback is refused naming the key, not
-    started without what the class would have refused."""
+    """franz cannot run a Java class: a config naming an authorizer other than StandardAuthorizer
+    (ZooKeeper's AclAuthorizer, with super.users), a principal builder, a policy or a quota callback
+    is refused naming the key, not started without what the class would have refused."""
     with pytest.raises(ConfigError) as refused:
         KafkaConfig.from_sources(None, [f"{key}={value}", "super.users=User:admin"])
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
+
+
+def test_standard_authorizer_is_taken_with_its_own_keys():
+    """franz implements KRaft's StandardAuthorizer: its class is taken, super.users and
+    allow.everyone.if.no.acl.found are its keys (no unknown-key warning), and a super user that
+    is no principal is refused naming super.users."""
+    authorizer = "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    config = KafkaConfig.from_sources(None, [authorizer, "super.users=User:admin;User:ANONYMOUS",
+                                             "allow.everyone.if.no.acl.found=true"])
+    assert config.unknown_keys == []
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, [authorizer, "super.users=admin"])
+    assert refused.value.key == "super.users" and "principalType:principalName" in str(refused.value)
 
 
 def test_java_plugin_keys_at_kafkas_defaults_are_taken():
