@@ -191,7 +191,7 @@ class GroupCoordinatorService:
             apis.register("ShareGroupDescribe", self.handle_share_group_describe)
             apis.register("DescribeShareGroupOffsets", self.handle_describe_share_group_offsets)
             apis.register("AlterShareGroupOffsets", one_group(self.handle_alter_share_group_offsets))
-            apis.register("DeleteShareGroupOffsets", one_group(self.handle_delete_share_group_offsets))
+            apis.register("DeleteShareGroupOffsets", one_group(self.handle_delete_share_group_offsets, DELETE))
 
     # -- authorization (KafkaApis' checks before the coordinator) ---------------------------
 
@@ -514,33 +514,80 @@ class GroupCoordinatorService:
                 + self._resigned_described(request, answers)}
 
     async def handle_describe_share_group_offsets(self, request, body: dict) -> dict:
+        """DESCRIBE on each group (GROUP_AUTHORIZATION_FAILED), then on each topic: a named one the
+        principal may not describe is answered TOPIC_AUTHORIZATION_FAILED per partition, and from
+        all of a group's offsets such topics are left out."""
         assert self.share_groups is not None
 
         def high_watermark(topic: str, partition: int) -> int | None:
             log = self.replica_manager.log_of((topic, partition))
             return None if log is None else log.high_watermark
-        return {"throttle_time_ms": 0, "groups": [
-            # every offset (no topics) is read from the group's shard: none while it is resigned
-            {"group_id": group["group_id"], "error_code": Errors.NOT_COORDINATOR, "topics": [],
-             "error_message": default_message(Errors.NOT_COORDINATOR)}
-            if group["topics"] is None and self._resigned(group["group_id"]) else
-            self.share_groups.describe_offsets(group["group_id"], group["topics"], high_watermark)
-            for group in body["groups"]]}
+
+        def described(group: dict) -> dict:
+            group_id, topics = group["group_id"], group["topics"]
+            if not self.auth.authorize(request, DESCRIBE, ResourceType.GROUP, group_id):
+                refused = Errors.GROUP_AUTHORIZATION_FAILED
+                return {"group_id": group_id, "error_code": refused, "error_message": default_message(refused),
+                        "topics": []}
+            if topics is None and self._resigned(group_id):  # every offset is read from the group's shard
+                return {"group_id": group_id, "error_code": Errors.NOT_COORDINATOR, "topics": [],
+                        "error_message": default_message(Errors.NOT_COORDINATOR)}
+            if topics is None:
+                answer = self.share_groups.describe_offsets(group_id, None, high_watermark)
+                visible = self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC,
+                                                         [t["topic_name"] for t in answer["topics"]],
+                                                         log_if_denied=False)
+                answer["topics"] = [t for t in answer["topics"] if t["topic_name"] in visible]
+                return answer
+            visible = self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC,
+                                                     [t["topic_name"] for t in topics])
+            answer = self.share_groups.describe_offsets(group_id, [t for t in topics if t["topic_name"] in visible],
+                                                        high_watermark)
+            refused = Errors.TOPIC_AUTHORIZATION_FAILED
+            answer["topics"] = answer["topics"] + [
+                {"topic_name": t["topic_name"], "topic_id": bytes(16), "partitions": [
+                    {"partition_index": index, "start_offset": -1, "leader_epoch": -1, "lag": -1,
+                     "error_code": refused, "error_message": default_message(refused)} for index in t["partitions"]]}
+                for t in topics if t["topic_name"] not in visible]
+            return answer
+        return {"throttle_time_ms": 0, "groups": [described(group) for group in body["groups"]]}
 
     async def handle_alter_share_group_offsets(self, request, body: dict) -> dict:
+        """READ on each topic (TOPIC_AUTHORIZATION_FAILED per partition, not altered); READ on the
+        group is checked as it is registered (one_group)."""
         assert self.share_groups is not None
         if not body["group_id"]:
             return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID, "error_message": None,
                     "responses": []}
+        readable = self.auth.filter_by_authorized(request, READ, ResourceType.TOPIC,
+                                                  [t["topic_name"] for t in body["topics"]])
         await self.ensure_offsets_topic()
-        return {"throttle_time_ms": 0, **await self.share_groups.alter_offsets(body["group_id"], body["topics"])}
+        answer = await self.share_groups.alter_offsets(body["group_id"],
+                                                       [t for t in body["topics"] if t["topic_name"] in readable])
+        refused = Errors.TOPIC_AUTHORIZATION_FAILED
+        answer["responses"] = answer["responses"] + [
+            {"topic_name": t["topic_name"], "topic_id": bytes(16), "partitions": [
+                {"partition_index": p["partition_index"], "error_code": refused,
+                 "error_message": default_message(refused)} for p in t["partitions"]]}
+            for t in body["topics"] if t["topic_name"] not in readable]
+        return {"throttle_time_ms": 0, **answer}
 
     async def handle_delete_share_group_offsets(self, request, body: dict) -> dict:
+        """READ on each topic (TOPIC_AUTHORIZATION_FAILED, not deleted); DELETE on the group is
+        checked as it is registered (one_group)."""
         assert self.share_groups is not None
         if not body["group_id"]:
             return {"throttle_time_ms": 0, "error_code": Errors.INVALID_GROUP_ID, "error_message": None,
                     "responses": []}
-        return {"throttle_time_ms": 0, **await self.share_groups.delete_offsets(body["group_id"], body["topics"])}
+        readable = self.auth.filter_by_authorized(request, READ, ResourceType.TOPIC,
+                                                  [t["topic_name"] for t in body["topics"]])
+        answer = await self.share_groups.delete_offsets(body["group_id"],
+                                                        [t for t in body["topics"] if t["topic_name"] in readable])
+        refused = Errors.TOPIC_AUTHORIZATION_FAILED
+        answer["responses"] = answer["responses"] + [
+            {"topic_name": t["topic_name"], "topic_id": bytes(16), "error_code": refused,
+             "error_message": default_message(refused)} for t in body["topics"] if t["topic_name"] not in readable]
+        return {"throttle_time_ms": 0, **answer}
 
     def _is_classic_or_consumer_group(self, group_id: str) -> bool:
         classic = self.coordinator.group(group_id)

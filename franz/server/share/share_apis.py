@@ -67,10 +67,19 @@ class ShareApis:
 
     # -- acknowledgements ----------------------------------------------------------------
 
-    async def _acknowledge(self, group_id: str, member_id: str, topics: list[dict], version: int,
+    def _readable(self, request, topic_ids) -> set[str]:
+        """The names of these topics the principal may READ (KafkaApis' filterByAuthorized)."""
+        names = [name for topic_id in topic_ids if (name := self.metadata.name_of(topic_id)) is not None]
+        return self.auth.filter_by_authorized(request, READ, ResourceType.TOPIC, names)
+
+    async def _acknowledge(self, request, group_id: str, member_id: str, topics: list[dict], version: int,
                            is_renew_ack: bool) -> dict[tuple[bytes, int], tuple[int, str | None]]:
+        """handleAcknowledgements: a partition of a topic the principal may not READ is answered
+        TOPIC_AUTHORIZATION_FAILED, its acknowledgements not applied."""
         results: dict[tuple[bytes, int], tuple[int, str | None]] = {}
         wanted: dict[tuple[bytes, int], list[dict]] = {}
+        readable = self._readable(request, [bytes(topic["topic_id"]) for topic in topics
+                                            if any(p["acknowledgement_batches"] for p in topic["partitions"])])
         for topic in topics:
             topic_id = bytes(topic["topic_id"])
             name = self.metadata.name_of(topic_id)
@@ -79,6 +88,8 @@ class ShareApis:
                 batches = partition["acknowledgement_batches"]
                 if name is None:
                     results[key] = (Errors.UNKNOWN_TOPIC_ID, None)
+                elif batches and name not in readable:
+                    results[key] = (Errors.TOPIC_AUTHORIZATION_FAILED, None)
                 elif not _batches_valid(batches, version, is_renew_ack):
                     results[key] = (Errors.INVALID_REQUEST, None)
                 elif not self.metadata.has_partition(name, key[1]):
@@ -140,15 +151,21 @@ class ShareApis:
             return self._fetch_error(exc.code)
         acks = {}
         if has_acks:
-            acks = await self._acknowledge(group_id, member_id, body["topics"], request.api_version, is_renew_ack)
+            acks = await self._acknowledge(request, group_id, member_id, body["topics"], request.api_version,
+                                           is_renew_ack)
         partitions: dict[tuple[bytes, int], dict] = {}
         if epoch != FINAL_EPOCH and not is_renew_ack:
             wanted = requested if initial else list(session.partitions)
             fetchable = []
+            # READ on each topic, every fetch (a share session keeps no grant), before its partition
+            readable = self._readable(request, {topic_id for topic_id, _ in wanted})
             for topic_partition in wanted:
                 name = self.metadata.name_of(topic_partition[0])
                 if name is None:
                     partitions[topic_partition] = _partition_answer(topic_partition[1], Errors.UNKNOWN_TOPIC_ID)
+                elif name not in readable:
+                    partitions[topic_partition] = _partition_answer(topic_partition[1],
+                                                                    Errors.TOPIC_AUTHORIZATION_FAILED)
                 elif not self.metadata.has_partition(name, topic_partition[1]):
                     partitions[topic_partition] = _partition_answer(topic_partition[1],
                                                                     Errors.UNKNOWN_TOPIC_OR_PARTITION)
@@ -215,7 +232,8 @@ class ShareApis:
         if epoch != FINAL_EPOCH:
             sessions.advance(session)
         is_renew_ack = request.api_version >= 2 and body["is_renew_ack"]
-        acks = await self._acknowledge(group_id, member_id, body["topics"], request.api_version, is_renew_ack)
+        acks = await self._acknowledge(request, group_id, member_id, body["topics"], request.api_version,
+                                       is_renew_ack)
         if epoch == FINAL_EPOCH:
             await self.manager.release_session(group_id, member_id)
         by_topic: dict[bytes, list[dict]] = {}

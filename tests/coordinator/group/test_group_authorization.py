@@ -5,9 +5,11 @@ SASL_PLAINTEXT listener beside it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import (
     AclBinding,
     AclOperation,
@@ -37,9 +39,9 @@ class AclBroker:
         self.broker = broker
         self.bootstrap = broker.bootstrap  # PLAINTEXT: the principal under test, User:ANONYMOUS
         sasl_port = broker.server.socket_server.bound_endpoints[1].port
-        self.admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{sasl_port}", "security.protocol": "SASL_PLAINTEXT",
-                                  "sasl.mechanism": "PLAIN", "sasl.username": "admin",
-                                  "sasl.password": "admin-secret"})
+        self.admin_config = {"bootstrap.servers": f"127.0.0.1:{sasl_port}", "security.protocol": "SASL_PLAINTEXT",
+                             "sasl.mechanism": "PLAIN", "sasl.username": "admin", "sasl.password": "admin-secret"}
+        self.admin = AdminClient(self.admin_config)
 
     def allow(self, resource_type, name: str, operation) -> None:
         binding = AclBinding(resource_type, name, ResourcePatternType.LITERAL, "User:ANONYMOUS", "*", operation,
@@ -199,3 +201,84 @@ def test_share_group_state_apis_need_cluster_action(acl_broker):
         answer = client.request(READ_SHARE_GROUP_STATE, 0, body)
         assert [p["error_code"] for r in answer["results"] for p in r["partitions"]] == [
             Errors.CLUSTER_AUTHORIZATION_FAILED]
+
+
+SHARE_GROUP_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
+
+
+def test_share_fetch_and_acknowledge_need_read_on_each_topic(acl_broker):
+    """KafkaApis.handleShareFetchRequest and handleAcknowledgements: with READ on the share group
+    but not on the topic, the topic's partitions are answered TOPIC_AUTHORIZATION_FAILED, its
+    acknowledgements not applied; READ on the topic lets the same session fetch."""
+    acl_broker.create_topic("shared")
+    acl_broker.allow(ResourceType.GROUP, "sg", AclOperation.READ)
+    with RawClient(acl_broker.bootstrap) as client:
+        topic_id, epoch = None, 0
+        for _ in range(100):  # heartbeats until the partition is assigned
+            answer = client.request(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "sg", "member_id": "m-1",
+                                                               "member_epoch": epoch, "rack_id": None,
+                                                               "subscribed_topic_names": ["shared"]})
+            assert answer["error_code"] == Errors.NONE, answer
+            epoch = answer["member_epoch"]
+            if answer["assignment"] and answer["assignment"]["topic_partitions"]:
+                topic_id = bytes(answer["assignment"]["topic_partitions"][0]["topic_id"])
+                break
+            time.sleep(0.1)
+        assert topic_id is not None
+
+        def fetch(session_epoch: int, acks=(), max_wait_ms: int = 0) -> dict:
+            return client.request(SHARE_FETCH, 1, {
+                "group_id": "sg", "member_id": "m-1", "share_session_epoch": session_epoch,
+                "max_wait_ms": max_wait_ms,
+                "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 500, "batch_size": 500,
+                "forgotten_topics_data": [], "topics": [{"topic_id": topic_id, "partitions": [
+                    {"partition_index": 0, "acknowledgement_batches": list(acks)}]}]})
+
+        def codes(answer: dict, field: str = "error_code") -> list[int]:
+            assert answer["error_code"] == Errors.NONE, answer
+            return [p[field] for t in answer["responses"] for p in t["partitions"]]
+
+        assert codes(fetch(0)) == [Errors.TOPIC_AUTHORIZATION_FAILED]
+        refused = client.request(SHARE_ACKNOWLEDGE, 1, {
+            "group_id": "sg", "member_id": "m-1", "share_session_epoch": 1, "topics": [
+                {"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]})
+        assert codes(refused) == [Errors.TOPIC_AUTHORIZATION_FAILED]
+        acl_broker.allow(ResourceType.TOPIC, "shared", AclOperation.READ)
+        assert Errors.TOPIC_AUTHORIZATION_FAILED not in codes(fetch(2))  # readable: its share state starts
+        producer = Producer({**acl_broker.admin_config})
+        producer.produce("shared", b"now readable")
+        assert producer.flush(TIMEOUT_S) == 0
+        answer = fetch(3, max_wait_ms=5000)
+        assert codes(answer, "acquired_records") == [[{"first_offset": 0, "last_offset": 0, "delivery_count": 1}]]
+
+
+DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS = 90, 91, 92
+
+
+def test_share_group_offset_apis_check_the_group_then_each_topic(acl_broker):
+    """kafka-share-groups --describe --offsets / --reset-offsets / --delete-offsets: DESCRIBE, READ
+    and DELETE on the group, then DESCRIBE or READ on each topic."""
+    acl_broker.create_topic("kept")
+    refused_group, refused_topic = Errors.GROUP_AUTHORIZATION_FAILED, Errors.TOPIC_AUTHORIZATION_FAILED
+    describe = {"groups": [{"group_id": "sg2", "topics": [{"topic_name": "kept", "partitions": [0]}]}]}
+    alter = {"group_id": "sg2", "topics": [{"topic_name": "kept", "partitions": [
+        {"partition_index": 0, "start_offset": 0}]}]}
+    delete = {"group_id": "sg2", "topics": [{"topic_name": "kept"}]}
+    with RawClient(acl_broker.bootstrap) as client:
+        assert client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 0, describe)["groups"][0]["error_code"] == refused_group
+        assert client.request(ALTER_SHARE_GROUP_OFFSETS, 0, alter)["error_code"] == refused_group
+        assert client.request(DELETE_SHARE_GROUP_OFFSETS, 0, delete)["error_code"] == refused_group
+        for operation in (AclOperation.DESCRIBE, AclOperation.READ, AclOperation.DELETE):
+            acl_broker.allow(ResourceType.GROUP, "sg2", operation)
+        group = client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 0, describe)["groups"][0]
+        assert [p["error_code"] for t in group["topics"] for p in t["partitions"]] == [refused_topic]
+        altered = client.request(ALTER_SHARE_GROUP_OFFSETS, 0, alter)
+        assert [p["error_code"] for t in altered["responses"] for p in t["partitions"]] == [refused_topic]
+        deleted = client.request(DELETE_SHARE_GROUP_OFFSETS, 0, delete)
+        assert [t["error_code"] for t in deleted["responses"]] == [refused_topic]
+        acl_broker.allow(ResourceType.TOPIC, "kept", AclOperation.READ)  # READ implies DESCRIBE
+        group = client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 0, describe)["groups"][0]
+        assert refused_topic not in [p["error_code"] for t in group["topics"] for p in t["partitions"]]
+        altered = client.request(ALTER_SHARE_GROUP_OFFSETS, 0, alter)
+        assert refused_topic not in [p["error_code"] for t in altered["responses"] for p in t["partitions"]]
