@@ -354,3 +354,19 @@ _BUILDERS: dict[int, Builder] = {
 
 # APIs whose error response carries the exception's message whatever the error (UnregisterBrokerRequest).
 _EXCEPTION_MESSAGE: Final = frozenset({64})
+
+
+class _Refusal(Exception):
+    """Errors.X.exception: the error's code with its default text."""
+
+    def __init__(self, error: Errors) -> None:
+        super().__init__(default_message(error))
+        self.error_code = error
+
+
+def refusal_response(request: Any, body: Body, error: Errors) -> Body:
+    """The API's error response (its getErrorResponse) for a request refused with `error`, as
+    KafkaApis answers one whose principal may not act (sendErrorResponseMaybeThrottle)."""
+    answer = error_response(request.api_key, request.api_version, body, _Refusal(error))
+    assert answer is not None, "only an acks=0 produce has no error response"
+    return {"throttle_time_ms": 0, **answer}

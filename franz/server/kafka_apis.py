@@ -51,7 +51,7 @@ from franz.server.auth_helper import CLUSTER_NAME, DESCRIBE_CONFIGS, AuthHelper
 from franz.server.broker_metrics import BrokerMetrics
 from franz.server.client_quota_manager import ClientQuotaManager
 from franz.server.controller import ApiError, Controller
-from franz.server.error_responses import error_code_of, error_response
+from franz.server.error_responses import error_code_of, error_response, refusal_response
 from franz.server.fetch_session import TOPIC_IDS_MIN_VERSION, CachedPartition, FetchContext, FetchSessionCache
 from franz.server.metadata_cache import (INTERNAL_TOPICS, InvalidTopicError, MetadataCache, TopicMetadata,
                                          validate_topic_name)
@@ -195,13 +195,6 @@ def _fetch_error(cached: CachedPartition, error: Errors) -> dict:
     """A fetch partition answered with an error and no records (FetchResponse.partitionResponse)."""
     return {"partition_index": cached.partition, "error_code": error, "high_watermark": -1,
             "last_stable_offset": -1, "log_start_offset": -1, "records": b""}
-
-
-def _refusal(request: Request, body: dict, error: Errors) -> dict:
-    """The request's getErrorResponse for an authorization error (sendErrorResponseMaybeThrottle)."""
-    answer = error_response(request.api_key, request.api_version, body, ApiError(error, default_message(error)))
-    assert answer is not None, "only an acks=0 produce has no error response"
-    return answer
 
 
 def _list_offsets_error(index: int, error: Errors) -> dict:
@@ -1084,11 +1077,11 @@ class KafkaApis:
         transactional_id = body["transactional_id"]
         if transactional_id is not None:
             if not self.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
-                return _refusal(request, body, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                return refusal_response(request, body, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         elif not (self.auth.authorize(request, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME,
                                       log_if_denied=False)
                   or self.auth.authorize_by_resource_type(request, AclOperation.WRITE, ResourceType.TOPIC)):
-            return _refusal(request, body, Errors.CLUSTER_AUTHORIZATION_FAILED)
+            return refusal_response(request, body, Errors.CLUSTER_AUTHORIZATION_FAILED)
         # A producer id without an epoch, or an epoch without an id, is no producer (KafkaApis).
         if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
             return {"throttle_time_ms": 0, "error_code": Errors.INVALID_REQUEST, "producer_id": -1,
@@ -1122,7 +1115,7 @@ class KafkaApis:
         (franz.server.replica_alter_log_dirs), answered per topic; only by one that may ALTER the
         cluster, or every partition is CLUSTER_AUTHORIZATION_FAILED."""
         if not self.auth.authorize_cluster(request, AclOperation.ALTER):
-            return _refusal(request, body, Errors.CLUSTER_AUTHORIZATION_FAILED)
+            return refusal_response(request, body, Errors.CLUSTER_AUTHORIZATION_FAILED)
         destinations = {(topic["name"], index): directory["path"]
                         for directory in body["dirs"] for topic in directory["topics"] for index in topic["partitions"]}
         errors = await self.alter_log_dirs.alter_replica_log_dirs(destinations)

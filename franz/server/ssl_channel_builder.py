@@ -94,8 +94,13 @@ class SslListenerReconfigurable:
         and the stored dynamic ones), unchecked against the config file's alone: Kafka builds its
         SslFactory from both at once. Stores that cannot be read leave the file's in force; the
         controller's check of the same values then logs why (add_broker_reconfigurable)."""
+        dynamic = self._dynamic(values)
+        current = self._listeners[self.listener]
+        prefix = f"listener.name.{self.listener.lower()}."
+        if all(current.store_settings.get(key[len(prefix):]) == value for key, value in dynamic.items()):
+            return  # the config file's stores, which KafkaConfig loaded already
         try:
-            self._listeners[self.listener] = self._build(self._dynamic(values))
+            self._listeners[self.listener] = self._build(dynamic)
         except ConfigError:
             pass
 

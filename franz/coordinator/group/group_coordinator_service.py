@@ -57,7 +57,7 @@ from franz.server.auth_helper import (
 )
 from franz.server.standard_authorizer import ResourceType
 from franz.server.controller import ApiError
-from franz.server.error_responses import error_response
+from franz.server.error_responses import error_response, refusal_response
 from franz.storage.producer_append_info import VerificationGuard
 
 logger = logging.getLogger(__name__)
@@ -205,7 +205,7 @@ class GroupCoordinatorService:
                                                               body["group_id"]):
                 if request.api_key == _OFFSET_FETCH:  # OffsetFetchResponse of the one group: no topics
                     return {"throttle_time_ms": 0, "error_code": Errors.GROUP_AUTHORIZATION_FAILED, "topics": []}
-                return _refusal(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
+                return refusal_response(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
             return await handler(request, body)
         return handle
 
@@ -216,7 +216,7 @@ class GroupCoordinatorService:
             if request.api_version >= 5 and (body["protocol_type"] is None or body["protocol_name"] is None):
                 return {"throttle_time_ms": 0, **sync_answer(Errors.INCONSISTENT_GROUP_PROTOCOL)}
             if not self.auth.authorize(request, READ, ResourceType.GROUP, body["group_id"]):
-                return _refusal(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
+                return refusal_response(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
             return await handler(request, body)
         return handle
 
@@ -225,9 +225,9 @@ class GroupCoordinatorService:
         id is not checked: the transactional id's authorization implies it)."""
         async def handle(request, body: dict) -> dict:
             if not self.auth.authorize(request, WRITE, ResourceType.TRANSACTIONAL_ID, body["transactional_id"]):
-                return _refusal(request, body, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                return refusal_response(request, body, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             if not self.auth.authorize(request, READ, ResourceType.GROUP, body["group_id"]):
-                return _refusal(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
+                return refusal_response(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
             return await handler(request, body)
         return handle
 
@@ -465,7 +465,7 @@ class GroupCoordinatorService:
                                                              subscribed)) < len(subscribed):
             # Kafka 4.x: a member may subscribe only to topics it may DESCRIBE, else the
             # heartbeat fails whole (and says nothing of which topics exist)
-            return _refusal(request, body, Errors.TOPIC_AUTHORIZATION_FAILED)
+            return refusal_response(request, body, Errors.TOPIC_AUTHORIZATION_FAILED)
         await self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
         return await self.consumer_groups.heartbeat(request.api_version, request.client_id or "",
                                               "/" + request.client_address[0], body)
@@ -1249,12 +1249,6 @@ def _merge_topics(answered: list[dict], more: list[dict]) -> list[dict]:
             answered.append(topic)
             merged[topic["name"]] = topic
     return answered
-
-
-def _refusal(request, body: dict, code: Errors) -> dict:
-    """The API's error response (its getErrorResponse) for a refused request."""
-    refusal = ApiError(code, default_message(code))  # Errors.X.exception: the default text
-    return {"throttle_time_ms": 0, **error_response(request.api_key, request.api_version, body, refusal)}
 
 
 def _refused_described(request, group_ids: list[str]) -> list[dict]:
