@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from cryptography import x509
 
 from franz.common import der
-from franz.common.java_regex import java_pattern
+from franz.common.java_regex import java_pattern, java_replace_all
 
 _RULE_PATTERN = r"(DEFAULT)|RULE:((\\.|[^\\/])*)/((\\.|[^\\/])*)/([LU]?).*?|(.*?)"
 _RULE_SPLITTER = re.compile(r"\s*(" + _RULE_PATTERN + r")\s*(,\s*|$)")
@@ -83,7 +83,7 @@ class _Rule:
         if self.pattern.fullmatch(name) is None:
             return None
         replacement = _escape_literal_back_references(self.replacement, self.pattern.groups)
-        result = self.pattern.sub(lambda match: _java_replacement(replacement, match), name)
+        result = java_replace_all(self.pattern, name, replacement)
         if self.to_lower_case:
             return result.lower()
         return result.upper() if self.to_upper_case else result
@@ -104,39 +104,6 @@ def _escape_literal_back_references(replacement: str, groups: int) -> str:
             index //= 10
         return "\\" + match[0] if index > groups else match[0]
     return _BACK_REFERENCE.sub(escape, replacement)
-
-
-def _java_replacement(replacement: str, match: re.Match) -> str:
-    """Matcher.appendReplacement: `\\x` is x, `$n` group n (as many digits as still name a
-    group), `${name}` a named group; a group that took no part is empty."""
-    out, index = [], 0
-    while index < len(replacement):
-        char = replacement[index]
-        if char == "\\" and index + 1 < len(replacement):
-            out.append(replacement[index + 1])
-            index += 2
-        elif char == "$" and index + 1 < len(replacement) and replacement[index + 1] == "{":
-            close = replacement.index("}", index)
-            out.append(match.group(replacement[index + 2:close]) or "")
-            index = close + 1
-        elif char == "$":
-            index += 1
-            if index >= len(replacement) or not replacement[index].isdigit():
-                raise ValueError("Illegal group reference in replacement " + replacement)
-            group = int(replacement[index])
-            index += 1
-            while index < len(replacement) and replacement[index].isdigit():
-                longer = group * 10 + int(replacement[index])
-                if longer > match.re.groups:
-                    break
-                group, index = longer, index + 1
-            if group > match.re.groups:
-                raise ValueError(f"No group {group}")
-            out.append(match.group(group) or "")
-        else:
-            out.append(char)
-            index += 1
-    return "".join(out)
 
 
 class SslPrincipalMapper:
