@@ -666,6 +666,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
             server._release_slot()
             self._close_when_answered()
             return
+        if authenticator is not None and authenticator.principal_error is not None:
+            # Processor.processCompletedReceives: the request's context needs the principal
+            logger.error("Closing socket for %s because of error: Exception while processing request from %s: %s",
+                         self.connection_id, self.connection_id, authenticator.principal_error)
+            server._release_slot()
+            self._close_when_answered()
+            return
         request.client_information = self.client_information
         request.session = self.session
         request.dequeue_time_ns = time.monotonic_ns()

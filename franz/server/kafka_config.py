@@ -55,6 +55,9 @@ from franz.server.sasl_server_authenticator import (
     SaslListenerConfig,
 )
 from franz.server.sasl_server_authenticator import SUPPORTED_MECHANISMS as SASL_SUPPORTED_MECHANISMS
+from franz.server.gssapi_sasl_server import GSSAPI, KerberosService, check_keytab, use_krb5_config_of_kafka_opts
+from franz.server.gssapi_sasl_server import LOGIN_MODULE as KRB5_LOGIN_MODULE
+from franz.common.kerberos_name import KerberosName, KerberosShortNamer, default_realm
 from franz.records import CompressionType
 from franz.storage.cleaner import CleanerConfig
 from franz.storage.producer_state import ProducerStateManagerConfig
@@ -140,6 +143,16 @@ BROKER_CONFIG_DEF = ConfigDef([
     # KIP-368: a positive value is the longest session a SASL connection has before it must
     # re-authenticate; also per listener and per mechanism (listener.name.<l>.<mechanism>.)
     ConfigKey("connections.max.reauth.ms", "long", 0),
+    # GSSAPI (gssapi_sasl_server), each also as listener.name.<listener>.<key>: the service name the
+    # JAAS entry's principal must agree with, and how a client's Kerberos principal becomes its
+    # Kafka principal (KerberosShortNamer). The login keys are taken and unused: franz only accepts,
+    # with the keytab's keys, and never logs in to the KDC itself.
+    ConfigKey("sasl.kerberos.service.name", "string", None),
+    ConfigKey("sasl.kerberos.principal.to.local.rules", "list", ["DEFAULT"]),
+    ConfigKey("sasl.kerberos.kinit.cmd", "string", "/usr/bin/kinit"),
+    ConfigKey("sasl.kerberos.ticket.renew.window.factor", "double", 0.8),
+    ConfigKey("sasl.kerberos.ticket.renew.jitter", "double", 0.05),
+    ConfigKey("sasl.kerberos.min.time.before.relogin", "long", 60_000),
     # OAuthBearerValidatorCallbackHandler's (oauth_bearer_validator), each also as
     # listener.name.<listener>[.oauthbearer].<key>
     ConfigKey("sasl.oauthbearer.jwks.endpoint.url", "string", None),
@@ -386,7 +399,8 @@ def _listener_prefixed(key: str, base_keys: tuple[str, ...]) -> tuple[str, str] 
 
 
 _LISTENER_SASL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(sasl\.enabled\.mechanisms"
-                                       r"|sasl\.server\.max\.receive\.size|(?:[^.]+\.)?(?:sasl\.jaas\.config"
+                                       r"|sasl\.server\.max\.receive\.size|sasl\.kerberos\.[a-z.]+"
+                                       r"|(?:[^.]+\.)?(?:sasl\.jaas\.config"
                                        r"|sasl\.oauthbearer\.[a-z.]+"
                                        r"|sasl\.server\.callback\.handler\.class|connections\.max\.reauth\.ms))")
 
@@ -678,6 +692,7 @@ class KafkaConfig:
                                                   "unset it")
         plain_users: dict[str, str] = {}
         oauth_bearer_validator = None
+        kerberos = None
         for mechanism in mechanisms:
             jaas_key = listener_key(listener, f"{mechanism.lower()}.sasl.jaas.config")
             text = self.originals.get(jaas_key)
@@ -691,8 +706,8 @@ class KafkaConfig:
             if len(entries) != 1:  # JaasContext.load, for a JAAS config given as a property
                 raise ConfigError(jaas_key, "[hidden]", f"JAAS config property contains {len(entries)} login "
                                                         f"modules, should be 1 module")
-            module = {"PLAIN": PLAIN_LOGIN_MODULE, "OAUTHBEARER": OAUTH_BEARER_LOGIN_MODULE}.get(mechanism,
-                                                                                               SCRAM_LOGIN_MODULE)
+            module = {"PLAIN": PLAIN_LOGIN_MODULE, "OAUTHBEARER": OAUTH_BEARER_LOGIN_MODULE,
+                      GSSAPI: KRB5_LOGIN_MODULE}.get(mechanism, SCRAM_LOGIN_MODULE)
             if entries[0].login_module != module:
                 raise ConfigError(jaas_key, "[hidden]", f"franz knows only {module} for {mechanism}, not "
                                                         f"{entries[0].login_module}")
@@ -703,10 +718,63 @@ class KafkaConfig:
                 oauth_bearer_validator = _oauth_bearer_validator(jaas_key, entries[0].options)
                 if secured:
                     oauth_bearer_validator = self._oauth_bearer_secured_validator(listener)
+            if mechanism == GSSAPI:
+                kerberos = self._kerberos_service(listener, key, jaas_key, entries[0].options)
         _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
         return SaslListenerConfig(tuple(mechanisms), plain_users,
                                   self.values["connection.failed.authentication.delay.ms"], max_receive_size,
-                                  oauth_bearer_validator, self._max_reauth_ms(listener, mechanisms))
+                                  oauth_bearer_validator, self._max_reauth_ms(listener, mechanisms), kerberos)
+
+    def _kerberos_service(self, listener: str, mechanisms_key: str, jaas_key: str,
+                          options: Mapping[str, str]) -> KerberosService:
+        """A GSSAPI listener's Kerberos side, refused at startup as Kafka refuses it: the service
+        name KerberosLogin.getServiceName requires (JAAS serviceName or sasl.kerberos.service.name,
+        not two different), the Krb5LoginModule entry's principal (KerberosName) and its keytab,
+        whose keys for that principal must be there (Kafka's login reads them at startup), and the
+        listener's sasl.kerberos.principal.to.local.rules over the default realm of the Kerberos
+        configuration (KRB5_CONFIG, or -Djava.security.krb5.conf in KAFKA_OPTS as Java takes it)."""
+        try:
+            import gssapi
+        except ImportError:
+            raise ConfigError(mechanisms_key, "GSSAPI", "", "GSSAPI needs the Python package gssapi (pip "
+                                                            "install 'franz[kerberos]', with MIT Kerberos' "
+                                                            "libkrb5-dev to build it)") from None
+        use_krb5_config_of_kafka_opts()
+        service_key, configured = self._listener_value(listener, "sasl.kerberos.service.name")
+        in_jaas = options.get("serviceName")
+        if in_jaas is not None and configured is not None and in_jaas != configured:
+            raise ConfigError(service_key, configured, "", f"Conflicting serviceName values found in JAAS and "
+                                                           f"Kafka configs value in JAAS file {in_jaas}, value in "
+                                                           f"Kafka config {configured}")
+        if in_jaas is None and configured is None:
+            raise ConfigError(service_key, None, "", "No serviceName defined in either JAAS or Kafka config")
+        # Krb5LoginModule's flags are true only as "true" (any case)
+        if options.get("useKeyTab", "").lower() != "true" or not options.get("keyTab"):
+            raise ConfigError(jaas_key, "[hidden]", "franz accepts Kerberos clients with the keys of a keytab: set "
+                                                    "useKeyTab=true and keyTab=\"<file>\" in its Krb5LoginModule entry")
+        if options.get("storeKey", "").lower() != "true":
+            raise ConfigError(jaas_key, "[hidden]", "storeKey=true is needed: without it the broker keeps no key to "
+                                                    "accept Kerberos clients with")
+        principal = options.get("principal", "")
+        if not principal or principal == "*":
+            raise ConfigError(jaas_key, "[hidden]", "its Krb5LoginModule entry must name the broker's principal "
+                                                    "(principal=\"kafka/<host>@<REALM>\")")
+        try:
+            name = KerberosName.parse(principal)
+        except ValueError:
+            raise ConfigError(jaas_key, "[hidden]", f"Principal has name with unexpected format {principal}") from None
+        rules_key, rules = self._listener_value(listener, "sasl.kerberos.principal.to.local.rules")
+        try:
+            short_namer = KerberosShortNamer.from_unparsed_rules(default_realm(), rules)
+        except ValueError as exc:
+            raise ConfigError(rules_key, ",".join(rules), str(exc)) from None
+        service = KerberosService(principal, name.service_name, name.host_name, options["keyTab"], short_namer)
+        try:
+            check_keytab(principal, options["keyTab"])
+        except gssapi.exceptions.GSSError as exc:
+            raise ConfigError(jaas_key, "[hidden]", f"Cannot accept Kerberos clients as {principal} with the keytab "
+                                                    f"{options['keyTab']}: {exc}") from None
+        return service
 
     def _max_reauth_ms(self, listener: str, mechanisms: Sequence[str]) -> dict[str, int]:
         """SaslChannelBuilder.createConnectionsMaxReauthMsMap: each mechanism's

@@ -1,12 +1,15 @@
 """SASL on SASL_PLAINTEXT and SASL_SSL listeners: Kafka's SaslServerAuthenticator with its PLAIN
 server (PlainSaslServer with PlainServerCallbackHandler); SCRAM's is scram_sasl_server,
-OAUTHBEARER's oauth_bearer_sasl_server.
+OAUTHBEARER's oauth_bearer_sasl_server, GSSAPI's gssapi_sasl_server.
 
 A connection of a SASL listener starts unauthenticated. As Kafka's authenticator allows, it may
 send ApiVersions (until one is answered without error), then one SaslHandshake naming a
 mechanism the listener enables, then SaslAuthenticate requests carrying the mechanism's tokens
-until the mechanism completes; the connection's principal is then User:<authorization id>, and
-every API is served. These requests are taken as Kafka's authenticator takes them, outside
+until the mechanism completes; the connection's principal is then User:<authorization id> (for
+GSSAPI the client's Kerberos principal mapped by sasl.kerberos.principal.to.local.rules, as
+DefaultKafkaPrincipalBuilder maps it), and every API is served. Kafka builds the principal at each
+request, so a Kerberos name no rule maps completes its authentication and then fails the connection
+at its first request (principal_error). These requests are taken as Kafka's authenticator takes them, outside
 KafkaApis: never logged (a PLAIN token is the password), counted or throttled
 (KafkaApis._before_authentication). Any other request, a version not served, or a frame over
 `sasl.server.max.receive.size` fails the connection. A failure is answered after
@@ -28,8 +31,8 @@ mechanism (another enabled one is answered NONE, then the connection fails unans
 request) and name the same principal. A request on a connection whose session has expired closes
 it (KafkaChannel, session_expired), unless it is a SaslHandshake that begins a re-authentication.
 
-Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0), delegation-token SCRAM
-(tokenauth) and GSSAPI (refused at startup).
+Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0) and delegation-token SCRAM
+(tokenauth).
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
+from franz.common.kerberos_name import BadFormatString, KerberosName, NoMatchingRule
 from franz.protocol.errors import Errors
+from franz.server.gssapi_sasl_server import GSSAPI, GssapiSaslServer, KerberosService
 from franz.server.oauth_bearer_sasl_server import OAUTHBEARER, OAuthBearerSaslServer, SaslServerFault
 from franz.server.oauth_bearer_validator import OAuthBearerValidator
 from franz.server.oauth_bearer_unsecured_validator import OAuthBearerUnsecuredValidator
@@ -61,7 +66,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PLAIN: Final = "PLAIN"
-SUPPORTED_MECHANISMS: Final = (PLAIN, *MECHANISM_TYPES, OAUTHBEARER)
+SUPPORTED_MECHANISMS: Final = (GSSAPI, PLAIN, *MECHANISM_TYPES, OAUTHBEARER)
 PLAIN_LOGIN_MODULE: Final = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_LOGIN_MODULE: Final = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
@@ -76,13 +81,14 @@ class SaslListenerConfig:
     """A SASL listener's enabled mechanisms, in the order the handshake answer lists them, and
     PLAIN's users (name -> password) from its JAAS entry; OAUTHBEARER's validator, configured with
     the options of its JAAS entry; each mechanism's connections.max.reauth.ms (SaslChannelBuilder's
-    connectionsMaxReauthMsByMechanism)."""
+    connectionsMaxReauthMsByMechanism); GSSAPI's service principal, keytab and short namer."""
     mechanisms: tuple[str, ...]
     plain_users: Mapping[str, str]
     failed_authentication_delay_ms: int
     max_receive_size: int
     oauth_bearer_validator: OAuthBearerUnsecuredValidator | OAuthBearerValidator | None = None
     max_reauth_ms: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    kerberos: KerberosService | None = None
 
 
 class _State(enum.Enum):
@@ -138,9 +144,11 @@ class SaslServerAuthenticator:
         self._clock_ns = clock_ns
         self._wall_clock_ms = wall_clock_ms
         self._state = _State.HANDSHAKE_OR_VERSIONS_REQUEST
-        self._server: PlainSaslServer | ScramSaslServer | OAuthBearerSaslServer | None = None
+        self._server: PlainSaslServer | ScramSaslServer | OAuthBearerSaslServer | GssapiSaslServer | None = None
         self._mechanism = ""
         self.principal_name: str | None = None  # the session's, kept through a re-authentication
+        # why no principal could be made of a completed authentication: the next request fails the connection
+        self.principal_error: str | None = None
         self.fault: str | None = None  # a SaslServerFault's message
         self.successful_authentications = 0  # KafkaChannel.successfulAuthentications
         self.session_expiration_ns: int | None = None  # on clock_ns; None: the session never expires
@@ -242,6 +250,9 @@ class SaslServerAuthenticator:
         elif mechanism == OAUTHBEARER:
             assert self.config.oauth_bearer_validator is not None
             self._server = OAuthBearerSaslServer(self.config.oauth_bearer_validator)
+        elif mechanism == GSSAPI:
+            assert self.config.kerberos is not None
+            self._server = GssapiSaslServer(self.config.kerberos)
         else:
             self._server = ScramSaslServer(mechanism, self._credential_of)
         self._state = _State.AUTHENTICATE
@@ -259,7 +270,7 @@ class SaslServerAuthenticator:
             self._client_supports_reauthentication = True
         try:
             challenge = self._server.evaluate(bytes(token))
-            name = self._server.authorization_id
+            name = self._principal_of(self._server.authorization_id)
             if name is not None and self.reauthenticating and name != self.principal_name:
                 # ReauthInfo.ensurePrincipalUnchanged (KafkaPrincipal's type.name)
                 raise SaslAuthenticationError(f"Cannot change principals during re-authentication from "
@@ -283,6 +294,25 @@ class SaslServerAuthenticator:
             self._completed(name)
         return {"error_code": Errors.NONE, "error_message": None, "auth_bytes": challenge,
                 "session_lifetime_ms": session_lifetime_ms}
+
+    def _principal_of(self, authorization_id: str | None) -> str | None:
+        """The principal name of a completed exchange (DefaultKafkaPrincipalBuilder): the
+        authorization id, or for GSSAPI its Kerberos short name. A name no rule maps leaves
+        principal_error (the first request then fails the connection), or, re-authenticating,
+        fails it now as Kafka's ensurePrincipalUnchanged(principal()) does."""
+        if authorization_id is None or self._mechanism != GSSAPI:
+            return authorization_id
+        assert self.config.kerberos is not None
+        kerberos_name = KerberosName.parse(authorization_id)
+        try:
+            return self.config.kerberos.short_namer.short_name(kerberos_name)
+        except ValueError as exc:  # Kafka wraps its rules' IOExceptions; an unchecked one escapes as it is
+            error = (f"Failed to set name for '{kerberos_name}' based on Kerberos authentication rules.: {exc}"
+                     if isinstance(exc, (NoMatchingRule, BadFormatString)) else str(exc))
+            if self.reauthenticating:
+                raise SaslServerFault(error) from exc
+            self.principal_error = error
+            return str(kerberos_name)
 
     def _completed(self, name: str) -> None:
         """The exchange completed: the session is the new one, counted as Selector counts it."""

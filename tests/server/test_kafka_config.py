@@ -4,7 +4,9 @@ import pytest
 
 from franz.common.config_def import ConfigError
 from franz.common.utils import load_props
+from franz.common.kerberos_name import KerberosName, NoMatchingRule
 from franz.server.kafka_config import Endpoint, KafkaConfig
+from tests.support.kdc import MiniKdc
 
 
 def test_embedded_default_is_one_node_on_loopback_with_data_under_dot_data():
@@ -251,8 +253,10 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
 
 
 @pytest.mark.parametrize("settings, key, words", [
-    ([], "sasl.enabled.mechanisms", "franz serves the SASL mechanisms PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
-                                    "OAUTHBEARER, not GSSAPI"),
+    ([], "listener.name.sasl_plaintext.gssapi.sasl.jaas.config",  # GSSAPI is Kafka's default
+     "Could not find a JAAS configuration for SASL mechanism GSSAPI"),
+    (["sasl.enabled.mechanisms=PLAIN,DIGEST-MD5"], "sasl.enabled.mechanisms",
+     "franz serves the SASL mechanisms GSSAPI, PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, not DIGEST-MD5"),
     (["listener.name.sasl_plaintext.sasl.enabled.mechanisms=OAUTHBEARER"],
      "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config",
      "Could not find a JAAS configuration for SASL mechanism OAUTHBEARER"),
@@ -378,6 +382,80 @@ def test_an_oauthbearer_entry_kafka_could_not_use_is_refused_naming_the_key(opti
             "sasl.enabled.mechanisms=OAUTHBEARER",
             f"{key}=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required {options};"])
     assert refused.value.key == key and str(refused.value).endswith(words), str(refused.value)
+
+
+@pytest.fixture(scope="module")
+def realm(tmp_path_factory):
+    """A KDC's realm with a keytab of kafka/localhost and of kafka (a service principal without host)."""
+    kdc = MiniKdc(tmp_path_factory.mktemp("kdc")).start()
+    try:
+        keytab = kdc.create_principal(kdc.work_dir / "kafka.keytab", "kafka/localhost", "kafka")
+        yield kdc, keytab
+    finally:
+        kdc.stop()
+
+
+def _krb5_jaas(keytab, principal="kafka/localhost@FRANZ.TEST", flags="useKeyTab=true storeKey=true"):
+    return (f'listener.name.sasl_plaintext.gssapi.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule '
+            f'required {flags} keyTab="{keytab}" principal="{principal}";')
+
+
+def test_a_gssapi_listener_takes_its_service_principal_keytab_and_rules(realm, monkeypatch):
+    kdc, keytab = realm
+    monkeypatch.setenv("KRB5_CONFIG", "/nonexistent")  # restored after the test: KAFKA_OPTS will replace it
+    monkeypatch.setenv("KAFKA_OPTS", f"-Xmx1G -Djava.security.krb5.conf={kdc.krb5_conf}")
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=GSSAPI", "sasl.kerberos.service.name=kafka", _krb5_jaas(keytab),
+        "listener.name.sasl_plaintext.sasl.kerberos.principal.to.local.rules=RULE:[1:$1@$0](.*@FRANZ.TEST)s/@.*//L,"
+        "DEFAULT", "sasl.kerberos.kinit.cmd=/usr/bin/kinit", "sasl.kerberos.min.time.before.relogin=1000"])
+    assert config.unknown_keys == []
+    kerberos = config.sasl_listeners["SASL_PLAINTEXT"].kerberos
+    assert (kerberos.principal, kerberos.service_name, kerberos.host_name, kerberos.keytab) == \
+        ("kafka/localhost@FRANZ.TEST", "kafka", "localhost", str(keytab))
+    # the realm came from the krb5.conf KAFKA_OPTS names: DEFAULT maps only its names
+    assert kerberos.short_namer.short_name(KerberosName.parse("Alice@FRANZ.TEST")) == "alice"
+    assert kerberos.short_namer.short_name(KerberosName.parse("svc/host@FRANZ.TEST")) == "svc"
+    with pytest.raises(NoMatchingRule):
+        kerberos.short_namer.short_name(KerberosName.parse("svc/host@OTHER.TEST"))
+    # the service name may come from the JAAS entry alone; a principal without host binds to no host
+    unbound = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=GSSAPI",
+        _krb5_jaas(keytab, "kafka@FRANZ.TEST", 'useKeyTab=true storeKey=true serviceName="kafka"')])
+    assert unbound.sasl_listeners["SASL_PLAINTEXT"].kerberos.host_name is None
+
+
+@pytest.mark.parametrize("settings, key, words", [
+    ([], "sasl.kerberos.service.name", "No serviceName defined in either JAAS or Kafka config"),
+    (["sasl.kerberos.service.name=kafka", "flags=useKeyTab=true storeKey=true serviceName=other"],
+     "sasl.kerberos.service.name", "Conflicting serviceName values found in JAAS and Kafka configs value in JAAS "
+                                   "file other, value in Kafka config kafka"),
+    (["listener.name.sasl_plaintext.sasl.kerberos.service.name=kafka", "flags=storeKey=true"],
+     "listener.name.sasl_plaintext.gssapi.sasl.jaas.config", "set useKeyTab=true and keyTab"),
+    (["sasl.kerberos.service.name=kafka", "flags=useKeyTab=true"],
+     "listener.name.sasl_plaintext.gssapi.sasl.jaas.config", "storeKey=true is needed"),
+    (["sasl.kerberos.service.name=kafka", "principal=*"],
+     "listener.name.sasl_plaintext.gssapi.sasl.jaas.config", "must name the broker's principal"),
+    (["sasl.kerberos.service.name=kafka", "principal=kafka/a/b@FRANZ.TEST"],
+     "listener.name.sasl_plaintext.gssapi.sasl.jaas.config", "Principal has name with unexpected format"),
+    (["sasl.kerberos.service.name=kafka", "principal=kafka/otherhost@FRANZ.TEST"],
+     "listener.name.sasl_plaintext.gssapi.sasl.jaas.config", "No key table entry found for kafka/otherhost@FRANZ"),
+    (["sasl.kerberos.service.name=kafka", "principal=kafka/localhost@OTHER.TEST"],
+     "listener.name.sasl_plaintext.gssapi.sasl.jaas.config", "No key table entry found for kafka/localhost@OTHER"),
+    (["sasl.kerberos.service.name=kafka", "keytab=/nonexistent.keytab"],
+     "listener.name.sasl_plaintext.gssapi.sasl.jaas.config", "Key table file '/nonexistent.keytab' not found"),
+    (["sasl.kerberos.service.name=kafka", "sasl.kerberos.principal.to.local.rules=RULE:[1:$1](x"],
+     "sasl.kerberos.principal.to.local.rules", "Invalid rule: `RULE:[1:$1](x`, unmatched substring: `(x`"),
+])
+def test_a_gssapi_listener_kafka_could_not_run_is_refused_naming_the_key(realm, monkeypatch, settings, key, words):
+    kdc, keytab = realm
+    monkeypatch.setenv("KRB5_CONFIG", str(kdc.krb5_conf))
+    jaas = {"flags": "useKeyTab=true storeKey=true", "principal": "kafka/localhost@FRANZ.TEST", "keytab": keytab}
+    jaas.update(setting.split("=", 1) for setting in settings if setting.split("=", 1)[0] in jaas)
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + [
+            "sasl.enabled.mechanisms=GSSAPI", _krb5_jaas(jaas["keytab"], jaas["principal"], jaas["flags"]),
+            *(setting for setting in settings if setting.split("=", 1)[0] not in jaas)])
+    assert refused.value.key == key and words in str(refused.value), str(refused.value)
 
 
 def test_sasl_between_brokers_needs_its_mechanism_enabled():

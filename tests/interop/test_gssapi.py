@@ -1,0 +1,244 @@
+"""SASL/GSSAPI (Kerberos) against real clients and a real KDC (tests.support.kdc): the Java client
+(the JDK's own Kerberos), kcat (librdkafka through Cyrus SASL and MIT's libraries) and kafka-python
+(python-gssapi) authenticate as principals of the test realm and produce and consume; the
+connection's principal is the short name sasl.kerberos.principal.to.local.rules makes of it, as
+the ACLs of a StandardAuthorizer see it. The broker takes its Kerberos configuration from
+-Djava.security.krb5.conf in KAFKA_OPTS, as a Kafka broker's operator gives it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from franz.protocol.codec import encode_request
+from tests.support.broker import BrokerProcess, free_port
+from tests.support.java_client import compile_driver_or_skip
+from tests.support.kdc import REALM, MiniKdc
+from tests.support.python_clients import kafka_python_round_trip, values
+from tests.support.raw_client import RawClient
+
+pytestmark = pytest.mark.interop
+
+DEADLINE_S = 30
+DRIVER = Path(__file__).parent / "java" / "FranzDriver.java"
+SERVICE = "kafka/localhost"
+
+
+def krb5_jaas(keytab: Path, principal: str) -> str:
+    return (f'com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true '
+            f'keyTab="{keytab}" principal="{principal}";')
+
+
+class KerberosBroker:
+    def __init__(self, kdc: MiniKdc, process: BrokerProcess, sasl_port: int, keytabs: Path) -> None:
+        self.kdc = kdc
+        self.process = process
+        self.plaintext = process.bootstrap
+        self.sasl = f"localhost:{sasl_port}"  # clients ask for the ticket of kafka/<this host>
+        self.sasl_port = sasl_port
+        self.keytabs = keytabs
+
+    def keytab(self, user: str) -> Path:
+        return self.keytabs / f"{user}.keytab"
+
+
+@pytest.fixture
+def kdc(tmp_path):
+    kdc = MiniKdc(tmp_path / "kdc").start()
+    try:
+        yield kdc
+    finally:
+        kdc.stop()
+
+
+def start_broker(kdc: MiniKdc, tmp_path: Path, **overrides: str) -> KerberosBroker:
+    keytabs = tmp_path / "keytabs"
+    keytabs.mkdir(exist_ok=True)
+    kdc.create_principal(keytabs / "kafka.keytab", SERVICE)
+    for user in ("alice", "bob"):
+        kdc.create_principal(keytabs / f"{user}.keytab", user)
+    sasl_port = free_port()
+    process = BrokerProcess(tmp_path / "data", {
+        "sasl.enabled.mechanisms": "GSSAPI",
+        "sasl.kerberos.service.name": "kafka",
+        "listener.name.sasl_plaintext.gssapi.sasl.jaas.config":
+            krb5_jaas(keytabs / "kafka.keytab", f"{SERVICE}@{REALM}"),
+        "inter.broker.listener.name": "PLAINTEXT",
+        "num.partitions": "1",
+        **overrides,
+    })
+    process.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
+    process.overrides["advertised.listeners"] = (f"PLAINTEXT://127.0.0.1:{process.port},"
+                                                 f"SASL_PLAINTEXT://localhost:{sasl_port}")
+    # as kafka-server-start.sh takes it; MIT's own variable stays unset for the broker
+    process.environment["KAFKA_OPTS"] = f"-Djava.security.krb5.conf={kdc.krb5_conf}"
+    process.environment["KRB5RCACHEDIR"] = str(kdc.work_dir)
+    process.start()
+    return KerberosBroker(kdc, process, sasl_port, keytabs)
+
+
+@pytest.fixture
+def kerberos_broker(kdc, tmp_path):
+    broker = start_broker(kdc, tmp_path)
+    try:
+        yield broker
+    finally:
+        broker.process.stop()
+
+
+def java_driver(broker: KerberosBroker, tmp_path: Path, user: str) -> tuple[list[str], dict[str, str]]:
+    driver = compile_driver_or_skip(DRIVER)
+    properties = tmp_path / f"java-{user}.properties"
+    properties.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n"
+        f"sasl.jaas.config={krb5_jaas(broker.keytab(user), f'{user}@{REALM}')}\n".replace("\\", "\\\\"))
+    command = [driver[0], f"-Djava.security.krb5.conf={broker.kdc.krb5_conf}", *driver[1:]]
+    return command, {**os.environ, "FRANZ_DRIVER_PROPERTIES": str(properties)}
+
+
+def test_the_java_client_produces_and_consumes_in_a_group(kerberos_broker, tmp_path):
+    command, env = java_driver(kerberos_broker, tmp_path, "alice")
+
+    def run(*args: str) -> list[str]:
+        done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=180, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout.split()
+
+    assert run("produce", kerberos_broker.sasl, "java-gssapi", "300", "all", "lz4", "true")[:2] == ["produced", "300"]
+    assert run("group-consume", kerberos_broker.sasl, "java-gssapi", "300", "java-gssapi-group")[:2] == \
+        ["consumed", "300"]
+    assert kerberos_broker.process.wait_for_line(
+        f"Successfully authenticated client: authenticationID=alice@{REALM}; authorizationID=alice@{REALM}.")
+
+
+def kcat(broker: KerberosBroker, tmp_path: Path, user: str, *args: str, data: str | None = None):
+    ccache = tmp_path / f"{user}.ccache"
+    env = {**os.environ, **broker.kdc.environment(ccache)}
+    return subprocess.run(
+        ["kcat", "-b", broker.sasl, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=GSSAPI",
+         "-X", "sasl.kerberos.service.name=kafka", "-X", f"sasl.kerberos.principal={user}",
+         "-X", f"sasl.kerberos.keytab={broker.keytab(user)}", *args],
+        input=data, capture_output=True, text=True, timeout=DEADLINE_S * 2, env=env)
+
+
+def test_kcat_produces_and_consumes(kerberos_broker, tmp_path):
+    if subprocess.run(["kcat", "-X", "list"], capture_output=True, text=True).stdout.find("sasl.kerberos") < 0:
+        pytest.skip("this kcat's librdkafka has no GSSAPI")
+    lines = "".join(f"kcat-{i}\n" for i in range(20))
+    produced = kcat(kerberos_broker, tmp_path, "bob", "-P", "-t", "kcat-gssapi", data=lines)
+    assert produced.returncode == 0, produced.stderr[-2000:]
+    consumed = kcat(kerberos_broker, tmp_path, "bob", "-C", "-t", "kcat-gssapi", "-o", "beginning", "-e", "-q")
+    assert consumed.returncode == 0, consumed.stderr[-2000:]
+    assert consumed.stdout.splitlines() == [f"kcat-{i}" for i in range(20)]
+
+
+def test_kafka_python_authenticates(kerberos_broker, tmp_path, monkeypatch):
+    pytest.importorskip("gssapi")
+    ccache = tmp_path / "alice.ccache"
+    kerberos_broker.kdc.kinit("alice", kerberos_broker.keytab("alice"), ccache)
+    for name, value in kerberos_broker.kdc.environment(ccache).items():
+        monkeypatch.setenv(name, value)
+    settings = {"bootstrap_servers": kerberos_broker.sasl, "security_protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka"}
+    assert kafka_python_round_trip(settings, "kafka-python-gssapi") == values(50)
+
+
+def authenticate(client: RawClient, broker: KerberosBroker, user: str, ccache: Path) -> dict:
+    """SaslHandshake v1, then SaslAuthenticate v2 with the tokens of MIT's initiator (python-gssapi)
+    as user, answering the offer with "auth" as a client does; the last SaslAuthenticate answer."""
+    gssapi = pytest.importorskip("gssapi")
+    broker.kdc.kinit(user, broker.keytab(user), ccache)
+    credentials = gssapi.Credentials(usage="initiate", store={"ccache": f"FILE:{ccache}"})
+    initiator = gssapi.SecurityContext(name=gssapi.Name("kafka@localhost", gssapi.NameType.hostbased_service),
+                                       creds=credentials, usage="initiate", mech=gssapi.MechType.kerberos)
+    assert client.request(17, 1, {"mechanism": "GSSAPI"})["error_code"] == 0
+    token = initiator.step()
+    for _ in range(4):  # the context (two tokens with mutual authentication), then the offer's answer
+        answer = client.request(36, 2, {"auth_bytes": token})
+        if answer["error_code"] != 0 or not answer["auth_bytes"]:
+            return answer
+        if initiator.complete:
+            offer = initiator.unwrap(answer["auth_bytes"]).message
+            token = initiator.wrap(b"\x01" + offer[1:], False).message
+        else:
+            token = initiator.step(answer["auth_bytes"]) or b""
+    raise AssertionError("the exchange did not end")
+
+
+def test_the_principal_is_the_short_name_the_rules_make(kdc, tmp_path, monkeypatch):
+    """alice@FRANZ.TEST is User:alice, a super user of the authorizer, whatever its realm's rules;
+    bob@FRANZ.TEST, whom no rule maps, authenticates and is then closed at his first request, as
+    Kafka fails to build his principal (DefaultKafkaPrincipalBuilder)."""
+    for name, value in kdc.environment().items():  # for this process's initiator
+        monkeypatch.setenv(name, value)
+    broker = start_broker(kdc, tmp_path, **{
+        "sasl.kerberos.principal.to.local.rules": "RULE:[1:$1@$0](alice@FRANZ.TEST)s/@.*//",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS;User:alice"})
+    try:
+        with RawClient(f"127.0.0.1:{broker.sasl_port}") as alice:
+            assert authenticate(alice, broker, "alice", tmp_path / "alice.ccache")["error_code"] == 0
+            created = alice.request(19, 7, {"topics": [{"name": "kerberos-topic", "num_partitions": 1,
+                                                         "replication_factor": 1, "assignments": [], "configs": []}],
+                                            "timeout_ms": 10_000, "validate_only": False})
+            assert created["topics"][0]["error_code"] == 0, created
+        with RawClient(f"127.0.0.1:{broker.sasl_port}") as bob:
+            assert authenticate(bob, broker, "bob", tmp_path / "bob.ccache")["error_code"] == 0
+            # any request: the broker cannot make the connection's principal
+            bob.send_frame(encode_request(3, 12, 99, "raw-client", {
+                "topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}))
+            assert bob.is_closed_by_peer()
+        assert broker.process.wait_for_line(f"Failed to set name for 'bob@{REALM}' based on Kerberos authentication "
+                                            f"rules.")
+    finally:
+        broker.process.stop()
+
+
+def test_a_ticket_the_keytab_cannot_read_fails_authentication_with_kafkas_words(kerberos_broker, tmp_path,
+                                                                                monkeypatch):
+    """A ticket the broker's keytab cannot decrypt (kafka/localhost's key changed since it was issued)
+    gets the generic failure, as Kafka hides why a SaslException failed."""
+    for name, value in kerberos_broker.kdc.environment().items():
+        monkeypatch.setenv(name, value)
+    ccache = tmp_path / "alice.ccache"
+    # a new key for the service in the KDC only: the broker's keytab keeps the old one
+    kerberos_broker.kdc.export_keytab(tmp_path / "elsewhere.keytab", SERVICE)
+    with RawClient(f"127.0.0.1:{kerberos_broker.sasl_port}") as client:
+        answer = authenticate(client, kerberos_broker, "alice", ccache)
+        assert answer["error_code"] == 58, answer  # SASL_AUTHENTICATION_FAILED
+        assert answer["error_message"] == ("Authentication failed during authentication due to invalid credentials "
+                                           "with SASL mechanism GSSAPI")
+        assert client.is_closed_by_peer()
+
+
+def test_the_java_client_reauthenticates_with_new_service_tickets(kdc, tmp_path):
+    """KIP-368 over GSSAPI: with connections.max.reauth.ms=1500 the Java client's ~5 s of paced
+    producing and consuming re-authenticate its connections a few times, each a new GSSAPI exchange,
+    and nothing fails."""
+    broker = start_broker(kdc, tmp_path, **{"connections.max.reauth.ms": "1500", "metrics.port": str(free_port())})
+    try:
+        command, env = java_driver(broker, tmp_path, "alice")
+        done = subprocess.run([*command, "paced", broker.sasl, "java-gssapi-reauth", "50", "100", "reauth-group"],
+                              capture_output=True, text=True, timeout=180, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout.split() == ["paced", "50", "50"], done.stdout
+        metrics = urllib.request.urlopen(f"http://127.0.0.1:{broker.process.overrides['metrics.port']}/metrics",
+                                         timeout=DEADLINE_S).read().decode()
+
+        def count(name: str) -> float:
+            series = re.search(rf'^kafka_server_socket_server_metrics_{name}\{{listener="SASL_PLAINTEXT",'
+                               rf'[^}}]*\}} (\S+)$', metrics, re.MULTILINE)
+            assert series is not None, name
+            return float(series[1])
+        assert count("successful_reauthentication_total") >= 3
+        assert count("failed_authentication_total") == count("failed_reauthentication_total") == 0
+        log = broker.process.output()
+        assert log.count(f"Successfully authenticated client: authenticationID=alice@{REALM}") >= \
+            count("successful_authentication_total") + count("successful_reauthentication_total")
+    finally:
+        broker.process.stop()

@@ -1,0 +1,137 @@
+"""GssapiSaslServer against MIT Kerberos' own initiator (python-gssapi) with tickets of a real KDC
+(tests.support.kdc): the exchange GssKrb5Server runs, byte for byte where the JDK fixes the bytes,
+and each of its refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from franz.common.kerberos_name import KerberosShortNamer
+from franz.server.gssapi_sasl_server import GssapiSaslServer, KerberosService, kerberos_error_code
+from franz.server.oauth_bearer_sasl_server import SaslServerFault
+from franz.server.scram_sasl_server import SaslError
+from tests.support.kdc import REALM, MiniKdc
+
+gssapi = pytest.importorskip("gssapi")
+
+
+@pytest.fixture(scope="module")
+def realm(tmp_path_factory):
+    """A KDC, the broker's keytab (kafka/localhost, kafka without host, http/localhost) and a ticket
+    cache of alice's."""
+    kdc = MiniKdc(tmp_path_factory.mktemp("kdc")).start()
+    try:
+        keytab = kdc.create_principal(kdc.work_dir / "kafka.keytab", "kafka/localhost", "kafka", "http/localhost")
+        alice = kdc.create_principal(kdc.work_dir / "alice.keytab", "alice")
+        kdc.kinit("alice", alice, kdc.work_dir / "alice.ccache")
+        yield kdc, keytab
+    finally:
+        kdc.stop()
+
+
+@pytest.fixture
+def kerberos(realm, monkeypatch):
+    kdc, keytab = realm
+    for name, value in kdc.environment(kdc.work_dir / "alice.ccache").items():
+        monkeypatch.setenv(name, value)
+
+    def service(principal_host: str | None = "localhost") -> KerberosService:
+        return KerberosService(f"kafka/{principal_host}@{REALM}" if principal_host else f"kafka@{REALM}", "kafka",
+                               principal_host, str(keytab), KerberosShortNamer.from_unparsed_rules(REALM, ["DEFAULT"]))
+    return service
+
+
+def client(target: str = "kafka@localhost", mutual: bool = True):
+    flags = [gssapi.RequirementFlag.mutual_authentication] if mutual else []
+    flags += [gssapi.RequirementFlag.integrity]
+    return gssapi.SecurityContext(name=gssapi.Name(target, gssapi.NameType.hostbased_service), usage="initiate",
+                                  mech=gssapi.MechType.kerberos, flags=flags)
+
+
+def exchange_until_offer(server: GssapiSaslServer, initiator) -> bytes:
+    """The context tokens, then the wrapped protection offer the server sends."""
+    answer = server.evaluate(initiator.step())
+    if initiator.complete:  # no mutual authentication: the offer came at once
+        return answer
+    assert initiator.step(answer) is None and initiator.complete  # the AP-REP
+    return server.evaluate(b"")
+
+
+def test_a_client_with_mutual_authentication_completes_as_itself(kerberos):
+    server = GssapiSaslServer(kerberos())
+    initiator = client()
+    offer = initiator.unwrap(exchange_until_offer(server, initiator))
+    # GssKrb5Server's offer: "auth" only (1), then 65536 as three big-endian octets; not encrypted
+    assert offer.message == b"\x01\x01\x00\x00" and not offer.encrypted
+    assert server.authorization_id is None
+    # the client takes "auth", its own buffer size, and asks to act as bob: Kafka grants its own name
+    assert server.evaluate(initiator.wrap(b"\x01\x00\x10\x00bob", False).message) == b""
+    assert server.authorization_id == f"alice@{REALM}"
+    with pytest.raises(SaslError, match="SASL authentication already complete"):
+        server.evaluate(b"")
+
+
+def test_without_mutual_authentication_the_offer_answers_the_first_token(kerberos):
+    server = GssapiSaslServer(kerberos())
+    initiator = client(mutual=False)
+    offer = server.evaluate(initiator.step())
+    assert initiator.complete and initiator.unwrap(offer).message == b"\x01\x01\x00\x00"
+    server.evaluate(initiator.wrap(b"\x01\x00\x00\x00", False).message)
+    assert server.authorization_id == f"alice@{REALM}"
+
+
+def test_a_server_principal_without_host_accepts_its_service_on_any_host_of_the_keytab(kerberos):
+    server = GssapiSaslServer(kerberos(principal_host=None))
+    initiator = client()
+    exchange_until_offer(server, initiator)
+    server.evaluate(initiator.wrap(b"\x01\x00\x00\x00", False).message)
+    assert server.authorization_id == f"alice@{REALM}"
+    # the JDK's unbound server checks the service the client asked for
+    with pytest.raises(SaslError, match="GSS context targ name protocol error: http/localhost@FRANZ.TEST"):
+        GssapiSaslServer(kerberos(principal_host=None)).evaluate(client("http@localhost").step())
+
+
+def test_a_ticket_for_another_service_fails_as_a_sasl_exception(kerberos):
+    with pytest.raises(SaslError, match="GSS initiate failed"):
+        GssapiSaslServer(kerberos()).evaluate(client("http@localhost").step())
+    with pytest.raises(SaslError, match="GSS initiate failed"):
+        GssapiSaslServer(kerberos()).evaluate(b"not a token")
+
+
+def test_the_handshake_steps_refuse_what_the_jdk_refuses(kerberos):
+    server = GssapiSaslServer(kerberos())
+    initiator = client()
+    answer = server.evaluate(initiator.step())
+    initiator.step(answer)
+    with pytest.raises(SaslError, match="Handshake expecting no response data from server"):
+        server.evaluate(b"\x00")
+    server = GssapiSaslServer(kerberos())
+    initiator = client()
+    exchange_until_offer(server, initiator)
+    with pytest.raises(SaslError, match="Client selected unsupported protection: 4"):
+        server.evaluate(initiator.wrap(b"\x04\x00\x00\x00", False).message)
+    server = GssapiSaslServer(kerberos())
+    initiator = client()
+    exchange_until_offer(server, initiator)
+    with pytest.raises(SaslError, match="Final handshake step failed"):
+        server.evaluate(b"\x01\x00\x00\x00")  # not wrapped
+    server = GssapiSaslServer(kerberos())
+    initiator = client()
+    exchange_until_offer(server, initiator)
+    with pytest.raises(SaslServerFault):  # Java indexes past the end of the unwrapped bytes
+        server.evaluate(initiator.wrap(b"\x01", False).message)
+
+
+def test_a_replayed_token_closes_the_connection_as_a_retriable_kerberos_error(kerberos):
+    token = client().step()
+    GssapiSaslServer(kerberos()).evaluate(token)
+    with pytest.raises(SaslServerFault, match="GSS initiate failed") as replayed:
+        GssapiSaslServer(kerberos()).evaluate(token)
+    assert kerberos_error_code(replayed.value.__cause__) == 34  # KRB_AP_ERR_REPEAT
+
+
+def test_a_keytab_gone_fails_the_exchange(kerberos, tmp_path):
+    service = kerberos()
+    gone = KerberosService(service.principal, "kafka", "localhost", str(tmp_path / "gone.keytab"), service.short_namer)
+    with pytest.raises(SaslError, match="Failure to initialize security context"):
+        GssapiSaslServer(gone).evaluate(client().step())
