@@ -1,6 +1,6 @@
 """SASL/GSSAPI (Kerberos) against real clients and a real KDC (tests.support.kdc): the Java client
-(the JDK's own Kerberos), kcat (librdkafka through Cyrus SASL and MIT's libraries) and kafka-python
-(python-gssapi) authenticate as principals of the test realm and produce and consume; the
+(the JDK's own Kerberos), kcat (librdkafka through Cyrus SASL and MIT's libraries), kafka-python and
+aiokafka (python-gssapi) authenticate as principals of the test realm and produce and consume; the
 connection's principal is the short name sasl.kerberos.principal.to.local.rules makes of it, as
 the ACLs of a StandardAuthorizer see it. The broker takes its Kerberos configuration from
 -Djava.security.krb5.conf in KAFKA_OPTS, as a Kafka broker's operator gives it."""
@@ -19,7 +19,7 @@ from franz.protocol.codec import encode_request
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.java_client import compile_driver_or_skip
 from tests.support.kdc import REALM, MiniKdc
-from tests.support.python_clients import kafka_python_round_trip, values
+from tests.support.python_clients import aiokafka_round_trip, kafka_python_round_trip, values
 from tests.support.raw_client import RawClient
 
 pytestmark = pytest.mark.interop
@@ -137,7 +137,8 @@ def test_kcat_produces_and_consumes(kerberos_broker, tmp_path):
     assert consumed.stdout.splitlines() == [f"kcat-{i}" for i in range(20)]
 
 
-def test_kafka_python_authenticates(kerberos_broker, tmp_path, monkeypatch):
+@pytest.mark.parametrize("round_trip", [kafka_python_round_trip, aiokafka_round_trip])
+def test_the_python_clients_authenticate(kerberos_broker, tmp_path, monkeypatch, round_trip):
     pytest.importorskip("gssapi")
     ccache = tmp_path / "alice.ccache"
     kerberos_broker.kdc.kinit("alice", kerberos_broker.keytab("alice"), ccache)
@@ -145,7 +146,7 @@ def test_kafka_python_authenticates(kerberos_broker, tmp_path, monkeypatch):
         monkeypatch.setenv(name, value)
     settings = {"bootstrap_servers": kerberos_broker.sasl, "security_protocol": "SASL_PLAINTEXT",
                 "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka"}
-    assert kafka_python_round_trip(settings, "kafka-python-gssapi") == values(50)
+    assert round_trip(settings, f"{round_trip.__name__}-gssapi".replace("_", "-")) == values(50)
 
 
 def authenticate(client: RawClient, broker: KerberosBroker, user: str, ccache: Path) -> dict:
