@@ -251,6 +251,8 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("group.consumer.assignment.interval.ms", "int", 1000, at_least(0)),
     ConfigKey("group.consumer.min.assignment.interval.ms", "int", 0, at_least(0)),
     ConfigKey("group.consumer.max.assignment.interval.ms", "int", 15_000, at_least(0)),
+    # internal in Kafka: how often a group's regex subscriptions are resolved again at the latest
+    ConfigKey("group.consumer.regex.refresh.interval.ms", "int", 600_000, at_least(10_000)),
     ConfigKey("group.share.session.timeout.ms", "int", 45_000, at_least(1)),
     ConfigKey("group.share.min.session.timeout.ms", "int", 45_000, at_least(1)),
     ConfigKey("group.share.max.session.timeout.ms", "int", 60_000, at_least(1)),

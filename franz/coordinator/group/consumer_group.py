@@ -18,6 +18,12 @@ the one member that holds the partition, as assigned or pending revocation;
 a partition is handed to a member only when no other member holds it, so no
 two members ever consume one partition at the same time.
 
+Regex subscriptions are resolved for the whole group, not per member (Kafka's
+resolvedRegularExpressions): `resolved_regexes` holds, for each regex some member
+subscribes to, the topics it matched when last resolved, kept only while a member
+still subscribes to it. A member's regex topics are those of its regex's entry;
+a regex not yet resolved selects nothing.
+
 Group states (ConsumerGroupState): Empty (no members), Assigning (group epoch
 ahead of the target assignment), Reconciling (some member not yet at the
 target), Stable.
@@ -28,10 +34,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 from franz.coordinator.group import consumer_protocol
 from franz.coordinator.group.metadata_hash import metadata_hash
-from franz.coordinator.group.subscription import matching_topics
 from franz.protocol.errors import Errors
 
 # topic id (16 bytes) -> partitions
@@ -110,6 +116,23 @@ class ConsumerGroupMember:
         return dataclasses.replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch, **changes)
 
 
+@dataclasses.dataclass(frozen=True)
+class ResolvedRegularExpression:
+    """The topics a regex matched (those its resolver's principal may describe), as of
+    `version` of the cluster's topics, resolved at `timestamp_ms`."""
+    topics: frozenset[str]
+    version: int
+    timestamp_ms: int
+
+
+NOT_RESOLVED: Final = ResolvedRegularExpression(frozenset(), 0, 0)
+
+
+def regex_of(member: ConsumerGroupMember) -> str | None:
+    """The member's regex, None for none or an empty one (subscribedTopicRegexOrNull)."""
+    return member.subscribed_topic_regex or None
+
+
 def owned_partitions(assignment: Assignment) -> set[tuple[bytes, int]]:
     return {(topic_id, partition) for topic_id, partitions in assignment.items() for partition in partitions}
 
@@ -125,6 +148,7 @@ class ConsumerGroup:
         self.partition_epochs: dict[tuple[bytes, int], int] = {}
         # the hash of every subscribed topic that exists (metadata_hash.py), as of the group epoch
         self.metadata_hash = 0
+        self.resolved_regexes: dict[str, ResolvedRegularExpression] = {}
         self.assignment_timestamp_ms = 0  # when the target was computed (KIP-1263); 0: unknown
         # read a 4.0 subscription metadata record: its next write tombstones it, as 4.1+ does
         self.has_subscription_metadata_record = False
@@ -271,13 +295,41 @@ class ConsumerGroup:
         """Every topic of the cluster (topic_names) some member subscribes to, by name or by regex."""
         subscribed: set[str] = set()
         for member in self.members.values():
-            subscribed.update(member_topics(member, topic_names))
+            subscribed.update(self.member_topics(member, topic_names))
         return subscribed
 
+    def member_topics(self, member: ConsumerGroupMember, topic_names: set[str]) -> set[str]:
+        """The topics of the cluster the member subscribes to: its names, and what its regex was
+        last resolved to."""
+        topics = topic_names.intersection(member.subscribed_topic_names)
+        regex = regex_of(member)
+        if regex is not None:
+            topics.update(topic_names.intersection(self.resolved_regexes.get(regex, NOT_RESOLVED).topics))
+        return topics
 
-def member_topics(member: ConsumerGroupMember, topic_names: set[str]) -> set[str]:
-    """The topics of the cluster the member subscribes to."""
-    topics = topic_names.intersection(member.subscribed_topic_names)
-    if member.subscribed_topic_regex is not None:
-        topics.update(matching_topics(member.subscribed_topic_regex, topic_names))
-    return topics
+    def subscribed_regexes(self) -> dict[str, int]:
+        """Each regex the members subscribe to, with how many do (subscribedRegularExpressions)."""
+        counts: dict[str, int] = {}
+        for member in self.members.values():
+            regex = regex_of(member)
+            if regex is not None:
+                counts[regex] = counts.get(regex, 0) + 1
+        return counts
+
+    def forget_unsubscribed_regexes(self) -> None:
+        """Drop the resolution of every regex no member subscribes to any more (its record is
+        tombstoned with the group's next write)."""
+        subscribed = self.subscribed_regexes()
+        for regex in [regex for regex in self.resolved_regexes if regex not in subscribed]:
+            del self.resolved_regexes[regex]
+
+    @property
+    def last_regex_refresh_ms(self) -> int | None:
+        """When the regexes were last resolved, None when none is (they are resolved together:
+        any entry's time stands for all, as lastResolvedRegularExpressionRefreshTimeMs takes it)."""
+        return next((resolved.timestamp_ms for resolved in self.resolved_regexes.values()), None)
+
+    @property
+    def last_regex_version(self) -> int:
+        """The version of the topics the regexes were last resolved against; 0 when none is."""
+        return next((resolved.version for resolved in self.resolved_regexes.values()), 0)

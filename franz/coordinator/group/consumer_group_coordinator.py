@@ -27,6 +27,19 @@ snapshot registry); if its write fails the member gets the error and the
 group's next write puts every record of the group again and tombstones every
 other key it may have written, so the log catches up with memory.
 
+Regex subscriptions (Kafka's maybeUpdateRegularExpressions): the group's regexes are
+resolved together, after the heartbeat that called for it was answered, as Kafka's
+executor does, and only to topics the principal of that heartbeat may DESCRIBE
+(topic_regex_resolver.py). A heartbeat calls for it when no resolution is under way,
+the last one is more than 10s old and a regex of the group is not resolved yet, a
+topic was created since, or group.consumer.regex.refresh.interval.ms has passed
+(which is also how long an ACL granted later may take to show). A member moving to
+a regex not resolved yet does not bump the group epoch; the resolution does when a
+regex's topics changed. The resolutions are kept as ConsumerGroupRegularExpression
+records. franz has no metadata image: the version a resolution is stamped with is
+the time the coordinator first saw the newest topic, and a restart counts as new
+topics, so every group is resolved again after one.
+
 Online migration (group.consumer.migration.policy, bidirectional by default):
 a first heartbeat into a classic group of consumers converts it (the claim
 callback, group_migration.py); members that speak the classic protocol live in
@@ -47,7 +60,6 @@ import asyncio
 import collections
 import dataclasses
 import logging
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -57,11 +69,13 @@ from franz.coordinator.group.assignor import ASSIGNORS, MemberSpec, PartitionAss
 from franz.coordinator.group.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    NOT_RESOLVED,
     ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupMember,
     MemberState,
-    member_topics,
+    ResolvedRegularExpression,
+    regex_of,
 )
 from franz.coordinator.group.consumer_protocol import ConsumerProtocolError
 from franz.coordinator.group.current_assignment_builder import OwnedPartitions, reconcile
@@ -71,8 +85,10 @@ from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroup
 from franz.coordinator.group.group_metadata import GroupError
 from franz.coordinator.group.group_migration import ConsumerGroupMigrationPolicy
 from franz.coordinator.group.subscription import compile_regex
+from franz.coordinator.group.topic_regex_resolver import DescribableTopics, resolve_regular_expressions
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED
 from franz.protocol.errors import Errors
+from franz.records.builder import now_ms
 from franz.storage.checkpoint import uuid_to_kafka_string
 
 logger = logging.getLogger(__name__)
@@ -84,6 +100,8 @@ CLASSIC_MEMBER_TYPE: Final = 0
 CONSUMER_MEMBER_TYPE: Final = 1
 # JoinGroup from v4 on: a new dynamic member first gets its id with MEMBER_ID_REQUIRED (KIP-394)
 REQUIRE_KNOWN_MEMBER_ID_VERSION: Final = 4
+# A group's regexes are resolved at most this often (REGEX_BATCH_REFRESH_MIN_INTERVAL_MS).
+REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: Final = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +113,7 @@ class ConsumerGroupConfig:
     migration_policy: ConsumerGroupMigrationPolicy = ConsumerGroupMigrationPolicy.BIDIRECTIONAL
     classic_max_size: int = 2**31 - 1  # group.max.size: a downgrade must fit a classic group
     assignment_interval_ms: int = 1000
+    regex_refresh_interval_ms: int = 600_000
 
     @classmethod
     def from_kafka_config(cls, config) -> ConsumerGroupConfig:
@@ -103,7 +122,8 @@ class ConsumerGroupConfig:
         return cls(config["group.consumer.session.timeout.ms"], config["group.consumer.heartbeat.interval.ms"],
                    config["group.consumer.max.size"], assignors,
                    ConsumerGroupMigrationPolicy.parse(config["group.consumer.migration.policy"]),
-                   config["group.max.size"], config["group.consumer.assignment.interval.ms"])
+                   config["group.max.size"], config["group.consumer.assignment.interval.ms"],
+                   config["group.consumer.regex.refresh.interval.ms"])
 
 
 # the cluster's topics: name -> (topic id, partitions)
@@ -125,7 +145,7 @@ WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 class ConsumerGroupCoordinator:
     def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
                  write: WriteRecords, group_configs=None, hand_back_group_id: HandBackGroupId | None = None,
-                 metrics: GroupCoordinatorMetrics | None = None) -> None:
+                 metrics: GroupCoordinatorMetrics | None = None, clock_ms: Callable[[], int] = now_ms) -> None:
         self.config = config
         self.metrics = metrics if metrics is not None else GroupCoordinatorMetrics()
         # A group's own session timeout and heartbeat interval (GroupConfigManager), read on
@@ -139,6 +159,12 @@ class ConsumerGroupCoordinator:
         self._claim_group_id = claim_group_id
         self._hand_back_group_id = hand_back_group_id
         self._timers: dict[tuple[str, str, str], asyncio.TimerHandle] = {}
+        self._clock_ms = clock_ms
+        self._regex_refreshes: dict[str, asyncio.Task] = {}  # group id -> its resolution under way
+        # The ids of the topics last seen, and the version of the topics view: raised when a
+        # topic not seen before shows up (lastMetadataImageWithNewTopics).
+        self._seen_topic_ids: set[bytes] | None = None
+        self._version_with_new_topics = -1
 
     def group(self, group_id: str) -> ConsumerGroup | None:
         return self.groups.get(group_id)
@@ -147,6 +173,8 @@ class ConsumerGroupCoordinator:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        for task in self._regex_refreshes.values():
+            task.cancel()
         if self._background:  # writes of timer changes: let them land
             await asyncio.gather(*self._background, return_exceptions=True)
 
@@ -227,15 +255,17 @@ class ConsumerGroupCoordinator:
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------
 
-    async def heartbeat(self, version: int, client_id: str, client_host: str, body: dict) -> dict:
-        """The answer once the change it made is written."""
+    async def heartbeat(self, version: int, client_id: str, client_host: str, body: dict,
+                        describable: DescribableTopics | None = None) -> dict:
+        """The answer once the change it made is written. `describable` filters topic names
+        to those the heartbeat's principal may describe (None: no authorizer)."""
         try:
             self._validate(version, body)
             epoch = body["member_epoch"]
             if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 answer, group = self._leave(body["group_id"], body["instance_id"], body["member_id"], epoch)
             else:
-                answer, group = self._heartbeat(version, client_id, client_host, body)
+                answer, group = self._heartbeat(version, client_id, client_host, body, describable)
             await self.persist(group)  # after a downgrade, the group's last write (it is dead)
             return answer
         except GroupError as exc:
@@ -284,12 +314,12 @@ class ConsumerGroupCoordinator:
             raise GroupError(Errors.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {assignor} is not supported. "
                              f"Supported assignors: {', '.join(self.assignors)}.")
 
-    def _heartbeat(self, version: int, client_id: str, client_host: str,
-                   body: dict) -> tuple[dict, ConsumerGroup]:
+    def _heartbeat(self, version: int, client_id: str, client_host: str, body: dict,
+                   describable: DescribableTopics | None) -> tuple[dict, ConsumerGroup]:
         group_id = body["group_id"]
         group = self.groups.get(group_id)
         if group is not None:
-            return self._heartbeat_in(group, version, client_id, client_host, body), group
+            return self._heartbeat_in(group, version, client_id, client_host, body, describable), group
         if body["member_epoch"] != 0:
             raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         # The group is made (or converted from the classic group of the id) for this heartbeat:
@@ -297,7 +327,7 @@ class ConsumerGroupCoordinator:
         group, take_over = self._claim_group_id(group_id)
         self.groups[group_id] = group
         try:
-            answer = self._heartbeat_in(group, version, client_id, client_host, body)
+            answer = self._heartbeat_in(group, version, client_id, client_host, body, describable)
         except GroupError:
             del self.groups[group_id]
             raise
@@ -306,7 +336,8 @@ class ConsumerGroupCoordinator:
             self._schedule_session_timeout(group_id, member.member_id)
         return answer, group
 
-    def _heartbeat_in(self, group: ConsumerGroup, version: int, client_id: str, client_host: str, body: dict) -> dict:
+    def _heartbeat_in(self, group: ConsumerGroup, version: int, client_id: str, client_host: str, body: dict,
+                      describable: DescribableTopics | None) -> dict:
         group_id, member_id, epoch = body["group_id"], body["member_id"], body["member_epoch"]
         instance_id = body["instance_id"]
         owned: OwnedPartitions = None
@@ -332,7 +363,8 @@ class ConsumerGroupCoordinator:
                                     if body["subscribed_topic_names"] is not None else member.subscribed_topic_names),
             subscribed_topic_regex=regex if regex is not None else member.subscribed_topic_regex,
             client_id=client_id, client_host=client_host, classic=None)
-        after = self._update_and_reconcile(group, member, updated, owned)
+        regex_resolved = self._maybe_update_regexes(group, member, updated, describable)
+        after = self._update_and_reconcile(group, member, updated, owned, regex_resolved)
         self._schedule_session_timeout(group_id, member_id)
         full = joining or (body["rebalance_timeout_ms"] != -1 and owned is not None and (
             body["subscribed_topic_names"] is not None or body.get("subscribed_topic_regex") is not None))
@@ -353,19 +385,25 @@ class ConsumerGroupCoordinator:
                              f"capacity of {self.config.max_size} members.")
 
     def _update_and_reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember,
-                              owned: OwnedPartitions) -> ConsumerGroupMember:
+                              owned: OwnedPartitions, regex_resolved: bool = False) -> ConsumerGroupMember:
         """Put the updated member in, bump the group epoch when what the assignor sees changed,
         compute the target when it is behind, and move the member one step towards its own;
         the member after."""
-        self._update_subscription(group, member, updated)
+        self._update_subscription(group, member, updated, regex_resolved)
         self._update_target_assignment_if_behind(group)
         return self._reconcile(group, updated.member_id, owned)
 
     def _update_subscription(self, group: ConsumerGroup, member: ConsumerGroupMember,
-                             updated: ConsumerGroupMember) -> None:
-        """Put the updated member in; bump the group epoch when what the assignor sees changed."""
-        bump = updated.member_id not in group.members or _subscription(member) != _subscription(updated)
+                             updated: ConsumerGroupMember, regex_resolved: bool = False) -> None:
+        """Put the updated member in; bump the group epoch when what the assignor sees changed.
+        A regex taken up bumps it only when the group has it resolved already (`regex_resolved`);
+        one given up always does, as franz's reconciliation has no step that drops the regex's
+        partitions from the member's assignment without a new target."""
+        regex_left = regex_of(member) is not None and regex_of(member) != regex_of(updated)
+        bump = (updated.member_id not in group.members or _subscription(member) != _subscription(updated)
+                or regex_left or regex_resolved)
         group.update_member(updated)
+        group.forget_unsubscribed_regexes()
         metadata_hash = group.metadata_hash_of(self._topics())
         if metadata_hash != group.metadata_hash:  # a subscribed topic appeared, went or grew
             group.metadata_hash = metadata_hash
@@ -381,7 +419,7 @@ class ConsumerGroupCoordinator:
         least the group's assignment interval old (KIP-1263, 4.3: changes that come together are
         assigned together); until then members reconcile towards the last target."""
         if group.group_epoch > group.assignment_epoch and _can_compute_next_target_assignment(
-                group.assignment_timestamp_ms, self._assignment_interval_ms(group.group_id), int(time.time() * 1000)):
+                group.assignment_timestamp_ms, self._assignment_interval_ms(group.group_id), self._clock_ms()):
             self._update_target_assignment(group, self._topics())
 
     def _reconcile(self, group: ConsumerGroup, member_id: str, owned: OwnedPartitions) -> ConsumerGroupMember:
@@ -441,12 +479,12 @@ class ConsumerGroupCoordinator:
         names = set(topics)
         partitions = dict(topics[name] for name in group.subscribed_topic_names(names))
         specs = [MemberSpec(m.member_id, m.instance_id,
-                            frozenset(topics[name][0] for name in member_topics(m, names)),
+                            frozenset(topics[name][0] for name in group.member_topics(m, names)),
                             group.target_assignment.get(m.member_id, {})) for m in group.members.values()]
         assignor = self.assignors[self._preferred_assignor(group)]
         group.target_assignment = assignor.assign(specs, partitions)
         group.assignment_epoch = group.group_epoch
-        group.assignment_timestamp_ms = int(time.time() * 1000)
+        group.assignment_timestamp_ms = self._clock_ms()
         logger.info("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor.",
                     group.group_id, group.group_epoch, assignor.name)
 
@@ -457,6 +495,99 @@ class ConsumerGroupCoordinator:
             return next(iter(self.assignors))
         order = list(self.assignors)
         return max(votes, key=lambda name: (votes[name], -order.index(name)))
+
+    # -- regex subscriptions -------------------------------------------------------------
+
+    def _maybe_update_regexes(self, group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember,
+                              describable: DescribableTopics | None) -> bool:
+        """maybeUpdateRegularExpressions, before the member is put in: start a resolution of the
+        group's regexes when one is called for; whether the member took up a regex the group
+        has resolved already (its topics are known: the group epoch goes up now)."""
+        now = self._clock_ms()
+        old, new = regex_of(member), regex_of(updated)
+        before = group.subscribed_regexes()
+        require_refresh = resolved = False
+        if old != new:
+            logger.debug("[GroupId %s] Member %s updated its subscribed regex to: %s.", group.group_id,
+                         updated.member_id, new)
+            if new is not None and before.get(new, 0) == 0:
+                require_refresh = True  # a regex new to the group (_validate compiled it)
+            elif new is not None:
+                resolved = new in group.resolved_regexes
+        if not require_refresh and not before:
+            return resolved
+        if group.group_id in self._regex_refreshes:
+            return resolved
+        last_refresh = group.last_regex_refresh_ms
+        if last_refresh is not None and now <= last_refresh + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS:
+            return resolved
+        after = dict(before)
+        if old is not None:
+            after[old] -= 1
+            if not after[old]:
+                del after[old]
+        if new is not None:
+            after[new] = after.get(new, 0) + 1
+        require_refresh = (require_refresh or len(after) != len(group.resolved_regexes)
+                           or group.last_regex_version < self._topics_version(self._topics())
+                           or last_refresh is None or now > last_refresh + self.config.regex_refresh_interval_ms)
+        if require_refresh and after:
+            self._start_regex_refresh(group.group_id, updated.member_id, set(after), describable)
+        return resolved
+
+    def _topics_version(self, topics: dict[str, tuple[bytes, int]]) -> int:
+        """The version of the topics view, raised (to the clock, at least by one) when a topic id
+        not seen before is in it; the first look counts as new topics."""
+        ids = {topic_id for topic_id, _ in topics.values()}
+        if self._seen_topic_ids is None or not ids <= self._seen_topic_ids:
+            self._version_with_new_topics = max(self._version_with_new_topics + 1, self._clock_ms())
+        self._seen_topic_ids = ids
+        return self._version_with_new_topics
+
+    def _start_regex_refresh(self, group_id: str, member_id: str, regexes: set[str],
+                             describable: DescribableTopics | None) -> None:
+        """Resolve the regexes once the heartbeat is answered, one resolution per group at a time."""
+        async def refresh() -> None:
+            await asyncio.sleep(0)  # after the heartbeat that asked for it
+            topics = self._topics()
+            try:
+                resolved = resolve_regular_expressions(group_id, sorted(regexes), topics,
+                                                       self._topics_version(topics), self._clock_ms(), describable)
+            except Exception as exc:  # the authorizer's, say: a later heartbeat calls for another try
+                logger.error("[GroupId %s] Couldn't update regular expression due to: %s", group_id, exc)
+                return
+            self._apply_resolved_regexes(group_id, member_id, resolved)
+
+        task = asyncio.get_running_loop().create_task(refresh())
+        self._regex_refreshes[group_id] = task
+        task.add_done_callback(lambda _: self._regex_refreshes.pop(group_id, None))
+
+    def _apply_resolved_regexes(self, group_id: str, member_id: str,
+                                resolved: dict[str, ResolvedRegularExpression]) -> None:
+        """handleRegularExpressionsResult: keep each resolution of a regex still subscribed to;
+        bump the group epoch when a regex's topics or the group's metadata hash changed."""
+        group = self.groups.get(group_id)
+        if group is None:
+            logger.debug("[GroupId %s] Received result of regular expression resolution but it no longer exists.",
+                         group_id)
+            return
+        logger.debug("[GroupId %s] Received updated regular expressions based on the context of member %s: %s.",
+                     group_id, member_id, resolved)
+        subscribed = group.subscribed_regexes()
+        bump = False
+        for regex, resolution in resolved.items():
+            if regex not in subscribed:
+                continue
+            bump = bump or group.resolved_regexes.get(regex, NOT_RESOLVED).topics != resolution.topics
+            group.resolved_regexes[regex] = resolution
+        metadata_hash = group.metadata_hash_of(self._topics())
+        if bump or metadata_hash != group.metadata_hash:
+            group.metadata_hash = metadata_hash
+            group.group_epoch += 1
+            self.metrics.consumer_group_rebalances += 1
+            logger.info("[GroupId %s] Bumped group epoch to %d with metadata hash %d.", group_id, group.group_epoch,
+                        metadata_hash)
+        self._persist_in_background(group)
 
     # -- classic members (KIP-848 online migration) ---------------------------------------
     # A non-empty consumer group takes JoinGroup, SyncGroup, Heartbeat and LeaveGroup from
@@ -755,6 +886,7 @@ class ConsumerGroupCoordinator:
         for member_id in member_ids:
             group.remove_member(member_id)
             self._cancel_all(group.group_id, member_id)
+        group.forget_unsubscribed_regexes()
         group.metadata_hash = group.metadata_hash_of(self._topics())
         group.group_epoch += 1
 
@@ -912,7 +1044,8 @@ def _can_compute_next_target_assignment(assignment_timestamp_ms: int, interval_m
 
 
 def _subscription(member: ConsumerGroupMember) -> tuple:
-    return member.subscribed_topic_names, member.subscribed_topic_regex, member.server_assignor
+    """What the assignor sees of a member besides its regex (whose change _update_subscription weighs)."""
+    return member.subscribed_topic_names, member.server_assignor
 
 
 def _is_subset(owned: OwnedPartitions, assigned) -> bool:

@@ -1,15 +1,16 @@
 """A consumer group as the records Kafka keeps of it in `__consumer_offsets`, and back.
 
-Kafka 4.1+ writes five record types for a KIP-848 group (GroupCoordinatorRecordHelpers):
+Kafka 4.1+ writes six record types for a KIP-848 group (GroupCoordinatorRecordHelpers):
 the group epoch with the metadata hash of its subscribed topics (3), each
 member's subscription (5), the target assignment epoch with the time it was
-computed (6), each member's target (7) and each member's current assignment (8).
+computed (6), each member's target (7), each member's current assignment (8)
+and the topics each subscribed regex was last resolved to (16).
 The subscription metadata record of 4.0 (4) is read but no longer written: a
 group loaded with one tombstones it at its next write, as Kafka does.
 `records_of(group)` is the full set a group is made of now;
 `changes(persisted, current)` is what to append so that the log says the same:
-new or changed records, in the order Kafka writes them (subscription, epoch,
-targets, target epoch, current assignments), then tombstones for records that
+new or changed records, in the order Kafka writes them (subscription, resolved
+regexes, epoch, targets, target epoch, current assignments), then tombstones for records that
 are gone (members before the group's own records, so a load never sees members
 of a deleted group). `load(...)` turns the last record of every key back into a
 group.
@@ -26,19 +27,22 @@ from franz.coordinator.group.consumer_group import (
     ConsumerGroup,
     ConsumerGroupMember,
     MemberState,
+    ResolvedRegularExpression,
 )
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
 
 Records = dict[bytes, bytes]  # key bytes -> value bytes
 
-_PUT_ORDER = (serde.CONSUMER_GROUP_MEMBER_METADATA, serde.CONSUMER_GROUP_PARTITION_METADATA,
-              serde.CONSUMER_GROUP_METADATA, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-              serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+_PUT_ORDER = (serde.CONSUMER_GROUP_MEMBER_METADATA, serde.CONSUMER_GROUP_REGULAR_EXPRESSION,
+              serde.CONSUMER_GROUP_PARTITION_METADATA, serde.CONSUMER_GROUP_METADATA,
+              serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+              serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)
 # ConsumerGroup.createGroupTombstoneRecords' order for a deleted group; a leaving member's three
 # (current, target, subscription) keep it too.
 _TOMBSTONE_ORDER = (serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
                     serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, serde.CONSUMER_GROUP_MEMBER_METADATA,
-                    serde.CONSUMER_GROUP_PARTITION_METADATA, serde.CONSUMER_GROUP_METADATA)
+                    serde.CONSUMER_GROUP_REGULAR_EXPRESSION, serde.CONSUMER_GROUP_PARTITION_METADATA,
+                    serde.CONSUMER_GROUP_METADATA)
 # MemberState as Kafka numbers it in ConsumerGroupCurrentMemberAssignmentValue.State
 _STATE_CODES = {MemberState.STABLE: 0, MemberState.UNREVOKED_PARTITIONS: 1, MemberState.UNRELEASED_PARTITIONS: 2}
 _STATES = {code: state for state, code in _STATE_CODES.items()}
@@ -94,6 +98,9 @@ def records_of(group: ConsumerGroup) -> Records:
     for member_id, target in group.target_assignment.items():
         records.update(_cached(cache, group.encoded_records, ("target", member_id), target,
                                lambda m=member_id, t=target: _target_records(group_id, m, t)))
+    for regex, resolved in group.resolved_regexes.items():
+        records.update(_cached(cache, group.encoded_records, ("regex", regex), resolved,
+                               lambda r=regex, v=resolved: _regex_records(group_id, r, v)))
     return records
 
 
@@ -109,6 +116,12 @@ def _target_records(group_id: str, member_id: str, target: Assignment) -> Record
     return {serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, member_id):
             serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
                                        {"topic_partitions": _partitions(target)})}
+
+
+def _regex_records(group_id: str, regex: str, resolved: ResolvedRegularExpression) -> Records:
+    return {serde.consumer_group_key(serde.CONSUMER_GROUP_REGULAR_EXPRESSION, group_id, regular_expression=regex):
+            serde.consumer_group_value(serde.CONSUMER_GROUP_REGULAR_EXPRESSION, {
+                "topics": sorted(resolved.topics), "version": resolved.version, "timestamp": resolved.timestamp_ms})}
 
 
 def _member_records(group_id: str, member: ConsumerGroupMember) -> Records:
@@ -161,6 +174,10 @@ def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> Consume
             group.assignment_timestamp_ms = data.get("assignment_timestamp", 0)
         elif key.record_type == serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
             group.target_assignment[key.member_id] = _assignment(data["topic_partitions"])
+        elif key.record_type == serde.CONSUMER_GROUP_REGULAR_EXPRESSION:
+            assert key.regular_expression is not None
+            group.resolved_regexes[key.regular_expression] = ResolvedRegularExpression(
+                frozenset(data["topics"]), data["version"], data["timestamp"])
         else:
             members.setdefault(key.member_id, {}).update(data)
     for member_id, data in sorted(members.items()):

@@ -12,6 +12,8 @@ the record type, so a reader knows which schema the rest follows:
                       subscription metadata, member subscription, target
                       assignment epoch, target assignment of a member, current
                       assignment of a member (keys: group string [, member string])
+    key version 16    ConsumerGroupRegularExpressionKey  group string, regex
+                      string: the topics a subscribed regex resolved to
 
 Values are written as Kafka 4.x writes them: OffsetCommitValue v3 (v1 when the
 commit carried an explicit expire timestamp, OffsetCommit v2-4 with a
@@ -77,6 +79,8 @@ _CONSUMER_GROUP_RECORDS.update({
     SHARE_GROUP_STATE_PARTITION_METADATA: "ShareGroupStatePartitionMetadata",
 })
 SHARE_GROUP_RECORD_TYPES: Final = frozenset(range(SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_STATE_PARTITION_METADATA + 1))
+CONSUMER_GROUP_REGULAR_EXPRESSION: Final = 16
+_CONSUMER_GROUP_RECORDS[CONSUMER_GROUP_REGULAR_EXPRESSION] = "ConsumerGroupRegularExpression"
 _PER_MEMBER: Final = frozenset({CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
                                 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, SHARE_GROUP_MEMBER_METADATA,
                                 SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT})
@@ -215,6 +219,19 @@ ConsumerGroupCurrentMemberAssignmentValue key=8 versions=0 flex=0+
       topic_id uuid
       partitions []int32
       assignment_epochs []int32 tag=0 null default=null
+ response
+
+ConsumerGroupRegularExpressionKey key=16 versions=16
+ request
+    group_id string
+    regular_expression string
+ response
+
+ConsumerGroupRegularExpressionValue key=16 versions=0 flex=0+
+ request
+    topics []string
+    version int64
+    timestamp int64
  response
 
 ShareGroupMemberMetadataKey key=10 versions=10
@@ -362,15 +379,22 @@ class OffsetAndMetadata:
 @dataclasses.dataclass(frozen=True, slots=True)
 class ConsumerGroupRecordKey:
     """The key of a consumer group record: its type (key version), group and, for the
-    per-member types, the member."""
+    per-member types, the member; for a resolved regex, the regex."""
     record_type: int
     group: str
     member_id: str | None = None
+    regular_expression: str | None = None
 
 
-def consumer_group_key(record_type: int, group: str, member_id: str | None = None) -> bytes:
+def consumer_group_key(record_type: int, group: str, member_id: str | None = None,
+                       regular_expression: str | None = None) -> bytes:
     assert (member_id is not None) == (record_type in _PER_MEMBER)
-    data = {"group_id": group} if member_id is None else {"group_id": group, "member_id": member_id}
+    assert (regular_expression is not None) == (record_type == CONSUMER_GROUP_REGULAR_EXPRESSION)
+    data = {"group_id": group}
+    if member_id is not None:
+        data["member_id"] = member_id
+    if regular_expression is not None:
+        data["regular_expression"] = regular_expression
     return _encode(_CONSUMER_GROUP_RECORDS[record_type] + "Key", record_type, data)
 
 
@@ -436,7 +460,8 @@ def read_key(buffer: bytes) -> OffsetCommitKey | GroupMetadataKey | ConsumerGrou
         return GroupMetadataKey(data["group"])
     if version in _CONSUMER_GROUP_RECORDS:
         _, data = _decode(_CONSUMER_GROUP_RECORDS[version] + "Key", buffer, version, version)
-        return ConsumerGroupRecordKey(version, data["group_id"], data.get("member_id"))
+        return ConsumerGroupRecordKey(version, data["group_id"], data.get("member_id"),
+                                      data.get("regular_expression"))
     return None
 
 

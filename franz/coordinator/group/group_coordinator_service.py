@@ -103,7 +103,7 @@ class GroupCoordinatorService:
             self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_kafka_config(config),
                                                             self._topics_view, self._claim_for_consumer_group,
                                                             self._append, group_configs,
-                                                            self._hand_back_to_classic_group, self.metrics)
+                                                            self._hand_back_to_classic_group, self.metrics, clock_ms)
         # KIP-932 share groups, with the share coordinator that keeps their partitions' state
         self.share_groups: ShareGroupCoordinator | None = None
         if share_coordinator is not None:
@@ -459,16 +459,22 @@ class GroupCoordinatorService:
     # -- consumer groups (KIP-848) ---------------------------------------------------------
 
     async def handle_consumer_group_heartbeat(self, request, body: dict) -> dict:
+        """KafkaApis.handleConsumerGroupHeartbeat: READ on the group (as registered), then DESCRIBE
+        on every topic subscribed to by name, else TOPIC_AUTHORIZATION_FAILED with no message and
+        no topic named (the answer says nothing of which exist), before the coordinator sees the
+        heartbeat. A regex is checked where it is resolved, against this principal's rights."""
         assert self.consumer_groups is not None
         subscribed = set(body.get("subscribed_topic_names") or ())
         if subscribed and len(self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC,
                                                              subscribed)) < len(subscribed):
-            # Kafka 4.x: a member may subscribe only to topics it may DESCRIBE, else the
-            # heartbeat fails whole (and says nothing of which topics exist)
             return refusal_response(request, body, Errors.TOPIC_AUTHORIZATION_FAILED)
         await self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
+
+        def describable(names: list[str]) -> set[str]:
+            return self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC, names, log_if_denied=False)
         return await self.consumer_groups.heartbeat(request.api_version, request.client_id or "",
-                                              "/" + request.client_address[0], body)
+                                                    "/" + request.client_address[0], body,
+                                                    describable if self.auth.enabled else None)
 
     async def handle_consumer_group_describe(self, request, body: dict) -> dict:
         assert self.consumer_groups is not None

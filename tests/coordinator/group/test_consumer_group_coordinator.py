@@ -12,7 +12,7 @@ import pytest
 
 from franz.protocol.codec import decode_response, encode_response
 from franz.protocol.errors import Errors
-from tests.coordinator.group.test_group_coordinator import run, wait_until
+from tests.coordinator.group.test_group_coordinator import group_records, run, wait_until
 
 
 class _Request:
@@ -173,17 +173,105 @@ def test_a_static_member_that_leaves_temporarily_comes_back_to_its_partitions(tm
                                        Errors.FENCED_INSTANCE_ID)
 
 
+class _Clock:
+    """The consumer group coordinator's clock, moved by hand: regex resolutions wait on it."""
+    def __init__(self, server) -> None:
+        self.now = 1_000_000
+        server.group_coordinator.consumer_groups._clock_ms = lambda: self.now
+
+
+def _resolved(server, regex: str, group_id: str = "g") -> frozenset[str] | None:
+    resolution = server.group_coordinator.consumer_groups.group(group_id).resolved_regexes.get(regex)
+    return None if resolution is None else resolution.topics
+
+
 def test_a_regex_subscription_picks_up_a_topic_created_later(tmp_path):
+    """ConsumerGroupHeartbeatRequestTest.testConsumerGroupHeartbeatWithRegularExpression, with
+    GroupMetadataManager's refresh conditions: the regex is resolved after the join is
+    answered; a topic created later is picked up by a resolution no sooner than 10s after the
+    last one."""
     async def scenario(server):
+        clock = _Clock(server)
         first_topic = await _topic(server, "orders-eu", 1)
         await _topic(server, "payments", 1)
         joined = await beat(server, "m", 0, topics=(), regex="orders-.*")
-        assert _partitions(joined) == {first_topic: [0]}
+        assert (joined["member_epoch"], _partitions(joined)) == (1, {})  # not resolved yet: no bump
+        await wait_until(lambda: _resolved(server, "orders-.*") == {"orders-eu"}, "the regex resolved")
+        resolved = await beat(server, "m", 1, topics=None, owned=[])
+        assert (resolved["member_epoch"], _partitions(resolved)) == (2, {first_topic: [0]})
         second_topic = await _topic(server, "orders-us", 1)
-        grown = await beat(server, "m", joined["member_epoch"], topics=None, owned=[(first_topic, [0])])
+        clock.now += 10_000  # not more than 10s since the last resolution: none now
+        await beat(server, "m", 2, topics=None, owned=[(first_topic, [0])])
+        await asyncio.sleep(0)
+        assert _resolved(server, "orders-.*") == {"orders-eu"}
+        clock.now += 1  # the new topic calls for one now
+        await beat(server, "m", 2, topics=None, owned=[(first_topic, [0])])
+        await wait_until(lambda: _resolved(server, "orders-.*") == {"orders-eu", "orders-us"}, "orders-us")
+        grown = await beat(server, "m", 2, topics=None, owned=[(first_topic, [0])])
         return _partitions(grown), grown["member_epoch"], {first_topic: [0], second_topic: [0]}
     partitions, epoch, expected = run(tmp_path, scenario)
-    assert partitions == expected and epoch == 2
+    assert partitions == expected and epoch == 3
+
+
+def test_a_member_taking_up_a_resolved_regex_is_assigned_at_once(tmp_path):
+    """REGEX_UPDATED_AND_RESOLVED: the group epoch goes up with the heartbeat itself; the regex's
+    resolution is dropped (its record tombstoned) when its last subscriber leaves."""
+    async def scenario(server):
+        _Clock(server)
+        await _topic(server, "orders-eu", 2)
+        await beat(server, "m1", 0, topics=(), regex="orders-.*")
+        await wait_until(lambda: _resolved(server, "orders-.*") == {"orders-eu"}, "the regex resolved")
+        joined = await beat(server, "m2", 0, topics=(), regex="orders-.*")
+        assert joined["member_epoch"] == 3  # 1: m1 joined, 2: resolved, 3: m2 joined
+        group = server.group_coordinator.consumer_groups.group("g")
+        assert [len(partitions) for partitions in group.target_assignment["m2"].values()] == [1]
+        await beat(server, "m1", -1)
+        await beat(server, "m2", -1)
+        return _resolved(server, "orders-.*"), [(key.regular_expression, value is None) for key, value in
+                                                 group_records(server, "g") if key.record_type == 16]
+    remaining, regex_records = run(tmp_path, scenario)
+    assert remaining is None
+    assert regex_records[0] == ("orders-.*", False) and regex_records[-1] == ("orders-.*", True)
+
+
+def test_a_regex_resolves_to_the_topics_the_heartbeats_principal_may_describe(tmp_path):
+    """KAFKA-18813: what a regex matches is cut down to what the principal of the heartbeat that
+    set off the resolution may DESCRIBE; a grant shows at the resolution the refresh interval
+    (group.consumer.regex.refresh.interval.ms) calls for, not before."""
+    async def scenario(server):
+        clock = _Clock(server)
+        coordinator = server.group_coordinator.consumer_groups
+        allowed = {"orders-eu"}
+        public = await _topic(server, "orders-eu", 1)
+        secret = await _topic(server, "orders-secret", 1)
+
+        def describable(names: list[str]) -> set[str]:
+            return {name for name in names if name in allowed}
+
+        async def heartbeat(epoch: int, owned, **changes) -> dict:
+            body = {"group_id": "g", "member_id": "m", "member_epoch": epoch, "instance_id": None, "rack_id": None,
+                    "rebalance_timeout_ms": 10_000, "subscribed_topic_names": None, "subscribed_topic_regex": None,
+                    "server_assignor": None, "topic_partitions": owned, **changes}
+            return await coordinator.heartbeat(1, "c", "/127.0.0.1", body, describable)
+
+        await heartbeat(0, [], subscribed_topic_regex="orders-.*")
+        await wait_until(lambda: _resolved(server, "orders-.*") is not None, "the regex resolved")
+        assert _resolved(server, "orders-.*") == {"orders-eu"}
+        first = await heartbeat(1, [])
+        assert _partitions(first) == {public: [0]}
+        allowed.add("orders-secret")
+        clock.now += 60_000  # past the 10s between resolutions, within the refresh interval
+        owned = [{"topic_id": public, "partitions": [0]}]
+        await heartbeat(2, owned)
+        await asyncio.sleep(0)
+        assert _resolved(server, "orders-.*") == {"orders-eu"}
+        clock.now += 600_000  # the refresh interval has passed
+        await heartbeat(2, owned)
+        await wait_until(lambda: _resolved(server, "orders-.*") == {"orders-eu", "orders-secret"}, "the grant")
+        grown = await heartbeat(2, owned)
+        return _partitions(grown), {public: [0], secret: [0]}
+    partitions, expected = run(tmp_path, scenario)
+    assert partitions == expected
 
 
 def test_offset_commit_and_fetch_are_checked_against_the_member_epoch(tmp_path):

@@ -10,7 +10,12 @@ import pytest
 
 from franz.coordinator.group import consumer_group_records
 from franz.coordinator.group import group_coordinator_record_serde as serde
-from franz.coordinator.group.consumer_group import ConsumerGroup, ConsumerGroupMember, MemberState
+from franz.coordinator.group.consumer_group import (
+    ConsumerGroup,
+    ConsumerGroupMember,
+    MemberState,
+    ResolvedRegularExpression,
+)
 from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator
 from franz.coordinator.group.group_metadata import GroupError
 from franz.protocol.errors import Errors
@@ -159,3 +164,21 @@ def test_a_deleted_group_is_tombstoned_in_kafkas_order():
     group.dead = True
     assert _types(consumer_group_records.changes(persisted, consumer_group_records.records_of(group))) == [
         (8, True), (7, True), (6, True), (5, True), (4, True), (3, True)]
+
+
+def test_a_resolved_regex_is_a_record_of_its_own_and_tombstoned_once_nobody_subscribes_to_it():
+    """ConsumerGroupRegularExpression records: put after the subscriptions and before the group
+    epoch, loaded back; when the last member subscribed to the regex changes its subscription,
+    the resolution goes and its record is tombstoned (the group's others are kept)."""
+    group = _group()
+    group.update_member(dataclasses.replace(group.members["a"], subscribed_topic_regex="t.*"))
+    group.resolved_regexes["t.*"] = ResolvedRegularExpression(frozenset({"t", "tt"}), 12, 1_795_000_000_001)
+    records = consumer_group_records.records_of(group)
+    assert _types(consumer_group_records.changes({}, records))[:3] == [(5, False), (16, False), (3, False)]
+    loaded = consumer_group_records.load("g", {serde.read_key(k): v for k, v in records.items()})
+    assert loaded.resolved_regexes == group.resolved_regexes
+    group.update_member(dataclasses.replace(group.members["a"], subscribed_topic_regex=None))
+    group.forget_unsubscribed_regexes()
+    assert group.resolved_regexes == {}
+    assert _types(consumer_group_records.changes(records, consumer_group_records.records_of(group))) == [
+        (5, False), (16, True)]

@@ -282,3 +282,72 @@ def test_share_group_offset_apis_check_the_group_then_each_topic(acl_broker):
         assert refused_topic not in [p["error_code"] for t in group["topics"] for p in t["partitions"]]
         altered = client.request(ALTER_SHARE_GROUP_OFFSETS, 0, alter)
         assert refused_topic not in [p["error_code"] for t in altered["responses"] for p in t["partitions"]]
+
+
+CONSUMER_GROUP_HEARTBEAT = 68
+
+
+def _consumer_heartbeat(client: RawClient, group: str, epoch: int, names=None, regex=None, owned=()) -> dict:
+    """A full ConsumerGroupHeartbeat v1 of member m-1: its answer always carries the assignment."""
+    return client.request(CONSUMER_GROUP_HEARTBEAT, 1, {
+        "group_id": group, "member_id": "m-1", "member_epoch": epoch, "instance_id": None, "rack_id": None,
+        "rebalance_timeout_ms": 10_000, "subscribed_topic_names": names, "subscribed_topic_regex": regex,
+        "server_assignor": None, "topic_partitions": [{"topic_id": t, "partitions": ps} for t, ps in owned]})
+
+
+def test_consumer_group_heartbeat_needs_describe_on_every_topic_it_names(acl_broker):
+    """KafkaApis.handleConsumerGroupHeartbeat (Kafka 4.2's, as 4.3 keeps it): READ on the group
+    first; then one topic named that the principal may not DESCRIBE fails the whole heartbeat
+    with TOPIC_AUTHORIZATION_FAILED and nothing else: no message, no topic named, the same
+    whether the topic exists or not, and no member made."""
+    acl_broker.create_topic("visible")
+    acl_broker.create_topic("hidden")
+    with RawClient(acl_broker.bootstrap) as client:
+        refused_group = _consumer_heartbeat(client, "cg", 0, names=["visible"])
+        assert refused_group["error_code"] == Errors.GROUP_AUTHORIZATION_FAILED
+        acl_broker.allow(ResourceType.GROUP, "cg", AclOperation.READ)
+        acl_broker.allow(ResourceType.TOPIC, "visible", AclOperation.DESCRIBE)
+        refusal = {"throttle_time_ms": 0, "error_code": Errors.TOPIC_AUTHORIZATION_FAILED, "error_message": None,
+                   "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+        assert _consumer_heartbeat(client, "cg", 0, names=["visible", "hidden"]) == refusal
+        assert _consumer_heartbeat(client, "cg", 0, names=["visible", "nonexistent"]) == refusal
+        joined = _consumer_heartbeat(client, "cg", 0, names=["visible"])
+        assert (joined["error_code"], joined["member_epoch"]) == (Errors.NONE, 1)  # the first member of cg
+
+
+def test_a_regex_subscription_is_assigned_only_topics_the_principal_may_describe(acl_broker):
+    """GroupMetadataManager's regex resolution (TopicRegexResolver.filterTopicDescribeAuthorizedTopics):
+    the regex matches both topics, the member is assigned the one its principal may DESCRIBE;
+    a DESCRIBE granted later shows at the resolution the refresh interval calls for (ten
+    minutes by default: the coordinator's clock is moved past it rather than waited for)."""
+    for name in ("orders-eu", "orders-secret"):
+        acl_broker.create_topic(name)
+    acl_broker.allow(ResourceType.GROUP, "rg", AclOperation.READ)
+    acl_broker.allow(ResourceType.TOPIC, "orders-eu", AclOperation.DESCRIBE)
+    service = acl_broker.broker.server.group_coordinator
+    ids = {name: service.metadata.get(name).topic_id.bytes for name in ("orders-eu", "orders-secret")}
+
+    def assigned_until(client: RawClient, epoch: int, owned: list, wanted: dict) -> tuple[int, list]:
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            answer = _consumer_heartbeat(client, "rg", epoch, regex="orders-.*", owned=owned)
+            assert answer["error_code"] == Errors.NONE, answer
+            epoch = answer["member_epoch"]
+            owned = [(bytes(t["topic_id"]), t["partitions"]) for t in answer["assignment"]["topic_partitions"]]
+            if dict(owned) == wanted:
+                return epoch, owned
+            assert time.monotonic() < deadline, f"still assigned {owned}"
+            time.sleep(0.05)
+
+    with RawClient(acl_broker.bootstrap) as client:
+        joined = _consumer_heartbeat(client, "rg", 0, regex="orders-.*")
+        assert (joined["error_code"], joined["assignment"]) == (Errors.NONE, {"topic_partitions": []})
+        epoch, owned = assigned_until(client, joined["member_epoch"], [], {ids["orders-eu"]: [0]})
+        acl_broker.allow(ResourceType.TOPIC, "orders-secret", AclOperation.DESCRIBE)
+        again = _consumer_heartbeat(client, "rg", epoch, regex="orders-.*", owned=owned)
+        assert (again["member_epoch"], again["assignment"]["topic_partitions"]) == (
+            epoch, [{"topic_id": ids["orders-eu"], "partitions": [0]}])  # the grant waits for a resolution
+        clock = service.consumer_groups._clock_ms
+        service.consumer_groups._clock_ms = lambda: clock() + 11 * 60_000
+        later, _ = assigned_until(client, epoch, owned, {ids["orders-eu"]: [0], ids["orders-secret"]: [0]})
+        assert later > epoch

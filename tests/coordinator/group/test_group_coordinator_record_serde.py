@@ -89,6 +89,19 @@ def test_consumer_group_member_records_are_kafkas_flexible_bytes():
         b"\x00\x08" + _string("g") + _string("m"))
 
 
+def test_consumer_group_regular_expression_records_are_kafkas_bytes():
+    """ConsumerGroupRegularExpressionKey (type 16: group and regex, non-flexible strings) and
+    ConsumerGroupRegularExpressionValue v0 (flexible: the topics, the version, the timestamp)."""
+    key = serde.consumer_group_key(serde.CONSUMER_GROUP_REGULAR_EXPRESSION, "g", regular_expression="o.*")
+    assert key == b"\x00\x10" + _string("g") + _string("o.*")
+    assert serde.read_key(key) == serde.ConsumerGroupRecordKey(16, "g", None, "o.*")
+    value = serde.consumer_group_value(serde.CONSUMER_GROUP_REGULAR_EXPRESSION,
+                                       {"topics": ["ab", "c"], "version": 7, "timestamp": 1_700_000_000_000})
+    assert value == b"\x00\x00" + b"\x03\x03ab\x02c" + struct.pack(">qq", 7, 1_700_000_000_000) + b"\x00"
+    assert serde.read_consumer_group_value(serde.CONSUMER_GROUP_REGULAR_EXPRESSION, value) == {
+        "topics": ["ab", "c"], "version": 7, "timestamp": 1_700_000_000_000}
+
+
 @pytest.mark.parametrize("bad", [b"", b"\x00", b"\x00\x01\x00", b"\x00\x09\x00\x00"])
 def test_truncated_or_unknown_values_raise_record_format_error(bad):
     with pytest.raises(serde.RecordFormatError):
