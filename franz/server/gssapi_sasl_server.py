@@ -36,6 +36,7 @@ import struct
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
+from franz.common.system_properties import system_property
 from franz.server.oauth_bearer_sasl_server import SaslServerFault
 from franz.server.scram_sasl_server import SaslError
 
@@ -61,9 +62,9 @@ def use_krb5_config_of_kafka_opts(environ: MutableMapping[str, str] = os.environ
     """Where a Kafka broker's operator names the Kerberos configuration, a -Djava.security.krb5.conf
     option of KAFKA_OPTS, MIT's libraries read it from KRB5_CONFIG: set that to it (the JVM reads
     no KRB5_CONFIG, so the option ranks first). Called before the first use of the libraries."""
-    for option in environ.get("KAFKA_OPTS", "").split():
-        if option.startswith(f"-D{KRB5_CONF_PROPERTY}="):
-            environ["KRB5_CONFIG"] = option.split("=", 1)[1]
+    path = system_property(KRB5_CONF_PROPERTY, environ)
+    if path is not None:
+        environ["KRB5_CONFIG"] = path
 
 
 @dataclasses.dataclass(frozen=True)

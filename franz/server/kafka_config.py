@@ -33,7 +33,13 @@ from franz.common.config_def import (
     one_of,
 )
 from franz.common.utils import load_props
-from franz.common.jaas_config import parse_jaas_config
+from franz.common.jaas_context import (
+    JaasContext,
+    LoginConfiguration,
+    config_entry_option,
+    load_login_configuration,
+    load_server_context,
+)
 from franz.common.default_ssl_engine_factory import DefaultSslEngineFactory
 from franz.common.ssl_principal_mapper import SslPrincipalMapper
 from franz.server.ssl_channel_builder import SslListenerConfig
@@ -131,7 +137,8 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("connections.max.idle.ms", "long", 600_000),
     # SASL on SASL_PLAINTEXT and SASL_SSL listeners (sasl_server_authenticator); each listener may
     # override the mechanisms as listener.name.<listener>.sasl.enabled.mechanisms, and has its JAAS
-    # entries as listener.name.<listener>.<mechanism>.sasl.jaas.config
+    # entries as listener.name.<listener>.<mechanism>.sasl.jaas.config, else in the JAAS file that
+    # -Djava.security.auth.login.config in KAFKA_OPTS names (jaas_context)
     ConfigKey("sasl.enabled.mechanisms", "list", ["GSSAPI"]),
     ConfigKey("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI"),
     ConfigKey("sasl.jaas.config", "password", None),
@@ -559,19 +566,44 @@ _OAUTH_BEARER_OPTIONS: Final = re.compile(
     "|(StringClaim|NumberClaim|ListClaim|Extension)_.*)")
 
 
-def _oauth_bearer_validator(jaas_key: str, options: dict[str, str]) -> OAuthBearerUnsecuredValidator:
+def _oauth_bearer_validator(source: _JaasSource, options: dict[str, str]) -> OAuthBearerUnsecuredValidator:
     """OAUTHBEARER's JAAS entry: the validator's options, and the broker's own login Kafka makes
     with the same entry at startup (refused as it fails: oauth_bearer_unsecured_validator). Kafka
     ignores an option it does not read; franz warns of one, as a likely misspelling."""
     for name in options:
         if _OAUTH_BEARER_OPTIONS.fullmatch(name) is None:
             logger.warning("%s: OAuthBearerLoginModule's unsecured login and validator do not read the option %s",
-                           jaas_key, name)
+                           source.label, name)
     try:
         check_unsecured_login(options)
         return OAuthBearerUnsecuredValidator(options)
     except OAuthBearerConfigError as exc:
-        raise ConfigError(jaas_key, "[hidden]", str(exc)) from None
+        raise source.refused(str(exc)) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class _JaasSource:
+    """A mechanism's JAAS context and where it came from, to name in a refusal: the listener's
+    <mechanism>.sasl.jaas.config key (a password, never shown), or, that key unset, a section of
+    the JAAS file of the system property."""
+    key: str
+    context: JaasContext
+    configuration: LoginConfiguration | None  # the file's, for a context read from it
+
+    @property
+    def label(self) -> str:
+        if self.configuration is None:
+            return self.key
+        return f"the '{self.context.name}' entry of the JAAS configuration ({self.configuration.described()})"
+
+    def refused(self, reason: str) -> ConfigError:
+        if self.configuration is None:
+            return ConfigError(self.key, "[hidden]", reason)  # Password.HIDDEN
+        return ConfigError(self.key, None, "", f"{reason}, in {self.label}")
+
+
+# the login modules of the SASL mechanisms franz serves, which a JAAS file's section may hold
+_LOGIN_MODULES: Final = (PLAIN_LOGIN_MODULE, SCRAM_LOGIN_MODULE, OAUTH_BEARER_LOGIN_MODULE, KRB5_LOGIN_MODULE)
 
 
 def _require_failed(key: str, value: Any, requirement: str) -> None:
@@ -619,6 +651,7 @@ class KafkaConfig:
                                   f"No security protocol defined for listener {endpoint.listener_name}")
         self.listener_security_protocols = {endpoint.listener_name: protocols[endpoint.listener_name]
                                             for endpoint in self.listeners}
+        self._static_jaas: LoginConfiguration | None = None
         # listener name -> its SASL settings, for every SASL_PLAINTEXT and SASL_SSL listener
         self.sasl_listeners = {listener: self._sasl_listener_config(listener)
                                for listener, protocol in self.listener_security_protocols.items()
@@ -666,9 +699,11 @@ class KafkaConfig:
                             + ",".join(broker_advertised))
 
     def _sasl_listener_config(self, listener: str) -> SaslListenerConfig:
-        """A SASL_PLAINTEXT listener's mechanisms (its own key before sasl.enabled.mechanisms) and
-        their JAAS entries, which only listener.name.<listener>.<mechanism>.sasl.jaas.config gives
-        (JaasContext.loadServerContext; franz reads no JAAS file): ConfigError naming the key."""
+        """A SASL listener's mechanisms (its own key before sasl.enabled.mechanisms) and their JAAS
+        entries: listener.name.<listener>.<mechanism>.sasl.jaas.config, else the section of the JAAS
+        file -Djava.security.auth.login.config in KAFKA_OPTS names (JaasContext.loadServerContext),
+        which every mechanism of the listener without the key shares, each taking its own login
+        module's options from it; ConfigError naming the key."""
         key, mechanisms = self._listener_value(listener, "sasl.enabled.mechanisms")
         if not mechanisms:
             raise ConfigError(key, self.originals.get(key), "", f"No SASL mechanisms are enabled on listener "
@@ -696,45 +731,74 @@ class KafkaConfig:
         oauth_bearer_validator = None
         kerberos = None
         for mechanism in mechanisms:
-            jaas_key = listener_key(listener, f"{mechanism.lower()}.sasl.jaas.config")
-            text = self.originals.get(jaas_key)
-            if text is None:
-                raise ConfigError(jaas_key, None, "", f"Could not find a JAAS configuration for SASL mechanism "
-                                                      f"{mechanism} on listener {listener}: set {jaas_key}")
-            try:
-                entries = parse_jaas_config(str(text))
-            except ValueError as exc:
-                raise ConfigError(jaas_key, "[hidden]", str(exc)) from None  # Password.HIDDEN
-            if len(entries) != 1:  # JaasContext.load, for a JAAS config given as a property
-                raise ConfigError(jaas_key, "[hidden]", f"JAAS config property contains {len(entries)} login "
-                                                        f"modules, should be 1 module")
+            source = self._jaas_source(listener, mechanism)
+            entries = source.context.entries
             module = {"PLAIN": PLAIN_LOGIN_MODULE, "OAUTHBEARER": OAUTH_BEARER_LOGIN_MODULE,
                       GSSAPI: KRB5_LOGIN_MODULE}.get(mechanism, SCRAM_LOGIN_MODULE)
-            if entries[0].login_module != module:
-                raise ConfigError(jaas_key, "[hidden]", f"franz knows only {module} for {mechanism}, not "
-                                                        f"{entries[0].login_module}")
-            if mechanism == "PLAIN":  # PlainServerCallbackHandler: the user_<name>=<password> options
-                plain_users = {name[len("user_"):]: password for name, password in entries[0].options.items()
-                               if name.startswith("user_")}
+            if mechanism == "OAUTHBEARER" and len(entries) != 1:  # its callback handlers take one entry
+                raise source.refused(f"Must supply exactly 1 non-null JAAS mechanism configuration (size was "
+                                     f"{len(entries)})")
+            if source.context.dynamic or mechanism == "OAUTHBEARER":
+                if entries[0].login_module != module:
+                    raise source.refused(f"franz knows only {module} for {mechanism}, not {entries[0].login_module}")
+            else:  # Kafka's login runs every module of the section, whatever the mechanism
+                for entry in entries:
+                    if entry.login_module not in _LOGIN_MODULES:
+                        raise source.refused(f"franz cannot run the login module {entry.login_module}, knowing only "
+                                             f"{', '.join(_LOGIN_MODULES)}")
+            if mechanism == "PLAIN":  # PlainServerCallbackHandler: user_<name>=<password> of PlainLoginModule
+                plain_users = {}
+                for entry in entries:
+                    if entry.login_module == PLAIN_LOGIN_MODULE:
+                        for name, password in entry.options.items():
+                            if name.startswith("user_"):
+                                plain_users.setdefault(name[len("user_"):], password)
+                if not any(entry.login_module == PLAIN_LOGIN_MODULE for entry in entries):
+                    logger.warning("%s has no %s: PLAIN authenticates no one on listener %s", source.label,
+                                   PLAIN_LOGIN_MODULE, listener)
             if mechanism == "OAUTHBEARER":  # the broker's own (unsecured) login is checked either way
-                oauth_bearer_validator = _oauth_bearer_validator(jaas_key, entries[0].options)
+                oauth_bearer_validator = _oauth_bearer_validator(source, entries[0].options)
                 if secured:
                     oauth_bearer_validator = self._oauth_bearer_secured_validator(listener)
             if mechanism == GSSAPI:
-                kerberos = self._kerberos_service(listener, key, jaas_key, entries[0].options)
+                kerberos = self._kerberos_service(listener, key, source)
         _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
         return SaslListenerConfig(tuple(mechanisms), plain_users,
                                   self.values["connection.failed.authentication.delay.ms"], max_receive_size,
                                   oauth_bearer_validator, self._max_reauth_ms(listener, mechanisms), kerberos)
 
-    def _kerberos_service(self, listener: str, mechanisms_key: str, jaas_key: str,
-                          options: Mapping[str, str]) -> KerberosService:
+    def _jaas_source(self, listener: str, mechanism: str) -> _JaasSource:
+        """JaasContext.loadServerContext: the listener's <mechanism>.sasl.jaas.config, else the JAAS
+        file's section, with Kafka's refusals naming that key."""
+        jaas_key = listener_key(listener, f"{mechanism.lower()}.sasl.jaas.config")
+        text = self.originals.get(jaas_key)
+        if text is None and self._listener_value(listener, "sasl.jaas.config")[1] is not None:
+            logger.warning("Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring "
+                           "config")
+        try:
+            context = load_server_context(listener, None if text is None else str(text), self._login_configuration)
+        except ValueError as exc:
+            if text is not None:
+                raise ConfigError(jaas_key, "[hidden]", str(exc)) from None  # Password.HIDDEN
+            raise ConfigError(jaas_key, None, "", str(exc)) from None
+        return _JaasSource(jaas_key, context, None if context.dynamic else self._login_configuration())
+
+    def _login_configuration(self) -> LoginConfiguration:
+        """The JVM's static JAAS configuration, read once (Configuration.getConfiguration), when a
+        mechanism first needs it."""
+        if self._static_jaas is None:
+            self._static_jaas = load_login_configuration()
+        return self._static_jaas
+
+    def _kerberos_service(self, listener: str, mechanisms_key: str, source: _JaasSource) -> KerberosService:
         """A GSSAPI listener's Kerberos side, refused at startup as Kafka refuses it: the service
         name KerberosLogin.getServiceName requires (JAAS serviceName or sasl.kerberos.service.name,
         not two different), the Krb5LoginModule entry's principal (KerberosName) and its keytab,
         whose keys for that principal must be there (Kafka's login reads them at startup), and the
         listener's sasl.kerberos.principal.to.local.rules over the default realm of the Kerberos
-        configuration (KRB5_CONFIG, or -Djava.security.krb5.conf in KAFKA_OPTS as Java takes it)."""
+        configuration (KRB5_CONFIG, or -Djava.security.krb5.conf in KAFKA_OPTS as Java takes it).
+        The service name may be an option of any entry of the context; the rest are the options of
+        its first Krb5LoginModule entry, whose subject gives the acceptor its principal."""
         try:
             import gssapi
         except ImportError:
@@ -743,28 +807,33 @@ class KafkaConfig:
                                                             "libkrb5-dev to build it)") from None
         use_krb5_config_of_kafka_opts()
         service_key, configured = self._listener_value(listener, "sasl.kerberos.service.name")
-        in_jaas = options.get("serviceName")
+        entries = source.context.entries
+        in_jaas = config_entry_option(entries, "serviceName", None)  # KerberosLogin.getServiceName
         if in_jaas is not None and configured is not None and in_jaas != configured:
             raise ConfigError(service_key, configured, "", f"Conflicting serviceName values found in JAAS and "
                                                            f"Kafka configs value in JAAS file {in_jaas}, value in "
                                                            f"Kafka config {configured}")
         if in_jaas is None and configured is None:
             raise ConfigError(service_key, None, "", "No serviceName defined in either JAAS or Kafka config")
+        options = next((entry.options for entry in entries if entry.login_module == KRB5_LOGIN_MODULE), None)
+        if options is None:  # Kafka starts, and then fails every GSSAPI client: no Kerberos principal to accept as
+            raise source.refused(f"GSSAPI needs a {KRB5_LOGIN_MODULE} entry: the broker's service principal and "
+                                 f"its keytab")
         # Krb5LoginModule's flags are true only as "true" (any case)
         if options.get("useKeyTab", "").lower() != "true" or not options.get("keyTab"):
-            raise ConfigError(jaas_key, "[hidden]", "franz accepts Kerberos clients with the keys of a keytab: set "
-                                                    "useKeyTab=true and keyTab=\"<file>\" in its Krb5LoginModule entry")
+            raise source.refused("franz accepts Kerberos clients with the keys of a keytab: set useKeyTab=true and "
+                                 "keyTab=\"<file>\" in its Krb5LoginModule entry")
         if options.get("storeKey", "").lower() != "true":
-            raise ConfigError(jaas_key, "[hidden]", "storeKey=true is needed: without it the broker keeps no key to "
-                                                    "accept Kerberos clients with")
+            raise source.refused("storeKey=true is needed: without it the broker keeps no key to accept Kerberos "
+                                 "clients with")
         principal = options.get("principal", "")
         if not principal or principal == "*":
-            raise ConfigError(jaas_key, "[hidden]", "its Krb5LoginModule entry must name the broker's principal "
-                                                    "(principal=\"kafka/<host>@<REALM>\")")
+            raise source.refused("its Krb5LoginModule entry must name the broker's principal "
+                                 "(principal=\"kafka/<host>@<REALM>\")")
         try:
             name = KerberosName.parse(principal)
         except ValueError:
-            raise ConfigError(jaas_key, "[hidden]", f"Principal has name with unexpected format {principal}") from None
+            raise source.refused(f"Principal has name with unexpected format {principal}") from None
         rules_key, rules = self._listener_value(listener, "sasl.kerberos.principal.to.local.rules")
         try:
             short_namer = KerberosShortNamer.from_unparsed_rules(default_realm(), rules)
@@ -774,8 +843,8 @@ class KafkaConfig:
         try:
             check_keytab(principal, options["keyTab"])
         except gssapi.exceptions.GSSError as exc:
-            raise ConfigError(jaas_key, "[hidden]", f"Cannot accept Kerberos clients as {principal} with the keytab "
-                                                    f"{options['keyTab']}: {exc}") from None
+            raise source.refused(f"Cannot accept Kerberos clients as {principal} with the keytab "
+                                 f"{options['keyTab']}: {exc}") from None
         return service
 
     def _max_reauth_ms(self, listener: str, mechanisms: Sequence[str]) -> dict[str, int]:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
+from franz.common.system_properties import system_property
 from franz.server.oauth_bearer_jwks import (
     ALGORITHMS,
     JsonWebSignature,
@@ -148,10 +149,9 @@ def allowed_urls(environ: Mapping[str, str] = os.environ) -> set[str]:
     """The system property org.apache.kafka.sasl.oauthbearer.allowed.urls as franz takes it: a
     -D option of KAFKA_OPTS (where kafka-server-start.sh operators put it), else the environment
     variable of the same name. Unset, nothing is allowed, as in Kafka 4.x."""
-    value = environ.get(ALLOWED_URLS_PROPERTY, "")
-    for option in environ.get("KAFKA_OPTS", "").split():
-        if option.startswith(f"-D{ALLOWED_URLS_PROPERTY}="):
-            value = option.split("=", 1)[1]
+    value = system_property(ALLOWED_URLS_PROPERTY, environ)
+    if value is None:
+        value = environ.get(ALLOWED_URLS_PROPERTY, "")
     return {url.strip(_JAVA_WHITESPACE) for url in value.split(",")}
 
 

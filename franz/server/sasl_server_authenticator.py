@@ -79,9 +79,11 @@ MIN_REAUTH_INTERVAL_NS: Final = 1_000_000_000
 @dataclasses.dataclass(frozen=True)
 class SaslListenerConfig:
     """A SASL listener's enabled mechanisms, in the order the handshake answer lists them, and
-    PLAIN's users (name -> password) from its JAAS entry; OAUTHBEARER's validator, configured with
-    the options of its JAAS entry; each mechanism's connections.max.reauth.ms (SaslChannelBuilder's
-    connectionsMaxReauthMsByMechanism); GSSAPI's service principal, keytab and short namer."""
+    PLAIN's users (name -> password) from its JAAS entries (the listener's plain.sasl.jaas.config,
+    or the KafkaServer section of the JAAS file -Djava.security.auth.login.config names: KafkaConfig
+    reads both); OAUTHBEARER's validator, configured with the options of its JAAS entry; each
+    mechanism's connections.max.reauth.ms (SaslChannelBuilder's connectionsMaxReauthMsByMechanism);
+    GSSAPI's service principal, keytab and short namer."""
     mechanisms: tuple[str, ...]
     plain_users: Mapping[str, str]
     failed_authentication_delay_ms: int

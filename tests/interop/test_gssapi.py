@@ -3,7 +3,9 @@
 aiokafka (python-gssapi) authenticate as principals of the test realm and produce and consume; the
 connection's principal is the short name sasl.kerberos.principal.to.local.rules makes of it, as
 the ACLs of a StandardAuthorizer see it. The broker takes its Kerberos configuration from
--Djava.security.krb5.conf in KAFKA_OPTS, as a Kafka broker's operator gives it."""
+-Djava.security.krb5.conf in KAFKA_OPTS, as a Kafka broker's operator gives it, and its
+Krb5LoginModule entry from the listener's gssapi.sasl.jaas.config or from a JAAS file named by
+-Djava.security.auth.login.config there."""
 
 from __future__ import annotations
 
@@ -56,18 +58,20 @@ def kdc(tmp_path):
         kdc.stop()
 
 
-def start_broker(kdc: MiniKdc, tmp_path: Path, **overrides: str) -> KerberosBroker:
+def start_broker(kdc: MiniKdc, tmp_path: Path, jaas_file: Path | None = None, **overrides: str) -> KerberosBroker:
+    """A broker whose SASL_PLAINTEXT listener enables GSSAPI, its Krb5LoginModule entry the
+    listener's gssapi.sasl.jaas.config, or with `jaas_file` the section sasl_plaintext.KafkaServer
+    of that file, which -Djava.security.auth.login.config in KAFKA_OPTS names."""
     keytabs = tmp_path / "keytabs"
     keytabs.mkdir(exist_ok=True)
     kdc.create_principal(keytabs / "kafka.keytab", SERVICE)
     for user in ("alice", "bob"):
         kdc.create_principal(keytabs / f"{user}.keytab", user)
     sasl_port = free_port()
+    entry = krb5_jaas(keytabs / "kafka.keytab", f"{SERVICE}@{REALM}")
     process = BrokerProcess(tmp_path / "data", {
         "sasl.enabled.mechanisms": "GSSAPI",
         "sasl.kerberos.service.name": "kafka",
-        "listener.name.sasl_plaintext.gssapi.sasl.jaas.config":
-            krb5_jaas(keytabs / "kafka.keytab", f"{SERVICE}@{REALM}"),
         "inter.broker.listener.name": "PLAINTEXT",
         "num.partitions": "1",
         **overrides,
@@ -77,6 +81,11 @@ def start_broker(kdc: MiniKdc, tmp_path: Path, **overrides: str) -> KerberosBrok
                                                  f"SASL_PLAINTEXT://localhost:{sasl_port}")
     # as kafka-server-start.sh takes it; MIT's own variable stays unset for the broker
     process.environment["KAFKA_OPTS"] = f"-Djava.security.krb5.conf={kdc.krb5_conf}"
+    if jaas_file is None:
+        process.overrides["listener.name.sasl_plaintext.gssapi.sasl.jaas.config"] = entry
+    else:
+        jaas_file.write_text(f"sasl_plaintext.KafkaServer {{\n    {entry}\n}};\n")
+        process.environment["KAFKA_OPTS"] += f" -Djava.security.auth.login.config={jaas_file}"
     process.environment["KRB5RCACHEDIR"] = str(kdc.work_dir)
     process.start()
     return KerberosBroker(kdc, process, sasl_port, keytabs)
@@ -114,6 +123,19 @@ def test_the_java_client_produces_and_consumes_in_a_group(kerberos_broker, tmp_p
         ["consumed", "300"]
     assert kerberos_broker.process.wait_for_line(
         f"Successfully authenticated client: authenticationID=alice@{REALM}; authorizationID=alice@{REALM}.")
+
+
+def test_the_java_client_authenticates_against_a_krb5loginmodule_of_a_jaas_file(kdc, tmp_path):
+    broker = start_broker(kdc, tmp_path, jaas_file=tmp_path / "kafka_server_jaas.conf")
+    try:
+        command, env = java_driver(broker, tmp_path, "bob")
+        done = subprocess.run([*command, "produce", broker.sasl, "java-gssapi-file", "50", "all", "none", "true"],
+                              capture_output=True, text=True, timeout=180, env=env)
+        assert done.returncode == 0 and done.stdout.split()[:2] == ["produced", "50"], done.stderr[-3000:]
+        assert broker.process.wait_for_line(
+            f"Successfully authenticated client: authenticationID=bob@{REALM}; authorizationID=bob@{REALM}.")
+    finally:
+        broker.process.stop()
 
 
 def kcat(broker: KerberosBroker, tmp_path: Path, user: str, *args: str, data: str | None = None):

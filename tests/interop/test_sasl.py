@@ -1,6 +1,7 @@
 """SASL_PLAINTEXT listeners against real clients: librdkafka, the Java client, kafka-python and
-aiokafka authenticate with PLAIN (users of the listener's JAAS entry) and SCRAM-SHA-256/512
-(credentials made with AlterUserScramCredentials on the PLAINTEXT listener beside it), and are
+aiokafka authenticate with PLAIN (users of the listener's JAAS entry, or of the JAAS file
+-Djava.security.auth.login.config in KAFKA_OPTS names) and SCRAM-SHA-256/512 (credentials made
+with AlterUserScramCredentials on the PLAINTEXT listener beside it), and are
 refused with Kafka's messages for a wrong password or an unknown user. Raw sockets check the
 authenticator's rules: only ApiVersions and SaslHandshake before the handshake, a mechanism the
 listener does not enable, and the pre-authentication frame bound."""
@@ -37,20 +38,19 @@ class SaslBroker:
         self.sasl = f"127.0.0.1:{sasl_port}"
 
 
-@pytest.fixture
-def sasl_broker(tmp_path):
+def _start_sasl_broker(tmp_path: Path, jaas: dict[str, str], environment: dict[str, str]) -> SaslBroker:
     """A broker with a PLAINTEXT listener and a SASL_PLAINTEXT one enabling PLAIN and both SCRAM
-    mechanisms; user "bob" has SCRAM-SHA-256 and SCRAM-SHA-512 credentials."""
+    mechanisms, its JAAS entries as `jaas` and `environment` give them; user "bob" has
+    SCRAM-SHA-256 and SCRAM-SHA-512 credentials."""
     sasl_port = free_port()
     process = BrokerProcess(tmp_path / "data", {
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
-        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
         "inter.broker.listener.name": "PLAINTEXT",
         "num.partitions": "1",
+        **jaas,
     })
     process.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
+    process.environment.update(environment)
     process.start()
     try:
         from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
@@ -60,9 +60,24 @@ def sasl_broker(tmp_path):
             upsertion = UserScramCredentialUpsertion("bob", ScramCredentialInfo(mechanism, iterations), b"bob-secret")
             for future in admin.alter_user_scram_credentials([upsertion]).values():
                 future.result(DEADLINE_S)
-        yield SaslBroker(process, sasl_port)
-    finally:
+    except BaseException:
         process.stop()
+        raise
+    return SaslBroker(process, sasl_port)
+
+
+@pytest.fixture
+def sasl_broker(tmp_path):
+    """The listener's JAAS entries as its <mechanism>.sasl.jaas.config keys."""
+    broker = _start_sasl_broker(tmp_path, {
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+    }, {})
+    try:
+        yield broker
+    finally:
+        broker.process.stop()
 
 
 def _librdkafka(broker: SaslBroker, mechanism: str, user: str, password: str, **extra) -> dict:
@@ -73,9 +88,31 @@ def _librdkafka(broker: SaslBroker, mechanism: str, user: str, password: str, **
 @pytest.mark.parametrize("mechanism, user, password", [
     ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-256", "bob", "bob-secret"), ("SCRAM-SHA-512", "bob", "bob-secret")])
 def test_librdkafka_produces_and_consumes_after_authenticating(sasl_broker, mechanism, user, password):
+    _librdkafka_round_trip(sasl_broker, mechanism, user, password)
+
+
+def test_librdkafka_authenticates_with_users_of_a_jaas_file_in_kafka_opts(tmp_path):
+    """No <mechanism>.sasl.jaas.config: every mechanism takes the JAAS file's KafkaServer section,
+    given as kafka-server-start.sh operators give it; PLAIN's users are its PlainLoginModule's
+    user_* options (SCRAM's credentials are made with AlterUserScramCredentials all the same)."""
+    jaas_file = tmp_path / "kafka_server_jaas.conf"
+    jaas_file.write_text("// the broker's logins\nKafkaServer {\n    "
+                         + PLAIN_JAAS[:-1].replace(" user_", "\n    user_") + ";\n    " + SCRAM_JAAS + "\n};\n")
+    broker = _start_sasl_broker(tmp_path, {}, {"KAFKA_OPTS": f"-Djava.security.auth.login.config={jaas_file}"})
+    try:
+        for mechanism, user, password in (("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-512", "bob", "bob-secret")):
+            _librdkafka_round_trip(broker, mechanism, user, password)
+        from confluent_kafka import KafkaError
+        errors = _librdkafka_errors(broker, "PLAIN", "alice", "admin-secret")
+        assert errors and errors[0].code() == KafkaError._AUTHENTICATION, errors
+    finally:
+        broker.process.stop()
+
+
+def _librdkafka_round_trip(broker: SaslBroker, mechanism: str, user: str, password: str) -> None:
     from confluent_kafka import Consumer, Producer
     topic = f"sasl-{mechanism.lower()}"
-    producer = Producer(_librdkafka(sasl_broker, mechanism, user, password, **{"enable.idempotence": True}))
+    producer = Producer(_librdkafka(broker, mechanism, user, password, **{"enable.idempotence": True}))
     failures: list = []
     def delivered(err, _message) -> None:
         if err is not None:
@@ -84,7 +121,7 @@ def test_librdkafka_produces_and_consumes_after_authenticating(sasl_broker, mech
     for index in range(200):
         producer.produce(topic, b"value-%d" % index, on_delivery=delivered)
     assert producer.flush(DEADLINE_S) == 0 and failures == []
-    consumer = Consumer(_librdkafka(sasl_broker, mechanism, user, password,
+    consumer = Consumer(_librdkafka(broker, mechanism, user, password,
                                     **{"group.id": f"g-{mechanism}", "auto.offset.reset": "earliest"}))
     consumer.subscribe([topic])
     values, deadline = [], time.monotonic() + DEADLINE_S
@@ -96,6 +133,17 @@ def test_librdkafka_produces_and_consumes_after_authenticating(sasl_broker, mech
     assert values == [b"value-%d" % index for index in range(200)]
 
 
+def _librdkafka_errors(broker: SaslBroker, mechanism: str, user: str, password: str) -> list:
+    """The errors a producer reports until its first one (none in DEADLINE_S: none)."""
+    from confluent_kafka import Producer
+    errors: list = []
+    producer = Producer(_librdkafka(broker, mechanism, user, password, error_cb=errors.append))
+    deadline = time.monotonic() + DEADLINE_S
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.1)
+    return errors
+
+
 @pytest.mark.parametrize("mechanism, user, password, message", [
     ("PLAIN", "alice", "wrong", "Authentication failed: Invalid username or password"),
     ("PLAIN", "nobody", "alice-secret", "Authentication failed: Invalid username or password"),
@@ -105,12 +153,8 @@ def test_librdkafka_produces_and_consumes_after_authenticating(sasl_broker, mech
                                                "credentials with SASL mechanism SCRAM-SHA-512"),
 ])
 def test_librdkafka_is_refused_with_kafkas_message(sasl_broker, mechanism, user, password, message):
-    from confluent_kafka import KafkaError, Producer
-    errors: list = []
-    producer = Producer(_librdkafka(sasl_broker, mechanism, user, password, error_cb=errors.append))
-    deadline = time.monotonic() + DEADLINE_S
-    while not errors and time.monotonic() < deadline:
-        producer.poll(0.1)
+    from confluent_kafka import KafkaError
+    errors = _librdkafka_errors(sasl_broker, mechanism, user, password)
     assert errors and errors[0].code() == KafkaError._AUTHENTICATION, errors
     assert message in errors[0].str(), errors[0].str()
     assert sasl_broker.process.wait_for_line("Failed authentication with /127.0.0.1")

@@ -224,6 +224,8 @@ OAUTH_JAAS = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModu
               'unsecuredLoginStringClaim_sub="admin";')
 SASL_LISTENERS = ["listeners=PLAINTEXT://127.0.0.1:1,SASL_PLAINTEXT://127.0.0.1:2",
                   "inter.broker.listener.name=PLAINTEXT"]
+NOT_IN_JAAS = ("Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in the JAAS configuration. "
+               "System property 'java.security.auth.login.config' is not set")
 
 
 def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries():
@@ -254,12 +256,12 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
 
 @pytest.mark.parametrize("settings, key, words", [
     ([], "listener.name.sasl_plaintext.gssapi.sasl.jaas.config",  # GSSAPI is Kafka's default
-     "Could not find a JAAS configuration for SASL mechanism GSSAPI"),
+     NOT_IN_JAAS),
     (["sasl.enabled.mechanisms=PLAIN,DIGEST-MD5"], "sasl.enabled.mechanisms",
      "franz serves the SASL mechanisms GSSAPI, PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, not DIGEST-MD5"),
     (["listener.name.sasl_plaintext.sasl.enabled.mechanisms=OAUTHBEARER"],
      "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config",
-     "Could not find a JAAS configuration for SASL mechanism OAUTHBEARER"),
+     NOT_IN_JAAS),
     (["sasl.enabled.mechanisms=OAUTHBEARER", "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + SCRAM_JAAS],
      "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "franz knows only org.apache.kafka.common."
                                                                   "security.oauthbearer.OAuthBearerLoginModule for "
@@ -276,9 +278,9 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
      "listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class", "unset it"),
     (["sasl.enabled.mechanisms="], "sasl.enabled.mechanisms", "No SASL mechanisms are enabled"),
     (["sasl.enabled.mechanisms=PLAIN"], "listener.name.sasl_plaintext.plain.sasl.jaas.config",
-     "Could not find a JAAS configuration for SASL mechanism PLAIN"),
+     NOT_IN_JAAS),
     (["sasl.enabled.mechanisms=PLAIN", "sasl.jaas.config=" + PLAIN_JAAS],  # Kafka ignores it on a broker
-     "listener.name.sasl_plaintext.plain.sasl.jaas.config", "Could not find a JAAS configuration"),
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config", NOT_IN_JAAS),
     (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=a.B required"],
      "listener.name.sasl_plaintext.plain.sasl.jaas.config", "JAAS config entry not terminated by semi-colon"),
     (["sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + SCRAM_JAAS],
@@ -299,7 +301,8 @@ def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries()
       "connection.failed.authentication.delay.ms=600000"], "connection.failed.authentication.delay.ms",
      "should always be less than connections.max.idle.ms=600000"),
 ])
-def test_a_sasl_listener_without_what_it_needs_is_refused_naming_the_key(settings, key, words):
+def test_a_sasl_listener_without_what_it_needs_is_refused_naming_the_key(monkeypatch, settings, key, words):
+    monkeypatch.delenv("KAFKA_OPTS", raising=False)  # no JAAS file
     with pytest.raises(ConfigError) as refused:
         KafkaConfig.from_sources(None, SASL_LISTENERS + settings)
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
@@ -384,6 +387,113 @@ def test_an_oauthbearer_entry_kafka_could_not_use_is_refused_naming_the_key(opti
     assert refused.value.key == key and str(refused.value).endswith(words), str(refused.value)
 
 
+def _jaas_file(tmp_path, monkeypatch, text, option="-Djava.security.auth.login.config="):
+    """A JAAS file given the broker as kafka-server-start.sh operators give it, in KAFKA_OPTS."""
+    path = tmp_path / "kafka_server_jaas.conf"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("KAFKA_OPTS", f"-Xmx1G {option}{path}")
+    return path
+
+
+JAAS_FILE = ("KafkaServer {\n"
+             "  " + PLAIN_JAAS[:-1] + " user_alice=\"alice-2\";\n"
+             "  org.apache.kafka.common.security.plain.PlainLoginModule optional user_bob=\"bob-secret\"\n"
+             "    user_alice=\"nor-this\";\n"
+             "  " + SCRAM_JAAS + "\n"
+             "};\n")
+
+
+@pytest.mark.parametrize("option", ["-Djava.security.auth.login.config=", "-Djava.security.auth.login.config=="])
+def test_a_mechanism_without_its_jaas_key_takes_the_jaas_files_kafkaserver_section(tmp_path, monkeypatch, option):
+    """JaasContext.loadServerContext: every mechanism shares the section, PLAIN's users are the user_*
+    options of its PlainLoginModule entries, the first one naming a user giving its password
+    (PlainServerCallbackHandler; within one entry the last option of a name counts, as in a
+    HashMap); SCRAM needs nothing of it."""
+    _jaas_file(tmp_path, monkeypatch, JAAS_FILE, option)
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + ["sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256"])
+    sasl = config.sasl_listeners["SASL_PLAINTEXT"]
+    assert sasl.mechanisms == ("PLAIN", "SCRAM-SHA-256") and config.unknown_keys == []
+    assert sasl.plain_users == {"admin": "admin-secret", "alice": "alice-2", "bob": "bob-secret"}
+
+
+def test_the_listeners_own_section_and_a_mechanisms_key_come_first(tmp_path, monkeypatch):
+    _jaas_file(tmp_path, monkeypatch, JAAS_FILE + "sasl_plaintext.KafkaServer {\n"
+               "  org.apache.kafka.common.security.plain.PlainLoginModule required user_carol=\"c\";\n};\n")
+    own = KafkaConfig.from_sources(None, SASL_LISTENERS + ["sasl.enabled.mechanisms=PLAIN"])
+    assert own.sasl_listeners["SASL_PLAINTEXT"].plain_users == {"carol": "c"}
+    keyed = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS])
+    assert keyed.sasl_listeners["SASL_PLAINTEXT"].plain_users == {"admin": "admin-secret", "alice": "alice-secret"}
+    # a file no mechanism needs is never read, as the JVM reads it only when asked
+    monkeypatch.setenv("KAFKA_OPTS", f"-Djava.security.auth.login.config={tmp_path / 'missing.conf'}")
+    assert KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS])
+
+
+def test_an_oauthbearer_listener_takes_its_options_from_the_jaas_file(tmp_path, monkeypatch):
+    _jaas_file(tmp_path, monkeypatch, "KafkaServer { " + OAUTH_JAAS[:-1] + ' unsecuredValidatorScopeClaimName="r"; };')
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + ["sasl.enabled.mechanisms=OAUTHBEARER"])
+    assert config.sasl_listeners["SASL_PLAINTEXT"].oauth_bearer_validator.scope_claim_name == "r"
+
+
+def test_plain_without_a_plainloginmodule_in_the_section_authenticates_no_one(tmp_path, monkeypatch, caplog):
+    path = _jaas_file(tmp_path, monkeypatch, "KafkaServer { " + SCRAM_JAAS + " };")
+    with caplog.at_level(logging.WARNING, logger="franz.server.kafka_config"):
+        config = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+            "sasl.enabled.mechanisms=PLAIN", "sasl.jaas.config=" + PLAIN_JAAS])
+    assert config.sasl_listeners["SASL_PLAINTEXT"].plain_users == {}
+    assert [record.getMessage() for record in caplog.records] == [
+        "Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring config",
+        "the 'KafkaServer' entry of the JAAS configuration (System property 'java.security.auth.login.config' is "
+        f"{path}) has no org.apache.kafka.common.security.plain.PlainLoginModule: PLAIN authenticates no one on "
+        "listener SASL_PLAINTEXT"]
+
+
+_FILE_IS = "System property 'java.security.auth.login.config' is {path}"
+
+
+@pytest.mark.parametrize("text, mechanisms, words", [
+    ("Server { " + PLAIN_JAAS + " };", "PLAIN",
+     "Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in the JAAS configuration. " + _FILE_IS),
+    ("KafkaServer {\n " + PLAIN_JAAS[:-1] + " };", "PLAIN", "Configuration Error:\n\tLine 2: expected [option key]. "
+                                                            + _FILE_IS),
+    ("KafkaServer { " + SCRAM_JAAS + " com.sun.security.auth.module.JndiLoginModule optional; };", "SCRAM-SHA-256",
+     "com.sun.security.auth.module.JndiLoginModule is not allowed. Update System property "
+     "'org.apache.kafka.disallowed.login.modules' to allow com.sun.security.auth.module.JndiLoginModule"),
+    ("KafkaServer { " + SCRAM_JAAS + " com.example.AuditLoginModule required; };", "SCRAM-SHA-256",
+     "franz cannot run the login module com.example.AuditLoginModule, knowing only org.apache.kafka.common.security"
+     ".plain.PlainLoginModule, org.apache.kafka.common.security.scram.ScramLoginModule, org.apache.kafka.common."
+     "security.oauthbearer.OAuthBearerLoginModule, com.sun.security.auth.module.Krb5LoginModule, in the "
+     f"'KafkaServer' entry of the JAAS configuration ({_FILE_IS})"),
+    ("KafkaServer { " + OAUTH_JAAS + " " + PLAIN_JAAS + " };", "OAUTHBEARER",
+     "Must supply exactly 1 non-null JAAS mechanism configuration (size was 2), in the 'KafkaServer' entry"),
+    ("KafkaServer { " + PLAIN_JAAS + " };", "OAUTHBEARER",
+     "franz knows only org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule for OAUTHBEARER, not "
+     "org.apache.kafka.common.security.plain.PlainLoginModule, in the 'KafkaServer' entry"),
+    ("KafkaServer { " + OAUTH_JAAS[:-1] + ' unsecuredLoginStringClaim_sub=""; };', "OAUTHBEARER",
+     "An internal error occurred while retrieving token from callback handler: No principal name in JWT claim: "
+     "sub, in the 'KafkaServer' entry"),
+])
+def test_a_jaas_file_kafka_could_not_use_is_refused_naming_the_mechanisms_key(tmp_path, monkeypatch, text,
+                                                                               mechanisms, words):
+    path = _jaas_file(tmp_path, monkeypatch, text)
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + [f"sasl.enabled.mechanisms={mechanisms}"])
+    assert refused.value.key == f"listener.name.sasl_plaintext.{mechanisms.lower()}.sasl.jaas.config"
+    assert words.replace("{path}", str(path)) in str(refused.value), str(refused.value)
+    assert "admin-secret" not in str(refused.value)
+
+
+def test_a_missing_jaas_file_is_refused_with_the_jdks_words(tmp_path, monkeypatch):
+    missing = tmp_path / "missing.conf"
+    monkeypatch.setenv("KAFKA_OPTS", f"-Djava.security.auth.login.config={missing}")
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + ["sasl.enabled.mechanisms=SCRAM-SHA-512"])
+    assert refused.value.key == "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"
+    assert str(refused.value) == (f"{missing} (No such file or directory). System property "
+                                  f"'java.security.auth.login.config' is {missing}")
+
+
 @pytest.fixture(scope="module")
 def realm(tmp_path_factory):
     """A KDC's realm with a keytab of kafka/localhost and of kafka (a service principal without host)."""
@@ -456,6 +566,34 @@ def test_a_gssapi_listener_kafka_could_not_run_is_refused_naming_the_key(realm, 
             "sasl.enabled.mechanisms=GSSAPI", _krb5_jaas(jaas["keytab"], jaas["principal"], jaas["flags"]),
             *(setting for setting in settings if setting.split("=", 1)[0] not in jaas)])
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
+
+
+def test_a_gssapi_listener_takes_its_krb5loginmodule_entry_from_the_jaas_file(realm, tmp_path, monkeypatch):
+    """The entry feeds the Kerberos side as the property does; the service name may be any entry's
+    option (KerberosLogin.getServiceName over the whole section)."""
+    kdc, keytab = realm
+    monkeypatch.setenv("KRB5_CONFIG", str(kdc.krb5_conf))
+    section = ("sasl_plaintext.KafkaServer {\n"
+               "  " + PLAIN_JAAS[:-1] + " serviceName=kafka;\n"
+               "  " + _krb5_jaas(keytab).split("=", 1)[1] + "\n};\n")
+    path = _jaas_file(tmp_path, monkeypatch, section)
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + ["sasl.enabled.mechanisms=GSSAPI,PLAIN"])
+    sasl = config.sasl_listeners["SASL_PLAINTEXT"]
+    assert (sasl.kerberos.principal, sasl.kerberos.service_name, sasl.kerberos.host_name, sasl.kerberos.keytab) == \
+        ("kafka/localhost@FRANZ.TEST", "kafka", "localhost", str(keytab))
+    assert sasl.plain_users == {"admin": "admin-secret", "alice": "alice-secret"}
+    # a refusal of the entry names the key the file stands in for, and the file
+    path.write_text(section.replace("storeKey=true", "storeKey=false"))
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + ["sasl.enabled.mechanisms=GSSAPI"])
+    assert refused.value.key == "listener.name.sasl_plaintext.gssapi.sasl.jaas.config"
+    assert str(refused.value) == ("storeKey=true is needed: without it the broker keeps no key to accept Kerberos "
+                                  "clients with, in the 'sasl_plaintext.KafkaServer' entry of the JAAS configuration "
+                                  f"(System property 'java.security.auth.login.config' is {path})")
+    # Kafka would start, then fail every client: no Kerberos principal to accept them as
+    path.write_text("KafkaServer { " + PLAIN_JAAS[:-1] + " serviceName=kafka; };")
+    with pytest.raises(ConfigError, match="GSSAPI needs a com.sun.security.auth.module.Krb5LoginModule entry"):
+        KafkaConfig.from_sources(None, SASL_LISTENERS + ["sasl.enabled.mechanisms=GSSAPI"])
 
 
 def test_sasl_between_brokers_needs_its_mechanism_enabled():
