@@ -196,6 +196,12 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("ssl.secure.random.implementation", "string", None),
     ConfigKey("ssl.provider", "string", None),
     ConfigKey("ssl.engine.factory.class", "string", None),
+    # Delegation tokens (DelegationTokenManagerConfigs): a non-empty secret key enables them. Kafka 4.0
+    # removed delegation.token.master.key, an unknown key since.
+    ConfigKey("delegation.token.secret.key", "password", None),
+    ConfigKey("delegation.token.max.lifetime.ms", "long", 7 * 24 * _HOUR_MS, at_least(1)),
+    ConfigKey("delegation.token.expiry.time.ms", "long", 24 * _HOUR_MS, at_least(1)),
+    ConfigKey("delegation.token.expiry.check.interval.ms", "long", _HOUR_MS, at_least(1)),
     ConfigKey("authorizer.class.name", "string", ""),
     ConfigKey("principal.builder.class", "string", DEFAULT_PRINCIPAL_BUILDER),
     ConfigKey("create.topic.policy.class.name", "string", None),

@@ -44,6 +44,8 @@ from franz.server.controller import Controller
 from franz.server.controller_apis import ControllerApis
 from franz.server.controller_mutation_quota import ControllerMutationQuotaManager
 from franz.server.delegation_token_apis import DelegationTokenApis
+from franz.server.delegation_token_control_manager import DELEGATION_TOKENS_FILE, DelegationTokenControlManager
+from franz.server.delegation_token_manager import DelegationTokenManager
 from franz.server.describe_topic_partitions import DescribeTopicPartitionsApi
 from franz.server.feature_control_manager import FEATURES_FILE, FeatureControlManager
 from franz.server.garbage_collector import configure_collector, freeze_startup_objects
@@ -95,6 +97,7 @@ class KafkaServer:
         self.share_coordinator: ShareCoordinator | None = None
         self.share_partitions: SharePartitionManager | None = None
         self.transaction_coordinator: TransactionCoordinator | None = None
+        self.delegation_tokens: DelegationTokenControlManager | None = None
         self._prefix = f"[KafkaRaftServer nodeId={config.node_id}]"
         self._broker_prefix = f"[BrokerServer id={config.node_id}]"  # BrokerServer's LogContext
         self._status = "SHUTDOWN"  # BrokerServer's ProcessStatus
@@ -177,7 +180,14 @@ class KafkaServer:
         scram = ScramControlManager(first_dir / SCRAM_CREDENTIALS_FILE, controller.store_file)
         scram.register(self.apis)
         SaslApis().register(self.apis)
-        DelegationTokenApis().register(self.apis)
+        # with delegation.token.secret.key: the stored tokens, checked for expiry periodically
+        tokens = DelegationTokenControlManager(
+            first_dir / DELEGATION_TOKENS_FILE, controller.store_file,
+            DelegationTokenManager(config["delegation.token.secret.key"]), config["delegation.token.max.lifetime.ms"],
+            config["delegation.token.expiry.time.ms"])
+        self.delegation_tokens = tokens
+        tokens.schedule_sweeps(log_manager.scheduler, loop, config["delegation.token.expiry.check.interval.ms"])
+        DelegationTokenApis(tokens).register(self.apis)
         self.share_coordinator = ShareCoordinator(config, controller, self.replica_manager, metadata)
         await self.share_coordinator.startup()  # loads share-partition state from __share_group_state
         self.share_coordinator.start_maintenance()
@@ -210,7 +220,8 @@ class KafkaServer:
                 self.oauth_bearer_validators.append(sasl.oauth_bearer_validator)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version,
-                                          scram_credential_of=scram.credential)
+                                          scram_credential_of=scram.credential,
+                                          token_credential_of=tokens.token_manager.token_credential)
         for connection_quotas in self.socket_server.all_connection_quotas:  # IP connection rates
             client_quotas.add_manager(connection_quotas)
         controller.add_broker_reconfigurable(self.socket_server)  # with the stored connection limits
@@ -268,6 +279,8 @@ class KafkaServer:
             await self.share_coordinator.shutdown()
         if self.group_coordinator is not None:
             await self.group_coordinator.shutdown()
+        if self.delegation_tokens is not None:
+            await self.delegation_tokens.shutdown()
         if self.controller is not None:
             await self.controller.shutdown()
         if self.replica_manager is not None:

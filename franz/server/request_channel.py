@@ -144,6 +144,11 @@ class Session:
         return f"{self.principal_type}:{name if name is not None else 'ANONYMOUS'}"
 
     @property
+    def token_authenticated(self) -> bool:
+        """KafkaPrincipal.tokenAuthenticated: the SASL session authenticated with a delegation token."""
+        return self.authenticator is not None and self.authenticator.token_authenticated
+
+    @property
     def user(self) -> str:
         """The quota entity's user: the principal's name (ANONYMOUS on a PLAINTEXT listener, and
         for an SSL client without a certificate)."""

@@ -31,8 +31,11 @@ mechanism (another enabled one is answered NONE, then the connection fails unans
 request) and name the same principal. A request on a connection whose session has expired closes
 it (KafkaChannel, session_expired), unless it is a SaslHandshake that begins a re-authentication.
 
-Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0) and delegation-token SCRAM
-(tokenauth).
+A SCRAM exchange with tokenauth=true authenticates with a delegation token: the principal is
+User:<the token's owner's name>, token-authenticated (SaslServerAuthenticator.principal), and the
+token's expiry bounds the session as a credential's lifetime.
+
+Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from franz.server.scram_sasl_server import (
     SaslAuthenticationError,
     SaslError,
     ScramSaslServer,
+    TokenCredentialOf,
 )
 
 if TYPE_CHECKING:
@@ -139,9 +143,11 @@ class SaslServerAuthenticator:
 
     def __init__(self, config: SaslListenerConfig, credential_of: CredentialOf,
                  metrics: SelectorMetrics | None = None, clock_ns: Callable[[], int] = time.monotonic_ns,
-                 wall_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
+                 wall_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+                 token_credential_of: TokenCredentialOf = lambda token_id, mechanism: None) -> None:
         self.config = config
         self._credential_of = credential_of
+        self._token_credential_of = token_credential_of
         self._metrics = metrics  # the listener's: its authentication counts
         self._clock_ns = clock_ns
         self._wall_clock_ms = wall_clock_ms
@@ -149,6 +155,7 @@ class SaslServerAuthenticator:
         self._server: PlainSaslServer | ScramSaslServer | OAuthBearerSaslServer | GssapiSaslServer | None = None
         self._mechanism = ""
         self.principal_name: str | None = None  # the session's, kept through a re-authentication
+        self.token_authenticated = False  # KafkaPrincipal.tokenAuthenticated of the session's principal
         # why no principal could be made of a completed authentication: the next request fails the connection
         self.principal_error: str | None = None
         self.fault: str | None = None  # a SaslServerFault's message
@@ -256,7 +263,7 @@ class SaslServerAuthenticator:
             assert self.config.kerberos is not None
             self._server = GssapiSaslServer(self.config.kerberos)
         else:
-            self._server = ScramSaslServer(mechanism, self._credential_of)
+            self._server = ScramSaslServer(mechanism, self._credential_of, self._token_credential_of)
         self._state = _State.AUTHENTICATE
         return {"error_code": Errors.NONE, "mechanisms": enabled}
 
@@ -319,6 +326,7 @@ class SaslServerAuthenticator:
     def _completed(self, name: str) -> None:
         """The exchange completed: the session is the new one, counted as Selector counts it."""
         self.principal_name = name
+        self.token_authenticated = isinstance(self._server, ScramSaslServer) and self._server.token_authenticated
         self._state = _State.COMPLETE
         self.successful_authentications += 1
         if self.reauthenticating:

@@ -4,12 +4,18 @@ grammar of its ScramMessages and the arithmetic of its ScramFormatter (RFC 5802,
 Written here rather than taken from a SCRAM library because a client meets Kafka's own choices,
 which a general implementation does not make: the messages must match Kafka's regular
 expressions (ASCII names with =2C/=3D escapes, the "n" GS2 flag only, an authorization id
-equal to the user name, extensions ignored), any stored salt is served, the server nonce is a
-130-bit random number in base 36, and every failure but one is a SaslException, which the
-client hears as one generic message. The one exception is an authorization id that differs
+equal to the user name, extensions but tokenauth ignored), any stored salt is served, the
+server nonce is a 130-bit random number in base 36, and every failure but one is a
+SaslException, which the client hears as one generic message. The one exception is an authorization id that differs
 from the user name, whose own message reaches the client. Python's regular expressions match
 these grammars in linear time, so a message as long as sasl.server.max.receive.size costs
 milliseconds.
+
+A client-first message with the extension tokenauth=true authenticates with a delegation token
+(ScramServerCallbackHandler's DelegationTokenCredentialCallback): the user name is the token id,
+the credential the one the broker derived from the token's HMAC, and the exchange is authorized
+as the token's owner; the session ends when the token expires (its expiry as the credential's
+lifetime), and the connection is token-authenticated, which bars it from the token APIs.
 """
 
 from __future__ import annotations
@@ -44,6 +50,13 @@ _CLIENT_FINAL: Final = re.compile(f"c=(?P<channel>{_BASE64}),r=(?P<nonce>{_PRINT
 
 # A user's credential of a mechanism type: salt, stored_key, server_key, iterations; None if none.
 CredentialOf = Callable[[str, int], Mapping | None]
+# A delegation token's, by token id and mechanism type: (owner's name, credential, expiry in ms);
+# None for a token the broker does not have.
+TokenCredentialOf = Callable[[str, int], tuple[str, Mapping, int] | None]
+
+
+def _no_tokens(token_id: str, mechanism: int) -> None:
+    return None
 
 
 class SaslError(Exception):
@@ -63,8 +76,9 @@ def _b64decode(text: str) -> bytes:
     return base64.b64decode(text, validate=True)
 
 
-def _server_nonce() -> str:
-    """ScramFormatter.secureRandomString: new BigInteger(130, random).toString(36)."""
+def secure_random_string() -> str:
+    """ScramFormatter.secureRandomString: new BigInteger(130, random).toString(36), the server's
+    nonce, and as bytes the salt of a credential Kafka makes itself (generateCredential)."""
     value, digits = secrets.randbits(130), []
     while value:
         value, digit = divmod(value, 36)
@@ -76,15 +90,19 @@ class ScramSaslServer:
     """Two steps: client-first -> server-first, client-final -> server-final (ScramSaslServer's
     RECEIVE_CLIENT_FIRST_MESSAGE and RECEIVE_CLIENT_FINAL_MESSAGE)."""
 
-    def __init__(self, mechanism: str, credential_of: CredentialOf) -> None:
+    def __init__(self, mechanism: str, credential_of: CredentialOf,
+                 token_credential_of: TokenCredentialOf = _no_tokens) -> None:
         self.mechanism = mechanism
         self._digest = _DIGESTS[mechanism]
         self._credential_of = credential_of
+        self._token_credential_of = token_credential_of
         self._step = 0
         self._credential: Mapping | None = None
-        self._username = ""
+        self._authorizing_as = ""  # the user name, or a token's owner
         self._client_first_bare = self._server_first = self._combined_nonce = ""
         self.authorization_id: str | None = None
+        self.token_authenticated = False
+        self.credential_lifetime_ms: int | None = None  # a token's expiry (CREDENTIAL_LIFETIME_MS)
 
     def evaluate(self, token: bytes) -> bytes:
         self._step += 1
@@ -101,10 +119,16 @@ class ScramSaslServer:
             raise SaslError("Invalid SCRAM client first message format")
         username = _username(matched["saslname"])
         extensions = matched["extensions"]
-        tokenauth = dict(item.split("=", 1) for item in extensions[1:].split(",")) if extensions else {}
-        if tokenauth.get("tokenauth", "").lower() == "true":  # ScramExtensions.tokenAuthenticated: no tokens here
-            raise SaslError(f"Token Authentication failed: Invalid tokenId : {username}")
-        credential = self._credential_of(username, MECHANISM_TYPES[self.mechanism])
+        extension_map = dict(item.split("=", 1) for item in extensions[1:].split(",")) if extensions else {}
+        mechanism_type = MECHANISM_TYPES[self.mechanism]
+        if extension_map.get("tokenauth", "").lower() == "true":  # ScramExtensions.tokenAuthenticated
+            token = self._token_credential_of(username, mechanism_type)
+            if token is None:
+                raise SaslError(f"Token Authentication failed: Invalid tokenId : {username}")
+            authorizing_as, credential, self.credential_lifetime_ms = token
+            self.token_authenticated = True
+        else:
+            authorizing_as, credential = username, self._credential_of(username, mechanism_type)
         if credential is None:
             raise SaslError("Authentication failed: Invalid user credentials")
         authzid = matched["authzid"] or ""
@@ -117,10 +141,10 @@ class ScramSaslServer:
         # ClientFirstMessage.clientFirstMessageBare, as Kafka rebuilds it: the name and nonce, then
         # the extensions (ignored otherwise, as Kafka ignores all but tokenauth).
         self._client_first_bare = f"n={matched['saslname']},r={matched['nonce']}{extensions}"
-        self._combined_nonce = matched["nonce"] + _server_nonce()
+        self._combined_nonce = matched["nonce"] + secure_random_string()
         salt = base64.b64encode(credential["salt"]).decode("ascii")
         self._server_first = f"r={self._combined_nonce},s={salt},i={credential['iterations']}"
-        self._credential, self._username = credential, username
+        self._credential, self._authorizing_as = credential, authorizing_as
         return self._server_first.encode("utf-8")
 
     def _client_final(self, message: str) -> bytes:
@@ -145,5 +169,5 @@ class ScramSaslServer:
         if not hmac.compare_digest(self._digest(client_key).digest(), credential["stored_key"]):
             raise SaslError("Invalid client credentials")
         server_signature = hmac.new(credential["server_key"], auth_message, self._digest).digest()
-        self.authorization_id = self._username
+        self.authorization_id = self._authorizing_as
         return ("v=" + base64.b64encode(server_signature).decode("ascii")).encode("utf-8")

@@ -60,7 +60,7 @@ from franz.server.kafka_config import (
     listener_key,
 )
 from franz.server.request_channel import ANONYMOUS_SESSION, HeaderVersionOf, Request, Response, Session
-from franz.server.sasl_server_authenticator import CredentialOf, SaslServerAuthenticator
+from franz.server.sasl_server_authenticator import CredentialOf, SaslServerAuthenticator, TokenCredentialOf
 from franz.server.socket_server_metrics import LoopIdle, SelectorMetrics
 from franz.server.ssl_channel_builder import TLS_HANDSHAKE_TIMEOUT_S, SslListenerConfig
 
@@ -91,10 +91,12 @@ class SocketServer:
 
     def __init__(self, config: KafkaConfig, handle: Handler, *,
                  header_version_of: HeaderVersionOf | None = None,
-                 scram_credential_of: CredentialOf = lambda user, mechanism: None) -> None:
+                 scram_credential_of: CredentialOf = lambda user, mechanism: None,
+                 token_credential_of: TokenCredentialOf = lambda token_id, mechanism: None) -> None:
         self.config = config
         self._handle = handle
         self._scram_credential_of = scram_credential_of
+        self._token_credential_of = token_credential_of
         self.header_version_of = header_version_of
         self.request_max_bytes: int = config["socket.request.max.bytes"]
         # called with a connection's id once it is gone (share sessions end with their connection)
@@ -260,7 +262,8 @@ class SocketServer:
         sasl = self.config.sasl_listeners.get(listener)
         if sasl is not None:
             return Session(None, SaslServerAuthenticator(sasl, self._scram_credential_of,
-                                                         self.selector_metrics[listener]), protocol)
+                                                         self.selector_metrics[listener],
+                                                         token_credential_of=self._token_credential_of), protocol)
         return ANONYMOUS_SESSION if protocol == "PLAINTEXT" else Session(None, security_protocol=protocol)
 
     def _bind(self, endpoint: Endpoint) -> socket.socket:

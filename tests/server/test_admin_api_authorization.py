@@ -16,6 +16,8 @@ from franz.protocol.api_keys import SCHEMAS_BY_NAME as API
 from franz.protocol.errors import Errors
 from franz.server.auth_helper import AuthHelper
 from franz.server.delegation_token_apis import DelegationTokenApis
+from franz.server.delegation_token_control_manager import DelegationTokenControlManager
+from franz.server.delegation_token_manager import DelegationTokenManager
 from franz.server.request_channel import Session
 from franz.server.standard_authorizer import (
     AclOperation,
@@ -215,13 +217,15 @@ def test_write_txn_markers_is_allowed_by_alter_on_the_cluster_too(secured):
         assert error_of(_request(client, "WriteTxnMarkers", body)) != CAF
 
 
-def test_a_token_for_another_owner_needs_create_tokens_on_that_user():
+def test_a_token_for_another_owner_needs_create_tokens_on_that_user(tmp_path):
     """Over SASL (token requests are refused over PLAINTEXT before any ACL is asked), alice may
     ask a token for herself; for bob only with CREATE_TOKENS on User:bob. The handler is driven
-    directly, with a SASL session, as no test client here speaks the token APIs over SASL."""
+    directly, with a SASL session, and a broker without delegation.token.secret.key, whose
+    controller answers an allowed request DELEGATION_TOKEN_AUTH_DISABLED."""
     authorizer = StandardAuthorizer()
     authorizer.configure({"node.id": "1"})
-    apis = DelegationTokenApis()
+    never_written = tmp_path / "delegation-tokens.json"
+    apis = DelegationTokenApis(DelegationTokenControlManager(never_written, None, DelegationTokenManager(None), 1, 1))
     apis.register(SimpleNamespace(auth=AuthHelper(authorizer), register=lambda name, handler: None))
     session = Session("alice", security_protocol="SASL_PLAINTEXT")
     request = SimpleNamespace(session=session, client_address=("127.0.0.1", 1),

@@ -749,3 +749,28 @@ def test_java_plugin_keys_at_kafkas_defaults_are_taken():
         "authorizer.class.name=", "create.topic.policy.class.name=",
         "principal.builder.class=org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"])
     assert config.values["authorizer.class.name"] == "" and config.unknown_keys == []
+
+
+def test_delegation_token_keys_have_kafkas_defaults_and_floors():
+    """KafkaConfigTest.testFromPropsValid and testFromPropsInvalid's delegation token cases
+    (DelegationTokenManagerConfigs): 7 days, 1 day and 1 hour by default, each at least 1 and a
+    long; the secret key a password, tokens off without it. Kafka 4.0 removed
+    delegation.token.master.key: an unknown key, which enables nothing."""
+    defaults = KafkaConfig.from_sources()
+    assert (defaults["delegation.token.secret.key"], defaults["delegation.token.max.lifetime.ms"],
+            defaults["delegation.token.expiry.time.ms"], defaults["delegation.token.expiry.check.interval.ms"]) == (
+        None, 7 * 24 * 60 * 60 * 1000, 24 * 60 * 60 * 1000, 60 * 60 * 1000)
+    config = KafkaConfig.from_sources(None, ["delegation.token.secret.key=1234567890",
+                                             "delegation.token.expiry.check.interval.ms=9223372036854775807"])
+    assert (config["delegation.token.secret.key"], config.unknown_keys) == ("1234567890", [])
+    assert config["delegation.token.expiry.check.interval.ms"] == 2 ** 63 - 1
+    for key in ("delegation.token.max.lifetime.ms", "delegation.token.expiry.time.ms",
+                "delegation.token.expiry.check.interval.ms"):
+        with pytest.raises(ConfigError, match=f"^Invalid value 0 for configuration {key}: Value must be at least 1$"):
+            KafkaConfig.from_sources(None, [f"{key}=0"])
+        with pytest.raises(ConfigError, match=key) as refused:
+            KafkaConfig.from_sources(None, [f"{key}=not_a_number"])
+        assert refused.value.key == key
+    legacy = KafkaConfig.from_sources(None, ["delegation.token.master.key=1234567890"])
+    assert legacy.unknown_keys == ["delegation.token.master.key"]
+    assert legacy["delegation.token.secret.key"] is None

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
+import time
 
+from franz.server.delegation_token_control_manager import DELEGATION_TOKENS_FILE
 from franz.server.garbage_collector import YOUNG_COLLECTION_THRESHOLD
 from tests.support.broker import BrokerProcess, free_port
+from tests.support.broker_on_thread import BrokerOnThread
 
 
 def test_sigterm_is_a_controlled_shutdown_with_the_clean_marker(tmp_path):
@@ -144,3 +148,25 @@ def test_a_startup_failure_is_logged_fatal_as_kafkas_broker_logs_it_and_exits_1(
     assert "FATAL [BrokerServer id=1] Fatal error during broker startup. Prepare to shutdown" in result.stdout
     assert "Address already in use" in result.stdout
     assert "[BrokerServer id=1] shut down completed" in result.stdout
+
+
+def test_a_broker_with_a_token_secret_key_sweeps_expired_tokens_every_check_interval(tmp_path):
+    """QuorumController's sweep, on the broker's KafkaScheduler: a token set to expire now is
+    gone from the cache and the file once the interval has passed."""
+    broker = BrokerOnThread(tmp_path, {"delegation.token.secret.key": "secret",
+                                       "delegation.token.expiry.check.interval.ms": "10"})
+    try:
+        tokens = broker.server.delegation_tokens
+        created = broker.call(tokens.create_delegation_token(("User", "alice"), ("User", "alice"), [], -1))
+        assert broker.call(tokens.expire_delegation_token(("User", "alice"), created["hmac"], 0))["error_code"] == 0
+
+        async def kept() -> int:  # read on the broker's loop, where the tokens change
+            return len(tokens.token_manager.token_cache.tokens())
+
+        deadline = time.monotonic() + 30
+        while broker.call(kept()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert broker.call(kept()) == 0
+        assert json.loads((tmp_path / DELEGATION_TOKENS_FILE).read_text()) == []
+    finally:
+        broker.stop()

@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 
 import pytest
+from scramp import ScramClient
 
 from franz.protocol.errors import Errors
 from franz.server.oauth_bearer_unsecured_validator import OAuthBearerUnsecuredValidator
@@ -17,7 +18,15 @@ from franz.server.sasl_server_authenticator import (
     SaslListenerConfig,
     SaslServerAuthenticator,
 )
+from franz.server.delegation_token_cache import TokenInformation
+from franz.server.delegation_token_manager import (
+    DelegationTokenManager,
+    create_hmac,
+    hmac_as_base64,
+    scram_credential,
+)
 from franz.server.socket_server_metrics import SelectorMetrics
+from tests.server.test_delegation_token_manager import token_scram_exchange
 from tests.server.test_oauth_bearer_unsecured_validator import NOW_MS, jws
 
 API_VERSIONS, METADATA, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 3, 17, 36
@@ -172,6 +181,41 @@ def test_the_session_lifetime_is_the_least_of_max_reauth_and_the_credentials(max
     assert authenticator.session_expiration_ns == (clock.ns + lifetime_ms * 1_000_000 if expires else None)
     assert authenticator.session_expired(clock.ns + lifetime_ms * 1_000_000 + 1) is expires
     assert not authenticator.session_expired(clock.ns + lifetime_ms * 1_000_000)
+
+
+@pytest.mark.parametrize("expiry_ms, lifetime_ms", [(60_000, 60_000), (-1, 0)])
+def test_a_token_authenticates_its_owner_for_the_tokens_remaining_life(expiry_ms, lifetime_ms):
+    """SaslServerAuthenticator.principal: User:<owner>, token-authenticated; the token's expiry is
+    the credential's (CREDENTIAL_LIFETIME_MS), one already past leaving a session that has ended.
+    A re-authentication with the owner's password is no longer token-authenticated."""
+    clock = Clock()
+    clock.wall_ms = NOW_MS
+    tokens = DelegationTokenManager("secretKey")
+    tokens.update_token(TokenInformation("tokenid", ("User", "alice"), ("User", "alice"), (), 0, NOW_MS + 120_000,
+                                         NOW_MS + expiry_ms))
+    alice = scram_credential(1, "alice-secret")
+    authenticator = SaslServerAuthenticator(CONFIG, lambda user, kind: alice if user == "alice" else None,
+                                            clock_ns=lambda: clock.ns, wall_clock_ms=lambda: clock.wall_ms,
+                                            token_credential_of=tokens.token_credential)
+    asyncio.run(authenticator.handshake(1, "SCRAM-SHA-256"))
+    answers = []
+
+    def evaluate(token: bytes) -> bytes:
+        answers.append(asyncio.run(authenticator.authenticate(token, 2)))
+        return answers[-1]["auth_bytes"]
+
+    token_scram_exchange(evaluate, "tokenid", hmac_as_base64(create_hmac("tokenid", "secretKey")), "SCRAM-SHA-256")
+    assert answers[-1]["error_code"] == Errors.NONE and answers[-1]["session_lifetime_ms"] == lifetime_ms
+    assert (authenticator.principal_name, authenticator.token_authenticated) == ("alice", True)
+    assert authenticator.session_expired(clock.ns + lifetime_ms * 1_000_000 + 1)
+    clock.advance_ms(1000)
+    assert authenticator.maybe_begin_reauthentication(clock.ns)
+    asyncio.run(authenticator.handshake(1, "SCRAM-SHA-256"))
+    client = ScramClient(["SCRAM-SHA-256"], "alice", "alice-secret")
+    client.set_server_first(evaluate(client.get_client_first().encode()).decode())
+    client.set_server_final(evaluate(client.get_client_final().encode()).decode())
+    assert answers[-1]["session_lifetime_ms"] == 0 and authenticator.complete
+    assert (authenticator.principal_name, authenticator.token_authenticated) == ("alice", False)
 
 
 def test_a_session_without_expiration_never_begins_a_reauthentication():

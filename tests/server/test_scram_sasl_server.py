@@ -86,7 +86,7 @@ def test_an_authorization_id_other_than_the_user_is_refused_with_its_own_message
     "n,,n=bób,r=abc",  # names are ASCII
     "n,,n=bob",
     "n,,r=abc,n=bob",
-    "n,,n=bob,r=abc,tokenauth=true",  # a delegation token: franz keeps none
+    "n,,n=bob,r=abc,tokenauth=true",  # a delegation token the broker does not have
     "n,,n=nobody,r=abc",
 ])
 def test_first_messages_kafka_refuses_are_refused(client_first):
@@ -117,3 +117,28 @@ def test_a_message_as_long_as_the_pre_authentication_bound_is_refused():
     server = _server("SCRAM-SHA-256", _credentials("SCRAM-SHA-256", "bob", "pw"))
     with pytest.raises(SaslError):
         server.evaluate(b"n,,n=" + b"a" * 524_000 + b",r=abc")
+
+
+def test_tokenauth_looks_the_user_name_up_as_a_token_id_only():
+    """ScramSaslServer with ScramServerCallbackHandler: with tokenauth=true the name is a token
+    id (an unknown one named in the refusal), without it a user's; the authorization id, if any,
+    must be the token id."""
+    salt = b"0123456789abcdef"
+    token = ("alice", _credentials("SCRAM-SHA-256", "tok", "hmac-b64", salt=salt)[("tok", 1)], 99)
+
+    def server() -> ScramSaslServer:
+        return ScramSaslServer("SCRAM-SHA-256", lambda user, kind: None,
+                               lambda token_id, kind: token if (token_id, kind) == ("tok", 1) else None)
+
+    with pytest.raises(SaslError, match="^Token Authentication failed: Invalid tokenId : alice$"):
+        server().evaluate(b"n,,n=alice,r=abc,tokenauth=true")
+    with pytest.raises(SaslError, match="^Authentication failed: Invalid user credentials$"):
+        server().evaluate(b"n,,n=tok,r=abc")
+    with pytest.raises(SaslAuthenticationError, match="different from username"):
+        server().evaluate(b"n,a=alice,n=tok,r=abc,tokenauth=true")
+    with pytest.raises(SaslError, match="Invalid client credentials"):
+        _exchange(server(), "n,,n=tok,r=abc,tokenauth=true", "alice-secret", salt)
+    authenticated = server()
+    assert _exchange(authenticated, "n,,n=tok,r=abc,tokenauth=TRUE", "hmac-b64", salt).startswith(b"v=")
+    assert (authenticated.authorization_id, authenticated.token_authenticated,
+            authenticated.credential_lifetime_ms) == ("alice", True, 99)

@@ -14,7 +14,9 @@ import org.apache.kafka.common.acl.*;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.quota.*;
 import org.apache.kafka.common.resource.*;
+import org.apache.kafka.common.security.token.delegation.*;
 import org.apache.kafka.common.serialization.*;
+import org.apache.kafka.common.utils.SecurityUtils;
 
 public class FranzDriver {
     static final Duration POLL = Duration.ofMillis(200);
@@ -39,6 +41,9 @@ public class FranzDriver {
             case "abort-transaction": abortTransaction(bootstrap, args[2]); break;
             case "acls": acls(bootstrap); break;
             case "tokens": tokens(bootstrap); break;
+            case "token-lifecycle": tokenLifecycle(bootstrap, args[2], args[3]); break;
+            case "token-describe": tokenDescribe(bootstrap); break;
+            case "token-expire-now": tokenExpireNow(bootstrap, args[2]); break;
             case "quotas": quotas(bootstrap); break;
             case "scram": scram(bootstrap); break;
             case "mutation-quota": mutationQuota(bootstrap); break;
@@ -61,8 +66,9 @@ public class FranzDriver {
         }
     }
 
-    // Every client of a command authenticates when FRANZ_DRIVER_SASL is MECHANISM:user:password,
-    // and takes the client settings of the properties file FRANZ_DRIVER_PROPERTIES names (TLS's).
+    // Every client of a command authenticates when FRANZ_DRIVER_SASL is MECHANISM:user:password
+    // (MECHANISM:tokenId:hmac:token with a delegation token), and takes the client settings of the
+    // properties file FRANZ_DRIVER_PROPERTIES names (TLS's).
     static Properties props(String bootstrap) {
         Properties p = new Properties();
         String extra = System.getenv("FRANZ_DRIVER_PROPERTIES");
@@ -76,13 +82,14 @@ public class FranzDriver {
         p.put("bootstrap.servers", bootstrap);
         String sasl = System.getenv("FRANZ_DRIVER_SASL");
         if (sasl != null) {
-            String[] parts = sasl.split(":", 3);
+            String[] parts = sasl.split(":", 4);
             String module = parts[0].equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
                 : "org.apache.kafka.common.security.scram.ScramLoginModule";
+            String tokenAuth = parts.length == 4 && parts[3].equals("token") ? " tokenauth=\"true\"" : "";
             p.putIfAbsent("security.protocol", "SASL_PLAINTEXT");
             p.put("sasl.mechanism", parts[0]);
             p.put("sasl.jaas.config",
-                module + " required username=\"" + parts[1] + "\" password=\"" + parts[2] + "\";");
+                module + " required username=\"" + parts[1] + "\" password=\"" + parts[2] + "\"" + tokenAuth + ";");
         }
         return p;
     }
@@ -680,6 +687,58 @@ public class FranzDriver {
             printOutcomes("tokens", List.of(admin.createDelegationToken().delegationToken(),
                 admin.renewDelegationToken(hmac).expiryTimestamp(), admin.expireDelegationToken(hmac).expiryTimestamp(),
                 admin.describeDelegationToken().delegationTokens()));
+        }
+    }
+
+    // A token Admin creates with one renewer, owned by `owner` (the caller with "-"): described, renewed
+    // for an hour, then set to expire in two. Prints its id and HMAC (what a client authenticates
+    // with), owner, requester and renewers, whether describing lists it as created, its times, and
+    // the expiry each later call answered or described.
+    static void tokenLifecycle(String bootstrap, String renewer, String owner) throws Exception {
+        CreateDelegationTokenOptions options = new CreateDelegationTokenOptions()
+            .renewers(List.of(SecurityUtils.parseKafkaPrincipal(renewer)));
+        if (!owner.equals("-")) options.owner(SecurityUtils.parseKafkaPrincipal(owner));
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            DelegationToken token = admin.createDelegationToken(options).delegationToken().get(30, TimeUnit.SECONDS);
+            TokenInformation info = token.tokenInfo();
+            boolean described = admin.describeDelegationToken().delegationTokens().get(30, TimeUnit.SECONDS)
+                .contains(token);
+            long renewed = admin.renewDelegationToken(token.hmac(), new RenewDelegationTokenOptions()
+                .renewTimePeriodMs(3_600_000)).expiryTimestamp().get(30, TimeUnit.SECONDS);
+            long expiring = admin.expireDelegationToken(token.hmac(), new ExpireDelegationTokenOptions()
+                .expiryTimePeriodMs(7_200_000)).expiryTimestamp().get(30, TimeUnit.SECONDS);
+            long describedExpiry = -1;
+            for (DelegationToken t : admin.describeDelegationToken().delegationTokens().get(30, TimeUnit.SECONDS)) {
+                if (t.tokenInfo().tokenId().equals(info.tokenId())) describedExpiry = t.tokenInfo().expiryTimestamp();
+            }
+            System.out.println("token " + info.tokenId() + " " + token.hmacAsBase64String()
+                + " owner=" + info.ownerAsString() + " requester=" + info.tokenRequesterAsString()
+                + " renewers=" + String.join(",", info.renewersAsString())
+                + " described=" + described + " issue=" + info.issueTimestamp() + " max=" + info.maxTimestamp()
+                + " expiry=" + info.expiryTimestamp() + " renewed=" + renewed + " expiring=" + expiring
+                + " described-expiry=" + describedExpiry);
+        }
+    }
+
+    // Every token the caller may describe, as id:owner:expiry.
+    static void tokenDescribe(String bootstrap) throws Exception {
+        StringBuilder line = new StringBuilder("described");
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            for (DelegationToken t : admin.describeDelegationToken().delegationTokens().get(30, TimeUnit.SECONDS)) {
+                TokenInformation info = t.tokenInfo();
+                line.append(' ').append(info.tokenId()).append(':').append(info.ownerAsString()).append(':')
+                    .append(info.expiryTimestamp());
+            }
+        }
+        System.out.println(line);
+    }
+
+    // kafka-delegation-tokens.sh --expire --expiry-time-period -1: the token (by its base64 HMAC) gone at once.
+    static void tokenExpireNow(String bootstrap, String hmac) throws Exception {
+        try (Admin admin = Admin.create(props(bootstrap))) {
+            long expiry = admin.expireDelegationToken(Base64.getDecoder().decode(hmac),
+                new ExpireDelegationTokenOptions().expiryTimePeriodMs(-1)).expiryTimestamp().get(30, TimeUnit.SECONDS);
+            System.out.println("expired " + expiry);
         }
     }
 
