@@ -265,3 +265,35 @@ def test_the_java_client_reauthenticates_with_new_service_tickets(kdc, tmp_path)
             count("successful_authentication_total") + count("successful_reauthentication_total")
     finally:
         broker.process.stop()
+
+
+def test_the_example_config_runs_a_broker_kerberos_clients_use(kdc, tmp_path, monkeypatch):
+    """examples/kerberos.properties on free ports, its keytab and realm replaced by the test KDC's."""
+    from franz.common.utils import load_props
+    example = load_props(Path(__file__).parents[2] / "examples" / "kerberos.properties")
+    jaas_key = "listener.name.sasl_plaintext.gssapi.sasl.jaas.config"
+    assert 'keyTab="/etc/security/keytabs/kafka.keytab" principal="kafka/localhost@EXAMPLE.COM"' in example[jaas_key]
+    keytab = kdc.create_principal(tmp_path / "kafka.keytab", SERVICE)
+    alice = kdc.create_principal(tmp_path / "alice.keytab", "alice")
+    example[jaas_key] = (example[jaas_key].replace("/etc/security/keytabs/kafka.keytab", str(keytab))
+                         .replace("EXAMPLE.COM", REALM))
+    process = BrokerProcess(tmp_path / "data", example)
+    sasl_port = free_port()
+    process.overrides.update({
+        "listeners": f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{process.port},SASL_PLAINTEXT://localhost:{sasl_port}",
+        "log.dirs": str(tmp_path / "data")})
+    process.environment["KAFKA_OPTS"] = f"-Djava.security.krb5.conf={kdc.krb5_conf}"
+    process.environment["KRB5RCACHEDIR"] = str(kdc.work_dir)
+    process.start()
+    try:
+        ccache = tmp_path / "alice.ccache"
+        kdc.kinit("alice", alice, ccache)
+        for name, value in kdc.environment(ccache).items():
+            monkeypatch.setenv(name, value)
+        settings = {"bootstrap_servers": f"localhost:{sasl_port}", "security_protocol": "SASL_PLAINTEXT",
+                    "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka"}
+        assert kafka_python_round_trip(settings, "example-kerberos", count=5) == values(5)
+        assert process.wait_for_line(f"authenticationID=alice@{REALM}")
+    finally:
+        process.stop()
