@@ -20,7 +20,7 @@ import pytest
 from franz.protocol.codec import encode_request
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.java_client import compile_driver_or_skip
-from tests.support.kdc import REALM, MiniKdc
+from tests.support.kdc import REALM, MiniKdc, gssapi_authenticate
 from tests.support.python_clients import aiokafka_round_trip, kafka_python_round_trip, values
 from tests.support.raw_client import RawClient
 
@@ -172,25 +172,8 @@ def test_the_python_clients_authenticate(kerberos_broker, tmp_path, monkeypatch,
 
 
 def authenticate(client: RawClient, broker: KerberosBroker, user: str, ccache: Path) -> dict:
-    """SaslHandshake v1, then SaslAuthenticate v2 with the tokens of MIT's initiator (python-gssapi)
-    as user, answering the offer with "auth" as a client does; the last SaslAuthenticate answer."""
-    gssapi = pytest.importorskip("gssapi")
     broker.kdc.kinit(user, broker.keytab(user), ccache)
-    credentials = gssapi.Credentials(usage="initiate", store={"ccache": f"FILE:{ccache}"})
-    initiator = gssapi.SecurityContext(name=gssapi.Name("kafka@localhost", gssapi.NameType.hostbased_service),
-                                       creds=credentials, usage="initiate", mech=gssapi.MechType.kerberos)
-    assert client.request(17, 1, {"mechanism": "GSSAPI"})["error_code"] == 0
-    token = initiator.step()
-    for _ in range(4):  # the context (two tokens with mutual authentication), then the offer's answer
-        answer = client.request(36, 2, {"auth_bytes": token})
-        if answer["error_code"] != 0 or not answer["auth_bytes"]:
-            return answer
-        if initiator.complete:
-            offer = initiator.unwrap(answer["auth_bytes"]).message
-            token = initiator.wrap(b"\x01" + offer[1:], False).message
-        else:
-            token = initiator.step(answer["auth_bytes"]) or b""
-    raise AssertionError("the exchange did not end")
+    return gssapi_authenticate(client, ccache)
 
 
 def test_the_principal_is_the_short_name_the_rules_make(kdc, tmp_path, monkeypatch):

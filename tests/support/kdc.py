@@ -123,3 +123,26 @@ class MiniKdc:
                               capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
         if done.returncode != 0:
             raise RuntimeError(f"{command[0]} exited {done.returncode}: {(done.stdout + done.stderr)[-500:]}")
+
+
+def gssapi_authenticate(client, ccache: Path, host: str = "localhost") -> dict:
+    """A raw client's GSSAPI authentication (a tests.support.raw_client.RawClient): SaslHandshake v1,
+    then SaslAuthenticate v2 with the tokens of MIT's initiator (python-gssapi) holding the tickets of
+    ccache, answering the broker's protection offer with "auth" as clients do; the last
+    SaslAuthenticate answer (an error, or the exchange's end)."""
+    gssapi = pytest.importorskip("gssapi")
+    credentials = gssapi.Credentials(usage="initiate", store={"ccache": f"FILE:{ccache}"})
+    initiator = gssapi.SecurityContext(name=gssapi.Name(f"kafka@{host}", gssapi.NameType.hostbased_service),
+                                       creds=credentials, usage="initiate", mech=gssapi.MechType.kerberos)
+    assert client.request(17, 1, {"mechanism": "GSSAPI"})["error_code"] == 0
+    token = initiator.step()
+    for _ in range(4):  # the context (two tokens with mutual authentication), then the offer's answer
+        answer = client.request(36, 2, {"auth_bytes": token})
+        if answer["error_code"] != 0 or not answer["auth_bytes"]:
+            return answer
+        if initiator.complete:
+            offer = initiator.unwrap(answer["auth_bytes"]).message
+            token = initiator.wrap(b"\x01" + offer[1:], False).message
+        else:
+            token = initiator.step(answer["auth_bytes"]) or b""
+    raise AssertionError("the exchange did not end")
