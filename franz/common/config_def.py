@@ -63,6 +63,15 @@ def _parse_double(key: str, raw: Any) -> float:
         raise ConfigError(key, raw, "Not a number of type DOUBLE") from None
 
 
+# String.trim's blanks: U+0000..U+0020, not Unicode whitespace (a password may end in U+00A0).
+_JAVA_BLANKS = "".join(chr(code) for code in range(0x21))
+
+
+def _parse_password(key: str, raw: Any) -> str | None:
+    """ConfigDef.parseType's PASSWORD: trimmed, as Kafka trims every string value."""
+    return None if raw is None else str(raw).strip(_JAVA_BLANKS)
+
+
 def _parse_list(key: str, raw: Any) -> list[str]:
     if isinstance(raw, (list, tuple)):
         return [str(item).strip() for item in raw]
@@ -78,7 +87,7 @@ PARSERS: dict[str, Callable[[str, Any], Any]] = {
     "double": _parse_double,
     "string": lambda key, raw: None if raw is None else str(raw).strip(),
     "list": _parse_list,
-    "password": lambda key, raw: None if raw is None else str(raw),
+    "password": _parse_password,
 }
 
 

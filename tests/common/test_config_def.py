@@ -53,3 +53,13 @@ def test_a_list_of_allowed_values_refuses_a_value_twice_or_an_empty_one_in_kafka
         definition.parse("delete,delete")
     with pytest.raises(ConfigError, match="^Configuration 'cleanup.policy' values must not be empty.$"):
         definition.parse("compact,,delete")
+
+
+def test_a_password_is_trimmed_as_javas_string_trim_trims():
+    """ConfigDef.parseType trims a PASSWORD as it trims a STRING: a properties file keeps a
+    value's trailing blanks, Kafka does not. String.trim takes off U+0000..U+0020 only, so a
+    no-break space stays."""
+    passwords = ConfigDef([ConfigKey("ssl.key.password", "password", None)])
+    assert passwords.parse({"ssl.key.password": "\t secret \x00\n"})[0]["ssl.key.password"] == "secret"
+    assert passwords.parse({"ssl.key.password": "\u00a0secret\u00a0"})[0]["ssl.key.password"] == "\u00a0secret\u00a0"
+    assert passwords.parse({"ssl.key.password": "   "})[0]["ssl.key.password"] == ""

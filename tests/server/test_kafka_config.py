@@ -5,6 +5,7 @@ import pytest
 from franz.common.config_def import ConfigError
 from franz.common.utils import load_props
 from franz.common.kerberos_name import KerberosName, NoMatchingRule
+from franz.server.delegation_token_manager import DelegationTokenManager
 from franz.server.kafka_config import Endpoint, KafkaConfig
 from tests.support.kdc import MiniKdc
 
@@ -774,3 +775,15 @@ def test_delegation_token_keys_have_kafkas_defaults_and_floors():
     legacy = KafkaConfig.from_sources(None, ["delegation.token.master.key=1234567890"])
     assert legacy.unknown_keys == ["delegation.token.master.key"]
     assert legacy["delegation.token.secret.key"] is None
+
+
+def test_a_blank_delegation_token_secret_key_leaves_tokens_disabled(tmp_path):
+    """KafkaConfig.tokenAuthEnabled reads the key after ConfigDef trimmed it: a key of blanks
+    (a properties file keeps them) is the empty key, and tokens are off; trailing blanks are no
+    part of the key the HMACs are made with."""
+    properties = tmp_path / "server.properties"
+    base = "node.id=1\nlisteners=PLAINTEXT://127.0.0.1:19092\n"
+    properties.write_text(base + "delegation.token.secret.key=\\ \\t\n", encoding="latin-1")
+    assert not DelegationTokenManager(KafkaConfig.from_sources(properties)["delegation.token.secret.key"]).enabled
+    properties.write_text(base + "delegation.token.secret.key=secret \t\n", encoding="latin-1")
+    assert KafkaConfig.from_sources(properties)["delegation.token.secret.key"] == "secret"
