@@ -24,9 +24,10 @@ its data's defaults (times 0, no token id, no HMAC), not the broker's -1.
 The tokens live in `delegation-tokens.json` in the first log dir, one row per token with the
 fields of Kafka's DelegationTokenRecord (no HMAC: it follows from the secret key), replaced
 atomically through the controller's config writer. A change is stored before it is in force: the
-token manager's cache, which the APIs and SCRAM read, sees it only once the file holds it. A file
-that cannot be read stops the start: going on would drop its tokens at the next change. With tokens
-disabled the file is neither read nor written.
+token manager's cache, which the APIs and SCRAM read, sees it only once the file holds it, and as
+its row reads (principals parsed from text, as brokers replay a record). A file that cannot be read
+stops the start: going on would drop its tokens at the next change. With tokens disabled the file
+is neither read nor written.
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ class DelegationTokenControlManager:
 
     async def _put(self, token: TokenInformation) -> None:
         await self._store({**self._kept(), token.token_id: token}.values())  # stored before in force
-        self.token_manager.update_token(token)
+        # in force as its record reads, as a restart will read it (principals re-parsed from text)
+        self.token_manager.update_token(TokenInformation.from_record(token.to_record()))
         logger.info("Replayed DelegationTokenRecord for %s.", token.token_id)
 
     async def _remove(self, token_ids: set[str]) -> None:

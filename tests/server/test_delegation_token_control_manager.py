@@ -229,6 +229,20 @@ def test_the_tokens_outlive_a_restart_as_stored(tmp_path):
     assert new_manager(tmp_path, clock, secret_key="another").token_manager.token_for_hmac(created["hmac"]) is None
 
 
+def test_a_token_is_kept_as_its_record_reads_before_a_restart_as_after(tmp_path):
+    """The brokers' caches take a token from its DelegationTokenRecord (DelegationTokenPublisher),
+    whose principals are text split at the first colon: an owner whose type holds a colon is kept,
+    described and authenticated as another principal than the create answered, and a restart,
+    which reads the same text, changes none of it."""
+    manager = new_manager(tmp_path, Clock())
+    created = create(manager, owner=("Group:x", "y"), requester=("User", "admin"))
+    assert (created["principal_type"], created["principal_name"]) == ("Group:x", "y")
+    for kept in (manager, new_manager(tmp_path, Clock())):
+        token = kept.token_manager.token_for_hmac(created["hmac"])
+        assert token is not None and token.owner == ("Group", "x:y")
+        assert kept.token_manager.token_credential(created["token_id"], 1)[0] == "x:y"
+
+
 @pytest.mark.parametrize("content", ["not json", '[{"token_id": "a"}]', '[{"owner": "nocolon", "requester": "User:a", '
                                      '"renewers": [], "issue_timestamp": 1, "max_timestamp": 2, '
                                      '"expiration_timestamp": 2, "token_id": "a"}]'])
