@@ -33,6 +33,7 @@ from franz.common.config_def import (
     one_of,
 )
 from franz.common.utils import load_props
+from franz.common.jaas_config import LoginModuleEntry
 from franz.common.jaas_context import (
     JaasContext,
     LoginConfiguration,
@@ -739,6 +740,8 @@ class KafkaConfig:
         for mechanism in mechanisms:
             source = self._jaas_source(listener, mechanism)
             entries = source.context.entries
+            if GSSAPI in mechanisms:  # SaslChannelBuilder logs every mechanism in with KerberosLogin
+                self._check_kerberos_service_name(listener, entries)
             module = {"PLAIN": PLAIN_LOGIN_MODULE, "OAUTHBEARER": OAUTH_BEARER_LOGIN_MODULE,
                       GSSAPI: KRB5_LOGIN_MODULE}.get(mechanism, SCRAM_LOGIN_MODULE)
             if mechanism == "OAUTHBEARER" and len(entries) != 1:  # its callback handlers take one entry
@@ -796,15 +799,28 @@ class KafkaConfig:
             self._static_jaas = load_login_configuration()
         return self._static_jaas
 
+    def _check_kerberos_service_name(self, listener: str, entries: Sequence[LoginModuleEntry]) -> None:
+        """KerberosLogin.getServiceName, which its configure calls for each mechanism of a listener
+        that enables GSSAPI: a serviceName option of the mechanism's JAAS entries, or the
+        listener's sasl.kerberos.service.name; one of them, and not two different."""
+        service_key, configured = self._listener_value(listener, "sasl.kerberos.service.name")
+        in_jaas = config_entry_option(entries, "serviceName", None)
+        if in_jaas is not None and configured is not None and in_jaas != configured:
+            raise ConfigError(service_key, configured, "", f"Conflicting serviceName values found in JAAS and "
+                                                           f"Kafka configs value in JAAS file {in_jaas}, value in "
+                                                           f"Kafka config {configured}")
+        if in_jaas is None and configured is None:
+            raise ConfigError(service_key, None, "", "No serviceName defined in either JAAS or Kafka config")
+
     def _kerberos_service(self, listener: str, mechanisms_key: str, source: _JaasSource) -> KerberosService:
-        """A GSSAPI listener's Kerberos side, refused at startup as Kafka refuses it: the service
-        name KerberosLogin.getServiceName requires (JAAS serviceName or sasl.kerberos.service.name,
-        not two different), the Krb5LoginModule entry's principal (KerberosName) and its keytab,
-        whose keys for that principal must be there (Kafka's login reads them at startup), and the
-        listener's sasl.kerberos.principal.to.local.rules over the default realm of the Kerberos
-        configuration (KRB5_CONFIG, or -Djava.security.krb5.conf in KAFKA_OPTS as Java takes it).
-        The service name may be an option of any entry of the context; the rest are the options of
-        its first Krb5LoginModule entry, whose subject gives the acceptor its principal."""
+        """A GSSAPI listener's Kerberos side, refused at startup as Kafka refuses it (its service name
+        is checked for every mechanism: _check_kerberos_service_name): the Krb5LoginModule entry's
+        principal (KerberosName) and its keytab, whose keys for that principal must be there
+        (Kafka's login reads them at startup), and the listener's
+        sasl.kerberos.principal.to.local.rules over the default realm of the Kerberos configuration
+        (KRB5_CONFIG, or -Djava.security.krb5.conf in KAFKA_OPTS as Java takes it). These are the
+        options of the context's first Krb5LoginModule entry, whose subject gives the acceptor its
+        principal."""
         try:
             import gssapi
         except ImportError:
@@ -812,15 +828,7 @@ class KafkaConfig:
                                                             "install 'franz[kerberos]', with MIT Kerberos' "
                                                             "libkrb5-dev to build it)") from None
         use_krb5_config_of_kafka_opts()
-        service_key, configured = self._listener_value(listener, "sasl.kerberos.service.name")
         entries = source.context.entries
-        in_jaas = config_entry_option(entries, "serviceName", None)  # KerberosLogin.getServiceName
-        if in_jaas is not None and configured is not None and in_jaas != configured:
-            raise ConfigError(service_key, configured, "", f"Conflicting serviceName values found in JAAS and "
-                                                           f"Kafka configs value in JAAS file {in_jaas}, value in "
-                                                           f"Kafka config {configured}")
-        if in_jaas is None and configured is None:
-            raise ConfigError(service_key, None, "", "No serviceName defined in either JAAS or Kafka config")
         options = next((entry.options for entry in entries if entry.login_module == KRB5_LOGIN_MODULE), None)
         if options is None:  # Kafka starts, and then fails every GSSAPI client: no Kerberos principal to accept as
             raise source.refused(f"GSSAPI needs a {KRB5_LOGIN_MODULE} entry: the broker's service principal and "

@@ -569,6 +569,33 @@ def test_a_gssapi_listener_kafka_could_not_run_is_refused_naming_the_key(realm, 
     assert refused.value.key == key and words in str(refused.value), str(refused.value)
 
 
+@pytest.mark.parametrize("plain_options, settings, words", [
+    ("", [], "No serviceName defined in either JAAS or Kafka config"),
+    (" serviceName=other", ["sasl.kerberos.service.name=kafka"],
+     "Conflicting serviceName values found in JAAS and Kafka configs value in JAAS file other, value in Kafka config "
+     "kafka"),
+])
+def test_every_mechanism_of_a_gssapi_listener_needs_the_service_name(realm, monkeypatch, plain_options, settings,
+                                                                      words):
+    """With GSSAPI enabled, SaslChannelBuilder logs every mechanism of the listener in with
+    KerberosLogin, whose configure asks each mechanism's JAAS entry for the service name: a PLAIN
+    entry without one, the Krb5LoginModule entry's serviceName not counting for it, fails Kafka's
+    startup (checked with kafka-clients 4.3's SaslChannelBuilder), as does one that contradicts
+    sasl.kerberos.service.name."""
+    kdc, keytab = realm
+    monkeypatch.setenv("KRB5_CONFIG", str(kdc.krb5_conf))
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + [
+            "sasl.enabled.mechanisms=GSSAPI,PLAIN",
+            _krb5_jaas(keytab, flags='useKeyTab=true storeKey=true serviceName="kafka"'),
+            f"listener.name.sasl_plaintext.plain.sasl.jaas.config={PLAIN_JAAS[:-1]}{plain_options};", *settings])
+    assert refused.value.key == "sasl.kerberos.service.name" and str(refused.value) == words
+    # with the service name given either way, PLAIN's entry needs none of its own
+    KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=GSSAPI,PLAIN", "sasl.kerberos.service.name=kafka", _krb5_jaas(keytab),
+        f"listener.name.sasl_plaintext.plain.sasl.jaas.config={PLAIN_JAAS}"])
+
+
 def test_a_gssapi_listener_takes_its_krb5loginmodule_entry_from_the_jaas_file(realm, tmp_path, monkeypatch):
     """The entry feeds the Kerberos side as the property does; the service name may be any entry's
     option (KerberosLogin.getServiceName over the whole section)."""
