@@ -173,11 +173,15 @@ class GssapiSaslServer:
         except self._gssapi.exceptions.GSSError as exc:
             self._raise(exc, "Final handshake step failed")
         choice = unwrapped.message
-        if len(choice) < 4:  # Java would index past the end: an unchecked exception
-            raise SaslServerFault(f"Index {len(choice)} out of bounds for length {len(choice)}")
+        # Java reads the protection octet, refuses one not offered, then reads the buffer size: an
+        # octet missing is an index past the end, an unchecked exception
+        if not choice:
+            raise SaslServerFault("Index 0 out of bounds for length 0")
         selected = choice[0]
         if selected & NO_PROTECTION == 0:
             raise SaslError(f"Client selected unsupported protection: {selected - 256 if selected > 127 else selected}")
+        if len(choice) < 4:
+            raise SaslServerFault(f"Index {len(choice)} out of bounds for length {len(choice)}")
         requested = choice[4:].decode("utf-8", errors="replace") if len(choice) > 4 else self._peer
         logger.info("Successfully authenticated client: authenticationID=%s; authorizationID=%s.",
                     self._peer, requested)

@@ -115,11 +115,24 @@ def test_the_handshake_steps_refuse_what_the_jdk_refuses(kerberos):
     exchange_until_offer(server, initiator)
     with pytest.raises(SaslError, match="Final handshake step failed"):
         server.evaluate(b"\x01\x00\x00\x00")  # not wrapped
+
+
+@pytest.mark.parametrize("choice, failure, words", [
+    # Java reads the protection octet first, then indexes past the end of a short choice: an
+    # unchecked exception, which closes the connection unanswered
+    (b"", SaslServerFault, "Index 0 out of bounds for length 0"),
+    (b"\x01\x00", SaslServerFault, "Index 2 out of bounds for length 2"),
+    # a protection not offered is refused before the buffer size is read, answered as any SaslException
+    (b"\x00", SaslError, "Client selected unsupported protection: 0"),
+    (b"\x82\x00", SaslError, "Client selected unsupported protection: -126"),
+])
+def test_a_short_choice_fails_where_the_jdk_reads_past_its_end(kerberos, choice, failure, words):
     server = GssapiSaslServer(kerberos())
     initiator = client()
     exchange_until_offer(server, initiator)
-    with pytest.raises(SaslServerFault):  # Java indexes past the end of the unwrapped bytes
-        server.evaluate(initiator.wrap(b"\x01", False).message)
+    with pytest.raises(failure) as failed:
+        server.evaluate(initiator.wrap(choice, False).message)
+    assert type(failed.value) is failure and str(failed.value) == words
 
 
 def test_a_replayed_token_closes_the_connection_as_a_retriable_kerberos_error(kerberos):
