@@ -1,8 +1,10 @@
 """Small pieces of Kafka's org.apache.kafka.common.utils.Utils: the hashes placement depends on,
-and loadProps, which reads the .properties files of the broker and of Kafka's tools."""
+and loadProps, which reads the .properties files of the broker and of Kafka's tools; and the order
+in which a java.util.HashSet of strings gives them back, where Kafka shows one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import javaproperties
@@ -15,6 +17,20 @@ def java_string_hash(text: str) -> int:
     for index in range(0, len(encoded), 2):
         value = (31 * value + ((encoded[index] << 8) | encoded[index + 1])) & 0xFFFFFFFF
     return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def java_hash_set_order(items: Iterable[str]) -> list[str]:
+    """`new ArrayList<>(new HashSet<>(items))`: the distinct items in the order of their HashMap
+    buckets (String.hashCode with its high half folded in, modulo the table size, a power of two
+    room for them all at load factor 0.75, at least 16), those of one bucket as first added.
+    Exact for fewer than 8 items, which can never fill a bucket far enough to change the table."""
+    distinct = list(dict.fromkeys(items))
+    buckets = 1 << (max(int(len(distinct) / 0.75) + 1, 16) - 1).bit_length()  # HashMap.tableSizeFor
+
+    def bucket(item: str) -> int:
+        hash_code = java_string_hash(item) & 0xFFFFFFFF
+        return (hash_code ^ (hash_code >> 16)) & (buckets - 1)
+    return sorted(distinct, key=bucket)  # stable: a bucket's items stay in insertion order
 
 
 def kafka_abs(value: int) -> int:

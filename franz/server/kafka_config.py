@@ -32,7 +32,7 @@ from franz.common.config_def import (
     each_of,
     one_of,
 )
-from franz.common.utils import load_props
+from franz.common.utils import java_hash_set_order, load_props
 from franz.common.jaas_config import LoginModuleEntry
 from franz.common.jaas_context import (
     JaasContext,
@@ -772,7 +772,8 @@ class KafkaConfig:
             if mechanism == GSSAPI:
                 kerberos = self._kerberos_service(listener, key, source)
         _, max_receive_size = self._listener_value(listener, "sasl.server.max.receive.size")
-        return SaslListenerConfig(tuple(mechanisms), plain_users,
+        # SaslServerAuthenticator's enabledMechanisms: a HashSet's list, as its SaslHandshake answers give it
+        return SaslListenerConfig(tuple(java_hash_set_order(mechanisms)), plain_users,
                                   self.values["connection.failed.authentication.delay.ms"], max_receive_size,
                                   oauth_bearer_validator, self._max_reauth_ms(listener, mechanisms), kerberos)
 

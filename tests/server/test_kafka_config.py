@@ -229,6 +229,18 @@ NOT_IN_JAAS = ("Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' e
                "System property 'java.security.auth.login.config' is not set")
 
 
+def test_a_listener_lists_its_mechanisms_as_kafkas_handshake_does():
+    """SaslServerAuthenticator keeps the enabled mechanisms as a HashSet's list: each once, in the
+    set's order, which its SaslHandshake answer gives clients (PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 is
+    [PLAIN, SCRAM-SHA-512, SCRAM-SHA-256] from a Kafka broker)."""
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=" + SCRAM_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=" + SCRAM_JAAS])
+    assert config.sasl_listeners["SASL_PLAINTEXT"].mechanisms == ("PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256")
+
+
 def test_a_sasl_plaintext_listener_takes_its_mechanisms_and_their_jaas_entries():
     config = KafkaConfig.from_sources(None, SASL_LISTENERS + [
         "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512",
