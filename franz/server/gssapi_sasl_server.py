@@ -25,15 +25,24 @@ errors Kafka's KerberosError calls retriable (client or ticket not yet valid, a 
 rethrows those as I/O errors, closing the connection unanswered, which is SaslServerFault here.
 The connection's principal, the authorization id mapped by sasl.kerberos.principal.to.local.rules
 (DefaultKafkaPrincipalBuilder), is the authenticator's to make.
+
+MIT's calls block the thread that makes them, at times for long: acquiring the acceptor's
+credentials asks DNS to canonicalize the host unless krb5.conf sets dns_canonicalize_hostname =
+false, and accepting reads the keytab and writes the replay cache, a file under a lock that any
+other acceptor process of the same user may hold. Kafka makes them on its network threads, which
+such a wait stalls with their connections; franz's single event loop would stall every connection,
+so the authenticator has each step evaluated on a few threads of its own (evaluate_in_thread).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import os
 import struct
 from collections.abc import MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from franz.common.system_properties import system_property
@@ -54,6 +63,9 @@ RETRIABLE_KERBEROS_ERRORS: Final = frozenset((21, 33, 34))
 # MIT's krb5 error table: a Kerberos protocol error n is reported as this base + n
 _KRB5_ERROR_TABLE_BASE: Final = -1765328384
 
+# as many as a Kafka listener has network threads by default (num.network.threads): a wait in MIT's
+# calls holds up at most this many GSSAPI exchanges, and nothing else
+_ACCEPTOR_THREADS: Final = ThreadPoolExecutor(max_workers=3, thread_name_prefix="gssapi-acceptor")
 
 KRB5_CONF_PROPERTY: Final = "java.security.krb5.conf"
 
@@ -152,6 +164,12 @@ class GssapiSaslServer:
         if answer is None:
             return self._offer_protection(b"")
         return answer
+
+    async def evaluate_in_thread(self, token: bytes) -> bytes:
+        """evaluate on an acceptor thread, the event loop free while MIT's calls wait (module doc).
+        The steps of one exchange come one at a time, so its context is never used by two threads
+        at once."""
+        return await asyncio.get_running_loop().run_in_executor(_ACCEPTOR_THREADS, self.evaluate, token)
 
     def _offer_protection(self, token: bytes) -> bytes:
         """doHandshake1: after the context, the client sends nothing; the offer goes wrapped."""

@@ -278,7 +278,10 @@ class SaslServerAuthenticator:
         if version > 0:
             self._client_supports_reauthentication = True
         try:
-            challenge = self._server.evaluate(bytes(token))
+            if isinstance(self._server, GssapiSaslServer):  # MIT's calls may block: off the event loop
+                challenge = await self._server.evaluate_in_thread(bytes(token))
+            else:
+                challenge = self._server.evaluate(bytes(token))
             name = self._principal_of(self._server.authorization_id)
             if name is not None and self.reauthenticating and name != self.principal_name:
                 # ReauthInfo.ensurePrincipalUnchanged (KafkaPrincipal's type.name)

@@ -1,14 +1,20 @@
 """GssapiSaslServer against MIT Kerberos' own initiator (python-gssapi) with tickets of a real KDC
 (tests.support.kdc): the exchange GssKrb5Server runs, byte for byte where the JDK fixes the bytes,
-and each of its refusals."""
+and each of its refusals; and the authenticator keeping MIT's blocking calls off the event loop."""
 
 from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
 
 import pytest
 
 from franz.common.kerberos_name import KerberosShortNamer
 from franz.server.gssapi_sasl_server import GssapiSaslServer, KerberosService, kerberos_error_code
 from franz.server.oauth_bearer_sasl_server import SaslServerFault
+from franz.server.sasl_server_authenticator import SaslListenerConfig, SaslServerAuthenticator
 from franz.server.scram_sasl_server import SaslError
 from tests.support.kdc import REALM, MiniKdc
 
@@ -148,3 +154,42 @@ def test_a_keytab_gone_fails_the_exchange(kerberos, tmp_path):
     gone = KerberosService(service.principal, "kafka", "localhost", str(tmp_path / "gone.keytab"), service.short_namer)
     with pytest.raises(SaslError, match="Failure to initialize security context"):
         GssapiSaslServer(gone).evaluate(client().step())
+
+
+# holds an exclusive lock on the file argv[1] until told to let go on stdin, or for 20 s at most
+LOCK_HOLDER = """
+import fcntl, select, sys
+with open(sys.argv[1], "r+b") as cache:
+    fcntl.lockf(cache, fcntl.LOCK_EX)
+    print("locked", flush=True)
+    told = select.select([sys.stdin], [], [], 20)[0]
+    print("released when told" if told else "released after 20 s", flush=True)
+"""
+
+
+def test_an_accept_waiting_for_the_replay_cache_leaves_the_event_loop_free(kerberos, realm):
+    """MIT's accept blocks while another process holds its replay cache's lock (as DNS lookups of a
+    host to canonicalize block it): the event loop, which serves every connection, goes on meanwhile,
+    and the authentication completes once the lock is let go."""
+    kdc, _ = realm
+    service = kerberos()
+    GssapiSaslServer(service).evaluate(client().step())  # the replay cache file now exists
+    replay_cache = kdc.work_dir / f"krb5_{os.geteuid()}.rcache2"
+    authenticator = SaslServerAuthenticator(SaslListenerConfig(("GSSAPI",), {}, 0, 524288, kerberos=service),
+                                            lambda user, kind: None)
+    initiator = client()
+
+    async def authenticate_while_locked() -> dict:
+        assert (await authenticator.handshake(1, "GSSAPI"))["error_code"] == 0
+        accepting = asyncio.ensure_future(authenticator.authenticate(initiator.step()))
+        await asyncio.sleep(0)  # the accept starts, and waits for the lock
+        holder.stdin.write("go\n")  # told by the event loop: only if the accept left it free
+        holder.stdin.flush()
+        return await accepting
+
+    with subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(replay_cache)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as holder:
+        assert holder.stdout.readline() == "locked\n"
+        answer = asyncio.run(authenticate_while_locked())
+        assert holder.stdout.readline() == "released when told\n"
+    assert answer["error_code"] == 0 and initiator.step(answer["auth_bytes"]) is None and initiator.complete
