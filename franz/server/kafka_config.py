@@ -414,8 +414,12 @@ def _listener_prefixed(key: str, base_keys: tuple[str, ...]) -> tuple[str, str] 
     return match[1].upper(), match[2]
 
 
+# the sasl.kerberos keys BROKER_CONFIG_DEF defines, which a listener may set for itself
+LISTENER_KERBEROS_KEYS: Final = tuple(key for key in BROKER_CONFIG_DEF.keys if key.startswith("sasl.kerberos."))
+
 _LISTENER_SASL_KEY: Final = re.compile(r"listener\.name\.[^.]+\.(sasl\.enabled\.mechanisms"
-                                       r"|sasl\.server\.max\.receive\.size|sasl\.kerberos\.[a-z.]+"
+                                       r"|sasl\.server\.max\.receive\.size|"
+                                       + "|".join(re.escape(key) for key in LISTENER_KERBEROS_KEYS) +
                                        r"|(?:[^.]+\.)?(?:sasl\.jaas\.config"
                                        r"|sasl\.oauthbearer\.[a-z.]+"
                                        r"|sasl\.server\.callback\.handler\.class|connections\.max\.reauth\.ms))")
@@ -658,6 +662,10 @@ class KafkaConfig:
                                   f"No security protocol defined for listener {endpoint.listener_name}")
         self.listener_security_protocols = {endpoint.listener_name: protocols[endpoint.listener_name]
                                             for endpoint in self.listeners}
+        for key in unknown:  # ChannelBuilders parses each listener's own keys by their definitions
+            kerberos = _listener_prefixed(key, LISTENER_KERBEROS_KEYS)
+            if kerberos is not None and kerberos[0] in self.listener_security_protocols:
+                BROKER_CONFIG_DEF.keys[kerberos[1]].parse(self.originals[key])  # Kafka's words: the key unprefixed
         self._static_jaas: LoginConfiguration | None = None
         # listener name -> its SASL settings, for every SASL_PLAINTEXT and SASL_SSL listener
         self.sasl_listeners = {listener: self._sasl_listener_config(listener)

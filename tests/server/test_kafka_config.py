@@ -608,6 +608,25 @@ def test_every_mechanism_of_a_gssapi_listener_needs_the_service_name(realm, monk
         f"listener.name.sasl_plaintext.plain.sasl.jaas.config={PLAIN_JAAS}"])
 
 
+def test_a_listeners_kerberos_keys_are_typed_as_kafkas_are():
+    """ChannelBuilders gives each listener's channel builder its listener.name.<l>. keys parsed by
+    their definitions (valuesWithPrefixOverride), whatever its mechanisms: a value of the wrong type
+    fails startup in the words for the key without prefix. A sasl.kerberos. key Kafka does not
+    define is no listener key but an unknown one."""
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, SASL_LISTENERS + [
+            "sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+            "listener.name.plaintext.sasl.kerberos.min.time.before.relogin=soon"])
+    assert str(refused.value) == ("Invalid value soon for configuration sasl.kerberos.min.time.before.relogin: "
+                                  "Not a number of type LONG")
+    config = KafkaConfig.from_sources(None, SASL_LISTENERS + [
+        "sasl.enabled.mechanisms=PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + PLAIN_JAAS,
+        "listener.name.sasl_plaintext.sasl.kerberos.ticket.renew.jitter=0.1",
+        "listener.name.sasl_plaintext.sasl.kerberos.principal.name=kafka",
+        "listener.name.other.sasl.kerberos.min.time.before.relogin=soon"])  # no such listener: never read
+    assert config.unknown_keys == ["listener.name.sasl_plaintext.sasl.kerberos.principal.name"]
+
+
 def test_a_gssapi_listener_takes_its_krb5loginmodule_entry_from_the_jaas_file(realm, tmp_path, monkeypatch):
     """The entry feeds the Kerberos side as the property does; the service name may be any entry's
     option (KerberosLogin.getServiceName over the whole section)."""
