@@ -175,6 +175,8 @@ def test_an_accept_waiting_for_the_replay_cache_leaves_the_event_loop_free(kerbe
     service = kerberos()
     GssapiSaslServer(service).evaluate(client().step())  # the replay cache file now exists
     replay_cache = kdc.work_dir / f"krb5_{os.geteuid()}.rcache2"
+    if not replay_cache.exists():
+        pytest.skip("MIT Kerberos before 1.18 names its replay cache otherwise")
     authenticator = SaslServerAuthenticator(SaslListenerConfig(("GSSAPI",), {}, 0, 524288, kerberos=service),
                                             lambda user, kind: None)
     initiator = client()
