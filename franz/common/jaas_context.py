@@ -16,6 +16,7 @@ Without the property the JDK would read ~/.java.login.config; franz does not.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,9 +26,14 @@ from urllib.parse import unquote, urlsplit
 from franz.common.jaas_config import LoginModuleEntry, parse_jaas_config, parse_jaas_file
 from franz.common.system_properties import ExpandError, expand, system_properties, system_property
 
+logger = logging.getLogger(__name__)
+
 JAVA_LOGIN_CONFIG_PARAM: Final = "java.security.auth.login.config"
+# Kafka 4.2+ (KIP-1153): an allow list when set, else the deprecated deny list, by default these two
+ALLOWED_LOGIN_MODULES_CONFIG: Final = "org.apache.kafka.allowed.login.modules"
 DISALLOWED_LOGIN_MODULES_CONFIG: Final = "org.apache.kafka.disallowed.login.modules"
-DISALLOWED_LOGIN_MODULES_DEFAULT: Final = "com.sun.security.auth.module.JndiLoginModule"
+DISALLOWED_LOGIN_MODULES_DEFAULT: Final = ("com.sun.security.auth.module.JndiLoginModule,"
+                                           "com.sun.security.auth.module.LdapLoginModule")
 GLOBAL_CONTEXT_NAME_SERVER: Final = "KafkaServer"
 # java.net.URL's protocol handlers: another prefix before ':' makes no URL, so a file name
 _JAVA_URL_PROTOCOLS: Final = frozenset(("http", "https", "file", "ftp", "jar", "mailto", "jrt"))
@@ -110,14 +116,25 @@ def _read_config_file(login_config: str, environ: Mapping[str, str]) -> dict[str
 
 
 def _check_login_module_allowed(entry: LoginModuleEntry, environ: Mapping[str, str]) -> None:
-    """JaasContext.throwIfLoginModuleIsNotAllowed: org.apache.kafka.disallowed.login.modules."""
+    """JaasContext.throwIfLoginModuleIsNotAllowed as of Kafka 4.2: a module must be on
+    org.apache.kafka.allowed.login.modules when that is set; else it must not be on the deprecated
+    org.apache.kafka.disallowed.login.modules (by default JNDI's and LDAP's login modules)."""
     disallowed = system_property(DISALLOWED_LOGIN_MODULES_CONFIG, environ)
-    names = {name.strip() for name in (DISALLOWED_LOGIN_MODULES_DEFAULT if disallowed is None
-                                       else disallowed).split(",")}
+    if disallowed is not None:
+        logger.warning("System property '%s' is deprecated and will be removed in a future release. Use '%s' "
+                       "instead.", DISALLOWED_LOGIN_MODULES_CONFIG, ALLOWED_LOGIN_MODULES_CONFIG)
     name = entry.login_module.strip()
-    if name in names:
-        raise ValueError(f"{name} is not allowed. Update System property '{DISALLOWED_LOGIN_MODULES_CONFIG}' to "
-                         f"allow {name}")
+    allowed = system_property(ALLOWED_LOGIN_MODULES_CONFIG, environ)
+    if allowed is not None:
+        if name not in {module.strip() for module in allowed.split(",")}:
+            raise ValueError(f"{name} is not allowed. Update System property '{ALLOWED_LOGIN_MODULES_CONFIG}' to "
+                             f"allow {name}")
+        return
+    denied = DISALLOWED_LOGIN_MODULES_DEFAULT if disallowed is None else disallowed
+    if name in {module.strip() for module in denied.split(",")}:
+        raise ValueError(f"{name} is not allowed. The system property '{DISALLOWED_LOGIN_MODULES_CONFIG}' is "
+                         f"deprecated. Use the {ALLOWED_LOGIN_MODULES_CONFIG} to allow this module. e.g.,"
+                         f"-D{ALLOWED_LOGIN_MODULES_CONFIG}={name}")
 
 
 def load_server_context(listener: str, dynamic_jaas_config: str | None,

@@ -60,11 +60,15 @@ def test_a_file_without_the_section_is_refused_naming_the_property(tmp_path):
 
 
 def test_disallowed_login_modules_are_refused_from_the_property_and_the_file(tmp_path):
-    """testDisallowedLoginModulesSystemProperty."""
+    """testDisallowedLoginModulesSystemProperty, with 4.2's default list and words (KIP-1153)."""
     jndi = "com.sun.security.auth.module.JndiLoginModule"
-    with pytest.raises(ValueError, match=f"^{jndi} is not allowed. Update System property "
-                                         f"'org.apache.kafka.disallowed.login.modules' to allow {jndi}$"):
-        load_server_context("PLAINTEXT", f"{jndi} required;", lambda: NOT_LOADED, {})
+    for module in (jndi, "com.sun.security.auth.module.LdapLoginModule"):
+        with pytest.raises(ValueError) as refused:
+            load_server_context("PLAINTEXT", f"{module} required;", lambda: NOT_LOADED, {})
+        assert str(refused.value) == (
+            f"{module} is not allowed. The system property 'org.apache.kafka.disallowed.login.modules' is deprecated. "
+            f"Use the org.apache.kafka.allowed.login.modules to allow this module. e.g.,"
+            f"-Dorg.apache.kafka.allowed.login.modules={module}")
     lines = ["KafkaServer { test.LoginModuleDefault required; };", f"plaintext.KafkaServer {{ {jndi} requisite; }};"]
     with pytest.raises(ValueError, match="is not allowed"):
         _file_context(tmp_path, lines)
@@ -117,3 +121,21 @@ def test_an_option_is_the_first_one_among_the_entries_of_its_login_module():
     assert config_entry_option(entries, "principal", "a.Plain") is None
     assert config_entry_option(entries, "serviceName", None) == "kafka"
     assert config_entry_option(entries, "user_alice", "a.Krb5") is None
+
+
+def test_an_allow_list_admits_only_its_modules_and_outranks_the_deny_list(tmp_path, caplog):
+    """Kafka 4.2+'s org.apache.kafka.allowed.login.modules: when set, only its modules load, whatever
+    the deprecated deny list (whose use is warned about) says."""
+    plain = "org.apache.kafka.common.security.plain.PlainLoginModule"
+    scram = "org.apache.kafka.common.security.scram.ScramLoginModule"
+    environ = {"KAFKA_OPTS": f"-Dorg.apache.kafka.allowed.login.modules={scram},{plain}"}
+    assert load_server_context("PLAINTEXT", f"{plain} required;", lambda: NOT_LOADED, environ).entries
+    with pytest.raises(ValueError) as refused:
+        load_server_context("PLAINTEXT", "com.example.Other required;", lambda: NOT_LOADED, environ)
+    assert str(refused.value) == ("com.example.Other is not allowed. Update System property "
+                                  "'org.apache.kafka.allowed.login.modules' to allow com.example.Other")
+    jndi = "com.sun.security.auth.module.JndiLoginModule"
+    both = {"KAFKA_OPTS": f"-Dorg.apache.kafka.allowed.login.modules={jndi} "
+                          f"-Dorg.apache.kafka.disallowed.login.modules={jndi}"}
+    assert load_server_context("PLAINTEXT", f"{jndi} required;", lambda: NOT_LOADED, both).entries
+    assert "System property 'org.apache.kafka.disallowed.login.modules' is deprecated" in caplog.text

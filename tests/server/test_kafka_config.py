@@ -471,8 +471,8 @@ _FILE_IS = "System property 'java.security.auth.login.config' is {path}"
     ("KafkaServer {\n " + PLAIN_JAAS[:-1] + " };", "PLAIN", "Configuration Error:\n\tLine 2: expected [option key]. "
                                                             + _FILE_IS),
     ("KafkaServer { " + SCRAM_JAAS + " com.sun.security.auth.module.JndiLoginModule optional; };", "SCRAM-SHA-256",
-     "com.sun.security.auth.module.JndiLoginModule is not allowed. Update System property "
-     "'org.apache.kafka.disallowed.login.modules' to allow com.sun.security.auth.module.JndiLoginModule"),
+     "com.sun.security.auth.module.JndiLoginModule is not allowed. The system property "
+     "'org.apache.kafka.disallowed.login.modules' is deprecated."),
     ("KafkaServer { " + SCRAM_JAAS + " com.example.AuditLoginModule required; };", "SCRAM-SHA-256",
      "franz cannot run the login module com.example.AuditLoginModule, knowing only org.apache.kafka.common.security"
      ".plain.PlainLoginModule, org.apache.kafka.common.security.scram.ScramLoginModule, org.apache.kafka.common."
