@@ -18,6 +18,17 @@ already is no error and is not stored twice. Nothing checks the host: Kafka
 stores an empty one too. Deletion takes AclBindingFilters; one ACL that two
 filters of a request match is listed in both results and removed once, and
 the removals of a request are stored together.
+
+A request makes at most RECORDS_PER_USER_OP_MAX records (QuorumController's
+MAX_RECORDS_PER_USER_OP, its batch size). CreateAcls counts the new ACLs only
+(one there already, or refused, makes no record); past the limit the
+controller's BoundedList throws and the whole operation fails as a
+PolicyViolationException, every binding answered with it. DeleteAcls counts
+each match of each filter against the removals gathered so far: a match once
+that many are gathered, even of an ACL gathered already, fails the whole
+request with INVALID_REQUEST (Kafka 4.1+, KAFKA-19411; before it the filter
+that crossed the limit answered UNKNOWN_SERVER_ERROR and the controller failed
+over). Either way nothing is stored.
 """
 
 from __future__ import annotations
@@ -46,6 +57,10 @@ from franz.server.standard_authorizer import (
 from franz.storage.checkpoint import random_kafka_uuid, uuid_from_kafka_string, uuid_to_kafka_string
 
 ACLS_FILE: Final = "acls.json"
+RECORDS_PER_USER_OP_MAX: Final = 10_000
+# EventHandlerExceptionInfo's PolicyViolationException for a BoundedListTooLongException.
+EXCESSIVE_BATCH: Final = "Unable to perform excessively large batch operation."
+TOO_MANY_REMOVALS: Final = f"Cannot remove more than {RECORDS_PER_USER_OP_MAX} acls in a single delete operation."
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +134,7 @@ class AclControlManager:
 
     async def create_acls(self, bindings: list[StandardAcl]) -> list[ApiError | None]:
         """One result per binding (None: created or there already). Raises ApiError when the
-        change could not be stored: then nothing was created."""
+        change is too large or could not be stored: then nothing was created."""
         async with self._altering:
             results: list[ApiError | None] = []
             existing = set(self.id_to_acl.values())
@@ -130,6 +145,11 @@ class AclControlManager:
                     existing.add(acl)
                     created[self._new_acl_id(created)] = acl
                 results.append(error)
+            if len(created) > RECORDS_PER_USER_OP_MAX:
+                logger.info("createAcls: event failed with BoundedListTooLongException (treated as "
+                            "PolicyViolationException). Exception message: Cannot add another element to the list "
+                            "because it would exceed the maximum length of %d", RECORDS_PER_USER_OP_MAX)
+                raise ApiError(Errors.POLICY_VIOLATION, EXCESSIVE_BATCH)
             if created:
                 await self._write(self.path, self._rows({**self.id_to_acl, **created}))  # stored before in force
                 for acl_id, acl in created.items():
@@ -147,7 +167,7 @@ class AclControlManager:
 
     async def delete_acls(self, filters: list[AclBindingFilter]) -> list[AclDeleteResult]:
         """One result per filter, listing the ACLs it matched. Raises ApiError when the change
-        could not be stored: then nothing was deleted."""
+        is too large or could not be stored: then nothing was deleted."""
         async with self._altering:
             results: list[AclDeleteResult] = []
             deleted: set[uuid.UUID] = set()
@@ -156,9 +176,16 @@ class AclControlManager:
                 if error is not None:
                     results.append(AclDeleteResult(error))
                     continue
-                matched = [(acl_id, acl) for acl_id, acl in self.id_to_acl.items() if acl_filter.matches(acl)]
-                deleted.update(acl_id for acl_id, _ in matched)
-                results.append(AclDeleteResult(None, tuple(acl for _, acl in matched)))
+                matched = []
+                for acl_id, acl in self.id_to_acl.items():
+                    if acl_filter.matches(acl):
+                        if len(deleted) == RECORDS_PER_USER_OP_MAX:  # before each match, even of one gathered
+                            logger.info("deleteAcls: event failed with InvalidRequestException. Exception message: "
+                                        "%s", TOO_MANY_REMOVALS)
+                            raise ApiError(Errors.INVALID_REQUEST, TOO_MANY_REMOVALS)
+                        deleted.add(acl_id)
+                        matched.append(acl)
+                results.append(AclDeleteResult(None, tuple(matched)))
             if deleted:
                 remaining = {acl_id: acl for acl_id, acl in self.id_to_acl.items() if acl_id not in deleted}
                 await self._write(self.path, self._rows(remaining))  # stored before in force

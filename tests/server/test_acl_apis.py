@@ -189,3 +189,31 @@ def test_kafkas_java_admin_creates_describes_and_deletes_acls(acl_broker):
         "create g: InvalidRequestException: Could not parse principal from `alice` (no colon is present separating "
         "the principal type from the principal name)",
         f"describe {foo}", f"describe {pre}", f"delete {pre}", "left 1"]
+
+
+def _topic_acl(index: int) -> dict:
+    return {**_acl("User:a"), "resource_name": f"t{index}"}
+
+
+def test_a_request_past_the_records_of_one_controller_operation_is_refused_whole(acl_broker):
+    """QuorumController.MAX_RECORDS_PER_USER_OP (10,000): a CreateAcls making more new ACLs is
+    answered POLICY_VIOLATION for every binding the controller was given (AclApis' own refusals
+    keep theirs); a DeleteAcls matching more (Kafka 4.1+) INVALID_REQUEST for every filter. Nothing
+    changes either way."""
+    limit = 10_000
+    excessive = (Errors.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+    with RawClient(acl_broker.bootstrap) as client:
+        creations = [_topic_acl(i) for i in range(limit + 1)]
+        created = client.request(CREATE_ACLS, 3, {"creations": [*creations, {**_acl("User:a"), "resource_name": ""}]})
+        assert [(r["error_code"], r["error_message"]) for r in created["results"]] == [excessive] * (limit + 1) + [
+            (Errors.INVALID_REQUEST, "Invalid empty resource name")]
+        assert client.request(DESCRIBE_ACLS, 3, _filter())["resources"] == []
+        created = client.request(CREATE_ACLS, 3, {"creations": creations[:limit]})  # exactly the limit
+        assert {r["error_code"] for r in created["results"]} == {Errors.NONE}
+        created = client.request(CREATE_ACLS, 3, {"creations": creations})  # one new ACL
+        assert {r["error_code"] for r in created["results"]} == {Errors.NONE}
+        deleted = client.request(DELETE_ACLS, 3, {"filters": [{**_filter(), "resource_name_filter": "t0"}, _filter()]})
+        assert deleted["filter_results"] == [
+            {"error_code": Errors.INVALID_REQUEST, "matching_acls": [],
+             "error_message": "Cannot remove more than 10000 acls in a single delete operation."}] * 2
+        assert len(client.request(DESCRIBE_ACLS, 3, _filter())["resources"]) == limit + 1

@@ -1,6 +1,7 @@
 """AclControlManager: validation and messages (AclControlManagerTest.testValidateNewAcl,
 testValidateFilter), create and delete by filter (testCreateAclDeleteAcl, testDeleteDedupe),
-what the file keeps across a restart, and a failed store that changes nothing."""
+what the file keeps across a restart, a failed store that changes nothing, and the records one
+request may make (testDeleteExceedsMaxRecords)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from franz.protocol.errors import Errors
-from franz.server.acl_control_manager import ACLS_FILE, AclControlManager, validate_filter, validate_new_acl
+from franz.server.acl_control_manager import (
+    ACLS_FILE,
+    RECORDS_PER_USER_OP_MAX,
+    AclControlManager,
+    validate_filter,
+    validate_new_acl,
+)
 from franz.server.controller import ApiError
 from franz.server.standard_authorizer import (
     ANY_FILTER,
@@ -169,3 +176,65 @@ def test_an_unreadable_file_stops_the_start(tmp_path):
     (tmp_path / ACLS_FILE).write_text("[{\"id\": \"not a uuid\"}]")
     with pytest.raises(RuntimeError, match="Cannot read the ACLs in"):
         new_manager(tmp_path)
+
+
+def _topic_acls(count: int, start: int = 0) -> list[StandardAcl]:
+    return [StandardAcl(TOPIC, f"mytopic_{i}", LITERAL, "User:alice", "127.0.0.1", READ, ALLOW)
+            for i in range(start, start + count)]
+
+
+def test_a_create_of_more_new_acls_than_one_operation_may_record_fails_whole(tmp_path):
+    """QuorumController.MAX_RECORDS_PER_USER_OP through createAcls' BoundedList: past it the
+    controller's PolicyViolationException; ACLs there already make no record and do not count."""
+    manager, authorizer = new_manager(tmp_path)
+    too_many = _topic_acls(RECORDS_PER_USER_OP_MAX + 1)
+    with pytest.raises(ApiError) as refused:
+        asyncio.run(manager.create_acls(too_many))
+    assert (refused.value.code, refused.value.message) == (
+        Errors.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+    assert manager.id_to_acl == {} and authorizer.acl_count() == 0 and not (tmp_path / ACLS_FILE).exists()
+    # the whole failure reaches every binding, the invalid one too
+    invalid = dataclasses.replace(too_many[0], resource_name="")
+    assert {(error.code, error.message) for error in asyncio.run(authorizer.create_acls([*too_many, invalid]))} == {
+        (Errors.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")}
+    assert messages(asyncio.run(manager.create_acls(too_many[:RECORDS_PER_USER_OP_MAX]))) == [
+        None] * RECORDS_PER_USER_OP_MAX  # exactly the limit
+    assert messages(asyncio.run(manager.create_acls([*too_many, invalid]))) == [
+        None] * len(too_many) + ["Resource name should not be empty"]  # one new record
+    assert authorizer.acl_count() == RECORDS_PER_USER_OP_MAX + 1
+
+
+def test_a_delete_past_the_records_of_one_operation_fails_whole(tmp_path):
+    """AclControlManagerTest.testDeleteExceedsMaxRecords (Kafka 4.1+, KAFKA-19411), its ACLs made
+    in two creates; one filter matching them all stands for its one filter per ACL, which here
+    would match every ACL against every filter."""
+    manager, authorizer = new_manager(tmp_path)
+    half = RECORDS_PER_USER_OP_MAX // 2 + 1
+    assert messages(asyncio.run(manager.create_acls(_topic_acls(half)))) == [None] * half
+    assert messages(asyncio.run(manager.create_acls(_topic_acls(half, half)))) == [None] * half
+    stored = (tmp_path / ACLS_FILE).read_text()
+    literal_topic = AclBindingFilter(ResourcePatternFilter(TOPIC, "mytopic_0", LITERAL), entry_filter())
+    with pytest.raises(ApiError) as refused:
+        asyncio.run(manager.delete_acls([literal_topic, ANY_FILTER]))
+    assert (refused.value.code, refused.value.message) == (
+        Errors.INVALID_REQUEST, "Cannot remove more than 10000 acls in a single delete operation.")
+    assert len(manager.id_to_acl) == authorizer.acl_count() == 2 * half
+    assert (tmp_path / ACLS_FILE).read_text() == stored
+    results = asyncio.run(authorizer.delete_acls([literal_topic, ANY_FILTER]))
+    assert [(r.error.code, r.error.message, r.deleted) for r in results] == [
+        (Errors.INVALID_REQUEST, "Cannot remove more than 10000 acls in a single delete operation.", ())] * 2
+
+
+def test_a_delete_of_the_limit_passes_but_a_second_match_of_one_gathered_fails_it(tmp_path):
+    """The 4.1+ check comes before each match is added: with as many removals gathered as one
+    operation may record, a further match fails the request even when it adds nothing."""
+    manager, authorizer = new_manager(tmp_path)
+    asyncio.run(manager.create_acls(_topic_acls(RECORDS_PER_USER_OP_MAX)))
+    literal_topic = AclBindingFilter(ResourcePatternFilter(TOPIC, "mytopic_0", LITERAL), entry_filter())
+    with pytest.raises(ApiError) as refused:
+        asyncio.run(manager.delete_acls([ANY_FILTER, literal_topic]))
+    assert refused.value.message == "Cannot remove more than 10000 acls in a single delete operation."
+    assert authorizer.acl_count() == RECORDS_PER_USER_OP_MAX
+    (result,) = asyncio.run(manager.delete_acls([ANY_FILTER]))
+    assert result.error is None and len(result.deleted) == RECORDS_PER_USER_OP_MAX
+    assert manager.id_to_acl == {} and authorizer.acl_count() == 0
