@@ -107,6 +107,8 @@ PRODUCE_TOPIC_IDS_MIN_VERSION: Final = 13
 # From Produce v12 a transactional producer speaks transactions v2: the broker adds its partitions.
 PRODUCE_ADDS_PARTITIONS_MIN_VERSION: Final = 12
 _ZERO_TOPIC_ID: Final = bytes(16)
+# org.apache.kafka.clients.admin.EndpointType by id (KIP-919): what DescribeCluster v1+ asks to have described.
+_ENDPOINT_TYPES: Final = {1: "BROKER", 2: "CONTROLLER"}
 # Sent by a transaction coordinator rather than a client: Kafka answers them exempt from request quotas.
 _REQUEST_QUOTA_EXEMPT: Final = frozenset((API["WriteTxnMarkers"].api_key,))
 
@@ -541,6 +543,18 @@ class KafkaApis:
             return Errors.UNKNOWN_TOPIC_OR_PARTITION  # (AutoTopicCreationManager)
 
     async def handle_describe_cluster(self, request: Request, body: dict) -> dict:
+        """AuthHelper.computeDescribeClusterResponse for a broker's endpoint. A request for another
+        type (v1+; v0 always means brokers) is answered with an error alone, before any check:
+        UNSUPPORTED_ENDPOINT_TYPE for an unknown one, MISMATCHED_ENDPOINT_TYPE for controllers,
+        what the Java admin client asks for when given bootstrap.controllers."""
+        asked = _ENDPOINT_TYPES.get(body["endpoint_type"])
+        if asked is None:
+            return {"error_code": Errors.UNSUPPORTED_ENDPOINT_TYPE,
+                    "error_message": f"Unsupported endpoint type {body['endpoint_type']}"}
+        if asked != "BROKER":
+            return {"error_code": Errors.MISMATCHED_ENDPOINT_TYPE,
+                    "error_message": f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
+                                     f"of type {asked}"}
         return {"error_code": 0, "endpoint_type": 1, "cluster_id": self.metadata.cluster_id,
                 "controller_id": self.metadata.node_id, "brokers": [
                     {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": None}

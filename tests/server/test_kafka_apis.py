@@ -103,6 +103,29 @@ def test_describe_log_dirs_and_cluster(broker):
         assert cluster["brokers"][0]["port"] == broker.port and cluster["controller_id"] == 1
 
 
+def test_describe_cluster_of_controllers_or_an_unknown_endpoint_type_is_refused(broker):
+    """AuthHelperTest.testComputeDescribeClusterResponseV1WithUnknownEndpointType and
+    ...WithUnexpectedEndpointType, from a broker's side: the error alone, every other field its
+    schema default (the cluster id empty)."""
+    refused = {"throttle_time_ms": 0, "endpoint_type": 1, "cluster_id": "", "controller_id": -1, "brokers": [],
+               "cluster_authorized_operations": -2**31}
+    with RawClient(broker.bootstrap) as client:
+        for version in (1, 2):
+            controllers = client.request(60, version, {"include_cluster_authorized_operations": True,
+                                                       "endpoint_type": 2})
+            assert controllers == {**refused, "error_code": Errors.MISMATCHED_ENDPOINT_TYPE, "error_message":
+                                   "The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
+                                   "of type CONTROLLER"}
+            for endpoint_type in (0, 3, -1):
+                unknown = client.request(60, version, {"include_cluster_authorized_operations": True,
+                                                       "endpoint_type": endpoint_type})
+                assert unknown == {**refused, "error_code": Errors.UNSUPPORTED_ENDPOINT_TYPE,
+                                   "error_message": f"Unsupported endpoint type {endpoint_type}"}
+        brokers = client.request(60, 1, {"include_cluster_authorized_operations": False, "endpoint_type": 1})
+        assert (brokers["error_code"], len(brokers["cluster_id"]), brokers["brokers"][0]["port"]) == (
+            Errors.NONE, 22, broker.port)
+
+
 def test_list_offsets_earliest_latest_max_timestamp_and_by_time(broker):
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "lo")
