@@ -472,11 +472,7 @@ class KafkaApis:
             topics = described
         else:
             auto_create = body["allow_auto_topic_creation"] and self.config["auto.create.topics.enable"]
-            # A non-zero topic id names the topic, whatever the name field holds (the Java
-            # client sends "" with ids: MetadataRequest.Builder.forTopicIds).
-            names: list[tuple[str | None, bytes | None]] = [
-                (self.metadata.name_of(entry["topic_id"]), bytes(entry["topic_id"]))
-                if entry["name"] is None or any(entry["topic_id"]) else (entry["name"], None) for entry in requested]
+            names = self._named_topics(requested)
             wanted = dict.fromkeys(name for name, _ in names if name is not None)  # a set, in request order
             visible = auth.filter_by_authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)
             creatable = set(visible)  # the missing ones the principal may have auto-created
@@ -519,6 +515,19 @@ class KafkaApis:
             if version <= 10 and body["include_cluster_authorized_operations"]:
                 answer["cluster_authorized_operations"] = self._cluster_authorized_operations(request)
         return answer
+
+    def _named_topics(self, requested: list[dict]) -> list[tuple[str | None, bytes | None]]:
+        """The topics a Metadata request names, each once, as (name, topic id when named by id;
+        no name for an unknown id). Kafka takes the non-zero ids as a set and, when there is one,
+        answers only them, the entries naming topics by name going unanswered; else the names
+        as a set. A non-zero id names the topic whatever the name field holds (the Java client
+        sends "" with ids: MetadataRequest.Builder.forTopicIds)."""
+        ids = dict.fromkeys(bytes(entry["topic_id"]) for entry in requested if any(entry["topic_id"]))
+        if ids:
+            return [(self.metadata.name_of(topic_id), topic_id) for topic_id in ids]
+        # a null name with no id is answered as an unknown id (Kafka's set would hold null)
+        return [(name, None) if name is not None else (None, _ZERO_TOPIC_ID)
+                for name in dict.fromkeys(entry["name"] for entry in requested)]
 
     def _cluster_authorized_operations(self, request: Request) -> int:
         """Metadata v8-10's and DescribeCluster's: nothing to one that may not DESCRIBE the cluster."""

@@ -643,6 +643,27 @@ def test_metadata_by_topic_id_ignores_the_name_field(broker):
         assert unknown["error_code"] == Errors.UNKNOWN_TOPIC_ID
 
 
+def test_metadata_answers_a_topic_named_twice_once(broker):
+    """KafkaApis.handleTopicMetadataRequest takes the request's names as a set, or its non-zero
+    topic ids when it has any (then an entry naming a topic only by name goes unanswered)."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "twice")
+        by_name = client.request(3, 12, {"topics": [{"name": name, "topic_id": bytes(16)} for name in (
+            "twice", "absent", "twice", "absent")], "allow_auto_topic_creation": False})
+        assert [(t["name"], t["error_code"]) for t in by_name["topics"]] == [
+            ("twice", Errors.NONE), ("absent", Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+        created = client.request(3, 12, {"topics": [{"name": "made", "topic_id": bytes(16)}] * 2,
+                                         "allow_auto_topic_creation": True})
+        assert [t["name"] for t in created["topics"]] == ["made"]
+        topic_id, unknown = bytes(by_name["topics"][0]["topic_id"]), bytes(range(16))
+        by_id = client.request(3, 12, {"topics": [
+            {"name": "", "topic_id": topic_id}, {"name": "made", "topic_id": bytes(16)},
+            {"name": "twice", "topic_id": topic_id}, {"name": "", "topic_id": unknown},
+            {"name": None, "topic_id": unknown}], "allow_auto_topic_creation": False})
+        assert [(t["name"], bytes(t["topic_id"]), t["error_code"]) for t in by_id["topics"]] == [
+            ("twice", topic_id, Errors.NONE), (None, unknown, Errors.UNKNOWN_TOPIC_ID)]
+
+
 @pytest.mark.parametrize("version", [10, 11])
 def test_metadata_before_v12_refuses_a_null_name_or_a_topic_id(broker, version):
     """KafkaApis.handleTopicMetadataRequest: v10-11 carry topic ids in the schema but serve
