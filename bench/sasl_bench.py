@@ -18,6 +18,7 @@ these mechanisms here, so there is no peer column. Figures are medians of --runs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import statistics
@@ -27,6 +28,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from confluent_kafka.admin import (  # noqa: E402
+    AdminClient,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
 
 from bench.broker_bench import Broker, broker_cpu_s  # noqa: E402
 from tests.support.broker import BrokerProcess, free_port  # noqa: E402
@@ -71,8 +79,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=300)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="franz-sasl-bench-") as directory:
-        root = Path(directory)
+    with tempfile.TemporaryDirectory(prefix="franz-sasl-bench-") as directory, contextlib.ExitStack() as stack:
+        root = Path(directory)  # what is started is stopped by `stack`, however the bench ends
         kdc: MiniKdc | None = None
         mechanisms = ["PLAIN", "SCRAM-SHA-256"]
         overrides = {"listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
@@ -82,6 +90,7 @@ def main() -> None:
             if importlib.util.find_spec("gssapi") is None:
                 raise RuntimeError("python-gssapi is not installed")
             kdc = MiniKdc(root / "kdc").start()
+            stack.callback(kdc.stop)
         except BaseException as exc:  # pytest's Skipped without MIT's tools
             print(f"skip GSSAPI: {exc}", file=sys.stderr)
         sasl_port = free_port()
@@ -93,14 +102,16 @@ def main() -> None:
             kdc.kinit("alice", alice, ccache)
             os.environ.update(kdc.environment(ccache))  # for this process's initiator
             mechanisms.append("GSSAPI")
-            broker.overrides.update({"sasl.kerberos.service.name": "kafka",
-                              "listener.name.sasl_plaintext.gssapi.sasl.jaas.config":
-                                  'com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true '
-                                  f'storeKey=true keyTab="{keytab}" principal="kafka/localhost@{REALM}";'})
+            broker.overrides.update({
+                "sasl.kerberos.service.name": "kafka",
+                "listener.name.sasl_plaintext.gssapi.sasl.jaas.config":
+                    'com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true '
+                    f'keyTab="{keytab}" principal="kafka/localhost@{REALM}";'})
             broker.environment.update(kdc.environment())
         broker.overrides["sasl.enabled.mechanisms"] = ",".join(mechanisms)
         broker.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{broker.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
         broker.start()
+        stack.callback(broker.stop)
         measured = Broker("franz", broker.bootstrap, broker)
         rows = {"PLAINTEXT": (broker.bootstrap, None), "PLAIN": (f"127.0.0.1:{sasl_port}", plain),
                 "SCRAM-SHA-256": (f"127.0.0.1:{sasl_port}", scram)}
@@ -108,29 +119,22 @@ def main() -> None:
             rows["GSSAPI"] = (f"127.0.0.1:{sasl_port}", lambda client: gssapi_authenticate(client, ccache))
         rates: dict[str, list[float]] = {name: [] for name in rows}
         cpu: dict[str, list[float]] = {name: [] for name in rows}
-        try:
-            from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
-                                               UserScramCredentialUpsertion)
-            admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-            upsertion = UserScramCredentialUpsertion("bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096),
-                                                     b"bob-secret")
-            for future in admin.alter_user_scram_credentials([upsertion]).values():
-                future.result(60)
-            del admin  # its connections closed before the clock starts
-            for name, (bootstrap, authenticate) in rows.items():  # warm-up: caches, tickets, imports
-                connections_per_s(bootstrap, 10, authenticate)
-            names = list(rows)
-            for run in range(args.runs):  # each run starts at another row: no row always follows the same one
-                for name in names[run % len(names):] + names[:run % len(names)]:
-                    bootstrap, authenticate = rows[name]
-                    before = sum(broker_cpu_s(measured))
-                    rates[name].append(connections_per_s(bootstrap, args.connections, authenticate))
-                    cpu[name].append((sum(broker_cpu_s(measured)) - before) * 1000 / args.connections)
-                print(f"run {run + 1}/{args.runs} done", file=sys.stderr, flush=True)
-        finally:
-            broker.stop()
-            if kdc is not None:
-                kdc.stop()
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        upsertion = UserScramCredentialUpsertion("bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096),
+                                                 b"bob-secret")
+        for future in admin.alter_user_scram_credentials([upsertion]).values():
+            future.result(60)
+        del admin  # its connections closed before the clock starts
+        for name, (bootstrap, authenticate) in rows.items():  # warm-up: caches, tickets, imports
+            connections_per_s(bootstrap, 10, authenticate)
+        names = list(rows)
+        for run in range(args.runs):  # each run starts at another row: no row always follows the same one
+            for name in names[run % len(names):] + names[:run % len(names)]:
+                bootstrap, authenticate = rows[name]
+                before = sum(broker_cpu_s(measured))
+                rates[name].append(connections_per_s(bootstrap, args.connections, authenticate))
+                cpu[name].append((sum(broker_cpu_s(measured)) - before) * 1000 / args.connections)
+            print(f"run {run + 1}/{args.runs} done", file=sys.stderr, flush=True)
     limit = statistics.median(rates["PLAINTEXT"])
     print(f"{args.connections} connections per run (connect, ApiVersions, authentication, Metadata, close), "
           f"medians of {args.runs} runs")
