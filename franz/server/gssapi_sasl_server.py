@@ -79,6 +79,10 @@ def use_krb5_config_of_kafka_opts(environ: MutableMapping[str, str] = os.environ
         environ["KRB5_CONFIG"] = path
 
 
+class KerberosLoginError(Exception):
+    """The broker's Kerberos login at startup failed (Kafka's LoginException): startup fails."""
+
+
 @dataclasses.dataclass(frozen=True)
 class KerberosService:
     """A SASL listener's Kerberos side: its service principal (Krb5LoginModule's `principal`,
@@ -89,6 +93,26 @@ class KerberosService:
     host_name: str | None
     keytab: str
     short_namer: KerberosShortNamer
+    login_to_kdc: bool = True  # Krb5LoginModule's isInitiator (true unless set otherwise)
+
+    def login(self) -> None:
+        """What Kafka's KerberosLogin does at startup when isInitiator holds: get a ticket-granting
+        ticket with the keytab's key from the KDC. franz needs no ticket (it only accepts), but the
+        login is how a Kafka broker with a stale keytab or no reachable KDC refuses to start rather
+        than failing every client: here a ticket for the broker's own principal is asked for (in a
+        ccache of this process's memory), which takes the same AS exchange. Blocking: off the loop.
+        KerberosLoginError when the KDC refuses or cannot be reached."""
+        import gssapi
+        name = gssapi.Name(self.principal, gssapi.NameType.kerberos_principal)
+        try:
+            credentials = gssapi.Credentials(name=name, usage="initiate", store={
+                "client_keytab": self.keytab, "ccache": f"MEMORY:franz-login-{id(self)}"})
+            gssapi.SecurityContext(name=name, creds=credentials, usage="initiate",
+                                   mech=gssapi.MechType.kerberos).step()
+        except gssapi.exceptions.GSSError as exc:
+            raise KerberosLoginError(f"Cannot log in as {self.principal} with the keytab {self.keytab} "
+                                     f"(javax.security.auth.login.LoginException in Kafka): {exc}") from exc
+        logger.info("[Principal=%s]: Successfully logged in.", self.principal)
 
     def acceptor_credentials(self) -> Any:
         """GSS acceptor credentials from the keytab: bound to `<service>@<host>` when the

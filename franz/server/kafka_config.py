@@ -862,7 +862,8 @@ class KafkaConfig:
             short_namer = KerberosShortNamer.from_unparsed_rules(default_realm(), rules)
         except ValueError as exc:
             raise ConfigError(rules_key, ",".join(rules), str(exc)) from None
-        service = KerberosService(principal, name.service_name, name.host_name, options["keyTab"], short_namer)
+        service = KerberosService(principal, name.service_name, name.host_name, options["keyTab"], short_namer,
+                                  options.get("isInitiator", "true").lower() == "true")
         try:
             check_keytab(principal, options["keyTab"])
         except gssapi.exceptions.GSSError as exc:

@@ -218,6 +218,8 @@ class KafkaServer:
             if isinstance(sasl.oauth_bearer_validator, OAuthBearerValidator):
                 await loop.run_in_executor(None, sasl.oauth_bearer_validator.init)  # failing, startup fails
                 self.oauth_bearer_validators.append(sasl.oauth_bearer_validator)
+            if sasl.kerberos is not None and sasl.kerberos.login_to_kdc:  # KerberosLogin; failing, startup fails
+                await loop.run_in_executor(None, sasl.kerberos.login)
         self.socket_server = SocketServer(config, self.apis.handle,
                                           header_version_of=api_keys.request_header_version,
                                           scram_credential_of=scram.credential,

@@ -280,3 +280,30 @@ def test_the_example_config_runs_a_broker_kerberos_clients_use(kdc, tmp_path, mo
         assert process.wait_for_line(f"authenticationID=alice@{REALM}")
     finally:
         process.stop()
+
+
+def test_a_broker_that_cannot_log_in_to_its_kdc_does_not_start(kdc, tmp_path):
+    """Kafka's KerberosLogin at startup (Krb5LoginModule's isInitiator, true by default): a keytab
+    whose key the KDC has since replaced, or a KDC out of reach, stops the broker's start, rather than
+    failing every client later; with isInitiator=false it starts without asking the KDC."""
+    broker = start_broker(kdc, tmp_path)
+    process = broker.process
+    assert process.wait_for_line(f"[Principal={SERVICE}@{REALM}]: Successfully logged in.")
+    process.stop()
+    kdc.export_keytab(tmp_path / "elsewhere.keytab", SERVICE)  # the broker's keytab keeps the old key
+    with pytest.raises(RuntimeError, match="Fatal error during broker startup") as refused:
+        process.start()
+    assert f"Cannot log in as {SERVICE}@{REALM}" in str(refused.value), str(refused.value)
+    kdc.export_keytab(broker.keytab("kafka"), SERVICE)  # a fresh key again, in kadmin's own database
+    kdc.stop()
+    with pytest.raises(RuntimeError, match="Cannot contact any KDC for realm 'FRANZ.TEST'"):
+        process.start()
+    jaas_key = "listener.name.sasl_plaintext.gssapi.sasl.jaas.config"
+    process.overrides[jaas_key] = process.overrides[jaas_key].replace("storeKey=true",
+                                                                      "storeKey=true isInitiator=false")
+    before = len(process.lines)
+    process.start()
+    try:
+        assert not any("Successfully logged in." in line for line in process.lines[before:])
+    finally:
+        process.stop()

@@ -68,9 +68,14 @@ class BrokerProcess:
                                         preexec_fn=limit_file_size if limit is not None else None)
         self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
         self._reader.start()
-        if not self._started.wait(START_TIMEOUT_S):
-            self.stop(signal.SIGKILL)
-            raise RuntimeError("broker did not start:\n" + "\n".join(self.lines[-40:]))
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self._started.wait(0.1):
+            exited = self.process.poll() is not None  # a broker that refused to start: no need to wait on
+            if exited or time.monotonic() > deadline:
+                if exited:
+                    self._reader.join(START_TIMEOUT_S)  # its last lines
+                self.stop(signal.SIGKILL)
+                raise RuntimeError("broker did not start:\n" + "\n".join(self.lines[-40:]))
         return self
 
     def _read(self, process: subprocess.Popen) -> None:
