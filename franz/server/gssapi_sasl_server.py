@@ -40,7 +40,6 @@ import asyncio
 import dataclasses
 import logging
 import os
-import struct
 from collections.abc import MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, NoReturn
@@ -199,8 +198,7 @@ class GssapiSaslServer:
         """doHandshake1: after the context, the client sends nothing; the offer goes wrapped."""
         if token:
             raise SaslError("Handshake expecting no response data from server")
-        offer = struct.pack(">I", RECEIVE_MAX_BUFFER_SIZE)
-        offer = bytes([NO_PROTECTION]) + offer[1:]
+        offer = bytes([NO_PROTECTION]) + RECEIVE_MAX_BUFFER_SIZE.to_bytes(3, "big")
         self._stage = 2
         try:
             return self._context.wrap(offer, False).message
