@@ -1,0 +1,130 @@
+"""The topology a streams group was initialized with (Kafka's StreamsTopology and the
+StreamsGroupTopologyValue record's Subtopology, TopicInfo and CopartitionGroup it is made of).
+
+A streams client sends its topology in the first heartbeat of a member (StreamsGroupHeartbeat's
+Topology field); the coordinator keeps it as this record and derives a ConfiguredTopology from it
+and the topics the broker has.
+
+Source topics named by a regular expression (source_topic_regex) are carried but not resolved:
+Kafka 4.3 refuses a heartbeat whose topology has any, so they never reach the topic configuration
+and required_topics() leaves them out, as Kafka's requiredTopics does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class TopicInfo:
+    """An internal topic of a subtopology (StreamsGroupTopologyValue.TopicInfo).
+
+    partitions 0 leaves the count to the coordinator (always so for changelog topics);
+    replication_factor 0 leaves it to the broker's default.
+    """
+
+    name: str
+    partitions: int = 0
+    replication_factor: int = 0
+    topic_configs: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class CopartitionGroup:
+    """Topics of one subtopology that must have equal partition counts, as indexes into the
+    subtopology's source_topics, source_topic_regex and repartition_source_topics."""
+
+    source_topics: tuple[int, ...] = ()
+    source_topic_regex: tuple[int, ...] = ()
+    repartition_source_topics: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Subtopology:
+    """StreamsGroupTopologyValue.Subtopology. source_topics excludes the repartition topics the
+    subtopology reads (the client sends those as repartition_source_topics)."""
+
+    subtopology_id: str
+    source_topics: tuple[str, ...] = ()
+    source_topic_regex: tuple[str, ...] = ()
+    state_changelog_topics: tuple[TopicInfo, ...] = ()
+    repartition_sink_topics: tuple[str, ...] = ()
+    repartition_source_topics: tuple[TopicInfo, ...] = ()
+    copartition_groups: tuple[CopartitionGroup, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamsTopology:
+    """Kafka's StreamsTopology: the topology epoch and the subtopologies by id.
+
+    The subtopologies map is the topology's own copy; callers must not mutate it.
+    """
+
+    topology_epoch: int
+    subtopologies: dict[str, Subtopology]
+    # Which subtopology reads each source or repartition source topic (Kafka's sourceTopicMap).
+    source_topic_map: dict[str, Subtopology] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.topology_epoch < 0:
+            raise ValueError("Topology epoch must be non-negative.")
+        if self.subtopologies is None:
+            raise TypeError("Subtopologies cannot be null.")
+        object.__setattr__(self, "subtopologies", dict(self.subtopologies))
+        source_topic_map: dict[str, Subtopology] = {}
+        for subtopology in self.subtopologies.values():
+            for topic in subtopology.source_topics:
+                source_topic_map[topic] = subtopology
+            for topic_info in subtopology.repartition_source_topics:
+                source_topic_map[topic_info.name] = subtopology
+        object.__setattr__(self, "source_topic_map", source_topic_map)
+
+    def required_topics(self) -> set[str]:
+        """Every topic whose metadata configuring the topology needs: source topics, repartition
+        source topics and state changelog topics."""
+        required: set[str] = set()
+        for subtopology in self.subtopologies.values():
+            required.update(subtopology.source_topics)
+            required.update(topic.name for topic in subtopology.repartition_source_topics)
+            required.update(topic.name for topic in subtopology.state_changelog_topics)
+        return required
+
+    @classmethod
+    def from_heartbeat_request(cls, topology: Mapping[str, Any]) -> StreamsTopology:
+        """The topology of a StreamsGroupHeartbeat request as franz's codec decodes it (Kafka's
+        fromHeartbeatRequest, by way of convertToStreamsGroupTopologyRecord)."""
+        subtopologies = [_subtopology_from_request(subtopology) for subtopology in topology["subtopologies"]]
+        return cls(topology["epoch"], {subtopology.subtopology_id: subtopology for subtopology in subtopologies})
+
+
+def _subtopology_from_request(subtopology: Mapping[str, Any]) -> Subtopology:
+    return Subtopology(
+        subtopology_id=subtopology["subtopology_id"],
+        source_topics=tuple(subtopology["source_topics"]),
+        source_topic_regex=tuple(subtopology["source_topic_regex"]),
+        state_changelog_topics=_topic_infos(subtopology["state_changelog_topics"]),
+        repartition_sink_topics=tuple(subtopology["repartition_sink_topics"]),
+        repartition_source_topics=_topic_infos(subtopology["repartition_source_topics"]),
+        copartition_groups=tuple(
+            CopartitionGroup(
+                source_topics=tuple(group["source_topics"]),
+                source_topic_regex=tuple(group["source_topic_regex"]),
+                repartition_source_topics=tuple(group["repartition_source_topics"]),
+            )
+            for group in subtopology["copartition_groups"]
+        ),
+    )
+
+
+def _topic_infos(topics: Iterable[Mapping[str, Any]]) -> tuple[TopicInfo, ...]:
+    return tuple(
+        TopicInfo(
+            name=topic["name"],
+            partitions=topic["partitions"],
+            replication_factor=topic["replication_factor"],
+            topic_configs={config["key"]: config["value"] for config in topic["topic_configs"] or ()},
+        )
+        for topic in topics
+    )
