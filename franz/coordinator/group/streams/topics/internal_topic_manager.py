@@ -30,11 +30,13 @@ def configure_topics(metadata_hash: int, topology: StreamsTopology, topics: Topi
     """InternalTopicManager.configureTopics. A topology the topics do not fit yet gives a
     ConfiguredTopology carrying the TopicConfigurationException; one that is invalid whatever the
     topics raises StreamsInvalidTopologyException."""
-    copartition_groups = {subtopology_id: _copartition_groups(subtopology)
-                          for subtopology_id, subtopology in topology.subtopologies.items()}
+    # Kafka walks the subtopologies in the order of its HashMap of them; where two subtopologies
+    # write one repartition topic, the first whose inputs are known decides its count.
+    subtopologies = [topology.subtopologies[subtopology_id] for subtopology_id in
+                     _java_hash_map_order(topology.subtopologies, len(topology.subtopologies))]
     try:
         _throw_on_missing_source_topics(topology, topics)
-        decided = _decide_partition_counts(topology, topics, copartition_groups)
+        decided = _decide_partition_counts(subtopologies, topics)
         configured_subtopologies = {subtopology_id: _configured_subtopology(topology.subtopologies[subtopology_id],
                                                                             topics, decided)
                                     for subtopology_id in sorted(topology.subtopologies)}
@@ -74,8 +76,7 @@ def _throw_on_missing_source_topics(topology: StreamsTopology, topics: TopicsMet
             f"Source topics {summarize_topics(missing)} are missing.")
 
 
-def _decide_partition_counts(topology: StreamsTopology, topics: TopicsMetadata,
-                             copartition_groups: dict[str, list[set[str]]]) -> dict[str, int]:
+def _decide_partition_counts(subtopologies: list[Subtopology], topics: TopicsMetadata) -> dict[str, int]:
     """The partition counts of the internal topics: repartition topics first, then adjusted to
     copartitioning, then the changelog topics, which depend on both."""
     decided: dict[str, int] = {}
@@ -83,21 +84,21 @@ def _decide_partition_counts(topology: StreamsTopology, topics: TopicsMetadata,
     def partition_count(topic: str) -> int | None:
         return _partition_count(topics, topic, decided)
 
-    decided.update(RepartitionTopics(topology.subtopologies.values(), partition_count).setup())
-    _enforce_copartitioning(topology, copartition_groups, decided, CopartitionedTopicsEnforcer(partition_count))
-    decided.update(ChangelogTopics(topology.subtopologies.values(), partition_count).setup())
+    decided.update(RepartitionTopics(subtopologies, partition_count).setup())
+    _enforce_copartitioning(subtopologies, decided, CopartitionedTopicsEnforcer(partition_count))
+    decided.update(ChangelogTopics(subtopologies, partition_count).setup())
     return decided
 
 
-def _enforce_copartitioning(topology: StreamsTopology, copartition_groups: dict[str, list[set[str]]],
-                            decided: dict[str, int], enforcer: CopartitionedTopicsEnforcer) -> None:
-    repartition_source_topics = [topic for subtopology in topology.subtopologies.values()
+def _enforce_copartitioning(subtopologies: list[Subtopology], decided: dict[str, int],
+                            enforcer: CopartitionedTopicsEnforcer) -> None:
+    repartition_source_topics = [topic for subtopology in subtopologies
                                  for topic in subtopology.repartition_source_topics]
     fixed = {topic.name for topic in repartition_source_topics if topic.partitions != 0}
     flexible = {topic.name for topic in repartition_source_topics if topic.partitions == 0}
     # Source topics are copartitioned too, so this runs even for a topology without repartition topics.
-    for groups in copartition_groups.values():
-        for group in groups:
+    for subtopology in subtopologies:
+        for group in _copartition_groups(subtopology):
             decided.update(enforcer.enforce(group, fixed, flexible))
 
 

@@ -175,3 +175,17 @@ def test_missing_internal_topics_are_named_in_java_hash_map_order():
     assert configured.topic_configuration_exception.message == (
         "Internal topics are missing: topic-8-changelog, topic-10-changelog, topic-17-changelog "
         "and 10 additional topics")
+
+
+def test_repartition_topic_written_by_two_subtopologies_takes_the_first_in_java_hash_map_order():
+    """franz: Kafka's HashMap holds subtopologies "0", "9", "10" in that order (checked on a JVM), so
+    "9" (reading 2 partitions) decides the count before "10" (reading 6) would."""
+    reader = Subtopology("0", repartition_source_topics=(TopicInfo("rep"),))
+    narrow_writer = Subtopology("9", source_topics=("narrow",), repartition_sink_topics=("rep",))
+    wide_writer = Subtopology("10", source_topics=("wide",), repartition_sink_topics=("rep",))
+    topology = StreamsTopology(0, {"10": wide_writer, "9": narrow_writer, "0": reader})
+
+    configured = configure_topics(0, topology, _topics(narrow=2, wide=6))
+
+    assert configured.internal_topics_to_be_created["rep"]["num_partitions"] == 2
+    assert list(configured.subtopologies) == ["0", "10", "9"]  # Kafka's TreeMap
