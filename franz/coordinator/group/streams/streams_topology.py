@@ -91,6 +91,15 @@ class StreamsTopology:
             required.update(topic.name for topic in subtopology.state_changelog_topics)
         return required
 
+    def as_streams_group_describe_topology(self) -> dict[str, Any]:
+        """StreamsGroupDescribeResponse's Topology as franz's codec shapes it, for a topology not
+        configured against the topics: subtopologies by id, topics by name, partition counts as sent."""
+        return {
+            "epoch": self.topology_epoch,
+            "subtopologies": [_described_subtopology(subtopology_id, self.subtopologies[subtopology_id])
+                              for subtopology_id in sorted(self.subtopologies)],
+        }
+
     @classmethod
     def from_heartbeat_request(cls, topology: Mapping[str, Any]) -> StreamsTopology:
         """The topology of a StreamsGroupHeartbeat request as franz's codec decodes it (Kafka's
@@ -128,3 +137,19 @@ def _topic_infos(topics: Iterable[Mapping[str, Any]]) -> tuple[TopicInfo, ...]:
         )
         for topic in topics
     )
+
+
+def _described_subtopology(subtopology_id: str, subtopology: Subtopology) -> dict[str, Any]:
+    return {
+        "subtopology_id": subtopology_id,
+        "source_topics": sorted(subtopology.source_topics),
+        "repartition_sink_topics": sorted(subtopology.repartition_sink_topics),
+        "repartition_source_topics": _described_topic_infos(subtopology.repartition_source_topics),
+        "state_changelog_topics": _described_topic_infos(subtopology.state_changelog_topics),
+    }
+
+
+def _described_topic_infos(topics: Iterable[TopicInfo]) -> list[dict[str, Any]]:
+    return [{"name": topic.name, "partitions": topic.partitions, "replication_factor": topic.replication_factor,
+             "topic_configs": [{"key": key, "value": value} for key, value in topic.topic_configs.items()]}
+            for topic in sorted(topics, key=lambda topic: topic.name)]

@@ -168,3 +168,37 @@ def test_empty_topology():
     topology = StreamsTopology(0, {})
     assert topology.required_topics() == set()
     assert topology.source_topic_map == {}
+
+
+def test_as_streams_group_describe_topology_should_return_correct_structure():
+    topology = StreamsTopology(1, {SUBTOPOLOGY_ID_2: _subtopology_2(), SUBTOPOLOGY_ID_1: _subtopology_1()})
+
+    described = topology.as_streams_group_describe_topology()
+
+    assert described["epoch"] == 1
+    first, second = described["subtopologies"]
+    assert first["subtopology_id"] == SUBTOPOLOGY_ID_1
+    assert first["source_topics"] == [REPARTITION_TOPIC_1, REPARTITION_TOPIC_2, SOURCE_TOPIC_1, SOURCE_TOPIC_2]
+    assert first["repartition_sink_topics"] == [REPARTITION_TOPIC_3]
+    assert [topic["name"] for topic in first["repartition_source_topics"]] == [REPARTITION_TOPIC_1, REPARTITION_TOPIC_2]
+    assert [topic["name"] for topic in first["state_changelog_topics"]] == [CHANGELOG_TOPIC_1, CHANGELOG_TOPIC_2]
+    assert second["subtopology_id"] == SUBTOPOLOGY_ID_2
+    assert second["source_topics"] == [REPARTITION_TOPIC_3, SOURCE_TOPIC_3]
+    assert second["repartition_sink_topics"] == []
+
+
+def test_as_streams_group_describe_topic_info_should_convert_correctly():
+    subtopology = Subtopology("0", source_topics=("in",), state_changelog_topics=(
+        TopicInfo("z-changelog"), TopicInfo("a-changelog", 0, 3, {"cleanup.policy": "compact"})))
+
+    described = StreamsTopology(1, {"0": subtopology}).as_streams_group_describe_topology()
+
+    assert described["subtopologies"][0]["state_changelog_topics"] == [
+        {"name": "a-changelog", "partitions": 0, "replication_factor": 3,
+         "topic_configs": [{"key": "cleanup.policy", "value": "compact"}]},
+        {"name": "z-changelog", "partitions": 0, "replication_factor": 0, "topic_configs": []},
+    ]
+
+
+def test_as_streams_group_describe_topology_with_empty_subtopologies():
+    assert StreamsTopology(0, {}).as_streams_group_describe_topology() == {"epoch": 0, "subtopologies": []}
