@@ -1,6 +1,7 @@
 """Small pieces of Kafka's org.apache.kafka.common.utils.Utils: the hashes placement depends on,
 and loadProps, which reads the .properties files of the broker and of Kafka's tools; and the order
-in which a java.util.HashSet of strings gives them back, where Kafka shows one."""
+in which a java.util.HashSet or HashMap of strings gives them back, where Kafka's behaviour
+depends on it."""
 
 from __future__ import annotations
 
@@ -21,16 +22,33 @@ def java_string_hash(text: str) -> int:
 
 def java_hash_set_order(items: Iterable[str]) -> list[str]:
     """`new ArrayList<>(new HashSet<>(items))`: the distinct items in the order of their HashMap
-    buckets (String.hashCode with its high half folded in, modulo the table size, a power of two
-    room for them all at load factor 0.75, at least 16), those of one bucket as first added.
-    Exact for fewer than 8 items, which can never fill a bucket far enough to change the table."""
+    buckets, the table sized by HashSet's copy constructor (room for them all at load factor 0.75,
+    at least 16) so that adding them never grows it."""
     distinct = list(dict.fromkeys(items))
-    buckets = 1 << (max(int(len(distinct) / 0.75) + 1, 16) - 1).bit_length()  # HashMap.tableSizeFor
+    return java_hash_map_order(distinct, max(int(len(distinct) / 0.75) + 1, 16))
 
-    def bucket(item: str) -> int:
-        hash_code = java_string_hash(item) & 0xFFFFFFFF
+
+def java_hash_map_order(keys: Iterable[str], initial_capacity: int | None = None) -> list[str]:
+    """The key order of a java.util.HashMap of string keys put in the order given, made by
+    `new HashMap<>(initial_capacity)` (or `new HashMap<>()` when None): by bucket (String.hashCode
+    with its high half folded in, modulo the table size), those of one bucket as first put. The
+    table starts at the power of two at or above the initial capacity (16 by default) and doubles
+    while the keys exceed three quarters of it. Exact while no bucket collects more than eight keys (which
+    would grow a small table early, or make a large table's bucket a tree)."""
+    distinct = list(dict.fromkeys(keys))
+    buckets = 16 if initial_capacity is None else _table_size_for(initial_capacity)
+    while len(distinct) > int(buckets * 0.75):
+        buckets *= 2
+
+    def bucket(key: str) -> int:
+        hash_code = java_string_hash(key) & 0xFFFFFFFF
         return (hash_code ^ (hash_code >> 16)) & (buckets - 1)
-    return sorted(distinct, key=bucket)  # stable: a bucket's items stay in insertion order
+    return sorted(distinct, key=bucket)  # stable: a bucket's keys stay in the order put
+
+
+def _table_size_for(capacity: int) -> int:
+    """HashMap.tableSizeFor: the power of two at or above `capacity`, at least 1."""
+    return 1 if capacity <= 1 else 1 << (capacity - 1).bit_length()
 
 
 def kafka_abs(value: int) -> int:
