@@ -554,3 +554,41 @@ def test_standbys_that_find_no_process_are_logged(caplog):
 def test_a_stateless_subtopology_gets_no_standbys():
     result = assign(_clients(3), one(3), standby_replicas=2)
     assert standby_ids(result) == []
+
+
+# Ties between equally loaded processes and members go as Kafka's HashMap and PriorityQueue order them. The
+# expected assignments are what Kafka 4.3's StickyTaskAssignor computes for these inputs on OpenJDK 17 (members
+# in the order given); walking processes or members in insertion order instead gives others in each case.
+
+def _threads(*processes_and_threads: tuple[str, int]) -> dict[str, AssignmentMemberSpec]:
+    return {f"{process}-thread{t}": spec(process) for process, threads in processes_and_threads
+            for t in range(1, threads + 1)}
+
+
+def test_an_unowned_task_goes_to_the_first_process_in_java_order():
+    result = assign(_threads(("process4", 1), ("process2", 1), ("process3", 1)), one(1, stateful=True),
+                    standby_replicas=1)
+    assert {m: (actives(result, m), dict(a.standby_tasks)) for m, a in result.members.items()} == {
+        "process4-thread1": ({}, {}),
+        "process2-thread1": ({"test-subtopology": {0}}, {}),
+        "process3-thread1": ({}, {"test-subtopology": {0}}),
+    }
+
+
+def test_the_threads_of_a_process_take_tasks_in_java_order():
+    result = assign(_threads(("process7", 1), ("process1", 2)), one(4, stateful=True), standby_replicas=0)
+    assert {m: actives(result, m) for m in result.members} == {
+        "process7-thread1": {"test-subtopology": {1, 3}},
+        "process1-thread1": {"test-subtopology": {2}},
+        "process1-thread2": {"test-subtopology": {0}},
+    }
+
+
+def test_standbys_of_equally_loaded_processes_go_in_java_order():
+    result = assign(_threads(("process5", 2), ("process2", 2)), one(2, stateful=True), standby_replicas=1)
+    assert {m: (actives(result, m), dict(a.standby_tasks)) for m, a in result.members.items()} == {
+        "process5-thread1": ({}, {"test-subtopology": {1}}),
+        "process5-thread2": ({"test-subtopology": {0}}, {}),
+        "process2-thread1": ({}, {"test-subtopology": {0}}),
+        "process2-thread2": ({"test-subtopology": {1}}, {}),
+    }
