@@ -28,8 +28,10 @@ class AssignmentMemberSpec:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class GroupSpec:
-    """The members keyed by member id, in the order the assignor visits them (its tie-breaks follow that
-    order), and the assignment configs (e.g. "num.standby.replicas")."""
+    """The members keyed by member id, and the assignment configs ("num.standby.replicas" is the one the sticky
+    assignor reads). The assignor visits the members in the dict's order and its tie-breaks follow it; Kafka's
+    TargetAssignmentBuilder collects them in a `new HashMap<>()`, so a caller after Kafka's exact choices
+    orders them as franz.common.utils.java_hash_map_order(member ids) does."""
 
     members: dict[str, AssignmentMemberSpec]
     assignment_configs: dict[str, str]
