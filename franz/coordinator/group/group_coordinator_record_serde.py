@@ -14,13 +14,19 @@ the record type, so a reader knows which schema the rest follows:
                       assignment of a member (keys: group string [, member string])
     key version 16    ConsumerGroupRegularExpressionKey  group string, regex
                       string: the topics a subscribed regex resolved to
+    key version 17, 19-23  the streams group (KIP-1071) records: group epoch,
+                      member metadata, target assignment epoch, target
+                      assignment of a member, current assignment of a member,
+                      topology (keys: group string [, member string])
 
 Values are written as Kafka 4.x writes them: OffsetCommitValue v3 (v1 when the
 commit carried an explicit expire timestamp, OffsetCommit v2-4 with a
 retention time) and GroupMetadataValue v3, the newest non-flexible versions;
 every version 0-4 of both is read. The consumer group records have value
-version 0 (flexible). Keys of other record types (share groups, streams
-groups) are recognised as unknown and skipped by the loader.
+version 0 (flexible), and so have the share group (10-15) and streams group
+records. Keys of record types 4.3 no longer has (9 and 18, the share and
+streams groups' partition metadata of 4.0) are recognised as unknown and
+skipped by the loader.
 
 The schemas are Kafka's JSON specs (group-coordinator/src/main/resources/
 common/message/*.json) in franz's schema language, compiled by the protocol
@@ -81,9 +87,30 @@ _CONSUMER_GROUP_RECORDS.update({
 SHARE_GROUP_RECORD_TYPES: Final = frozenset(range(SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_STATE_PARTITION_METADATA + 1))
 CONSUMER_GROUP_REGULAR_EXPRESSION: Final = 16
 _CONSUMER_GROUP_RECORDS[CONSUMER_GROUP_REGULAR_EXPRESSION] = "ConsumerGroupRegularExpression"
+# Record types 17 and 19-23: the streams group records (KIP-1071) as Kafka 4.3 writes them. Type 18
+# (StreamsGroupPartitionMetadata) was dropped before 4.1 and is skipped as unknown.
+STREAMS_GROUP_METADATA: Final = 17
+STREAMS_GROUP_MEMBER_METADATA: Final = 19
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: Final = 20
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER: Final = 21
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: Final = 22
+STREAMS_GROUP_TOPOLOGY: Final = 23
+_CONSUMER_GROUP_RECORDS.update({
+    STREAMS_GROUP_METADATA: "StreamsGroupMetadata",
+    STREAMS_GROUP_MEMBER_METADATA: "StreamsGroupMemberMetadata",
+    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: "StreamsGroupTargetAssignmentMetadata",
+    STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER: "StreamsGroupTargetAssignmentMember",
+    STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: "StreamsGroupCurrentMemberAssignment",
+    STREAMS_GROUP_TOPOLOGY: "StreamsGroupTopology",
+})
+STREAMS_GROUP_RECORD_TYPES: Final = frozenset({
+    STREAMS_GROUP_METADATA, STREAMS_GROUP_MEMBER_METADATA, STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA,
+    STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, STREAMS_GROUP_TOPOLOGY})
 _PER_MEMBER: Final = frozenset({CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
                                 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, SHARE_GROUP_MEMBER_METADATA,
-                                SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT})
+                                SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+                                STREAMS_GROUP_MEMBER_METADATA, STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                                STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT})
 
 _SCHEMAS = """\
 OffsetCommitKey key=1 versions=0-1
@@ -318,9 +345,132 @@ ShareGroupStatePartitionMetadataValue key=15 versions=0 flex=0+
       topic_id uuid
       topic_name string
  response
+
 """
 
-_CODECS: Final = {schema.name: MessageCodec(schema) for schema in parse_schemas(_SCHEMAS)}
+# The streams group records. Kafka's specs share the TaskIds and TopicInfo structs between fields
+# (commonStructs); here they are written once and put in place of their names.
+_STREAMS_TASK_IDS: Final = """\
+      subtopology_id string
+      partitions []int32
+"""
+_STREAMS_TASK_IDS_WITH_EPOCHS: Final = _STREAMS_TASK_IDS + """\
+      assignment_epochs []int32 null tag=0 default=null
+"""
+_STREAMS_TOPIC_INFO: Final = """\
+        name string
+        partitions int32
+        replication_factor int16
+        topic_configs []
+          key string
+          value string
+"""
+_STREAMS_SCHEMAS: Final = """\
+StreamsGroupMetadataKey key=17 versions=17
+ request
+    group_id string
+ response
+
+StreamsGroupMetadataValue key=17 versions=0 flex=0+
+ request
+    epoch int32
+    metadata_hash int64
+    validated_topology_epoch int32 tag=0 default=-1
+    last_assignment_configs [] null tag=1 default=null
+      key string
+      value string
+ response
+
+StreamsGroupMemberMetadataKey key=19 versions=19
+ request
+    group_id string
+    member_id string
+ response
+
+StreamsGroupMemberMetadataValue key=19 versions=0 flex=0+
+ request
+    instance_id string null
+    rack_id string null
+    client_id string
+    client_host string
+    rebalance_timeout_ms int32 default=-1
+    topology_epoch int32
+    process_id string
+    user_endpoint {} null default=null
+      host string
+      port uint16
+    client_tags []
+      key string
+      value string
+ response
+
+StreamsGroupTargetAssignmentMetadataKey key=20 versions=20
+ request
+    group_id string
+ response
+
+StreamsGroupTargetAssignmentMetadataValue key=20 versions=0 flex=0+
+ request
+    assignment_epoch int32
+    assignment_timestamp int64 tag=0 default=0
+ response
+
+StreamsGroupTargetAssignmentMemberKey key=21 versions=21
+ request
+    group_id string
+    member_id string
+ response
+
+StreamsGroupTargetAssignmentMemberValue key=21 versions=0 flex=0+
+ request
+    active_tasks []
+{task_ids}    standby_tasks []
+{task_ids}    warmup_tasks []
+{task_ids} response
+
+StreamsGroupCurrentMemberAssignmentKey key=22 versions=22
+ request
+    group_id string
+    member_id string
+ response
+
+StreamsGroupCurrentMemberAssignmentValue key=22 versions=0 flex=0+
+ request
+    member_epoch int32
+    previous_member_epoch int32
+    state int8
+    active_tasks []
+{task_ids_with_epochs}    standby_tasks []
+{task_ids_with_epochs}    warmup_tasks []
+{task_ids_with_epochs}    active_tasks_pending_revocation []
+{task_ids_with_epochs}    standby_tasks_pending_revocation []
+{task_ids_with_epochs}    warmup_tasks_pending_revocation []
+{task_ids_with_epochs} response
+
+StreamsGroupTopologyKey key=23 versions=23
+ request
+    group_id string
+ response
+
+StreamsGroupTopologyValue key=23 versions=0 flex=0+
+ request
+    epoch int32
+    subtopologies []
+      subtopology_id string
+      source_topics []string
+      source_topic_regex []string
+      state_changelog_topics []
+{topic_info}      repartition_sink_topics []string
+      repartition_source_topics []
+{topic_info}      copartition_groups []
+        source_topics []int16
+        source_topic_regex []int16
+        repartition_source_topics []int16
+ response
+""".replace("{task_ids}", _STREAMS_TASK_IDS).replace(
+    "{task_ids_with_epochs}", _STREAMS_TASK_IDS_WITH_EPOCHS).replace("{topic_info}", _STREAMS_TOPIC_INFO)
+
+_CODECS: Final = {schema.name: MessageCodec(schema) for schema in parse_schemas(_SCHEMAS + "\n" + _STREAMS_SCHEMAS)}
 _VERSION: Final = struct.Struct(">h")
 
 

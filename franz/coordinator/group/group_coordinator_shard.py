@@ -5,7 +5,8 @@ partitions (below their HW) in log order; `replay` hands each to the state it
 belongs to: committed and transactional offsets and the markers that settle
 them to the OffsetMetadataManager, classic groups (GroupMetadata records) to
 the GroupCoordinator, consumer groups (record types 3-8) to the
-ConsumerGroupCoordinator. A group lives in one partition, so log order per
+ConsumerGroupCoordinator; streams group records (types 17, 19-23) are recognised and
+not loaded yet. A group lives in one partition, so log order per
 partition is the order of its changes; for a key read more than once the
 last record wins, a tombstone deleting it.
 
@@ -82,6 +83,8 @@ def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: 
                 last_written[(key.group, "classic")] = (partition, offset)
             elif isinstance(key, serde.ConsumerGroupRecordKey) and key.record_type in serde.SHARE_GROUP_RECORD_TYPES:
                 share_records.setdefault(key.group, {})[key] = value_bytes
+            elif isinstance(key, serde.ConsumerGroupRecordKey) and key.record_type in serde.STREAMS_GROUP_RECORD_TYPES:
+                pass  # streams groups are not loaded yet: their records must not reach the consumer groups
             elif isinstance(key, serde.ConsumerGroupRecordKey):
                 consumer_records.setdefault(key.group, {})[key] = value_bytes
                 last_written[(key.group, "consumer")] = (partition, offset)

@@ -68,6 +68,20 @@ def test_read_key_knows_offset_group_and_consumer_group_keys_and_skips_other_typ
     assert serde.read_key(b"\x00\x09" + _string("g")) is None  # a share group record type
 
 
+def test_read_key_knows_the_streams_group_keys_and_skips_the_dropped_partition_metadata():
+    """Record types 17 and 19-23 of Kafka 4.3 (CoordinatorRecordType); type 18, the partition
+    metadata of 4.0, is gone from 4.3 and reads as unknown."""
+    assert serde.read_key(b"\x00\x11" + _string("g")) == serde.ConsumerGroupRecordKey(17, "g")
+    for record_type in (19, 21, 22):
+        assert serde.read_key(struct.pack(">h", record_type) + _string("g") + _string("m")) == \
+            serde.ConsumerGroupRecordKey(record_type, "g", "m")
+    for record_type in (20, 23):
+        assert serde.read_key(struct.pack(">h", record_type) + _string("g")) == \
+            serde.ConsumerGroupRecordKey(record_type, "g")
+    assert serde.STREAMS_GROUP_RECORD_TYPES == {17, 19, 20, 21, 22, 23}
+    assert serde.read_key(b"\x00\x12" + _string("g")) is None
+
+
 def test_consumer_group_member_records_are_kafkas_flexible_bytes():
     """ConsumerGroupMemberMetadataValue v0 and ConsumerGroupCurrentMemberAssignmentValue v0:
     compact strings and arrays (length + 1), null as 0, a uuid as 16 bytes, then an empty

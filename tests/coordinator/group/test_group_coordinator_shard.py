@@ -67,3 +67,13 @@ def test_consumer_group_records_become_a_consumer_group_and_no_classic_one():
     loaded, _offsets, classic, consumer = _replay(entries)
     assert loaded == 1 and consumer.group("cg").group_epoch == 4 and consumer.group("gone") is None
     assert classic.group("cg") is None
+
+
+def test_streams_group_records_are_not_loaded_as_a_consumer_group():
+    """Until streams groups load, their records (types 17, 19-23) are recognised and set aside."""
+    key = serde.consumer_group_key(serde.STREAMS_GROUP_METADATA, "sg")
+    value = serde.consumer_group_value(serde.STREAMS_GROUP_METADATA, {"epoch": 4, "metadata_hash": 0})
+    member_key = serde.consumer_group_key(serde.STREAMS_GROUP_MEMBER_METADATA, "sg", "m")
+    entries = [(PARTITION, key, value, 0, NO_PRODUCER_ID), (PARTITION, member_key, None, 1, NO_PRODUCER_ID)]
+    loaded, _offsets, _classic, consumer = _replay(entries)
+    assert loaded == 0 and consumer.group("sg") is None
