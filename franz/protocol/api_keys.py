@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from franz.protocol.codegen import MessageCodec
-from franz.protocol.messages import admin, core, group, share, txn
+from franz.protocol.messages import admin, core, group, share, streams, txn
 from franz.protocol.schema import ApiSchema, parse_schemas
 
 API_VERSIONS_KEY: Final = 18
@@ -29,7 +29,7 @@ AUTHORIZED_OPERATIONS_OMITTED: Final = -2147483648
 
 def _load() -> dict[int, ApiSchema]:
     apis: dict[int, ApiSchema] = {}
-    for module in (core, admin, group, share, txn):
+    for module in (core, admin, group, share, streams, txn):
         for schema in parse_schemas(module.SCHEMAS):
             assert schema.api_key not in apis, f"API key {schema.api_key} defined twice"
             apis[schema.api_key] = schema

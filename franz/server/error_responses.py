@@ -350,6 +350,7 @@ _BUILDERS: dict[int, Builder] = {
     45: _alter_partition_reassignments, 46: _list_partition_reassignments, 50: _describe_user_scram_credentials,
     48: _describe_client_quotas, 38: _create_delegation_token,
     68: _code_only, 76: _code_only, 78: _code_only, 79: _code_only,
+    88: _code_only, 89: _consumer_group_describe,  # StreamsGroupHeartbeat, StreamsGroupDescribe
 }
 
 # APIs whose error response carries the exception's message whatever the error (UnregisterBrokerRequest).
