@@ -16,10 +16,13 @@ the features franz implements:
 - share.version 1 (KIP-932): share groups, which Kafka 4.2+ enables on a new
   cluster; the Java client's KafkaShareConsumer needs it. At 0 the share group
   APIs answer UNSUPPORTED_VERSION.
+- streams.version 1 (KIP-1071): streams groups, which Kafka 4.2+ enables on a
+  new cluster (StreamsVersion.LATEST_PRODUCTION is SV_1). At 0
+  StreamsGroupHeartbeat and StreamsGroupDescribe answer UNSUPPORTED_VERSION.
 
 UpdateFeatures changes them (franz.server.feature_control_manager). Features
 franz lacks (metadata.version and kraft.version of a KRaft quorum,
-streams.version, eligible.leader.replicas.version) are not advertised.
+eligible.leader.replicas.version) are not advertised.
 """
 
 from __future__ import annotations
@@ -29,17 +32,20 @@ from typing import Final
 TRANSACTION_VERSION: Final = "transaction.version"
 GROUP_VERSION: Final = "group.version"
 SHARE_VERSION: Final = "share.version"
+STREAMS_VERSION: Final = "streams.version"
 
 SUPPORTED_FEATURES: Final[dict[str, tuple[int, int]]] = {GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1),
-                                                          TRANSACTION_VERSION: (0, 2)}
-BOOTSTRAP_LEVELS: Final[dict[str, int]] = {GROUP_VERSION: 1, SHARE_VERSION: 1, TRANSACTION_VERSION: 2}
+                                                          STREAMS_VERSION: (0, 1), TRANSACTION_VERSION: (0, 2)}
+BOOTSTRAP_LEVELS: Final[dict[str, int]] = {GROUP_VERSION: 1, SHARE_VERSION: 1, STREAMS_VERSION: 1,
+                                           TRANSACTION_VERSION: 2}
 
-# The APIs a feature level turns on (KafkaApis' isConsumerGroupProtocolEnabled and
-# isShareGroupProtocolEnabled): below it they answer UNSUPPORTED_VERSION.
+# The APIs a feature level turns on (KafkaApis' isConsumerGroupProtocolEnabled,
+# isShareGroupProtocolEnabled and isStreamsGroupProtocolEnabled): below it they answer UNSUPPORTED_VERSION.
 GATED_APIS: Final[dict[int, tuple[str, int]]] = {
     68: (GROUP_VERSION, 1), 69: (GROUP_VERSION, 1),  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
     76: (SHARE_VERSION, 1), 77: (SHARE_VERSION, 1), 78: (SHARE_VERSION, 1), 79: (SHARE_VERSION, 1),
     90: (SHARE_VERSION, 1), 91: (SHARE_VERSION, 1), 92: (SHARE_VERSION, 1),  # the share group offsets admin
+    88: (STREAMS_VERSION, 1), 89: (STREAMS_VERSION, 1),  # StreamsGroupHeartbeat, StreamsGroupDescribe
 }
 
 

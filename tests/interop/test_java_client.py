@@ -324,11 +324,12 @@ def test_java_admin_updates_features_and_consumers_follow_them(broker_factory, j
     group.version is 0 the Java consumer of the KIP-848 protocol is told the cluster lacks it,
     while a classic one still reads."""
     broker = broker_factory({"node.id": "1"})
-    supported = "supported group.version=0-1 share.version=0-1 transaction.version=0-2"
+    supported = "supported group.version=0-1 share.version=0-1 streams.version=0-1 transaction.version=0-2"
+    bootstrap = "group.version=1-1 share.version=1-1 streams.version=1-1 transaction.version=2-2"
     failed = "InvalidUpdateVersionException: The update failed for all features since the following feature had an error: "
     assert _lines(java_driver, "features", broker.bootstrap, "share.version=0:safe", "share.version=2:upgrade",
                   "transaction.version=1:upgrade", "group.version=0:safe:validate") == [
-        f"finalized group.version=1-1 share.version=1-1 transaction.version=2-2 epoch=0 {supported}",
+        f"finalized {bootstrap} epoch=0 {supported}",
         "update share.version=0:safe ok",
         f"update share.version=2:upgrade {failed}Invalid update version 2 for feature share.version. "
         "Local controller 1 only supports versions 0-1",
@@ -336,11 +337,11 @@ def test_java_admin_updates_features_and_consumers_follow_them(broker_factory, j
         "Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe "
         "downgrade.",
         "update group.version=0:safe:validate ok",
-        f"finalized group.version=1-1 transaction.version=2-2 epoch=1 {supported}"]
+        f"finalized group.version=1-1 streams.version=1-1 transaction.version=2-2 epoch=1 {supported}"]
 
     _run(java_driver, "produce", broker.bootstrap, "java-features", "20", "all", "none", "true")
     assert _lines(java_driver, "features", broker.bootstrap, "group.version=0:safe")[-1] == \
-        f"finalized transaction.version=2-2 epoch=2 {supported}"
+        f"finalized streams.version=1-1 transaction.version=2-2 epoch=2 {supported}"
     refused = subprocess.run([*java_driver, "consumer-group-consume", broker.bootstrap, "java-features", "20", "g"],
                              capture_output=True, text=True, timeout=TIMEOUT_S)
     assert refused.returncode != 0

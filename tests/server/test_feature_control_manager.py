@@ -17,7 +17,7 @@ SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76
 DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS = 90, 91, 92
 NONE, UNSUPPORTED_VERSION, INVALID_UPDATE_VERSION = 0, 35, 95
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
-BOOTSTRAP = {"group.version": 1, "share.version": 1, "transaction.version": 2}
+BOOTSTRAP = {"group.version": 1, "share.version": 1, "streams.version": 1, "transaction.version": 2}
 FAILED = "The update failed for all features since the following feature had an error: "
 
 
@@ -60,9 +60,12 @@ def test_levels_change_as_kafka_allows_and_survive_a_restart(broker_factory):
         assert _refusal(_update(client, ("share.version", 0, 7))) == (
             INVALID_UPDATE_VERSION, "Invalid update version 0 for feature share.version. "
                                     "The controller does not support the given upgrade type.")
-        assert _refusal(_update(client, ("streams.version", 1, UPGRADE))) == (
+        assert _refusal(_update(client, ("streams.version", 2, UPGRADE))) == (
             INVALID_UPDATE_VERSION,
-            "Invalid update version 1 for feature streams.version. Local controller 3 does not support this feature.")
+            "Invalid update version 2 for feature streams.version. Local controller 3 only supports versions 0-1")
+        assert _refusal(_update(client, ("eligible.leader.replicas.version", 1, UPGRADE))) == (
+            INVALID_UPDATE_VERSION, "Invalid update version 1 for feature eligible.leader.replicas.version. "
+                                    "Local controller 3 does not support this feature.")
         assert _refusal(_update(client, ("metadata.version", 27, UPGRADE)))[1].endswith(
             "Local controller 3 does not support this feature.")
         assert _refusal(_update(client, ("no.such.feature", 0, SAFE_DOWNGRADE))) == (
@@ -74,7 +77,7 @@ def test_levels_change_as_kafka_allows_and_survive_a_restart(broker_factory):
         assert _finalized(client) == (BOOTSTRAP, 0)
 
         answer = _update(client, ("share.version", 0, SAFE_DOWNGRADE), ("transaction.version", 1, UNSAFE_DOWNGRADE),
-                         ("streams.version", 0, SAFE_DOWNGRADE))  # a feature franz lacks is at 0 already
+                         ("streams.version", 0, SAFE_DOWNGRADE))
         assert (answer["error_code"], answer["error_message"]) == (NONE, None)
         assert _finalized(client) == ({"group.version": 1, "transaction.version": 1}, 1)
         assert _update(client, ("share.version", 0, UPGRADE))["error_code"] == NONE  # the same level is no change
@@ -83,7 +86,8 @@ def test_levels_change_as_kafka_allows_and_survive_a_restart(broker_factory):
     broker.restart()
     with RawClient(broker.bootstrap) as client:
         assert _finalized(client) == ({"group.version": 1, "transaction.version": 1}, 2)
-        assert _update(client, ("share.version", 1, UPGRADE), ("transaction.version", 2, UPGRADE))["error_code"] == NONE
+        assert _update(client, ("share.version", 1, UPGRADE), ("transaction.version", 2, UPGRADE),
+                       ("streams.version", 1, UPGRADE))["error_code"] == NONE
         assert _finalized(client) == (BOOTSTRAP, 3)
 
 

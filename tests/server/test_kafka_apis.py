@@ -739,20 +739,21 @@ def test_produce_v12_adds_a_transactions_v2_producers_partition(broker_factory):
         assert nxt["implicit"]["error_code"] == Errors.NONE
 
 
-def test_api_versions_finalizes_transaction_version_2_group_version_1_and_share_version_1(broker):
+def test_api_versions_finalizes_transaction_version_2_and_the_group_features_at_1(broker):
     """What a new Kafka 4.3 cluster finalizes of the features franz implements (KIP-584): the
-    Java client turns transactions v2 on when it reads transaction.version >= 2, and share
-    groups are on at share.version 1, with their APIs at 4.3's versions."""
+    Java client turns transactions v2 on when it reads transaction.version >= 2, share
+    groups are on at share.version 1, with their APIs at 4.3's versions, and streams groups
+    at streams.version 1."""
     with RawClient(broker.bootstrap) as client:
         answer = client.request(18, 3, {"client_software_name": "franz-test", "client_software_version": "1"})
     assert answer["finalized_features_epoch"] >= 0
     assert {f["name"]: (f["min_version_level"], f["max_version_level"]) for f in answer["finalized_features"]} == {
-        "transaction.version": (2, 2), "group.version": (1, 1), "share.version": (1, 1)}
+        "transaction.version": (2, 2), "group.version": (1, 1), "share.version": (1, 1), "streams.version": (1, 1)}
     assert answer["supported_features"] == []  # before v4, no feature whose minimum is 0 (KAFKA-17492)
     with RawClient(broker.bootstrap) as client:
         v4 = client.request(18, 4, {"client_software_name": "franz-test", "client_software_version": "1"})
     assert {f["name"]: (f["min_version"], f["max_version"]) for f in v4["supported_features"]} == {
-        "transaction.version": (0, 2), "group.version": (0, 1), "share.version": (0, 1)}
+        "transaction.version": (0, 2), "group.version": (0, 1), "share.version": (0, 1), "streams.version": (0, 1)}
     assert v4["finalized_features"] == answer["finalized_features"]
     ranges = {row["api_key"]: (row["min_version"], row["max_version"]) for row in answer["api_keys"]}
     assert [ranges[key] for key in (0, 24, 26, 27, 28)] == [(0, 13), (0, 5), (0, 5), (1, 2), (0, 5)]
