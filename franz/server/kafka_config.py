@@ -297,6 +297,20 @@ BROKER_CONFIG_DEF = ConfigDef([
     ConfigKey("share.coordinator.state.topic.prune.interval.ms", "int", 300_000, at_least(1)),
     ConfigKey("share.coordinator.cold.partition.snapshot.interval.ms", "int", 300_000, at_least(1)),
     ConfigKey("group.consumer.max.size", "int", INT32_MAX, at_least(1)),
+    # KIP-1071 streams groups: their defaults, and the bounds of a streams group's own configs
+    ConfigKey("group.streams.session.timeout.ms", "int", 45_000, at_least(1)),
+    ConfigKey("group.streams.min.session.timeout.ms", "int", 45_000, at_least(1)),
+    ConfigKey("group.streams.max.session.timeout.ms", "int", 60_000, at_least(1)),
+    ConfigKey("group.streams.heartbeat.interval.ms", "int", 5000, at_least(1)),
+    ConfigKey("group.streams.min.heartbeat.interval.ms", "int", 5000, at_least(1)),
+    ConfigKey("group.streams.max.heartbeat.interval.ms", "int", 15_000, at_least(1)),
+    ConfigKey("group.streams.max.size", "int", INT32_MAX, at_least(1)),
+    ConfigKey("group.streams.num.standby.replicas", "int", 0, at_least(0)),
+    ConfigKey("group.streams.max.standby.replicas", "int", 2, at_least(0)),
+    ConfigKey("group.streams.initial.rebalance.delay.ms", "int", 3000, at_least(0)),
+    ConfigKey("group.streams.assignment.interval.ms", "int", 1000, at_least(0)),
+    ConfigKey("group.streams.min.assignment.interval.ms", "int", 0, at_least(0)),
+    ConfigKey("group.streams.max.assignment.interval.ms", "int", 15_000, at_least(0)),
     # online conversion of a non-empty group between the classic and the consumer protocol
     ConfigKey("group.consumer.migration.policy", "string", "bidirectional",
               one_of("disabled", "upgrade", "downgrade", "bidirectional", case_sensitive=False)),
@@ -349,7 +363,8 @@ PRODUCER_STATE_RECONFIGURABLE_KEYS = ("producer.id.expiration.ms", "transaction.
 
 # The group coordinator keys a running broker can change (GroupCoordinatorConfig.RECONFIGURABLE_CONFIGS
 # that franz has): each within its min/max keys, which are static.
-GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms", "group.share.assignment.interval.ms")
+GROUP_COORDINATOR_RECONFIGURABLE_KEYS = ("group.consumer.assignment.interval.ms", "group.share.assignment.interval.ms",
+                                         "group.streams.assignment.interval.ms")
 
 # The connection limits a running broker can change (SocketServer.ReconfigurableConfigs).
 SOCKET_SERVER_RECONFIGURABLE_KEYS = ("max.connections.per.ip", "max.connections.per.ip.overrides",
@@ -479,25 +494,28 @@ def cleaner_config_problem(config: CleanerConfig) -> str | None:
     return None
 
 
+def _heartbeat_session_and_assignment_bounds(prefix: str) -> tuple[tuple[str, str, str], ...]:
+    """The checks GroupCoordinatorConfig makes alike for each group type, in its order."""
+    return (("min", f"{prefix}max.heartbeat.interval.ms", f"{prefix}min.heartbeat.interval.ms"),
+            ("min", f"{prefix}heartbeat.interval.ms", f"{prefix}min.heartbeat.interval.ms"),
+            ("max", f"{prefix}heartbeat.interval.ms", f"{prefix}max.heartbeat.interval.ms"),
+            ("min", f"{prefix}max.session.timeout.ms", f"{prefix}min.session.timeout.ms"),
+            ("min", f"{prefix}session.timeout.ms", f"{prefix}min.session.timeout.ms"),
+            ("max", f"{prefix}session.timeout.ms", f"{prefix}max.session.timeout.ms"),
+            ("below", f"{prefix}heartbeat.interval.ms", f"{prefix}session.timeout.ms"),
+            ("min", f"{prefix}max.assignment.interval.ms", f"{prefix}min.assignment.interval.ms"),
+            ("min", f"{prefix}assignment.interval.ms", f"{prefix}min.assignment.interval.ms"),
+            ("max", f"{prefix}assignment.interval.ms", f"{prefix}max.assignment.interval.ms"))
+
+
 # GroupCoordinatorConfig's requirements between its keys, in its order: (kind, key, other key).
 # "min": key >= other; "max": key <= other; "below": key < other.
-_GROUP_COORDINATOR_BOUNDS: Final = tuple(
-    check for prefix in ("group.consumer.", "group.share.") for check in (
-        ("min", f"{prefix}max.heartbeat.interval.ms", f"{prefix}min.heartbeat.interval.ms"),
-        ("min", f"{prefix}heartbeat.interval.ms", f"{prefix}min.heartbeat.interval.ms"),
-        ("max", f"{prefix}heartbeat.interval.ms", f"{prefix}max.heartbeat.interval.ms"),
-        ("min", f"{prefix}max.session.timeout.ms", f"{prefix}min.session.timeout.ms"),
-        ("min", f"{prefix}session.timeout.ms", f"{prefix}min.session.timeout.ms"),
-        ("max", f"{prefix}session.timeout.ms", f"{prefix}max.session.timeout.ms"),
-        ("below", f"{prefix}heartbeat.interval.ms", f"{prefix}session.timeout.ms"),
-        *((("min", "group.consumer.max.assignment.interval.ms", "group.consumer.min.assignment.interval.ms"),
-           ("min", "group.consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms"),
-           ("max", "group.consumer.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"))
-          if prefix == "group.consumer." else ()))) + (
-    # the share assignment interval's (GroupCoordinatorConfig), then ShareGroupConfig's
-    ("min", "group.share.max.assignment.interval.ms", "group.share.min.assignment.interval.ms"),
-    ("min", "group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms"),
-    ("max", "group.share.assignment.interval.ms", "group.share.max.assignment.interval.ms"),
+_GROUP_COORDINATOR_BOUNDS: Final = (
+    *_heartbeat_session_and_assignment_bounds("group.consumer."),
+    *_heartbeat_session_and_assignment_bounds("group.share."),
+    *_heartbeat_session_and_assignment_bounds("group.streams."),
+    ("max", "group.streams.num.standby.replicas", "group.streams.max.standby.replicas"),
+    # then ShareGroupConfig's
     ("min", "group.share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms"),
     ("min", "group.share.max.record.lock.duration.ms", "group.share.record.lock.duration.ms"),
     ("min", "group.share.delivery.count.limit", "group.share.min.delivery.count.limit"),

@@ -6,7 +6,7 @@ from franz.common.config_def import ConfigError
 from franz.common.utils import load_props
 from franz.common.kerberos_name import KerberosName, NoMatchingRule
 from franz.server.delegation_token_manager import DelegationTokenManager
-from franz.server.kafka_config import Endpoint, KafkaConfig
+from franz.server.kafka_config import GROUP_COORDINATOR_RECONFIGURABLE_KEYS, Endpoint, KafkaConfig
 from tests.support.kdc import MiniKdc
 
 
@@ -128,6 +128,110 @@ def test_group_coordinator_keys_must_lie_within_their_bounds_as_kafka_requires(o
                for o in overrides[:1] if o.startswith("group.consumer.heartbeat")]
     if lowered:  # with its bound lowered too, the same value is taken
         assert KafkaConfig.from_sources(None, overrides + lowered)["group.consumer.heartbeat.interval.ms"] == 300
+
+
+def test_streams_group_keys_have_kafkas_defaults():
+    """GroupCoordinatorConfig's group.streams.* keys of 4.3 (GroupCoordinatorConfigTest.testConfigs)."""
+    config = KafkaConfig.from_sources(None, [])
+    assert {key: config[key] for key in (
+        "group.streams.session.timeout.ms", "group.streams.min.session.timeout.ms",
+        "group.streams.max.session.timeout.ms", "group.streams.heartbeat.interval.ms",
+        "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms",
+        "group.streams.max.size", "group.streams.num.standby.replicas", "group.streams.max.standby.replicas",
+        "group.streams.initial.rebalance.delay.ms", "group.streams.assignment.interval.ms",
+        "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms")} == {
+        "group.streams.session.timeout.ms": 45_000, "group.streams.min.session.timeout.ms": 45_000,
+        "group.streams.max.session.timeout.ms": 60_000, "group.streams.heartbeat.interval.ms": 5000,
+        "group.streams.min.heartbeat.interval.ms": 5000, "group.streams.max.heartbeat.interval.ms": 15_000,
+        "group.streams.max.size": 2**31 - 1, "group.streams.num.standby.replicas": 0,
+        "group.streams.max.standby.replicas": 2, "group.streams.initial.rebalance.delay.ms": 3000,
+        "group.streams.assignment.interval.ms": 1000, "group.streams.min.assignment.interval.ms": 0,
+        "group.streams.max.assignment.interval.ms": 15_000}
+    changed = KafkaConfig.from_sources(None, ["group.streams.initial.rebalance.delay.ms=5000",
+                                              "group.streams.assignment.interval.ms=125",
+                                              "group.streams.min.assignment.interval.ms=25",
+                                              "group.streams.max.assignment.interval.ms=225"])
+    assert [changed[f"group.streams.{key}"] for key in ("initial.rebalance.delay.ms", "assignment.interval.ms",
+                                                         "min.assignment.interval.ms", "max.assignment.interval.ms")
+            ] == [5000, 125, 25, 225]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    # GroupCoordinatorConfigTest.testInvalidStreamsConfigs: what a value's own validator refuses
+    (["group.streams.session.timeout.ms=0"],
+     "Invalid value 0 for configuration group.streams.session.timeout.ms: Value must be at least 1"),
+    (["group.streams.min.session.timeout.ms=0"],
+     "Invalid value 0 for configuration group.streams.min.session.timeout.ms: Value must be at least 1"),
+    (["group.streams.max.session.timeout.ms=0"],
+     "Invalid value 0 for configuration group.streams.max.session.timeout.ms: Value must be at least 1"),
+    (["group.streams.heartbeat.interval.ms=0"],
+     "Invalid value 0 for configuration group.streams.heartbeat.interval.ms: Value must be at least 1"),
+    (["group.streams.min.heartbeat.interval.ms=0"],
+     "Invalid value 0 for configuration group.streams.min.heartbeat.interval.ms: Value must be at least 1"),
+    (["group.streams.max.heartbeat.interval.ms=0"],
+     "Invalid value 0 for configuration group.streams.max.heartbeat.interval.ms: Value must be at least 1"),
+    (["group.streams.max.size=0"], "Invalid value 0 for configuration group.streams.max.size: Value must be at least 1"),
+    (["group.streams.num.standby.replicas=-1"],
+     "Invalid value -1 for configuration group.streams.num.standby.replicas: Value must be at least 0"),
+    (["group.streams.max.standby.replicas=-1"],
+     "Invalid value -1 for configuration group.streams.max.standby.replicas: Value must be at least 0"),
+    (["group.streams.initial.rebalance.delay.ms=-1"],
+     "Invalid value -1 for configuration group.streams.initial.rebalance.delay.ms: Value must be at least 0"),
+    (["group.streams.assignment.interval.ms=-1"],
+     "Invalid value -1 for configuration group.streams.assignment.interval.ms: Value must be at least 0"),
+    # ... and what the constructor's requirements between keys refuse
+    (["group.streams.session.timeout.ms=44999"],
+     "group.streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms"),
+    (["group.streams.session.timeout.ms=60001"],
+     "group.streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms"),
+    (["group.streams.session.timeout.ms=60001", "group.streams.min.session.timeout.ms=60001"],
+     "group.streams.max.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms"),
+    (["group.streams.heartbeat.interval.ms=4999"],
+     "group.streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms"),
+    (["group.streams.heartbeat.interval.ms=15001"],
+     "group.streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms"),
+    (["group.streams.heartbeat.interval.ms=15001", "group.streams.min.heartbeat.interval.ms=15001"],
+     "group.streams.max.heartbeat.interval.ms must be greater than or equal to "
+     "group.streams.min.heartbeat.interval.ms"),
+    (["group.streams.max.heartbeat.interval.ms=45000", "group.streams.heartbeat.interval.ms=45000"],
+     "group.streams.heartbeat.interval.ms must be less than group.streams.session.timeout.ms"),
+    (["group.streams.min.assignment.interval.ms=2000"],
+     "group.streams.assignment.interval.ms must be greater than or equal to "
+     "group.streams.min.assignment.interval.ms"),
+    (["group.streams.assignment.interval.ms=15001"],
+     "group.streams.assignment.interval.ms must be less than or equal to group.streams.max.assignment.interval.ms"),
+    (["group.streams.min.assignment.interval.ms=20000", "group.streams.assignment.interval.ms=20000"],
+     "group.streams.max.assignment.interval.ms must be greater than or equal to "
+     "group.streams.min.assignment.interval.ms"),
+    (["group.streams.num.standby.replicas=3"],
+     "group.streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"),
+])
+def test_streams_group_keys_are_refused_as_kafka_refuses_them(overrides, message):
+    with pytest.raises(ConfigError) as refused:
+        KafkaConfig.from_sources(None, overrides)
+    assert str(refused.value) == message
+    assert refused.value.key in message
+
+
+@pytest.mark.parametrize("overrides", [
+    # GroupCoordinatorConfigTest.testInvalidStreamsConfigs: the edges that are taken
+    ["group.streams.session.timeout.ms=45000"], ["group.streams.session.timeout.ms=60000"],
+    ["group.streams.heartbeat.interval.ms=5000"], ["group.streams.heartbeat.interval.ms=15000"],
+    ["group.streams.max.heartbeat.interval.ms=44999", "group.streams.heartbeat.interval.ms=44999"],
+    ["group.streams.heartbeat.interval.ms=15000", "group.streams.min.heartbeat.interval.ms=15000"],
+    ["group.streams.session.timeout.ms=60000", "group.streams.min.session.timeout.ms=60000"],
+    ["group.streams.num.standby.replicas=2"], ["group.streams.initial.rebalance.delay.ms=0"],
+])
+def test_streams_group_keys_at_their_bounds_are_taken(overrides):
+    config = KafkaConfig.from_sources(None, overrides)
+    for override in overrides:
+        key, value = override.split("=")
+        assert config[key] == int(value)
+
+
+def test_the_streams_assignment_interval_is_a_dynamic_broker_key():
+    """GroupCoordinatorConfig.RECONFIGURABLE_CONFIGS has every group type's assignment interval."""
+    assert "group.streams.assignment.interval.ms" in GROUP_COORDINATOR_RECONFIGURABLE_KEYS
 
 
 @pytest.mark.parametrize("override", ["log.retention.hours=-1", "log.retention.minutes=-30", "log.retention.ms=-5"])

@@ -2,10 +2,13 @@
 
 `kafka-configs.sh --entity-type groups` sets, per group id, the consumer
 group's session timeout, heartbeat interval and assignment interval (KIP-848,
-KIP-1263) and the share-group keys. A key a group does not override takes the broker's value
+KIP-1263), the share-group keys and the streams-group keys (KIP-1071: session
+timeout, heartbeat interval, standby replicas, initial rebalance delay,
+assignment interval). A key a group does not override takes the broker's value
 (`group.consumer.session.timeout.ms`, ...). Values are checked as
 GroupConfig.validate checks them: known names only, ints, each within the
-broker's `group.*.min.*` / `group.*.max.*` bounds, a session timeout above
+broker's `group.*.min.*` / `group.*.max.*` bounds (the standby replicas have
+only a maximum, the initial rebalance delay no bound), a session timeout above
 the heartbeat interval. Keys left out of an alteration are checked at
 GroupConfig's own defaults, as Kafka does. A group needs no members to have
 configs; the name must not be empty ("Default group resources are not
@@ -46,6 +49,11 @@ SHARE_ASSIGNMENT_INTERVAL_MS: Final = "share.assignment.interval.ms"
 SHARE_AUTO_OFFSET_RESET: Final = "share.auto.offset.reset"
 SHARE_ISOLATION_LEVEL: Final = "share.isolation.level"
 SHARE_RENEW_ACKNOWLEDGE_ENABLE: Final = "share.renew.acknowledge.enable"
+STREAMS_SESSION_TIMEOUT_MS: Final = "streams.session.timeout.ms"
+STREAMS_HEARTBEAT_INTERVAL_MS: Final = "streams.heartbeat.interval.ms"
+STREAMS_NUM_STANDBY_REPLICAS: Final = "streams.num.standby.replicas"
+STREAMS_INITIAL_REBALANCE_DELAY_MS: Final = "streams.initial.rebalance.delay.ms"
+STREAMS_ASSIGNMENT_INTERVAL_MS: Final = "streams.assignment.interval.ms"
 # java.time.Duration.parse's ISO-8601 form, PnDTnHnMn.nS, as by_duration:<duration> takes it
 _DURATION: Final = re.compile(r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?"
                               r"(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?", re.IGNORECASE)
@@ -92,8 +100,13 @@ GROUP_CONFIG_DEF: Final = ConfigDef([
     ConfigKey(SHARE_ISOLATION_LEVEL, "string", "read_uncommitted", one_of("read_committed", "read_uncommitted")),
     ConfigKey(SHARE_RENEW_ACKNOWLEDGE_ENABLE, "boolean", True),
     ConfigKey(SHARE_ASSIGNMENT_INTERVAL_MS, "int", 1000, at_least(0)),
+    ConfigKey(STREAMS_SESSION_TIMEOUT_MS, "int", 45_000, at_least(1)),
+    ConfigKey(STREAMS_HEARTBEAT_INTERVAL_MS, "int", 5000, at_least(1)),
+    ConfigKey(STREAMS_NUM_STANDBY_REPLICAS, "int", 0, at_least(0)),
+    ConfigKey(STREAMS_INITIAL_REBALANCE_DELAY_MS, "int", 3000, at_least(0)),
+    ConfigKey(STREAMS_ASSIGNMENT_INTERVAL_MS, "int", 1000, at_least(0)),
 ])
-# group key -> (the broker key of its default, of its lower bound, of its upper bound)
+# group key -> (the broker key of its default, of its lower bound, of its upper bound); None: no such bound
 BROKER_KEYS: Final = {
     CONSUMER_SESSION_TIMEOUT_MS: ("group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
                                   "group.consumer.max.session.timeout.ms"),
@@ -117,13 +130,28 @@ BROKER_KEYS: Final = {
                                        "group.share.max.partition.max.record.locks"),
     SHARE_ASSIGNMENT_INTERVAL_MS: ("group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms",
                                    "group.share.max.assignment.interval.ms"),
+    STREAMS_SESSION_TIMEOUT_MS: ("group.streams.session.timeout.ms", "group.streams.min.session.timeout.ms",
+                                 "group.streams.max.session.timeout.ms"),
+    STREAMS_HEARTBEAT_INTERVAL_MS: ("group.streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms",
+                                    "group.streams.max.heartbeat.interval.ms"),
+    STREAMS_NUM_STANDBY_REPLICAS: ("group.streams.num.standby.replicas", None, "group.streams.max.standby.replicas"),
+    STREAMS_INITIAL_REBALANCE_DELAY_MS: ("group.streams.initial.rebalance.delay.ms", None, None),
+    STREAMS_ASSIGNMENT_INTERVAL_MS: ("group.streams.assignment.interval.ms", "group.streams.min.assignment.interval.ms",
+                                     "group.streams.max.assignment.interval.ms"),
 }
 # The order GroupConfig.validateValues checks in: heartbeat before session timeout.
 _CHECK_ORDER: Final = (CONSUMER_HEARTBEAT_INTERVAL_MS, CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_ASSIGNMENT_INTERVAL_MS,
                        SHARE_HEARTBEAT_INTERVAL_MS, SHARE_SESSION_TIMEOUT_MS, SHARE_RECORD_LOCK_DURATION_MS,
-                       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_ASSIGNMENT_INTERVAL_MS)
+                       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_ASSIGNMENT_INTERVAL_MS,
+                       STREAMS_HEARTBEAT_INTERVAL_MS, STREAMS_SESSION_TIMEOUT_MS, STREAMS_NUM_STANDBY_REPLICAS,
+                       STREAMS_ASSIGNMENT_INTERVAL_MS)
 # Checked against the broker's bounds only when the group sets it (the broker's value can change).
-_CHECKED_WHEN_SET: Final = frozenset((CONSUMER_ASSIGNMENT_INTERVAL_MS, SHARE_ASSIGNMENT_INTERVAL_MS))
+_CHECKED_WHEN_SET: Final = frozenset((CONSUMER_ASSIGNMENT_INTERVAL_MS, SHARE_ASSIGNMENT_INTERVAL_MS,
+                                      STREAMS_ASSIGNMENT_INTERVAL_MS))
+# (session timeout, heartbeat interval) of each group type: the first must exceed the second
+_SESSION_ABOVE_HEARTBEAT: Final = ((CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS),
+                                   (SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS),
+                                   (STREAMS_SESSION_TIMEOUT_MS, STREAMS_HEARTBEAT_INTERVAL_MS))
 DYNAMIC_GROUP_CONFIG: Final = 8  # DescribeConfigs' ConfigSource.GROUP_CONFIG
 DEFAULT_CONFIG: Final = 5
 # DescribeConfigs' ConfigType ids
@@ -152,12 +180,11 @@ def validate(overrides: dict[str, str], broker_config) -> None:
         if name in _CHECKED_WHEN_SET and name not in overrides:
             continue
         _default, low_key, high_key = BROKER_KEYS[name]
-        if values[name] < broker_config[low_key]:
+        if low_key is not None and values[name] < broker_config[low_key]:
             raise ApiError(Errors.INVALID_CONFIG, f"{name} must be greater than or equal to {low_key}")
-        if values[name] > broker_config[high_key]:
+        if high_key is not None and values[name] > broker_config[high_key]:
             raise ApiError(Errors.INVALID_CONFIG, f"{name} must be less than or equal to {high_key}")
-    for session, heartbeat in ((CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS),
-                               (SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS)):
+    for session, heartbeat in _SESSION_ABOVE_HEARTBEAT:
         if values[session] <= values[heartbeat]:
             raise ApiError(Errors.INVALID_CONFIG, f"{session} must be greater than {heartbeat}")
 
@@ -195,7 +222,8 @@ class GroupConfigManager:
             return self.broker_config[BROKER_KEYS[name][0]]
         value = GROUP_CONFIG_DEF.keys[name].parse(override)
         _default, low_key, high_key = BROKER_KEYS[name]
-        low, high = self.broker_config[low_key], self.broker_config[high_key]
+        low = value if low_key is None else self.broker_config[low_key]
+        high = value if high_key is None else self.broker_config[high_key]
         if not low <= value <= high:
             capped = min(max(value, low), high)
             if (group_id, name, value, capped) not in self._capped_warned:

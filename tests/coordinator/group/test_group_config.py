@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from franz.protocol.errors import Errors
 from tests.coordinator.group.test_consumer_group_coordinator import _topic, beat
 from tests.coordinator.group.test_group_coordinator import run
@@ -126,7 +128,6 @@ def test_a_group_config_is_checked_with_the_brokers_values_and_capped_by_its_bou
     from franz.coordinator.group.group_config import GroupConfigManager
     from franz.server.controller import ApiError
     from tests.coordinator.group.test_group_coordinator import _config
-    import pytest
 
     async def write(path, content) -> None:
         pass
@@ -193,14 +194,125 @@ def test_share_group_configs_are_checked_as_kafka_checks_them(broker):
     assert described["share.renew.acknowledge.enable"] == ("true", DEFAULT_CONFIG)
 
 
-def test_the_brokers_share_assignment_interval_is_dynamic_too(tmp_path):
+def _manager(tmp_path, **broker_overrides: str):
+    from franz.coordinator.group.group_config import GroupConfigManager
+    from tests.coordinator.group.test_group_coordinator import _config
+
+    async def write(path, content) -> None:
+        pass
+    return GroupConfigManager(tmp_path / "group-configs.json", write, _config(tmp_path, **broker_overrides))
+
+
+def _refusal(manager, *ops: tuple[str, str]) -> tuple[int, str] | None:
     from franz.server.controller import ApiError
+    try:
+        asyncio.run(manager.alter("sg", [(name, SET, value) for name, value in ops], True))
+    except ApiError as exc:
+        return exc.code, exc.message
+    return None
+
+
+def test_streams_group_configs_are_checked_against_the_brokers_bounds(tmp_path):
+    """GroupConfigTest.testInvalidProps (4.3), the streams cases: each key within its broker
+    bounds, the message naming the group key and the broker key of the bound it crossed."""
+    manager = _manager(tmp_path, group_streams_min_assignment_interval_ms="600")
+    refusals = {value: _refusal(manager, (name, value)) for name, value in (
+        ("streams.session.timeout.ms", "1"), ("streams.session.timeout.ms", "70000"),
+        ("streams.heartbeat.interval.ms", "1000"), ("streams.heartbeat.interval.ms", "70001"),
+        ("streams.assignment.interval.ms", "500"), ("streams.assignment.interval.ms", "20000"),
+        ("streams.num.standby.replicas", "3"))}
+    assert refusals == {
+        "1": (Errors.INVALID_CONFIG,
+              "streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms"),
+        "70000": (Errors.INVALID_CONFIG,
+                  "streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms"),
+        "1000": (Errors.INVALID_CONFIG, "streams.heartbeat.interval.ms must be greater than or equal to "
+                                        "group.streams.min.heartbeat.interval.ms"),
+        "70001": (Errors.INVALID_CONFIG, "streams.heartbeat.interval.ms must be less than or equal to "
+                                         "group.streams.max.heartbeat.interval.ms"),
+        "500": (Errors.INVALID_CONFIG, "streams.assignment.interval.ms must be greater than or equal to "
+                                       "group.streams.min.assignment.interval.ms"),
+        "20000": (Errors.INVALID_CONFIG, "streams.assignment.interval.ms must be less than or equal to "
+                                         "group.streams.max.assignment.interval.ms"),
+        "3": (Errors.INVALID_CONFIG,
+              "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")}
+    # within the bounds; the initial rebalance delay has none but its own floor of 0
+    assert _refusal(manager, ("streams.session.timeout.ms", "60000"), ("streams.heartbeat.interval.ms", "15000"),
+                    ("streams.num.standby.replicas", "2"), ("streams.assignment.interval.ms", "600"),
+                    ("streams.initial.rebalance.delay.ms", "600000")) is None
+
+
+def test_streams_group_configs_of_the_wrong_form_are_refused_naming_the_key(tmp_path):
+    """GroupConfigTest.testFromPropsInvalid, the streams keys; and a streams key of a later
+    Kafka than 4.3 is no group config at all (GroupConfig.validateNames)."""
+    manager = _manager(tmp_path)
+    for name, value in (("streams.heartbeat.interval.ms", "not_a_number"), ("streams.heartbeat.interval.ms", "1.0"),
+                        ("streams.num.standby.replicas", "not_a_number"), ("streams.num.standby.replicas", "1.0"),
+                        ("streams.num.standby.replicas", "-1"), ("streams.session.timeout.ms", "1.0"),
+                        ("streams.initial.rebalance.delay.ms", "-1"), ("streams.assignment.interval.ms", "-1"),
+                        ("streams.assignment.interval.ms", "1.2")):
+        code, message = _refusal(manager, (name, value))
+        assert code == Errors.INVALID_CONFIG and name in message, (name, value, message)
+    assert _refusal(manager, ("streams.num.warmup.replicas", "1")) == (
+        Errors.INVALID_CONFIG, "Unknown group config name: streams.num.warmup.replicas")
+
+
+def test_a_streams_groups_session_timeout_must_exceed_its_heartbeat_interval(tmp_path):
+    """GroupConfig.validateValues' last check, with the broker's value of the key left out."""
+    manager = _manager(tmp_path, group_streams_min_session_timeout_ms="10000",
+                       group_streams_session_timeout_ms="12000")
+    assert _refusal(manager, ("streams.heartbeat.interval.ms", "14000")) == (
+        Errors.INVALID_CONFIG, "streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms")
+    assert _refusal(manager, ("streams.heartbeat.interval.ms", "11999")) is None
+
+
+def test_a_streams_groups_assignment_interval_is_checked_only_when_it_sets_one(tmp_path):
+    """GroupConfigTest.testAssignmentIntervalMsNotValidatedWhenNotConfigured: the broker's
+    interval is dynamic, so a group that leaves it alone is not checked against it."""
+    manager = _manager(tmp_path, group_streams_assignment_interval_ms="2000",
+                       group_streams_min_assignment_interval_ms="2000")
+    assert _refusal(manager, ("streams.num.standby.replicas", "1")) is None
+    assert _refusal(manager, ("streams.assignment.interval.ms", "1999"))[0] == Errors.INVALID_CONFIG
+
+
+def test_a_streams_group_takes_the_brokers_values_and_its_overrides_within_the_bounds_in_force(tmp_path):
+    """GroupConfigManager and GroupConfig.evaluate: no override, the broker's group.streams.*
+    value; an override the broker's bounds have since moved past is capped (the standby
+    replicas to their maximum only, the initial rebalance delay not at all)."""
+    manager = _manager(tmp_path, group_streams_num_standby_replicas="1", group_streams_initial_rebalance_delay_ms="0")
+    assert [manager.value("sg", name) for name in (
+        "streams.session.timeout.ms", "streams.heartbeat.interval.ms", "streams.num.standby.replicas",
+        "streams.initial.rebalance.delay.ms", "streams.assignment.interval.ms")] == [45_000, 5000, 1, 0, 1000]
+    asyncio.run(manager.alter("sg", [("streams.num.standby.replicas", SET, "2"),
+                                     ("streams.initial.rebalance.delay.ms", SET, "90000"),
+                                     ("streams.session.timeout.ms", SET, "60000")], False))
+    from tests.coordinator.group.test_group_coordinator import _config
+    manager.broker_config = _config(tmp_path, group_streams_max_standby_replicas="1",
+                                    group_streams_max_session_timeout_ms="50000",
+                                    group_streams_session_timeout_ms="50000")
+    assert [manager.value("sg", name) for name in (
+        "streams.num.standby.replicas", "streams.initial.rebalance.delay.ms", "streams.session.timeout.ms")] == [
+        1, 90000, 50000]
+    described = {entry["name"]: (entry["value"], entry["config_source"], entry["config_type"])
+                 for entry in manager.describe("sg", None, False)}
+    assert described["streams.num.standby.replicas"] == ("1", DYNAMIC_GROUP_CONFIG, 3)
+    assert described["streams.heartbeat.interval.ms"] == ("5000", DEFAULT_CONFIG, 3)
+    assert [name for name in described if name.startswith("streams.")] == [
+        "streams.session.timeout.ms", "streams.heartbeat.interval.ms", "streams.num.standby.replicas",
+        "streams.initial.rebalance.delay.ms", "streams.assignment.interval.ms"]
+
+
+@pytest.mark.parametrize("group_type", ["share", "streams"])
+def test_the_brokers_share_and_streams_assignment_intervals_are_dynamic_too(tmp_path, group_type):
+    """GroupCoordinatorConfig.RECONFIGURABLE_CONFIGS: taken at 0, refused beyond its maximum."""
+    from franz.server.controller import ApiError
+    key = f"group.{group_type}.assignment.interval.ms"
 
     async def scenario(server):
-        await server.controller.alter_broker_configs("", [("group.share.assignment.interval.ms", SET, "0")], False)
+        await server.controller.alter_broker_configs("", [(key, SET, "0")], False)
         try:
-            await server.controller.alter_broker_configs("", [("group.share.assignment.interval.ms", SET, "20000")],
-                                                         False)
+            await server.controller.alter_broker_configs("", [(key, SET, "20000")], False)
         except ApiError as exc:
-            return exc.code
-    assert run(tmp_path, scenario) == Errors.INVALID_REQUEST  # beyond group.share.max.assignment.interval.ms
+            return exc.code, exc.message
+    assert run(tmp_path, scenario) == (
+        Errors.INVALID_REQUEST, f"{key} must be less than or equal to group.{group_type}.max.assignment.interval.ms")
