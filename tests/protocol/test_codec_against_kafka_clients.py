@@ -22,13 +22,12 @@ import pytest
 from franz.protocol import api_keys
 from franz.protocol.codec import decode_request
 from franz.protocol.schema import ApiSchema, Field
-from tests.support.java_client import JARS, compile_driver_or_skip
+from tests.support.java_client import JSON_JARS, compile_driver_or_skip
 from tests.support.random_messages import random_message
 
 pytestmark = pytest.mark.interop
 
 ORACLE = Path(__file__).parent / "java" / "MessageOracle.java"
-ORACLE_JARS = JARS + ("jackson-annotations-2.21.jar", "jackson-core-2.21.2.jar", "jackson-databind-2.21.2.jar")
 CHECKED_APIS = ("StreamsGroupHeartbeat", "StreamsGroupDescribe")
 CASES = [(api_keys.SCHEMAS_BY_NAME[name], version, kind)
          for name in CHECKED_APIS
@@ -61,7 +60,7 @@ class Oracle:
 
 @pytest.fixture(scope="module")
 def oracle() -> Iterator[Oracle]:
-    running = Oracle(compile_driver_or_skip(ORACLE, ORACLE_JARS))
+    running = Oracle(compile_driver_or_skip(ORACLE, JSON_JARS))
     yield running
     running.close()
 

@@ -35,9 +35,10 @@ DEBEZIUM_JARS = CONNECT_JARS + (
     "debezium-api-3.6.3.Final.jar", "debezium-config-3.6.3.Final.jar", "debezium-connector-common-3.6.3.Final.jar",
     "debezium-connector-postgres-3.6.3.Final.jar", "debezium-openlineage-api-3.6.3.Final.jar",
     "debezium-util-3.6.3.Final.jar", "sketches-java-0.8.2.jar", "postgresql-42.7.13.jar")
+# Drivers that read or write JSON (and the generated messages' JsonConverters): jackson.
+JSON_JARS = JARS + ("jackson-annotations-2.21.jar", "jackson-core-2.21.2.jar", "jackson-databind-2.21.2.jar")
 # The client's OAUTHBEARER login: its JSON reading needs jackson, its OIDC login handler jose4j.
-OAUTH_JARS = JARS + ("jackson-annotations-2.21.jar", "jackson-core-2.21.2.jar", "jackson-databind-2.21.2.jar",
-                     "jose4j-0.9.6.jar")
+OAUTH_JARS = JSON_JARS + ("jose4j-0.9.6.jar",)
 TIMEOUT_S = 600
 
 
