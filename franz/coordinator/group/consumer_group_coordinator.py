@@ -83,6 +83,7 @@ from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, join_er
 from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey, RecordFormatError
 from franz.coordinator.group.group_metadata import GroupError
+from franz.coordinator.group.group_record_writer import delete_group
 from franz.coordinator.group.group_migration import ConsumerGroupMigrationPolicy
 from franz.coordinator.group.subscription import compile_regex
 from franz.coordinator.group.topic_regex_resolver import DescribableTopics, resolve_regular_expressions
@@ -181,16 +182,7 @@ class ConsumerGroupCoordinator:
     async def delete_group(self, group_id: str) -> None:
         """Forget an empty group (DeleteGroups, or a classic group taking the id over) and
         tombstone its records. Raises GroupError when the write fails."""
-        group = self.groups.pop(group_id, None)
-        if group is not None:
-            assert not group.members, f"group {group_id} still has members"
-            group.dead = True
-            try:
-                await self.persist(group)
-            except GroupError:
-                group.dead = False  # its records are still in the log: it stays
-                self.groups.setdefault(group_id, group)
-                raise
+        await delete_group(self.groups, group_id, self.persist)
 
     # -- records -------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
 from franz.coordinator.group.group_metadata import GroupError
+from franz.coordinator.group.group_record_writer import GroupRecordWriter
 from franz.coordinator.group.metadata_hash import metadata_hash
 from franz.coordinator.group.share_group import (
     JOIN_GROUP_MEMBER_EPOCH,
@@ -89,21 +90,19 @@ class ShareGroupCoordinator:
         self.config = config
         self.metrics = metrics if metrics is not None else GroupCoordinatorMetrics()
         self._topics = topics
-        self._write = write
+        self._writer = GroupRecordWriter("share", share_group_records.records_of, share_group_records.changes, write)
         self._share_coordinator = share_coordinator
         self._is_other_group = is_other_group  # a classic or consumer group holds this id
         self._group_configs = group_configs
         self._clock_ms = clock_ms
         self.groups: dict[str, ShareGroup] = {}
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
-        self._background: set[asyncio.Task] = set()
 
     async def shutdown(self) -> None:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._writer.drain()
 
     def _group_value(self, group_id: str, name: str) -> int:
         if self._group_configs is None:
@@ -115,27 +114,7 @@ class ShareGroupCoordinator:
     # -- records -------------------------------------------------------------------------
 
     async def persist(self, group: ShareGroup) -> None:
-        current = share_group_records.records_of(group)
-        entries = share_group_records.changes(group.persisted, current)
-        if not entries:
-            return
-        previous, group.persisted = group.persisted, current
-        try:
-            await self._write(group.group_id, entries)
-        except GroupError:
-            # The log's content is unknown: every key it may hold, with no value matching.
-            group.persisted = dict.fromkeys(previous.keys() | current.keys(), b"")
-            raise
-
-    def _persist_in_background(self, group: ShareGroup) -> None:
-        async def write() -> None:
-            try:
-                await self.persist(group)
-            except GroupError as exc:
-                logger.error("[GroupId %s] Could not write the share group's records: %s", group.group_id, exc)
-        task = asyncio.get_running_loop().create_task(write())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        await self._writer.persist(group)
 
     def load(self, records_by_group: dict[str, dict[ConsumerGroupRecordKey, bytes | None]]) -> int:
         """Rebuild the groups from the last record of every key; their members' sessions start
@@ -360,9 +339,7 @@ class ShareGroupCoordinator:
             for topic_id, numbers in failed.items():
                 group.forget_initializing(topic_id, frozenset(numbers))
             await self.persist(group)
-        task = asyncio.get_running_loop().create_task(self._logged(group_id, initialize()))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._writer.track(asyncio.get_running_loop().create_task(self._logged(group_id, initialize())))
 
     @staticmethod
     async def _logged(group_id: str, work: Awaitable[None]) -> None:
@@ -392,7 +369,7 @@ class ShareGroupCoordinator:
                 logger.info("[GroupId %s] Member %s fenced from the share group because the member session "
                             "expired.", group_id, member_id)
                 self._fence(group, member_id)
-                self._persist_in_background(group)
+                self._writer.persist_in_background(group)
         self._timers[(group_id, member_id)] = asyncio.get_running_loop().call_later(timeout_ms / 1000, expire)
 
     def _cancel(self, group_id: str, member_id: str) -> None:
@@ -411,7 +388,7 @@ class ShareGroupCoordinator:
                 group.initializing.pop(topic_id, None)
                 group.deleting.pop(topic_id, None)
             if stale:
-                self._persist_in_background(group)
+                self._writer.persist_in_background(group)
 
     # -- admin -----------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ async def _initialized(server, group_id: str = "g") -> None:
     """The share state initialized and its record 15 written: the partitions leave initializing
     before the background task's write of the group's records lands."""
     groups = server.group_coordinator.share_groups
-    await wait_until(lambda: not groups.groups[group_id].initializing and not groups._background,
+    await wait_until(lambda: not groups.groups[group_id].initializing and groups._writer.idle,
                      "the share state initialized")
 
 
