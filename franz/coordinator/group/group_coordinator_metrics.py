@@ -8,10 +8,10 @@ Series (broker_metrics.py's naming):
   pending ones are not); NumGroups: classic groups; NumGroups{PreparingRebalance,
   CompletingRebalance,Stable,Dead,Empty}: classic groups in that state
 - kafka_server_group_coordinator_metrics_group_count{protocol=classic|consumer|share|streams}; a
-  simple group (offsets committed with no members) is a classic one; franz serves no streams
-  groups, so their series (streams_group_count{state} too) are 0, as Kafka's are without any
-- ..._consumer_group_count{state=Empty|Assigning|Reconciling|Stable|Dead} and
-  ..._share_group_count{state=Empty|Stable|Dead}
+  simple group (offsets committed with no members) is a classic one
+- ..._consumer_group_count{state=Empty|Assigning|Reconciling|Stable|Dead},
+  ..._share_group_count{state=Empty|Stable|Dead} and
+  ..._streams_group_count{state=Empty|NotReady|Assigning|Reconciling|Stable|Dead}
 - ..._num_partitions{state=loading|active|failed}: __consumer_offsets partitions being
   loaded, loaded and serving, or whose load failed
 - the cumulative counts of Kafka's meters (their windowed -rate twins are left to
@@ -24,8 +24,9 @@ Series (broker_metrics.py's naming):
   - ..._offset_expiration_count: offsets expired by retention
   - ..._group_completed_rebalance_count: classic groups that went from CompletingRebalance to
     Stable (the leader's assignment written)
-  - ..._consumer_group_rebalance_count and ..._share_group_rebalance_count: group epoch bumps
-    by a member's heartbeat or join (a member fenced or leaving bumps it uncounted)
+  - ..._consumer_group_rebalance_count, ..._share_group_rebalance_count and
+    ..._streams_group_rebalance_count: group epoch bumps by a member's heartbeat or join (a
+    member fenced or leaving bumps it uncounted)
 
 Where franz differs from Kafka, on purpose: the gauges are counted at scrape time from the
 groups and offsets there are; Kafka recounts group states every 60 s and moves NumOffsets
@@ -68,6 +69,7 @@ class GroupCoordinatorMetrics(Collector):
         self.classic_rebalances_completed = 0
         self.consumer_group_rebalances = 0
         self.share_group_rebalances = 0
+        self.streams_group_rebalances = 0
 
     def collect(self) -> Iterator:
         service = self.service
@@ -82,6 +84,9 @@ class GroupCoordinatorMetrics(Collector):
         share_states = dict.fromkeys(SHARE_GROUP_STATES, 0)
         for share_group in list(service.share_groups.groups.values() if service.share_groups else ()):
             share_states[share_group.state] += 1
+        streams_states = dict.fromkeys(STREAMS_GROUP_STATES, 0)
+        for streams_group in list(service.streams_groups.groups.values()):
+            streams_states[streams_group.state.value] += 1
         num_offsets = sum(len(offsets) for offsets in list(service.offsets.offsets.values()))
         yield GaugeMetricFamily(MANAGER_PREFIX + "NumOffsets", "Committed offsets", value=num_offsets)
         yield GaugeMetricFamily(MANAGER_PREFIX + "NumGroups", "Classic groups", value=sum(classic_states.values()))
@@ -90,14 +95,13 @@ class GroupCoordinatorMetrics(Collector):
                                     value=count)
         groups = GaugeMetricFamily(GROUP_PREFIX + "group_count", "Groups by protocol", labels=["protocol"])
         for protocol, states in (("classic", classic_states), ("consumer", consumer_states),
-                                 ("share", share_states)):
+                                 ("share", share_states), ("streams", streams_states)):
             groups.add_metric([protocol], sum(states.values()))
-        groups.add_metric(["streams"], 0)  # franz serves no streams groups (KIP-1071): there are none
         yield groups
         streams = GaugeMetricFamily(GROUP_PREFIX + "streams_group_count", "Streams groups by state",
                                     labels=["state"])
-        for streams_state in STREAMS_GROUP_STATES:
-            streams.add_metric([streams_state], 0)
+        for streams_state, count in streams_states.items():
+            streams.add_metric([streams_state], count)
         yield streams
         consumer = GaugeMetricFamily(GROUP_PREFIX + "consumer_group_count", "Consumer groups by state",
                                      labels=["state"])
@@ -122,6 +126,7 @@ class GroupCoordinatorMetrics(Collector):
                  self.classic_rebalances_completed),
                 ("consumer_group_rebalance_count", "Consumer group epoch bumps by members",
                  self.consumer_group_rebalances),
-                ("share_group_rebalance_count", "Share group epoch bumps by members", self.share_group_rebalances)):
+                ("share_group_rebalance_count", "Share group epoch bumps by members", self.share_group_rebalances),
+                ("streams_group_rebalance_count", "Streams group epoch bumps", self.streams_group_rebalances)):
             yield GaugeMetricFamily(GROUP_PREFIX + name, help_text, value=value)
 

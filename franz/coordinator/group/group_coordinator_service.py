@@ -48,13 +48,19 @@ from franz.coordinator.group.group_coordinator_shard import read_partitions, rep
 from franz.coordinator.group.group_metadata import ClassicGroup, GroupError, GroupState
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
 from franz.coordinator.group.share_group_coordinator import ShareGroupConfig, ShareGroupCoordinator
+from franz.coordinator.group.streams.streams_group import StreamsGroup
+from franz.coordinator.group.streams.streams_group_coordinator import (
+    MISSING_INTERNAL_TOPICS, StreamsGroupConfig, StreamsGroupCoordinator, error_answer,
+)
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED, SCHEMAS_BY_NAME
 from franz.protocol.errors import Errors, default_message
 from franz.records import CompressionType
 from franz.records.builder import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, now_ms
 from franz.server.auth_helper import (
-    CLUSTER_ACTION, CLUSTER_NAME, DELETE, DESCRIBE, READ, WRITE, AuthHelper,
+    CLUSTER_ACTION, CLUSTER_NAME, CREATE, DELETE, DESCRIBE, READ, WRITE, AuthHelper,
 )
+from franz.server.auto_topic_creation_manager import AutoTopicCreationManager
+from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
 from franz.server.standard_authorizer import ResourceType
 from franz.server.controller import ApiError
 from franz.server.error_responses import error_response, refusal_response
@@ -73,6 +79,11 @@ KEY_TYPE_SHARE: Final = 2
 GROUP_TYPE_CLASSIC: Final = "classic"
 GROUP_TYPE_CONSUMER: Final = "consumer"
 GROUP_TYPE_SHARE: Final = "share"
+GROUP_TYPE_STREAMS: Final = "streams"
+# how many failed internal topic creations a streams member is told of by name (KafkaApis)
+_MAX_CREATION_ERRORS_TOLD: Final = 3
+# Topic.isInternal of Kafka 4.3: the topics a streams topology may not use
+KAFKA_INTERNAL_TOPICS: Final = frozenset((OFFSETS_TOPIC, "__transaction_state", "__share_group_state"))
 # OffsetCommit and OffsetFetch name topics by id from v10 (the Java 4.x consumer's, in KIP-848 groups).
 OFFSETS_BY_TOPIC_ID_MIN_VERSION: Final = 10
 
@@ -111,6 +122,14 @@ class GroupCoordinatorService:
                                                       self._append, share_coordinator,
                                                       self._is_classic_or_consumer_group, group_configs, clock_ms,
                                                       self.metrics)
+        # KIP-1071 streams groups. Their APIs are always there, as Kafka 4.3 advertises them, and
+        # answer UNSUPPORTED_VERSION unless group.coordinator.rebalance.protocols has "streams"
+        # (and streams.version is finalized: KafkaApis' feature gate).
+        self.streams_groups = StreamsGroupCoordinator(StreamsGroupConfig.from_kafka_config(config),
+                                                      self._topics_view, self._claim_for_streams_group,
+                                                      self._append, group_configs, self.metrics, clock_ms)
+        self._streams_enabled = GROUP_TYPE_STREAMS in config["group.coordinator.rebalance.protocols"]
+        self.topic_creation = AutoTopicCreationManager(controller, clock_ms)
         self._clock_ms = clock_ms
         self._loading = False  # __consumer_offsets is being read back at startup
         self._expiration_task: asyncio.Task | None = None
@@ -131,7 +150,7 @@ class GroupCoordinatorService:
                 entries = await asyncio.get_running_loop().run_in_executor(None, read_partitions, logs)
             self.coordinator.startup()
             loaded = replay(entries, self.offsets, self.coordinator, self.consumer_groups, self._clock_ms(),
-                            self.share_groups)
+                            self.share_groups, self.streams_groups)
         finally:
             self._loading = False
         if self.share_groups is not None:
@@ -152,6 +171,8 @@ class GroupCoordinatorService:
             await self.consumer_groups.shutdown()
         if self.share_groups is not None:
             await self.share_groups.shutdown()
+        await self.streams_groups.shutdown()
+        await self.topic_creation.close()
 
     def partition_states(self) -> dict[str, int]:
         """The coordinator runtime's partitions by state: every __consumer_offsets partition of
@@ -192,6 +213,8 @@ class GroupCoordinatorService:
             apis.register("DescribeShareGroupOffsets", self.handle_describe_share_group_offsets)
             apis.register("AlterShareGroupOffsets", one_group(self.handle_alter_share_group_offsets))
             apis.register("DeleteShareGroupOffsets", one_group(self.handle_delete_share_group_offsets, DELETE))
+        apis.register("StreamsGroupHeartbeat", self._if_streams_enabled(one_group(self.handle_streams_group_heartbeat)))
+        apis.register("StreamsGroupDescribe", self._if_streams_enabled(self.handle_streams_group_describe))
 
     # -- authorization (KafkaApis' checks before the coordinator) ---------------------------
 
@@ -206,6 +229,15 @@ class GroupCoordinatorService:
                 if request.api_key == _OFFSET_FETCH:  # OffsetFetchResponse of the one group: no topics
                     return {"throttle_time_ms": 0, "error_code": Errors.GROUP_AUTHORIZATION_FAILED, "topics": []}
                 return refusal_response(request, body, Errors.GROUP_AUTHORIZATION_FAILED)
+            return await handler(request, body)
+        return handle
+
+    def _if_streams_enabled(self, handler):
+        """KafkaApis.isStreamsGroupProtocolEnabled: without "streams" in the rebalance protocols, the
+        streams group APIs answer UNSUPPORTED_VERSION before anything else."""
+        async def handle(request, body: dict) -> dict:
+            if not self._streams_enabled:
+                return refusal_response(request, body, Errors.UNSUPPORTED_VERSION)
             return await handler(request, body)
         return handle
 
@@ -396,9 +428,16 @@ class GroupCoordinatorService:
         version, client_id = request.api_version, request.client_id or ""
         if version == 0:  # no rebalance timeout in v0: the session timeout stands in (JoinGroupRequest)
             body = {**body, "rebalance_timeout_ms": body["session_timeout_ms"]}
-        if self._share_group(body["group_id"]) is not None:  # classicGroupJoin: not a classic group
+        streams_group = self._streams_group(body["group_id"])
+        if self._share_group(body["group_id"]) is not None or (streams_group is not None and streams_group.members):
+            # classicGroupJoin: not a classic group, nor one it may take the id of
             return {**join_error(version, Errors.INCONSISTENT_GROUP_PROTOCOL, body["member_id"]),
                     "throttle_time_ms": 0}
+        if streams_group is not None:
+            try:
+                await self.streams_groups.delete_group(body["group_id"])  # an empty one gives its id up
+            except GroupError as exc:
+                return {**join_error(version, exc.code, body["member_id"]), "throttle_time_ms": 0}
         consumer_group = self._consumer_group(body["group_id"])
         if consumer_group is not None and consumer_group.members:
             # A classic member joins a consumer group (online migration).
@@ -483,7 +522,8 @@ class GroupCoordinatorService:
         for answer in answers:
             if not answer["group_id"]:
                 answer.update(error_code=Errors.INVALID_GROUP_ID, error_message="The group id can't be empty.")
-            elif answer["error_code"] == Errors.GROUP_ID_NOT_FOUND and self.coordinator.group(answer["group_id"]):
+            elif answer["error_code"] == Errors.GROUP_ID_NOT_FOUND and (
+                    self.coordinator.group(answer["group_id"]) or self._streams_group(answer["group_id"])):
                 answer["error_message"] = f"Group {answer['group_id']} is not a consumer group."
         if body["include_authorized_operations"]:
             self._add_authorized_operations(request, answers)
@@ -503,6 +543,125 @@ class GroupCoordinatorService:
                                 ApiError(Errors.NOT_COORDINATOR))["groups"]
         by_id = {error["group_id"]: error for error in errors}
         return [by_id.get(answer["group_id"], answer) for answer in answers]
+
+    async def handle_streams_group_heartbeat(self, request, body: dict) -> dict:
+        """KafkaApis.handleStreamsGroupHeartbeat: READ on the group (as registered); a topology's
+        topics checked before the coordinator sees it (none of Kafka's internal topics, valid
+        names, DESCRIBE on each); then the internal topics the coordinator found missing are
+        created, with CREATE on the cluster or on each, else the member hears which it may not
+        create."""
+        topology = body["topology"]
+        if topology is not None:
+            required = list(dict.fromkeys(
+                name for subtopology in topology["subtopologies"] for name in (
+                    *subtopology["source_topics"], *subtopology["repartition_sink_topics"],
+                    *(t["name"] for t in subtopology["repartition_source_topics"]),
+                    *(t["name"] for t in subtopology["state_changelog_topics"]))))
+            prohibited = [name for name in required if name in KAFKA_INTERNAL_TOPICS]
+            if prohibited:
+                return error_answer(Errors.STREAMS_INVALID_TOPOLOGY, f"Use of Kafka internal topics "
+                                    f"{','.join(prohibited)} in a Kafka Streams topology is prohibited.")
+            invalid = [name for name in required if not _valid_topic_name(name)]
+            if invalid:
+                return error_answer(Errors.STREAMS_INVALID_TOPOLOGY,
+                                    f"Topic names {','.join(invalid)} are not valid topic names.")
+            if required and len(self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC,
+                                                               required)) < len(required):
+                return error_answer(Errors.TOPIC_AUTHORIZATION_FAILED, None)
+        await self.ensure_offsets_topic()  # the group's coordinator partition, as FindCoordinator makes it
+        answer, to_create = await self.streams_groups.heartbeat(request.client_id or "",
+                                                                "/" + request.client_address[0], body)
+        if to_create:
+            self._create_streams_internal_topics(request, body["group_id"], answer, to_create)
+        return answer
+
+    def _create_streams_internal_topics(self, request, group_id: str, answer: dict, to_create: dict[str, dict]) -> None:
+        statuses = answer["status"] if answer["status"] is not None else []
+        missing = next((s for s in statuses if s["status_code"] == MISSING_INTERNAL_TOPICS), None)
+        unauthorized: list[str] = []
+        if not self.auth.authorize(request, CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied=False):
+            allowed = self.auth.filter_by_authorized(request, CREATE, ResourceType.TOPIC, list(to_create))
+            unauthorized = [name for name in to_create if name not in allowed]
+        if unauthorized:
+            detail = f"Unauthorized to CREATE on topics {', '.join(unauthorized)}."
+            if missing is not None:
+                missing["status_detail"] += "; " + detail
+            else:
+                statuses.append({"status_code": MISSING_INTERNAL_TOPICS, "status_detail": detail})
+            answer["status"] = statuses
+            return
+        # Errors are kept for two heartbeat intervals of the group, so its members hear of them.
+        interval_ms = self.streams_groups.heartbeat_interval_ms(group_id)
+        self.topic_creation.create_streams_internal_topics(to_create, 2 * interval_ms)
+        if missing is not None:
+            failed = list(self.topic_creation.streams_internal_topic_creation_errors(to_create).items())
+            if failed:
+                details = ", ".join(f"{topic} ({error})" for topic, error in failed[:_MAX_CREATION_ERRORS_TOLD])
+                if len(failed) > _MAX_CREATION_ERRORS_TOLD:
+                    details += f" and {len(failed) - _MAX_CREATION_ERRORS_TOLD} more"
+                missing["status_detail"] = (missing["status_detail"] or "") + f"; Creation failed: {details}."
+
+    async def handle_streams_group_describe(self, request, body: dict) -> dict:
+        """KafkaApis.handleStreamsGroupDescribe: DESCRIBE on each group; with an authorizer, a
+        group whose topology names a topic the principal may not DESCRIBE is answered
+        TOPIC_AUTHORIZATION_FAILED."""
+        group_ids, refused = self._described_groups(request, body["group_ids"])
+        answers = []
+        for group_id in group_ids:
+            if not group_id:
+                answers.append({**self.streams_groups.describe([""], lambda _id: False)[0],
+                                "error_code": Errors.INVALID_GROUP_ID, "error_message": None})
+            else:
+                answers.extend(self.streams_groups.describe([group_id], self._is_other_group))
+        if body["include_authorized_operations"]:
+            self._add_authorized_operations(request, answers)
+        answers = _refused_described(request, refused) + self._resigned_described(request, answers)
+        if self.auth.enabled:
+            answers = [self._topics_refused_described(request, answer) for answer in answers]
+        return {"throttle_time_ms": 0, "groups": answers}
+
+    def _topics_refused_described(self, request, answer: dict) -> dict:
+        topology = answer.get("topology")
+        if topology is None:
+            return answer
+        names = {name for subtopology in topology["subtopologies"] for name in (
+            *subtopology["source_topics"], *subtopology["repartition_sink_topics"],
+            *(t["name"] for t in subtopology["repartition_source_topics"]),
+            *(t["name"] for t in subtopology["state_changelog_topics"]))}
+        if len(self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC, sorted(names))) == len(names):
+            return answer
+        return {**answer, "error_code": Errors.TOPIC_AUTHORIZATION_FAILED, "error_message":
+                "The described group uses topics that the client is not authorized to describe.", "members": []}
+
+    def _is_other_group(self, group_id: str) -> bool:
+        """A group of the id exists, of another kind than streams."""
+        classic = self.coordinator.group(group_id)
+        return (self._consumer_group(group_id) is not None or self._share_group(group_id) is not None
+                or (classic is not None and not classic.is_in_state(GroupState.DEAD)))
+
+    def _has_modern_or_classic_group(self, group_id: str) -> bool:
+        return (self.coordinator.group(group_id) is not None or self._consumer_group(group_id) is not None
+                or self._streams_group(group_id) is not None)
+
+    def _streams_group(self, group_id: str) -> StreamsGroup | None:
+        return self.streams_groups.group(group_id)
+
+    def _claim_for_streams_group(self, group_id: str) -> tuple[Callable[[], None], list[tuple[bytes, bytes | None]]]:
+        """getOrCreateStreamsGroup: a new streams group takes the id; an empty classic group of the
+        id is retired (its tombstone written before the group's first records); any other
+        group keeps it."""
+        if self._consumer_group(group_id) is not None or self._share_group(group_id) is not None:
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+        classic = self.coordinator.group(group_id)
+        if classic is None or classic.is_in_state(GroupState.DEAD):
+            return lambda: None, []
+        if not classic.is_in_state(GroupState.EMPTY):
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+
+        def retire() -> None:
+            self.coordinator.unload_group(classic)
+            logger.info("[GroupId %s] Converted the empty classic group to a streams group.", group_id)
+        return retire, [(serde.group_metadata_key(group_id), None)]
 
     async def handle_share_group_heartbeat(self, request, body: dict) -> dict:
         assert self.share_groups is not None
@@ -596,8 +755,9 @@ class GroupCoordinatorService:
         return {"throttle_time_ms": 0, **answer}
 
     def _is_classic_or_consumer_group(self, group_id: str) -> bool:
+        """A group of the id exists that a share group may not take it from (streams groups too)."""
         classic = self.coordinator.group(group_id)
-        return self._consumer_group(group_id) is not None or (
+        return self._consumer_group(group_id) is not None or self._streams_group(group_id) is not None or (
             classic is not None and not classic.is_in_state(GroupState.DEAD))
 
     def _share_group(self, group_id: str):
@@ -617,7 +777,7 @@ class GroupCoordinatorService:
         (getOrMaybeCreateConsumerGroup): a new one, or the classic group of the id converted
         (its offsets stay either way); and the step that retires the classic group once the
         heartbeat has succeeded. Raises GroupError when the classic group cannot be upgraded."""
-        if self._share_group(group_id) is not None:
+        if self._share_group(group_id) is not None or self._streams_group(group_id) is not None:
             raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         classic = self.coordinator.group(group_id)
         if classic is None or classic.is_in_state(GroupState.DEAD):
@@ -802,9 +962,13 @@ class GroupCoordinatorService:
         if self._share_group(group_id) is not None:  # ShareGroup.validateOffsetCommit: not a consumer group
             return _answer_all(body, Errors.GROUP_ID_NOT_FOUND)
         consumer_group = self._consumer_group(group_id)
+        streams_group = self._streams_group(group_id)
         if consumer_group is not None:
             error = consumer_group.validate_offset_commit(body["member_id"], body["group_instance_id"], generation_id,
                                                           version >= 9, False, self._topic_partitions(body["topics"]))
+        elif streams_group is not None:
+            error = streams_group.validate_offset_commit(body["member_id"], body["group_instance_id"], generation_id,
+                                                         version >= 9, False, _partitions_by_topic(body["topics"]))
         else:
             group = self.coordinator.group(group_id)
             if group is None:
@@ -834,9 +998,9 @@ class GroupCoordinatorService:
             first_offset = end_offset - len(committed)
             for position, (name, index, value) in enumerate(committed):
                 self.offsets.replay(group_id, name, index, value, first_offset + position)
-            # A simple group keeps the offsets, but only where no group of either kind is
+            # A simple group keeps the offsets, but only where no group of another kind is
             # (OffsetMetadataManager.replay): a consumer group's commits make no classic group.
-            if self.coordinator.group(group_id) is None and self._consumer_group(group_id) is None:
+            if not self._has_modern_or_classic_group(group_id):
                 self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
         return {"throttle_time_ms": 0, "topics": topics}
 
@@ -853,8 +1017,8 @@ class GroupCoordinatorService:
                 if self._resigned(entry["group_id"]):
                     groups.append({"group_id": entry["group_id"], "error_code": Errors.NOT_COORDINATOR, "topics": []})
                     continue
-                consumer_group = self._consumer_group(entry["group_id"])
-                error = Errors.NONE if consumer_group is None else consumer_group.validate_offset_fetch(
+                member_group = self._consumer_group(entry["group_id"]) or self._streams_group(entry["group_id"])
+                error = Errors.NONE if member_group is None else member_group.validate_offset_fetch(
                     entry.get("member_id"), entry.get("member_epoch", -1))
                 if self._share_group(entry["group_id"]) is not None:  # ShareGroup.validateOffsetFetch
                     error = Errors.GROUP_ID_NOT_FOUND
@@ -913,9 +1077,14 @@ class GroupCoordinatorService:
                 if error != Errors.NONE:
                     return _answer_all(body, error)
         consumer_group = self._consumer_group(group_id)
-        if consumer_group is not None:
-            error = consumer_group.validate_offset_commit(member_id, instance_id, generation_id, True, True,
-                                                          self._topic_partitions(body["topics"]))
+        streams_group = self._streams_group(group_id)
+        if consumer_group is not None or streams_group is not None:
+            if consumer_group is not None:
+                error = consumer_group.validate_offset_commit(member_id, instance_id, generation_id, True, True,
+                                                              self._topic_partitions(body["topics"]))
+            else:
+                error = streams_group.validate_offset_commit(member_id, instance_id, generation_id, True, True,
+                                                             _partitions_by_topic(body["topics"]))
             if error == Errors.STALE_MEMBER_EPOCH:  # what a transactional producer recovers from
                 error = Errors.ILLEGAL_GENERATION  # (OffsetMetadataManager.validateTransactionalOffsetCommit)
         else:
@@ -955,8 +1124,7 @@ class GroupCoordinatorService:
     def on_transaction_marker(self, partition: int, producer_id: int, commit: bool) -> None:
         """The transaction coordinator wrote the producer's marker into this partition."""
         for group_id in self.offsets.replay_end_transaction_marker(partition, producer_id, commit):
-            if (commit and self.offsets.has_offsets(group_id) and self.coordinator.group(group_id) is None
-                    and self._consumer_group(group_id) is None):
+            if commit and self.offsets.has_offsets(group_id) and not self._has_modern_or_classic_group(group_id):
                 self.coordinator.get_or_create_group(group_id)  # deleted meanwhile: the offsets stay
 
     async def handle_offset_delete(self, request, body: dict) -> dict:
@@ -976,8 +1144,11 @@ class GroupCoordinatorService:
         if self._share_group(group_id) is not None:  # ShareGroup.validateOffsetDelete
             return {"error_code": Errors.GROUP_ID_NOT_FOUND, "throttle_time_ms": 0, "topics": []}
         consumer_group = self._consumer_group(group_id)
+        streams_group = self._streams_group(group_id)
         if consumer_group is not None:  # the topics its members subscribe to keep their offsets
             subscribed = consumer_group.subscribed_topic_names(set(self.metadata.topics))
+        elif streams_group is not None:  # and a streams group's source topics, while it has members
+            subscribed = {name for name in self.metadata.topics if streams_group.is_subscribed_to_topic(name)}
         else:
             group = self.coordinator.group(group_id)
             if group is None or group.is_in_state(GroupState.DEAD):
@@ -1045,6 +1216,13 @@ class GroupCoordinatorService:
                 continue
             groups.append({"group_id": share_group.group_id, "protocol_type": GROUP_TYPE_SHARE,
                            "group_state": state, "group_type": GROUP_TYPE_SHARE})
+        for streams_group in self.streams_groups.groups.values():
+            state = streams_group.state
+            if ((states and state.lower_case_name not in states) or (types and GROUP_TYPE_STREAMS not in types)
+                    or self._resigned(streams_group.group_id)):
+                continue
+            groups.append({"group_id": streams_group.group_id, "protocol_type": GROUP_TYPE_STREAMS,
+                           "group_state": state.value, "group_type": GROUP_TYPE_STREAMS})
         return {"throttle_time_ms": 0, "error_code": Errors.NONE, "groups": groups}
 
     async def handle_describe_groups(self, request, body: dict) -> dict:
@@ -1066,7 +1244,8 @@ class GroupCoordinatorService:
             if self._resigned(group_id):  # DescribeGroupsRequest.getErrorDescribedGroupList
                 answer.update(error_code=Errors.NOT_COORDINATOR, group_state="", protocol_type="")
                 continue
-            not_classic = self._consumer_group(group_id) is not None or self._share_group(group_id) is not None
+            not_classic = (self._consumer_group(group_id) is not None or self._share_group(group_id) is not None
+                           or self._streams_group(group_id) is not None)
             group = None if not_classic else self.coordinator.group(group_id)
             if group is None:
                 # GroupMetadataManager.describeGroups: a group that is not classic is Dead; from
@@ -1115,11 +1294,14 @@ class GroupCoordinatorService:
                 return exc.code
             return Errors.NONE
         consumer_group = self._consumer_group(group_id)
-        if consumer_group is not None:
-            if consumer_group.members:
+        streams_group = self._streams_group(group_id)
+        if consumer_group is not None or streams_group is not None:
+            modern = consumer_group or streams_group
+            if modern.members:
                 return Errors.NON_EMPTY_GROUP
             try:
-                await self.consumer_groups.delete_group(group_id)
+                await (self.consumer_groups if consumer_group is not None else self.streams_groups).delete_group(
+                    group_id)
             except GroupError as exc:
                 return exc.code
             return await self._tombstone_offsets(group_id, self._all_offsets(group_id))
@@ -1194,22 +1376,38 @@ class GroupCoordinatorService:
                 continue
             if expired and await self._tombstone_offsets(group.group_id, expired) == Errors.NONE:
                 removed += len(expired)
-        for consumer_group in list(self.consumer_groups.groups.values() if self.consumer_groups is not None else ()):
-            group_id = consumer_group.group_id
-            empty = not consumer_group.members
-            subscribed = None if empty else consumer_group.subscribed_topic_names(set(self.metadata.topics)).__contains__
+        topic_names = set(self.metadata.topics)
+        modern = [(coordinator, group, group.is_subscribed_to_topic if coordinator is self.streams_groups
+                   else frozenset(group.subscribed_topic_names(topic_names)).__contains__)
+                  for coordinator in (self.consumer_groups, self.streams_groups) if coordinator is not None
+                  for group in list(coordinator.groups.values())]
+        for coordinator, group, subscribed in modern:
+            group_id = group.group_id
+            empty = not group.members
             expired = self.offsets.expired_offsets(group_id, now, self.config.offsets_retention_ms, empty,
-                                                   None, subscribed)
+                                                   None, None if empty else subscribed)
             self.metrics.offset_expirations += len(expired)
             if expired and await self._tombstone_offsets(group_id, expired) == Errors.NONE:
                 removed += len(expired)
             if (empty and not self.offsets.has_offsets(group_id)
                     and not self.offsets.has_open_transactions(group_id)):
                 with contextlib.suppress(GroupError):  # the next round tries again
-                    await self.consumer_groups.delete_group(group_id)
+                    await coordinator.delete_group(group_id)
         if removed:
             logger.info("Removed %d expired offsets", removed)
         return removed
+
+
+def _partitions_by_topic(topics: list[dict]) -> dict[str, list[int]]:
+    return {topic["name"]: [p["partition_index"] for p in topic["partitions"]] for topic in topics}
+
+
+def _valid_topic_name(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except InvalidTopicError:
+        return False
+    return True
 
 
 def _answer_all(body: dict, code: int) -> dict:

@@ -4,11 +4,11 @@
 partitions (below their HW) in log order; `replay` hands each to the state it
 belongs to: committed and transactional offsets and the markers that settle
 them to the OffsetMetadataManager, classic groups (GroupMetadata records) to
-the GroupCoordinator, consumer groups (record types 3-8) to the
-ConsumerGroupCoordinator; streams group records (types 17, 19-23) are recognised and
-not loaded yet. A group lives in one partition, so log order per
-partition is the order of its changes; for a key read more than once the
-last record wins, a tombstone deleting it.
+the GroupCoordinator, consumer groups (record types 3-8, 16) to the
+ConsumerGroupCoordinator, share groups (10-15) to the ShareGroupCoordinator and
+streams groups (17, 19-23) to the StreamsGroupCoordinator. A group lives in one
+partition, so log order per partition is the order of its changes; for a key
+read more than once the last record wins, a tombstone deleting it.
 
 Offsets of a group that has no group record left (a simple consumer, or a
 group whose members are gone) get an Empty classic group, as Kafka keeps one.
@@ -22,7 +22,6 @@ Records that do not decode are skipped with a warning (the loader logs where).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.consumer_group_coordinator import ConsumerGroupCoordinator
@@ -31,6 +30,7 @@ from franz.coordinator.group.group_coordinator import GroupCoordinator
 from franz.coordinator.group.group_metadata import ClassicGroup
 from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManager
 from franz.coordinator.group.share_group_coordinator import ShareGroupCoordinator
+from franz.coordinator.group.streams.streams_group_coordinator import StreamsGroupCoordinator
 from franz.records.builder import NO_PRODUCER_ID
 from franz.storage.unified_log import UnifiedLog
 
@@ -56,11 +56,13 @@ def read_partitions(logs: list[tuple[int, UnifiedLog | None]]) -> list[LoadedEnt
 
 def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: GroupCoordinator,
            consumer_groups: ConsumerGroupCoordinator | None, now_ms: int,
-           share_groups: ShareGroupCoordinator | None = None) -> int:
+           share_groups: ShareGroupCoordinator | None = None,
+           streams_groups: StreamsGroupCoordinator | None = None) -> int:
     """Rebuild the state from the entries; the number of groups with members' metadata loaded."""
     groups: dict[str, dict | None] = {}
     consumer_records: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
     share_records: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
+    streams_records: dict[str, dict[serde.ConsumerGroupRecordKey, bytes | None]] = {}
     # (group id, kind) -> the offset of its last record: which kind is the group's now
     last_written: dict[tuple[str, str], tuple[int, int]] = {}
     for partition, key_bytes, value_bytes, offset, producer_id in entries:
@@ -84,7 +86,7 @@ def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: 
             elif isinstance(key, serde.ConsumerGroupRecordKey) and key.record_type in serde.SHARE_GROUP_RECORD_TYPES:
                 share_records.setdefault(key.group, {})[key] = value_bytes
             elif isinstance(key, serde.ConsumerGroupRecordKey) and key.record_type in serde.STREAMS_GROUP_RECORD_TYPES:
-                pass  # streams groups are not loaded yet: their records must not reach the consumer groups
+                streams_records.setdefault(key.group, {})[key] = value_bytes
             elif isinstance(key, serde.ConsumerGroupRecordKey):
                 consumer_records.setdefault(key.group, {})[key] = value_bytes
                 last_written[(key.group, "consumer")] = (partition, offset)
@@ -105,9 +107,13 @@ def replay(entries: list[LoadedEntry], offsets: OffsetMetadataManager, classic: 
     loaded = 0 if consumer_groups is None else consumer_groups.load(consumer_records)
     if share_groups is not None:
         loaded += share_groups.load(share_records)
-    is_consumer_group: Callable[[str], bool] = (lambda _id: False) if consumer_groups is None else (
-        lambda group_id: consumer_groups.group(group_id) is not None)
+    if streams_groups is not None:
+        loaded += streams_groups.load(streams_records)
+
+    def is_modern_group(group_id: str) -> bool:
+        return ((consumer_groups is not None and consumer_groups.group(group_id) is not None)
+                or (streams_groups is not None and streams_groups.group(group_id) is not None))
     for group_id in [*offsets.offsets, *offsets.open_transactions_by_group]:
-        if not is_consumer_group(group_id):
+        if not is_modern_group(group_id):
             classic.get_or_create_group(group_id)  # a simple group: offsets, no members
     return loaded + sum(1 for value in groups.values() if value is not None)

@@ -29,6 +29,7 @@ FIND_COORDINATOR, JOIN_GROUP, OFFSET_COMMIT, OFFSET_FETCH = 10, 11, 8, 9
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_DELETE = 15, 16, 42, 47
 END_TXN, ADD_OFFSETS_TO_TXN, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 26, 25, 65, 66
 READ_SHARE_GROUP_STATE = 84
+STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE = 88, 89
 TIMEOUT_S = 30
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret";')
@@ -351,3 +352,33 @@ def test_a_regex_subscription_is_assigned_only_topics_the_principal_may_describe
         service.consumer_groups._clock_ms = lambda: clock() + 11 * 60_000
         later, _ = assigned_until(client, epoch, owned, {ids["orders-eu"]: [0], ids["orders-secret"]: [0]})
         assert later > epoch
+
+
+def test_a_streams_group_heartbeat_needs_read_on_the_group_describe_on_its_topics_and_create_for_new_ones(
+        acl_broker):
+    from tests.coordinator.group.streams.test_streams_group_coordinator import CHANGELOG, beat_body
+    acl_broker.create_topic("in")
+    body = beat_body("m1", 0)
+    with RawClient(acl_broker.bootstrap) as client:
+        def beat(request: dict) -> dict:
+            return client.request(STREAMS_GROUP_HEARTBEAT, 0, request)
+        assert beat(body)["error_code"] == Errors.GROUP_AUTHORIZATION_FAILED
+        acl_broker.allow(ResourceType.GROUP, "app", AclOperation.READ)
+        # every topic of the topology: the source topic and the changelog alike
+        assert beat(body)["error_code"] == Errors.TOPIC_AUTHORIZATION_FAILED
+        acl_broker.allow(ResourceType.TOPIC, "in", AclOperation.DESCRIBE)
+        acl_broker.allow(ResourceType.TOPIC, CHANGELOG, AclOperation.DESCRIBE)
+        joined = beat(body)
+        assert joined["error_code"] == Errors.NONE
+        assert [s["status_detail"] for s in joined["status"] if s["status_code"] == 3] == [  # MISSING_INTERNAL_TOPICS
+            f"Internal topics are missing: {CHANGELOG}; Unauthorized to CREATE on topics {CHANGELOG}."]
+        acl_broker.allow(ResourceType.TOPIC, CHANGELOG, AclOperation.CREATE)
+        again = beat(beat_body("m1", joined["member_epoch"], active_tasks=[], standby_tasks=[], warmup_tasks=[]))
+        assert again["error_code"] == Errors.NONE
+        deadline = time.monotonic() + TIMEOUT_S
+        while acl_broker.broker.server.metadata.get(CHANGELOG) is None:
+            assert time.monotonic() < deadline, "the changelog was not created"
+            time.sleep(0.05)
+        described = client.request(STREAMS_GROUP_DESCRIBE, 0, {"group_ids": ["app"],
+                                                                "include_authorized_operations": False})
+        assert described["groups"][0]["error_code"] == Errors.NONE  # READ implies DESCRIBE

@@ -97,7 +97,8 @@ def test_a_scrape_reads_group_states_while_the_loop_changes_members():
     metrics = GroupCoordinatorMetrics()
     metrics.service = types.SimpleNamespace(
         coordinator=types.SimpleNamespace(groups={}), consumer_groups=types.SimpleNamespace(groups={"c": group}),
-        share_groups=None, offsets=types.SimpleNamespace(offsets={}), partition_states=dict)
+        share_groups=None, streams_groups=types.SimpleNamespace(groups={}), offsets=types.SimpleNamespace(offsets={}),
+        partition_states=dict)
     stop = threading.Event()
 
     def join_and_leave() -> None:

@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from franz.common.utils import java_hash_map_order
 from franz.coordinator.group.streams.assignor.group_assignment import GroupAssignment, MemberAssignment
 from franz.coordinator.group.streams.assignor.group_spec import AssignmentMemberSpec, GroupSpec
 from franz.coordinator.group.streams.assignor.task_assignor import TaskAssignor
@@ -117,8 +118,10 @@ class TargetAssignmentBuilder:
         if self._topology.is_ready():
             if self._topology.subtopologies is None:
                 raise RuntimeError("Subtopologies must be present if topology is ready.")
+            # Kafka hands the assignor its member specs in a new HashMap, whose order breaks its ties
+            in_kafka_order = {member_id: member_specs[member_id] for member_id in java_hash_map_order(member_specs)}
             assignment = self._assignor.assign(
-                GroupSpec(members=member_specs, assignment_configs=dict(self._assignment_configs)),
+                GroupSpec(members=in_kafka_order, assignment_configs=dict(self._assignment_configs)),
                 TopologyMetadata(self._metadata_image, self._topology.subtopologies))
         else:
             assignment = GroupAssignment(members={member_id: MemberAssignment(active_tasks={}, standby_tasks={},

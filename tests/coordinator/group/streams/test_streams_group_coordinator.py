@@ -1,0 +1,331 @@
+"""KIP-1071 streams groups on a real in-process KafkaServer: StreamsGroupHeartbeat joins with a
+topology, the internal topics the broker creates for it, the sticky assignment of tasks over
+members and processes, leaving and fencing, the request checks of GroupCoordinatorService and
+KafkaApis, StreamsGroupDescribe, offsets of a streams group, and the records a restart loads.
+(Kafka's GroupMetadataManagerTest streamsGroupHeartbeat cases, as far as one broker goes.)"""
+
+from __future__ import annotations
+
+from franz.coordinator.group.streams.topics.topic_configuration_exception import Status
+from franz.protocol.errors import Errors
+from tests.coordinator.group.test_group_coordinator import run, wait_until
+from tests.coordinator.group.test_group_coordinator_metrics import GROUP, _values
+
+# the first members are assigned at once (Kafka's default waits 3 s for more to join), and every
+# change is assigned as it comes (4.3's default computes at most one target a second)
+OVERRIDES = {"group_streams_initial_rebalance_delay_ms": "0", "group_streams_assignment_interval_ms": "0"}
+APP = "app"
+CHANGELOG = f"{APP}-store-changelog"
+REPARTITION = f"{APP}-repartition"
+
+
+class _Request:
+    api_version = 0
+    listener_name = "PLAINTEXT"
+    client_address = ("127.0.0.1", 1)
+    client_id = "c"
+
+
+def _topic_info(name: str, partitions: int = 0, configs: dict[str, str] | None = None) -> dict:
+    return {"name": name, "partitions": partitions, "replication_factor": 0,
+            "topic_configs": [{"key": k, "value": v} for k, v in (configs or {}).items()]}
+
+
+def topology(epoch: int = 1, source: str = "in", changelog: bool = True, repartition: bool = False) -> dict:
+    """Subtopology 0 reads `source` (into a store with a changelog); with `repartition`, it writes
+    a repartition topic that subtopology 1 reads."""
+    first = {"subtopology_id": "0", "source_topics": [source], "source_topic_regex": [],
+             "state_changelog_topics": [_topic_info(CHANGELOG, configs={"cleanup.policy": "compact"})]
+             if changelog else [],
+             "repartition_sink_topics": [REPARTITION] if repartition else [], "repartition_source_topics": [],
+             "copartition_groups": []}
+    subtopologies = [first]
+    if repartition:
+        subtopologies.append({"subtopology_id": "1", "source_topics": [], "source_topic_regex": [],
+                              "state_changelog_topics": [], "repartition_sink_topics": [],
+                              "repartition_source_topics": [_topic_info(REPARTITION)], "copartition_groups": []})
+    return {"epoch": epoch, "subtopologies": subtopologies}
+
+
+def beat_body(member_id: str, epoch: int, group_id: str = APP, process: str = "p1", **fields) -> dict:
+    body = {"group_id": group_id, "member_id": member_id, "member_epoch": epoch, "endpoint_information_epoch": 0,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30_000 if epoch == 0 else -1,
+            "topology": topology() if epoch == 0 else None,
+            "active_tasks": [] if epoch == 0 else None, "standby_tasks": [] if epoch == 0 else None,
+            "warmup_tasks": [] if epoch == 0 else None, "process_id": process if epoch == 0 else None,
+            "user_endpoint": None, "client_tags": [] if epoch == 0 else None, "task_offsets": None,
+            "task_end_offsets": None, "shutdown_application": False}
+    body.update(fields)
+    return body
+
+
+async def beat(server, member_id: str, epoch: int, **fields) -> dict:
+    return await server.group_coordinator.handle_streams_group_heartbeat(_Request(), beat_body(member_id, epoch,
+                                                                                               **fields))
+
+
+def tasks(answer: dict, kind: str = "active_tasks") -> dict[str, list[int]] | None:
+    if answer[kind] is None:
+        return None
+    return {t["subtopology_id"]: t["partitions"] for t in answer[kind]}
+
+
+def owned(answer: dict) -> dict:
+    """The heartbeat fields of a member that owns what the answer gave it."""
+    return {"active_tasks": answer["active_tasks"], "standby_tasks": answer["standby_tasks"],
+            "warmup_tasks": answer["warmup_tasks"]}
+
+
+async def _topic(server, name: str, partitions: int) -> None:
+    await server.controller.create_topic(name, partitions, {})
+
+
+async def _created(server, name: str) -> None:
+    await wait_until(lambda: server.metadata.get(name) is not None, f"{name} created")
+
+
+def test_a_member_hears_the_missing_changelog_which_the_broker_creates_then_gets_every_task(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 3)
+        first = await beat(server, "m1", 0)
+        assert (first["error_code"], first["member_id"]) == (Errors.NONE, "m1")
+        assert first["status"] == [{"status_code": Status.MISSING_INTERNAL_TOPICS,
+                                    "status_detail": f"Internal topics are missing: {CHANGELOG}"}]
+        assert tasks(first) == {}  # not ready: nothing to run
+        await _created(server, CHANGELOG)
+        changelog = server.metadata.get(CHANGELOG)
+        second = await beat(server, "m1", first["member_epoch"], **owned(first))
+        assert second["status"] == []
+        return (changelog.num_partitions, changelog.configs.get("cleanup.policy"), tasks(second),
+                second["member_epoch"] > first["member_epoch"])
+    assert run(tmp_path, scenario, **OVERRIDES) == (3, "compact", {"0": [0, 1, 2]}, True)
+
+
+async def _stable_member(server, member_id: str = "m1", process: str = "p1") -> dict:
+    first = await beat(server, member_id, 0, process=process)
+    await _created(server, CHANGELOG)
+    return await beat(server, member_id, first["member_epoch"], **owned(first))
+
+
+def test_two_processes_split_the_tasks_and_a_task_moves_only_once_revoked(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 4)
+        one = await _stable_member(server)
+        assert tasks(one) == {"0": [0, 1, 2, 3]}
+        two = await beat(server, "m2", 0, process="p2")
+        assert tasks(two) == {}  # m1 still holds every task
+        revoking = await beat(server, "m1", one["member_epoch"], **owned(one))
+        kept = tasks(revoking)["0"]
+        assert len(kept) == 2 and revoking["member_epoch"] == one["member_epoch"]  # not there until revoked
+        waiting = await beat(server, "m2", two["member_epoch"], **owned(two))
+        assert tasks(waiting) is None  # the other two are still m1's
+        revoked = await beat(server, "m1", revoking["member_epoch"], **owned(revoking))
+        two_again = await beat(server, "m2", waiting["member_epoch"], **owned(two))
+        given = tasks(two_again)["0"]
+        group = server.group_coordinator.streams_groups.group(APP)
+        return sorted(kept + given), group.state.value, revoked["member_epoch"] == two_again["member_epoch"]
+    assert run(tmp_path, scenario, **OVERRIDES) == ([0, 1, 2, 3], "Stable", True)
+
+
+def test_a_missing_source_topic_keeps_the_group_not_ready(tmp_path):
+    async def scenario(server):
+        answer = await beat(server, "m1", 0, topology=topology(source="absent"))
+        describe = await server.group_coordinator.handle_streams_group_describe(
+            _Request(), {"group_ids": [APP], "include_authorized_operations": False})
+        group = describe["groups"][0]
+        return answer["status"], tasks(answer), group["group_state"], group["topology"]["epoch"]
+    status, assigned, state, epoch = run(tmp_path, scenario, **OVERRIDES)
+    assert status == [{"status_code": Status.MISSING_SOURCE_TOPICS,
+                       "status_detail": "Source topics absent are missing."}]
+    assert (assigned, state, epoch) == ({}, "NotReady", 1)
+
+
+def test_the_request_checks_of_the_coordinator_and_of_kafka_apis(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        answers = []
+        for member_id, epoch, fields in (
+                ("m1", 0, {"instance_id": "i"}),
+                ("m1", 0, {"rebalance_timeout_ms": -1}),
+                ("m1", 0, {"topology": None}),
+                ("m1", 0, {"active_tasks": [{"subtopology_id": "0", "partitions": [0]}]}),
+                ("m1", 0, {"topology": topology(source="__consumer_offsets")}),
+                ("m1", 0, {"topology": topology(source="bad name")}),
+                ("", 0, {}),
+                ("m1", -3, {}),
+                ("m1", 5, {}),
+                ("m1", 1, {"topology": topology()})):
+            answer = await beat(server, member_id, epoch, **fields)
+            answers.append((answer["error_code"], answer["error_message"]))
+        return answers
+    assert run(tmp_path, scenario, **OVERRIDES) == [
+        (Errors.INVALID_REQUEST, "Static membership is not yet supported."),
+        (Errors.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request."),
+        (Errors.INVALID_REQUEST, "Topology must be non-null when (re-)joining."),
+        (Errors.INVALID_REQUEST, "ActiveTasks must be empty when (re-)joining."),
+        (Errors.STREAMS_INVALID_TOPOLOGY,
+         "Use of Kafka internal topics __consumer_offsets in a Kafka Streams topology is prohibited."),
+        (Errors.STREAMS_INVALID_TOPOLOGY, "Topic names bad name are not valid topic names."),
+        (Errors.INVALID_REQUEST, "MemberId can't be empty."),
+        (Errors.INVALID_REQUEST, "MemberEpoch is -3, but must be greater than or equal to -2."),
+        (Errors.GROUP_ID_NOT_FOUND, f"Streams group {APP} not found."),
+        (Errors.INVALID_REQUEST, "Topology can only be provided when (re-)joining."),
+    ]
+
+
+def test_a_different_topology_at_the_same_epoch_is_refused_and_an_older_one_is_stale(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        await _topic(server, "other", 1)
+        await beat(server, "m1", 0, topology=topology(epoch=2))
+        different = await beat(server, "m2", 0, topology=topology(epoch=2, source="other"))
+        stale = await beat(server, "m3", 0, topology=topology(epoch=1))
+        return (different["error_code"], different["error_message"], stale["error_code"],
+                [s["status_code"] for s in stale["status"]])
+    assert run(tmp_path, scenario, **OVERRIDES) == (
+        Errors.INVALID_REQUEST, "Topology updates are not supported yet.", Errors.NONE,
+        [Status.STALE_TOPOLOGY, Status.MISSING_INTERNAL_TOPICS])
+
+
+def test_a_leaving_member_gives_its_tasks_to_the_others(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 2)
+        one = await _stable_member(server)
+        two = await beat(server, "m2", 0, process="p2")
+        one = await beat(server, "m1", one["member_epoch"], **owned(one))
+        two = await beat(server, "m2", two["member_epoch"], **owned(two))
+        left = await beat(server, "m2", -1, **owned(two))
+        assert (left["error_code"], left["member_epoch"]) == (Errors.NONE, -1)
+        # m1 confirms task 1 revoked, which it held until then: the next heartbeat gets it back
+        back = await beat(server, "m1", one["member_epoch"], **owned(one))
+        again = await beat(server, "m1", back["member_epoch"], **owned(one))
+        return tasks(again), sorted(server.group_coordinator.streams_groups.group(APP).members)
+    assert run(tmp_path, scenario, **OVERRIDES) == ({"0": [0, 1]}, ["m1"])
+
+
+def test_a_member_without_heartbeats_is_fenced_when_its_session_ends(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        await _stable_member(server)
+        group = server.group_coordinator.streams_groups.group(APP)
+        await wait_until(lambda: not group.members, "m1 fenced")
+        return group.state.value
+    overrides = {**OVERRIDES, "group_streams_session_timeout_ms": "300", "group_streams_min_session_timeout_ms": "300",
+                 "group_streams_heartbeat_interval_ms": "100", "group_streams_min_heartbeat_interval_ms": "100"}
+    assert run(tmp_path, scenario, **overrides) == "Empty"
+
+
+def test_the_group_and_its_members_come_back_after_a_restart(tmp_path):
+    async def first(server):
+        await _topic(server, "in", 2)
+        stable = await _stable_member(server)
+        return stable["member_epoch"]
+
+    async def second(server):
+        group = server.group_coordinator.streams_groups.group(APP)
+        member = group.members["m1"]
+        return (group.group_epoch, group.assignment_epoch, member.member_epoch, member.process_id,
+                dict(member.assigned_tasks.active_tasks_with_epochs), group.topology.topology_epoch)
+    epoch = run(tmp_path, first, **OVERRIDES)
+    group_epoch, assignment_epoch, member_epoch, process, active, topology_epoch = run(tmp_path, second, **OVERRIDES)
+    assert (member_epoch, group_epoch, assignment_epoch) == (epoch, epoch, epoch)
+    assert (process, {k: dict(v) for k, v in active.items()}, topology_epoch) == ("p1", {"0": {0: epoch, 1: epoch}}, 1)
+
+
+def test_describe_and_list_groups_show_the_streams_group(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        await _stable_member(server)
+        service = server.group_coordinator
+        described = await service.handle_streams_group_describe(
+            _Request(), {"group_ids": [APP, "nope", ""], "include_authorized_operations": False})
+        listed = service._list_groups({"states_filter": [], "types_filter": ["streams"]})
+        classic = await service.handle_consumer_group_describe(
+            _Request(), {"group_ids": [APP], "include_authorized_operations": False})
+        return described["groups"], listed["groups"], classic["groups"][0]["error_message"]
+    groups, listed, classic = run(tmp_path, scenario, **OVERRIDES)
+    ours = groups[0]
+    member = ours["members"][0]
+    assert (ours["group_state"], ours["error_code"], member["member_id"], member["process_id"]) == (
+        "Stable", Errors.NONE, "m1", "p1")
+    assert ours["topology"]["subtopologies"][0]["state_changelog_topics"][0]["partitions"] == 1
+    assert [(g["error_code"], g["error_message"]) for g in groups[1:]] == [
+        (Errors.GROUP_ID_NOT_FOUND, "Group nope not found."), (Errors.INVALID_GROUP_ID, None)]
+    assert listed == [{"group_id": APP, "protocol_type": "streams", "group_state": "Stable", "group_type": "streams"}]
+    assert classic == f"Group {APP} is not a consumer group."
+
+
+def test_offsets_are_committed_at_the_members_epoch_and_a_stale_one_is_refused(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        stable = await _stable_member(server)
+        service = server.group_coordinator
+
+        class Commit(_Request):
+            api_version = 9
+
+        def body(epoch: int) -> dict:
+            return {"group_id": APP, "generation_id_or_member_epoch": epoch, "member_id": "m1",
+                    "group_instance_id": None, "retention_time_ms": -1,
+                    "topics": [{"name": "in", "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                              "committed_leader_epoch": -1,
+                                                              "committed_metadata": ""}]}]}
+        ok = await service.handle_offset_commit(Commit(), body(stable["member_epoch"]))
+        stale = await service.handle_offset_commit(Commit(), body(stable["member_epoch"] + 1))
+        deleted = await service.handle_delete_groups(_Request(), {"groups_names": [APP]})
+        return (ok["topics"][0]["partitions"][0]["error_code"], stale["topics"][0]["partitions"][0]["error_code"],
+                deleted["results"][0]["error_code"])
+    assert run(tmp_path, scenario, **OVERRIDES) == (Errors.NONE, Errors.STALE_MEMBER_EPOCH, Errors.NON_EMPTY_GROUP)
+
+
+def test_the_initial_rebalance_delay_gathers_the_first_members_before_assigning(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 2)
+        await server.controller.create_topic(CHANGELOG, 2, {})
+        one = await beat(server, "m1", 0)
+        two = await beat(server, "m2", 0, process="p2")
+        # during the delay both stay at the assignment epoch (0) with nothing, and hear why
+        early = (one["member_epoch"], tasks(one), two["member_epoch"], tasks(two),
+                 [s["status_detail"] for s in two["status"]])
+        group = server.group_coordinator.streams_groups.group(APP)
+        await wait_until(lambda: group.assignment_epoch == group.group_epoch, "the delayed assignment")
+        one = await beat(server, "m1", one["member_epoch"], **owned(one))
+        two = await beat(server, "m2", two["member_epoch"], **owned(two))
+        return early, sorted(tasks(one)["0"] + tasks(two)["0"]), len(tasks(one)["0"])
+    early, all_tasks, first_share = run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="200",
+                                        group_streams_assignment_interval_ms="0")
+    assert early == (0, {}, 0, {}, ["Assignment delayed due to the configured initial rebalance delay."])
+    assert (all_tasks, first_share) == ([0, 1], 1)
+
+
+def test_the_coordinator_metrics_count_streams_groups_by_state_and_their_rebalances(tmp_path):
+    async def scenario(server):
+        before = _values(server)
+        await _topic(server, "in", 1)
+        stable = await _stable_member(server)
+        stable_values = _values(server)
+        await beat(server, "m1", -1, **owned(stable))
+        return before, stable_values, _values(server)
+    before, stable, empty = run(tmp_path, scenario, **OVERRIDES)
+    assert before[GROUP + 'group_count{protocol="streams"}'] == 0
+    assert stable[GROUP + 'group_count{protocol="streams"}'] == 1
+    assert stable[GROUP + 'streams_group_count{state="Stable"}'] == 1
+    assert stable[GROUP + "streams_group_rebalance_count"] == 2  # the join, then the topology found ready
+    assert (empty[GROUP + 'streams_group_count{state="Empty"}'], empty[GROUP + 'streams_group_count{state="Stable"}']) \
+        == (1, 0)
+
+
+def test_a_failed_internal_topic_creation_is_told_to_the_members(tmp_path):
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        bad = topology()
+        bad["subtopologies"][0]["state_changelog_topics"] = [_topic_info(CHANGELOG, configs={"cleanup.policy": "no"})]
+        first = await beat(server, "m1", 0, topology=bad)
+        await wait_until(lambda: server.group_coordinator.topic_creation._inflight == set(), "the creation to end")
+        second = await beat(server, "m1", first["member_epoch"], **owned(first))
+        return [s["status_detail"] for s in second["status"]], server.metadata.get(CHANGELOG)
+    details, created = run(tmp_path, scenario, **OVERRIDES)
+    assert created is None
+    assert len(details) == 1 and details[0].startswith(
+        f"Internal topics are missing: {CHANGELOG}; Creation failed: {CHANGELOG} (Invalid value no for configuration "
+        "cleanup.policy"), details
