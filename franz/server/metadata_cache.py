@@ -25,7 +25,8 @@ from franz.server.kafka_config import Endpoint
 LEADER_EPOCH: Final = 0
 TOPIC_NAME_LENGTH_MAX: Final = 249
 _LEGAL_TOPIC_CHARS: Final = re.compile(r"[a-zA-Z0-9._-]+")
-INTERNAL_TOPICS: Final = frozenset(("__consumer_offsets", "__transaction_state"))
+# Topic.isInternal of Kafka 4.3: the coordinators' topics, which clients may not produce to or trim
+INTERNAL_TOPICS: Final = frozenset(("__consumer_offsets", "__transaction_state", "__share_group_state"))
 
 
 class InvalidTopicError(ValueError):

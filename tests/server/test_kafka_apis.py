@@ -228,6 +228,22 @@ def test_internal_topics_take_produces_only_from_kafkas_admin_client(broker):
         assert answer["responses"][0]["partition_responses"][0]["error_code"] == Errors.NONE
 
 
+def test_the_share_group_state_topic_is_internal_as_in_kafka_4_3(broker):
+    """Topic.isInternal of 4.3 names __share_group_state too: Metadata says so, and clients may not
+    produce to it."""
+    with RawClient(broker.bootstrap) as client:
+        for _ in range(100):  # the first ask makes the share coordinator's topic
+            answer = client.request(10, 6, {"key_type": 2, "coordinator_keys": ["g:AAAAAAAAAAAAAAAAAAAAAQ:0"]})
+            if answer["coordinators"][0]["error_code"] == Errors.NONE:
+                break
+            time.sleep(0.1)
+        metadata = client.request(3, 12, {"topics": [{"name": "__share_group_state", "topic_id": b"\0" * 16}],
+                                          "allow_auto_topic_creation": False,
+                                          "include_topic_authorized_operations": False})
+        assert (metadata["topics"][0]["error_code"], metadata["topics"][0]["is_internal"]) == (Errors.NONE, True)
+        assert produce(client, "__share_group_state", batch(b"x"))["error_code"] == Errors.INVALID_TOPIC_EXCEPTION
+
+
 def test_a_duplicate_is_answered_with_its_batchs_timestamp_as_the_log_append_time(broker):
     with RawClient(broker.bootstrap) as client:
         create_topic(client, "dup")

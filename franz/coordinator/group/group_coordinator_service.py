@@ -60,7 +60,7 @@ from franz.server.auth_helper import (
     CLUSTER_ACTION, CLUSTER_NAME, CREATE, DELETE, DESCRIBE, READ, WRITE, AuthHelper,
 )
 from franz.server.auto_topic_creation_manager import AutoTopicCreationManager
-from franz.server.metadata_cache import InvalidTopicError, validate_topic_name
+from franz.server.metadata_cache import INTERNAL_TOPICS, InvalidTopicError, validate_topic_name
 from franz.server.standard_authorizer import ResourceType
 from franz.server.controller import ApiError
 from franz.server.error_responses import error_response, refusal_response
@@ -82,8 +82,6 @@ GROUP_TYPE_SHARE: Final = "share"
 GROUP_TYPE_STREAMS: Final = "streams"
 # how many failed internal topic creations a streams member is told of by name (KafkaApis)
 _MAX_CREATION_ERRORS_TOLD: Final = 3
-# Topic.isInternal of Kafka 4.3: the topics a streams topology may not use
-KAFKA_INTERNAL_TOPICS: Final = frozenset((OFFSETS_TOPIC, "__transaction_state", "__share_group_state"))
 # OffsetCommit and OffsetFetch name topics by id from v10 (the Java 4.x consumer's, in KIP-848 groups).
 OFFSETS_BY_TOPIC_ID_MIN_VERSION: Final = 10
 
@@ -557,7 +555,7 @@ class GroupCoordinatorService:
                     *subtopology["source_topics"], *subtopology["repartition_sink_topics"],
                     *(t["name"] for t in subtopology["repartition_source_topics"]),
                     *(t["name"] for t in subtopology["state_changelog_topics"]))))
-            prohibited = [name for name in required if name in KAFKA_INTERNAL_TOPICS]
+            prohibited = [name for name in required if name in INTERNAL_TOPICS]
             if prohibited:
                 return error_answer(Errors.STREAMS_INVALID_TOPOLOGY, f"Use of Kafka internal topics "
                                     f"{','.join(prohibited)} in a Kafka Streams topology is prohibited.")

@@ -71,6 +71,7 @@ from franz.protocol.errors import default_message
 from franz.server.auth_helper import CLUSTER_ACTION, DESCRIBE, READ, WRITE, AuthHelper
 from franz.server.broker_features import TRANSACTION_VERSION
 from franz.server.controller import ApiError
+from franz.server.metadata_cache import INTERNAL_TOPICS
 from franz.server.standard_authorizer import ResourceType
 from franz.storage.producer_append_info import INT16_MAX, AppendOrigin
 
@@ -123,10 +124,6 @@ def _as_version_knows_it(error: Errors, api_version: int) -> Errors:
     """PRODUCER_FENCED came with v2 of EndTxn, AddPartitionsToTxn and AddOffsetsToTxn: older
     clients are told INVALID_PRODUCER_EPOCH, which they handle the same way (KafkaApis)."""
     return Errors.INVALID_PRODUCER_EPOCH if error == Errors.PRODUCER_FENCED and api_version < 2 else error
-
-
-# Topic.isInternal: never authorized for a client's AddPartitionsToTxn
-_INTERNAL_TOPICS: Final = frozenset((OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, "__share_group_state"))
 
 
 class TxnError(Exception):
@@ -525,7 +522,7 @@ class TransactionCoordinator:
             if self.auth.enabled:  # Kafka's filter leaves internal topics out of the authorized ones
                 names = [t["name"] for t in topics]
                 allowed = self.auth.filter_by_authorized(request, WRITE, ResourceType.TOPIC,
-                                                         [n for n in names if n not in _INTERNAL_TOPICS])
+                                                         [n for n in names if n not in INTERNAL_TOPICS])
                 refused = frozenset(names).difference(allowed)
             results = await self._add_partitions(transactional_id, body["v3_and_below_producer_id"],
                                                  body["v3_and_below_producer_epoch"], topics,
