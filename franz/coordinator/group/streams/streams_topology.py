@@ -105,7 +105,13 @@ class StreamsTopology:
         """The topology of a StreamsGroupHeartbeat request as franz's codec decodes it (Kafka's
         fromHeartbeatRequest, by way of convertToStreamsGroupTopologyRecord)."""
         subtopologies = [_subtopology_from_request(subtopology) for subtopology in topology["subtopologies"]]
-        return cls(topology["epoch"], {subtopology.subtopology_id: subtopology for subtopology in subtopologies})
+        by_id = {subtopology.subtopology_id: subtopology for subtopology in subtopologies}
+        if len(by_id) < len(subtopologies):
+            # Kafka collects them with Collectors.toMap, which refuses a key seen twice
+            duplicate = next(s.subtopology_id for i, s in enumerate(subtopologies)
+                             if any(s.subtopology_id == t.subtopology_id for t in subtopologies[:i]))
+            raise ValueError(f"Duplicate key {duplicate}")
+        return cls(topology["epoch"], by_id)
 
 
 def _subtopology_from_request(subtopology: Mapping[str, Any]) -> Subtopology:

@@ -126,6 +126,16 @@ def test_from_heartbeat_request_should_create_correct_topology():
     assert topology.subtopologies == {SUBTOPOLOGY_ID_1: _subtopology_1(), SUBTOPOLOGY_ID_2: _subtopology_2()}
 
 
+def test_from_heartbeat_request_refuses_two_subtopologies_of_one_id():
+    """franz: Kafka collects the request's subtopologies with Collectors.toMap, which throws on a
+    key seen twice (the heartbeat is then answered UNKNOWN_SERVER_ERROR); keeping the last one
+    would take a topology Kafka refuses."""
+    request_topology = {"epoch": 1, "subtopologies": [_request_subtopology_1(), _request_subtopology_2(),
+                                                      _request_subtopology_1()]}
+    with pytest.raises(ValueError, match=f"^Duplicate key {SUBTOPOLOGY_ID_1}$"):
+        StreamsTopology.from_heartbeat_request(request_topology)
+
+
 def test_from_heartbeat_request_keeps_topic_infos_and_regexes():
     """franz: every field of TopicInfo and the regexes come through."""
     subtopology = _request_subtopology(
