@@ -35,6 +35,7 @@ topics are refused as not supported yet.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Iterable
@@ -147,6 +148,26 @@ def validate_heartbeat(body: dict) -> None:
         raise _invalid("If one task-type is non-null, all must be non-null.")
     if epoch != 0 and topology is not None:
         raise _invalid("Topology can only be provided when (re-)joining.")
+
+
+def _snapshot(group: StreamsGroup) -> dict[str, Any]:
+    """The group's state, to put back when a heartbeat fails. What a heartbeat changes in place
+    are the group's maps (members, targets, task owners) and the owner sets in them; members,
+    tasks and topologies are immutable and replaced, so the copy shares them (a deep copy would
+    cost a large group milliseconds at every heartbeat)."""
+    def copied(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: set(item) if isinstance(item, set) else item for key, item in value.items()}
+        if isinstance(value, (set, list)):
+            return copy.copy(value)
+        return value
+    return {name: copied(value) for name, value in vars(group).items()}
+
+
+def _restore(group: StreamsGroup, snapshot: dict[str, Any]) -> None:
+    """Put the state back into the group object itself: timers and background writes hold it."""
+    vars(group).clear()
+    vars(group).update(snapshot)
 
 
 def _task_map(task_ids: Iterable[dict] | None) -> dict[str, frozenset[int]]:
@@ -269,6 +290,13 @@ class StreamsGroupCoordinator:
             return answer, to_create
         except GroupError as exc:
             return error_answer(exc.code, str(exc)), {}
+        except Exception as exc:  # noqa: BLE001 - CoordinatorOperationExceptionHelper.handleOperationException
+            # Kafka answers what it did not expect UNKNOWN_SERVER_ERROR without a message (a
+            # negative topology epoch, two subtopologies of one id, a repartition topic's partition
+            # count below 1, a not-ready topology's endpoints), having undone the heartbeat.
+            logger.error("Operation streams-group-heartbeat with %s hit an unexpected exception: %s.", body, exc,
+                         exc_info=True)
+            return error_answer(Errors.UNKNOWN_SERVER_ERROR, None), {}
 
     def _streams_group(self, group_id: str) -> StreamsGroup:
         group = self.groups.get(group_id)
@@ -293,11 +321,16 @@ class StreamsGroupCoordinator:
                              f"of {self.config.max_size} members.")
         if created:
             self.groups[group_id] = group
+        undo = None if created else _snapshot(group)
         try:
             answer, to_create = self._heartbeat_in(group, client_id, client_host, body)
-        except GroupError:
-            if created:
+        except Exception:
+            # Kafka's coordinator runtime reverts a failed operation's changes (its timeline
+            # snapshot): what a heartbeat changed before it failed is neither kept nor written.
+            if undo is None:
                 del self.groups[group_id]
+            else:
+                _restore(group, undo)
             raise
         if retire_classic is not None:
             retire_classic()

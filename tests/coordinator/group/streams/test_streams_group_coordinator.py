@@ -173,6 +173,47 @@ def test_the_request_checks_of_the_coordinator_and_of_kafka_apis(tmp_path):
     ]
 
 
+def test_what_kafka_does_not_expect_of_a_topology_is_an_unknown_server_error_that_leaves_no_group(tmp_path):
+    """Kafka's StreamsTopology refuses a negative epoch, Collectors.toMap two subtopologies of one
+    id, ConfiguredInternalTopic a repartition topic of fewer than 1 partition: each an exception
+    that handleOperationException answers UNKNOWN_SERVER_ERROR without a message, the group the
+    heartbeat made reverted with it."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        twice = topology()
+        twice["subtopologies"].append(dict(twice["subtopologies"][0]))
+        negative = topology(repartition=True)
+        negative["subtopologies"][1]["repartition_source_topics"] = [_topic_info(REPARTITION, partitions=-1)]
+        answers = []
+        for odd in (topology(epoch=-1), twice, negative):
+            answer = await beat(server, "m1", 0, topology=odd)
+            answers.append((answer["error_code"], answer["error_message"]))
+        described = await server.group_coordinator.handle_streams_group_describe(
+            _Request(), {"group_ids": [APP], "include_authorized_operations": False})
+        return answers, described["groups"][0]["error_code"]
+    assert run(tmp_path, scenario, **OVERRIDES) == ([(Errors.UNKNOWN_SERVER_ERROR, None)] * 3,
+                                                    Errors.GROUP_ID_NOT_FOUND)
+
+
+def test_a_heartbeat_that_fails_midway_leaves_the_group_as_it_was(tmp_path):
+    """A member with a user endpoint joining a group whose topology is not ready: 4.3's
+    EndpointToPartitionsManager reads the configured subtopologies, which a not-ready topology
+    lacks, and the heartbeat fails (UNKNOWN_SERVER_ERROR) after it had added the member and
+    bumped the group epoch; Kafka's coordinator reverts all of it, and so must franz, else the
+    group in memory is one its records do not hold."""
+    async def scenario(server):
+        first = await beat(server, "m1", 0, topology=topology(source="absent"))
+        group = server.group_coordinator.streams_groups.group(APP)
+        before = (group.group_epoch, sorted(group.members), group.persisted)
+        failed = await beat(server, "m2", 0, topology=topology(source="absent"),
+                            user_endpoint={"host": "h", "port": 1})
+        after = (group.group_epoch, sorted(group.members), group.persisted)
+        again = await beat(server, "m1", first["member_epoch"], **owned(first))
+        return (failed["error_code"], failed["error_message"]), before == after, before[:2], again["error_code"]
+    failed, unchanged, (epoch, members), again = run(tmp_path, scenario, **OVERRIDES)
+    assert (failed, unchanged, members, again) == ((Errors.UNKNOWN_SERVER_ERROR, None), True, ["m1"], Errors.NONE)
+
+
 def test_a_different_topology_at_the_same_epoch_is_refused_and_an_older_one_is_stale(tmp_path):
     async def scenario(server):
         await _topic(server, "in", 1)
