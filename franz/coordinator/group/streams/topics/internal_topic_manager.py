@@ -6,8 +6,8 @@ still to be created."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable
-from typing import Any, Final
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Final, TypeVar
 
 from franz.common.utils import java_string_hash
 from franz.coordinator.group.streams.streams_topology import StreamsTopology, Subtopology, TopicInfo
@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 TopicsMetadata = dict[str, tuple[bytes, int]]  # topic name -> (topic id, number of partitions)
 
 _TOPICS_SHOWN_MAX: Final = 3
+T = TypeVar("T")
 
 
 def configure_topics(metadata_hash: int, topology: StreamsTopology, topics: TopicsMetadata) -> ConfiguredTopology:
@@ -34,9 +35,14 @@ def configure_topics(metadata_hash: int, topology: StreamsTopology, topics: Topi
     # write one repartition topic, the first whose inputs are known decides its count.
     subtopologies = [topology.subtopologies[subtopology_id] for subtopology_id in
                      _java_hash_map_order(topology.subtopologies, len(topology.subtopologies))]
+    # Kafka resolves the copartition groups' topic indexes before anything else: an index out of
+    # range fails the configuration (an IndexError, as Kafka's IndexOutOfBoundsException) whatever
+    # the topics.
+    copartition_groups = {subtopology.subtopology_id: _copartition_groups(subtopology)
+                          for subtopology in subtopologies}
     try:
         _throw_on_missing_source_topics(topology, topics)
-        decided = _decide_partition_counts(subtopologies, topics)
+        decided = _decide_partition_counts(subtopologies, copartition_groups, topics)
         configured_subtopologies = {subtopology_id: _configured_subtopology(topology.subtopologies[subtopology_id],
                                                                             topics, decided)
                                     for subtopology_id in sorted(topology.subtopologies)}
@@ -76,7 +82,8 @@ def _throw_on_missing_source_topics(topology: StreamsTopology, topics: TopicsMet
             f"Source topics {summarize_topics(missing)} are missing.")
 
 
-def _decide_partition_counts(subtopologies: list[Subtopology], topics: TopicsMetadata) -> dict[str, int]:
+def _decide_partition_counts(subtopologies: list[Subtopology], copartition_groups: dict[str, list[set[str]]],
+                             topics: TopicsMetadata) -> dict[str, int]:
     """The partition counts of the internal topics: repartition topics first, then adjusted to
     copartitioning, then the changelog topics, which depend on both."""
     decided: dict[str, int] = {}
@@ -85,20 +92,20 @@ def _decide_partition_counts(subtopologies: list[Subtopology], topics: TopicsMet
         return _partition_count(topics, topic, decided)
 
     decided.update(RepartitionTopics(subtopologies, partition_count).setup())
-    _enforce_copartitioning(subtopologies, decided, CopartitionedTopicsEnforcer(partition_count))
+    _enforce_copartitioning(subtopologies, copartition_groups, decided, CopartitionedTopicsEnforcer(partition_count))
     decided.update(ChangelogTopics(subtopologies, partition_count).setup())
     return decided
 
 
-def _enforce_copartitioning(subtopologies: list[Subtopology], decided: dict[str, int],
-                            enforcer: CopartitionedTopicsEnforcer) -> None:
+def _enforce_copartitioning(subtopologies: list[Subtopology], copartition_groups: dict[str, list[set[str]]],
+                            decided: dict[str, int], enforcer: CopartitionedTopicsEnforcer) -> None:
     repartition_source_topics = [topic for subtopology in subtopologies
                                  for topic in subtopology.repartition_source_topics]
     fixed = {topic.name for topic in repartition_source_topics if topic.partitions != 0}
     flexible = {topic.name for topic in repartition_source_topics if topic.partitions == 0}
     # Source topics are copartitioned too, so this runs even for a topology without repartition topics.
     for subtopology in subtopologies:
-        for group in _copartition_groups(subtopology):
+        for group in copartition_groups[subtopology.subtopology_id]:
             decided.update(enforcer.enforce(group, fixed, flexible))
 
 
@@ -182,9 +189,16 @@ def _configured_internal_topic(topic: TopicInfo, decided: dict[str, int]) -> Con
 
 def _copartition_groups(subtopology: Subtopology) -> list[set[str]]:
     """The copartition groups of a subtopology as topic names (regex indexes are never set in 4.3)."""
-    return [{*(subtopology.source_topics[i] for i in group.source_topics),
-             *(subtopology.repartition_source_topics[i].name for i in group.repartition_source_topics)}
+    return [{*(_at(subtopology.source_topics, i) for i in group.source_topics),
+             *(_at(subtopology.repartition_source_topics, i).name for i in group.repartition_source_topics)}
             for group in subtopology.copartition_groups]
+
+
+def _at(items: Sequence[T], index: int) -> T:
+    """items[index] as Java's List.get takes it: a negative index is out of range too."""
+    if not 0 <= index < len(items):
+        raise IndexError(f"Index {index} out of bounds for length {len(items)}")
+    return items[index]
 
 
 def _java_hash_map_order(keys: Iterable[str], most_entries: int) -> list[str]:

@@ -146,6 +146,22 @@ def test_invalid_topology_raises():
         configure_topics(0, StreamsTopology(0, {"0": subtopology}), _topics(**{"in": 1}))
 
 
+@pytest.mark.parametrize("source_index, repartition_index", [(1, 0), (-1, 0), (0, 1), (0, -1)])
+def test_a_copartition_index_out_of_range_fails_whatever_the_topics(source_index, repartition_index):
+    """franz: Kafka's copartitionGroupsFromPersistedSubtopology looks the indexes up with List.get
+    before it checks the source topics, so an index past the end or below 0 fails the configuration
+    (the heartbeat is answered UNKNOWN_SERVER_ERROR) even while a source topic is missing; a
+    Python index of -1 would have taken the last topic."""
+    subtopology = Subtopology(
+        "0", source_topics=("in",), repartition_source_topics=(TopicInfo("rep"),),
+        copartition_groups=(CopartitionGroup(source_topics=(source_index,),
+                                             repartition_source_topics=(repartition_index,)),))
+    writer = Subtopology("1", source_topics=("other",), repartition_sink_topics=("rep",))
+
+    with pytest.raises(IndexError, match="out of bounds for length 1"):
+        configure_topics(0, StreamsTopology(0, {"0": subtopology, "1": writer}), _topics(other=1))
+
+
 def test_summarize_topics():
     """franz: Kafka's summarizeTopics shows three names, then how many more."""
     assert summarize_topics([]) == "<none>"
