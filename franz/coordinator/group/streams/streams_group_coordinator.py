@@ -344,6 +344,9 @@ class StreamsGroupCoordinator:
                 raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                  f"{group.group_id}.")
             member = StreamsGroupMember(member_id)
+        if epoch == 0:  # a (re-)join is never fenced, whatever epoch the member had
+            logger.info("[GroupId %s][MemberId %s] Member joins the streams group.", group.group_id, member_id)
+            return member
         if epoch > member.member_epoch:
             raise GroupError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a greater member epoch "
                              f"({epoch}) than the one known by the group coordinator ({member.member_epoch}). The "
@@ -359,8 +362,6 @@ class StreamsGroupCoordinator:
                 raise GroupError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a smaller member "
                                  f"epoch ({epoch}) than the one known by the group coordinator "
                                  f"({member.member_epoch}). The member must abandon all its partitions and rejoin.")
-        if epoch == 0:
-            logger.info("[GroupId %s][MemberId %s] Member joins the streams group.", group.group_id, member_id)
         return member
 
     def _heartbeat_in(self, group: StreamsGroup, client_id: str, client_host: str,

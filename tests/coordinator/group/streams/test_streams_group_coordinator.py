@@ -370,3 +370,17 @@ def test_a_failed_internal_topic_creation_is_told_to_the_members(tmp_path):
     assert len(details) == 1 and details[0].startswith(
         f"Internal topics are missing: {CHANGELOG}; Creation failed: {CHANGELOG} (Invalid value no for configuration "
         "cleanup.policy"), details
+
+
+def test_a_member_rejoining_at_epoch_zero_keeps_its_tasks_and_epoch(tmp_path):
+    """GroupMetadataManagerTest.testStreamsGroupMemberCanRejoinWithEpochZero: epoch 0 is a
+    (re-)join, which no member epoch fences."""
+    async def scenario(server):
+        await _topic(server, "in", 3)
+        stable = await _stable_member(server)
+        group = server.group_coordinator.streams_groups.group(APP)
+        group_epoch = group.group_epoch
+        again = await beat(server, "m1", 0)
+        return (again["error_code"], again["member_epoch"] == stable["member_epoch"], tasks(again),
+                group.group_epoch == group_epoch)
+    assert run(tmp_path, scenario, **OVERRIDES) == (Errors.NONE, True, {"0": [0, 1, 2]}, True)
