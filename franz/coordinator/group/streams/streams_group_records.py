@@ -6,9 +6,10 @@ the group epoch with its metadata hash, validated topology epoch and assignment 
 (21), each member's current assignment with its active tasks' assignment epochs (22) and
 the topology (23). As for consumer groups (consumer_group_records.py), `records_of(group)`
 is the full set a group is made of now; `changes(persisted, current)` is what to append so
-that the log says the same: new or changed records in the order Kafka's heartbeat writes
-them (member, topology, epoch, targets, target epoch, current assignments), then
-tombstones in the order of StreamsGroup.createGroupTombstoneRecords; `load(...)` turns the
+that the log says the same: tombstones in the order of StreamsGroup.createGroupTombstoneRecords
+(a fenced member's as streamsGroupFenceMember writes them), then new or changed records in the
+order Kafka's heartbeat writes them (member, topology, epoch, targets, target epoch, current
+assignments); `load(...)` turns the
 last record of every key back into a group.
 """
 
@@ -55,7 +56,9 @@ def records_of(group: StreamsGroup) -> Records:
 
 def changes(persisted: Records, current: Records) -> list[tuple[bytes, bytes | None]]:
     """The records to append so that the log, after `persisted`, says `current`."""
-    return serde.ordered_changes(persisted, current, _PUT_ORDER, _TOMBSTONE_ORDER)
+    # Kafka's fencing writes a member's tombstones, then the bumped group epoch; no other write
+    # of a streams group mixes the two
+    return serde.ordered_changes(persisted, current, _PUT_ORDER, _TOMBSTONE_ORDER, tombstones_first=True)
 
 
 def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> StreamsGroup | None:

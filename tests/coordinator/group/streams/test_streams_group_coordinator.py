@@ -6,6 +6,7 @@ KafkaApis, StreamsGroupDescribe, offsets of a streams group, and the records a r
 
 from __future__ import annotations
 
+from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.streams.topics.topic_configuration_exception import Status
 from franz.protocol.errors import Errors
 from tests.coordinator.group.test_group_coordinator import run, wait_until
@@ -74,6 +75,19 @@ def owned(answer: dict) -> dict:
     """The heartbeat fields of a member that owns what the answer gave it."""
     return {"active_tasks": answer["active_tasks"], "standby_tasks": answer["standby_tasks"],
             "warmup_tasks": answer["warmup_tasks"]}
+
+
+def record_writes(server) -> list[list[tuple[int, str | None, bool]]]:
+    """Every later write of the streams groups, as (record type, member id, tombstone) per record."""
+    writer = server.group_coordinator.streams_groups._writer
+    write, writes = writer._write, []
+
+    async def recording(group_id, entries):
+        keys = [serde.read_key(key) for key, _ in entries]
+        writes.append([(key.record_type, key.member_id, value is None) for key, (_, value) in zip(keys, entries)])
+        return await write(group_id, entries)
+    writer._write = recording
+    return writes
 
 
 async def _topic(server, name: str, partitions: int) -> None:
@@ -384,3 +398,19 @@ def test_a_member_rejoining_at_epoch_zero_keeps_its_tasks_and_epoch(tmp_path):
         return (again["error_code"], again["member_epoch"] == stable["member_epoch"], tasks(again),
                 group.group_epoch == group_epoch)
     assert run(tmp_path, scenario, **OVERRIDES) == (Errors.NONE, True, {"0": [0, 1, 2]}, True)
+
+
+def test_a_leaving_member_is_tombstoned_before_the_group_epoch_moves(tmp_path):
+    """GroupMetadataManagerTest.testStreamsLeavingMemberRemovesMemberAndBumpsGroupEpoch: the
+    member's current assignment, target and metadata tombstones, then the group's metadata."""
+    async def scenario(server):
+        await _topic(server, "in", 2)
+        await _stable_member(server)
+        await beat(server, "m2", 0, process="p2")
+        writes = record_writes(server)
+        await beat(server, "m2", -1)
+        return writes
+    assert run(tmp_path, scenario, **OVERRIDES) == [[
+        (serde.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, "m2", True),
+        (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "m2", True),
+        (serde.STREAMS_GROUP_MEMBER_METADATA, "m2", True), (serde.STREAMS_GROUP_METADATA, None, False)]]
