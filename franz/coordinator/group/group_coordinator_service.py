@@ -125,7 +125,8 @@ class GroupCoordinatorService:
         # (and streams.version is finalized: KafkaApis' feature gate).
         self.streams_groups = StreamsGroupCoordinator(StreamsGroupConfig.from_kafka_config(config),
                                                       self._topics_view, self._claim_for_streams_group,
-                                                      self._append, group_configs, self.metrics, clock_ms)
+                                                      self._append, group_configs, self.metrics, clock_ms,
+                                                      self._is_other_group)
         self._streams_enabled = GROUP_TYPE_STREAMS in config["group.coordinator.rebalance.protocols"]
         self.topic_creation = AutoTopicCreationManager(controller, clock_ms)
         self._clock_ms = clock_ms

@@ -199,8 +199,11 @@ def error_answer(code: int, message: str | None) -> dict:
 class StreamsGroupCoordinator:
     def __init__(self, config: StreamsGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
                  write: WriteRecords, group_configs=None, metrics: GroupCoordinatorMetrics | None = None,
-                 clock_ms: Callable[[], int] = now_ms) -> None:
+                 clock_ms: Callable[[], int] = now_ms, other_group_exists: Callable[[str], bool] = lambda _id: False
+                 ) -> None:
         self.config = config
+        # whether a group of another kind holds an id: Kafka tells "not a streams group" then
+        self._other_group_exists = other_group_exists
         self.metrics = metrics if metrics is not None else GroupCoordinatorMetrics()
         self._group_configs = group_configs  # a group's own streams.* configs (GroupConfigManager)
         self._topics = topics
@@ -283,7 +286,8 @@ class StreamsGroupCoordinator:
             validate_heartbeat(body)
             before: list[tuple[bytes, bytes | None]] = []
             if body["member_epoch"] in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-                answer, group, to_create = self._leave(body), self.groups[body["group_id"]], {}
+                answer, to_create = self._leave(body), {}
+                group = self.groups[body["group_id"]]
             else:
                 answer, group, to_create, before = self._heartbeat(client_id, client_host, body)
             await self.persist(group, before)
@@ -298,10 +302,12 @@ class StreamsGroupCoordinator:
                          exc_info=True)
             return error_answer(Errors.UNKNOWN_SERVER_ERROR, None), {}
 
-    def _streams_group(self, group_id: str) -> StreamsGroup:
+    def _streams_group(self, group_id: str, not_found: str = "Streams group {} not found.") -> StreamsGroup:
+        """getStreamsGroupOrThrow (streamsGroup with `not_found` "Group {} not found.")."""
         group = self.groups.get(group_id)
         if group is None:
-            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
+            message = "Group {} is not a streams group." if self._other_group_exists(group_id) else not_found
+            raise GroupError(Errors.GROUP_ID_NOT_FOUND, message.format(group_id))
         return group
 
     def _heartbeat(self, client_id: str, client_host: str,
@@ -605,7 +611,7 @@ class StreamsGroupCoordinator:
     def _leave(self, body: dict) -> dict:
         """streamsGroupLeave: the member goes (static members are refused earlier)."""
         group_id, member_id = body["group_id"], body["member_id"]
-        group = self._streams_group(group_id)
+        group = self._streams_group(group_id, "Group {} not found.")
         if body["shutdown_application"] and group.shutdown_request_member_id is None:
             group.shutdown_request_member_id = member_id
         group.member_or_raise(member_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.streams.topics.topic_configuration_exception import Status
 from franz.protocol.errors import Errors
-from tests.coordinator.group.test_group_coordinator import run, wait_until
+from tests.coordinator.group.test_group_coordinator import run, stable_single_member_group, wait_until
 from tests.coordinator.group.test_group_coordinator_metrics import GROUP, _values
 
 # the first members are assigned at once (Kafka's default waits 3 s for more to join), and every
@@ -414,3 +414,18 @@ def test_a_leaving_member_is_tombstoned_before_the_group_epoch_moves(tmp_path):
         (serde.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, "m2", True),
         (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "m2", True),
         (serde.STREAMS_GROUP_MEMBER_METADATA, "m2", True), (serde.STREAMS_GROUP_METADATA, None, False)]]
+
+
+def test_a_heartbeat_or_leave_for_a_group_of_another_kind_or_none_names_it_as_kafka_does(tmp_path):
+    """getStreamsGroupOrThrow for a heartbeat, streamsGroup (the group lookup of
+    GroupMetadataManager.group) for a leave: another kind of group is "not a streams group"."""
+    async def scenario(server):
+        await stable_single_member_group(server, "classic")
+        answers = [await beat(server, "m1", 3, group_id="classic"), await beat(server, "m1", -1, group_id="classic"),
+                   await beat(server, "m1", 0, group_id="classic"), await beat(server, "m1", -1, group_id="nope")]
+        return [(answer["error_code"], answer["error_message"]) for answer in answers]
+    assert run(tmp_path, scenario, **OVERRIDES) == [
+        (Errors.GROUP_ID_NOT_FOUND, "Group classic is not a streams group."),
+        (Errors.GROUP_ID_NOT_FOUND, "Group classic is not a streams group."),
+        (Errors.GROUP_ID_NOT_FOUND, "Group classic is not a streams group."),
+        (Errors.GROUP_ID_NOT_FOUND, "Group nope not found.")]
