@@ -338,6 +338,16 @@ class StreamsGroupCoordinator:
             else:
                 _restore(group, undo)
             raise
+        if created:
+            # Kafka runs a new group's first heartbeat on a group object that the replay of its
+            # records then replaces: what is kept outside the records (the configured topology, the
+            # endpoint information epoch, a shutdown request) is lost, and the answer tells endpoint
+            # information epoch 0 unless the id was an empty classic group's, still in its group map
+            if not before:
+                answer["endpoint_information_epoch"] = 0
+            group.configured_topology = None
+            group.endpoint_information_epoch = 0
+            group.shutdown_request_member_id = None
         if retire_classic is not None:
             retire_classic()
         return answer, group, to_create, before

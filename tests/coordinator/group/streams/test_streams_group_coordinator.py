@@ -429,3 +429,37 @@ def test_a_heartbeat_or_leave_for_a_group_of_another_kind_or_none_names_it_as_ka
         (Errors.GROUP_ID_NOT_FOUND, "Group classic is not a streams group."),
         (Errors.GROUP_ID_NOT_FOUND, "Group classic is not a streams group."),
         (Errors.GROUP_ID_NOT_FOUND, "Group nope not found.")]
+
+
+def test_a_new_groups_first_member_hears_endpoint_information_epoch_zero(tmp_path):
+    """GroupMetadataManagerTest.testStreamsGroupEndpointInformationOnlyWhenEpochGreater: the
+    first heartbeat of a new group answers the endpoints with epoch 0, which the group keeps, so
+    the next heartbeat at 0 hears none."""
+    async def scenario(server):
+        await _topic(server, "in", 2)
+        await server.controller.create_topic(CHANGELOG, 2, {})
+        endpoint = {"host": "localhost", "port": 9092}
+        first = await beat(server, "m1", 0, user_endpoint=endpoint)
+        second = await beat(server, "m1", first["member_epoch"], user_endpoint=endpoint, **owned(first))
+        return (first["endpoint_information_epoch"], first["partitions_by_user_endpoint"],
+                second["endpoint_information_epoch"], second["partitions_by_user_endpoint"])
+    assert run(tmp_path, scenario, **OVERRIDES) == (
+        0, [{"user_endpoint": {"host": "localhost", "port": 9092},
+             "active_partitions": [{"topic": "in", "partitions": [0, 1]}], "standby_partitions": []}], 0, None)
+
+
+def test_the_delayed_assignment_of_a_new_group_waits_for_a_heartbeat_to_configure_its_topology(tmp_path):
+    """computeDelayedTargetAssignment finds no configured topology in a group that one member
+    created (Kafka keeps it off the records): the member's next heartbeat assigns."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        await server.controller.create_topic(CHANGELOG, 1, {})
+        first = await beat(server, "m1", 0)
+        group = server.group_coordinator.streams_groups.group(APP)
+        timers = server.group_coordinator.streams_groups._timers
+        await wait_until(lambda: not timers.is_scheduled("initial-rebalance-timeout-" + APP), "the delay's end")
+        after_delay = group.assignment_epoch
+        second = await beat(server, "m1", first["member_epoch"], **owned(first))
+        return after_delay, tasks(second), group.assignment_epoch == group.group_epoch
+    assert run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="100",
+               group_streams_assignment_interval_ms="0") == (0, {"0": [0]}, True)
