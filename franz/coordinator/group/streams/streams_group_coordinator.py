@@ -293,7 +293,8 @@ class StreamsGroupCoordinator:
             await self.persist(group, before)
             return answer, to_create
         except GroupError as exc:
-            return error_answer(exc.code, str(exc)), {}
+            # CoordinatorOperationExceptionHelper: an unexpected error is logged, not told
+            return error_answer(exc.code, None if exc.code == Errors.UNKNOWN_SERVER_ERROR else str(exc)), {}
         except Exception as exc:  # noqa: BLE001 - CoordinatorOperationExceptionHelper.handleOperationException
             # Kafka answers what it did not expect UNKNOWN_SERVER_ERROR without a message (a
             # negative topology epoch, two subtopologies of one id, a repartition topic's partition

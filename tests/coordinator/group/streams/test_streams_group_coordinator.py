@@ -7,6 +7,8 @@ KafkaApis, StreamsGroupDescribe, offsets of a streams group, and the records a r
 from __future__ import annotations
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
+from franz.coordinator.group.streams import streams_group_coordinator
+from franz.coordinator.group.streams.assignor.task_assignor import TaskAssignorException
 from franz.coordinator.group.streams.topics.topic_configuration_exception import Status
 from franz.protocol.errors import Errors
 from tests.coordinator.group.test_group_coordinator import run, stable_single_member_group, wait_until
@@ -463,3 +465,22 @@ def test_the_delayed_assignment_of_a_new_group_waits_for_a_heartbeat_to_configur
         return after_delay, tasks(second), group.assignment_epoch == group.group_epoch
     assert run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="100",
                group_streams_assignment_interval_ms="0") == (0, {"0": [0]}, True)
+
+
+def test_a_failing_assignor_is_an_unknown_server_error_without_its_message(tmp_path, monkeypatch):
+    """maybeUpdateStreamsTargetAssignment turns a TaskAssignorException into an
+    UnknownServerException, whose message handleOperationException does not pass on."""
+    class FailingAssignor:
+        def name(self) -> str:
+            return "sticky"
+
+        def assign(self, group_spec, topology_describer):
+            raise TaskAssignorException("no")
+    monkeypatch.setattr(streams_group_coordinator, "ASSIGNOR", FailingAssignor())
+
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        await server.controller.create_topic(CHANGELOG, 1, {})
+        answer = await beat(server, "m1", 0)
+        return answer["error_code"], answer["error_message"], server.group_coordinator.streams_groups.group(APP)
+    assert run(tmp_path, scenario, **OVERRIDES) == (Errors.UNKNOWN_SERVER_ERROR, None, None)
