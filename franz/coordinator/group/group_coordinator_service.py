@@ -429,9 +429,9 @@ class GroupCoordinatorService:
             body = {**body, "rebalance_timeout_ms": body["session_timeout_ms"]}
         streams_group = self._streams_group(body["group_id"])
         if self._share_group(body["group_id"]) is not None or (streams_group is not None and streams_group.members):
-            # classicGroupJoin: not a classic group, nor one it may take the id of
-            return {**join_error(version, Errors.INCONSISTENT_GROUP_PROTOCOL, body["member_id"]),
-                    "throttle_time_ms": 0}
+            # classicGroupJoin: not a classic group, nor one it may take the id of; the answer
+            # names no member
+            return {**join_error(version, Errors.INCONSISTENT_GROUP_PROTOCOL), "throttle_time_ms": 0}
         if streams_group is not None:
             try:
                 await self.streams_groups.delete_group(body["group_id"])  # an empty one gives its id up

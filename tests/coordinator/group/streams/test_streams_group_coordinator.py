@@ -11,7 +11,7 @@ from franz.coordinator.group.streams import streams_group_coordinator
 from franz.coordinator.group.streams.assignor.task_assignor import TaskAssignorException
 from franz.coordinator.group.streams.topics.topic_configuration_exception import Status
 from franz.protocol.errors import Errors
-from tests.coordinator.group.test_group_coordinator import run, stable_single_member_group, wait_until
+from tests.coordinator.group.test_group_coordinator import join_body, run, stable_single_member_group, wait_until
 from tests.coordinator.group.test_group_coordinator_metrics import GROUP, _values
 
 # the first members are assigned at once (Kafka's default waits 3 s for more to join), and every
@@ -484,3 +484,14 @@ def test_a_failing_assignor_is_an_unknown_server_error_without_its_message(tmp_p
         answer = await beat(server, "m1", 0)
         return answer["error_code"], answer["error_message"], server.group_coordinator.streams_groups.group(APP)
     assert run(tmp_path, scenario, **OVERRIDES) == (Errors.UNKNOWN_SERVER_ERROR, None, None)
+
+
+def test_a_classic_join_into_a_streams_group_with_members_is_inconsistent_and_names_no_member(tmp_path):
+    """GroupMetadataManager.classicGroupJoin: a non-empty streams group answers
+    INCONSISTENT_GROUP_PROTOCOL with member id UNKNOWN_MEMBER_ID, whatever id the join gave."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        await _stable_member(server)
+        answer = await server.group_coordinator.handle_join_group(_Request(), join_body(APP, member_id="x"))
+        return answer["error_code"], answer["member_id"]
+    assert run(tmp_path, scenario, **OVERRIDES) == (Errors.INCONSISTENT_GROUP_PROTOCOL, "")
