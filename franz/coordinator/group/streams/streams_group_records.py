@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from franz.common.utils import java_hash_map_order
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
 from franz.coordinator.group.streams import streams_coordinator_record_helpers as helpers
@@ -49,8 +50,10 @@ def records_of(group: StreamsGroup) -> Records:
     for member in group.members.values():
         entries.append(helpers.new_streams_group_member_record(group_id, member))
         entries.append(helpers.new_streams_group_current_assignment_record(group_id, member))
-    for member_id, target in group.target_assignment.items():
-        entries.append(helpers.new_streams_group_target_assignment_record(group_id, member_id, target))
+    # Kafka's TargetAssignmentBuilder writes the targets in its HashMap order of the member ids
+    for member_id in java_hash_map_order(group.target_assignment):
+        entries.append(helpers.new_streams_group_target_assignment_record(group_id, member_id,
+                                                                          group.target_assignment[member_id]))
     return dict(entries)
 
 

@@ -495,3 +495,22 @@ def test_a_classic_join_into_a_streams_group_with_members_is_inconsistent_and_na
         answer = await server.group_coordinator.handle_join_group(_Request(), join_body(APP, member_id="x"))
         return answer["error_code"], answer["member_id"]
     assert run(tmp_path, scenario, **OVERRIDES) == (Errors.INCONSISTENT_GROUP_PROTOCOL, "")
+
+
+def test_the_targets_of_one_assignment_are_written_in_kafkas_hash_map_order(tmp_path):
+    """TargetAssignmentBuilder.build walks its HashMap of member specs: "a" before "b", whichever
+    joined first."""
+    async def scenario(server):
+        await _topic(server, "in", 2)
+        await server.controller.create_topic(CHANGELOG, 2, {})
+        await beat(server, "b", 0)
+        writes = record_writes(server)
+        await beat(server, "a", 0, process="p2")
+        group = server.group_coordinator.streams_groups.group(APP)
+        await wait_until(lambda: group.assignment_epoch == group.group_epoch and len(writes) == 2, "the assignment")
+        return writes[1]
+    assert run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="200",
+               group_streams_assignment_interval_ms="0") == [
+        (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "a", False),
+        (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "b", False),
+        (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA, None, False)]
