@@ -50,7 +50,7 @@ from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManage
 from franz.coordinator.group.share_group_coordinator import ShareGroupConfig, ShareGroupCoordinator
 from franz.coordinator.group.streams.streams_group import StreamsGroup
 from franz.coordinator.group.streams.streams_group_coordinator import (
-    MISSING_INTERNAL_TOPICS, StreamsGroupConfig, StreamsGroupCoordinator, error_answer,
+    MISSING_INTERNAL_TOPICS, StreamsGroupConfig, StreamsGroupCoordinator, described_group_error, error_answer,
 )
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED, SCHEMAS_BY_NAME
 from franz.protocol.errors import Errors, default_message
@@ -608,8 +608,7 @@ class GroupCoordinatorService:
         answers = []
         for group_id in group_ids:
             if not group_id:
-                answers.append({**self.streams_groups.describe([""], lambda _id: False)[0],
-                                "error_code": Errors.INVALID_GROUP_ID, "error_message": None})
+                answers.append(described_group_error("", Errors.INVALID_GROUP_ID, None))
             else:
                 answers.extend(self.streams_groups.describe([group_id], self._is_other_group))
         if body["include_authorized_operations"]:
@@ -629,8 +628,9 @@ class GroupCoordinatorService:
             *(t["name"] for t in subtopology["state_changelog_topics"]))}
         if len(self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC, sorted(names))) == len(names):
             return answer
-        return {**answer, "error_code": Errors.TOPIC_AUTHORIZATION_FAILED, "error_message":
-                "The described group uses topics that the client is not authorized to describe.", "members": []}
+        # a new DescribedGroup: nothing of the group but its id is told
+        return described_group_error(answer["group_id"], Errors.TOPIC_AUTHORIZATION_FAILED,
+                                     "The described group uses topics that the client is not authorized to describe.")
 
     def _is_other_group(self, group_id: str) -> bool:
         """A group of the id exists, of another kind than streams."""

@@ -382,3 +382,25 @@ def test_a_streams_group_heartbeat_needs_read_on_the_group_describe_on_its_topic
         described = client.request(STREAMS_GROUP_DESCRIBE, 0, {"group_ids": ["app"],
                                                                 "include_authorized_operations": False})
         assert described["groups"][0]["error_code"] == Errors.NONE  # READ implies DESCRIBE
+
+
+def test_a_streams_group_using_a_topic_the_principal_may_not_describe_is_described_by_its_id_alone(acl_broker):
+    """KafkaApis.handleStreamsGroupDescribe answers such a group with a new DescribedGroup: its id
+    and TOPIC_AUTHORIZATION_FAILED, no topology, state or epochs."""
+    from tests.coordinator.group.streams.test_streams_group_coordinator import CHANGELOG, beat_body
+    acl_broker.create_topic("in")
+    acl_broker.allow(ResourceType.GROUP, "app", AclOperation.READ)
+    for operation in (AclOperation.DESCRIBE, AclOperation.CREATE):
+        for topic in ("in", CHANGELOG):
+            acl_broker.allow(ResourceType.TOPIC, topic, operation)
+    with RawClient(acl_broker.bootstrap) as client:
+        assert client.request(STREAMS_GROUP_HEARTBEAT, 0, beat_body("m1", 0))["error_code"] == Errors.NONE
+        binding = AclBinding(ResourceType.TOPIC, "in", ResourcePatternType.LITERAL, "User:ANONYMOUS", "*",
+                             AclOperation.DESCRIBE, AclPermissionType.DENY)
+        for future in acl_broker.admin.create_acls([binding]).values():
+            future.result(TIMEOUT_S)
+        described = client.request(STREAMS_GROUP_DESCRIBE, 0, {"group_ids": ["app"],
+                                                                "include_authorized_operations": False})
+    group = described["groups"][0]
+    assert (group["error_code"], group["group_id"], group["group_state"], group["group_epoch"], group["topology"],
+            group["members"]) == (Errors.TOPIC_AUTHORIZATION_FAILED, "app", "", 0, None, [])

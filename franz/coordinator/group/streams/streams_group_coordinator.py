@@ -196,6 +196,13 @@ def error_answer(code: int, message: str | None) -> dict:
             "warmup_tasks": None, "endpoint_information_epoch": 0, "partitions_by_user_endpoint": None}
 
 
+def described_group_error(group_id: str, code: int, message: str | None) -> dict:
+    """A StreamsGroupDescribe DescribedGroup with the generated class's defaults but for the id and error."""
+    return {"error_code": code, "error_message": message, "group_id": group_id, "group_state": "", "group_epoch": 0,
+            "assignment_epoch": 0, "topology": None, "members": [],
+            "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
+
+
 class StreamsGroupCoordinator:
     def __init__(self, config: StreamsGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
                  write: WriteRecords, group_configs=None, metrics: GroupCoordinatorMetrics | None = None,
@@ -673,10 +680,7 @@ class StreamsGroupCoordinator:
             if group is None:
                 message = (f"Group {group_id} is not a streams group." if other_group_exists(group_id)
                            else f"Group {group_id} not found.")
-                answers.append({"error_code": Errors.GROUP_ID_NOT_FOUND, "error_message": message,
-                                "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
-                                "topology": None, "members": [],
-                                "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})
+                answers.append(described_group_error(group_id, Errors.GROUP_ID_NOT_FOUND, message))
                 continue
             answers.append({**group.as_described_group(), "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})
         return answers
