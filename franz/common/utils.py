@@ -5,10 +5,13 @@ depends on it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 import javaproperties
+
+K = TypeVar("K")
 
 
 def java_string_hash(text: str) -> int:
@@ -28,8 +31,10 @@ def java_hash_set_order(items: Iterable[str]) -> list[str]:
     return java_hash_map_order(distinct, max(int(len(distinct) / 0.75) + 1, 16))
 
 
-def java_hash_map_order(keys: Iterable[str], initial_capacity: int | None = None) -> list[str]:
-    """The key order of a java.util.HashMap of string keys put in the order given, made by
+def java_hash_map_order(keys: Iterable[K], initial_capacity: int | None = None,
+                        hash_code: Callable[[K], int] = java_string_hash) -> list[K]:
+    """The key order of a java.util.HashMap of keys (strings unless `hash_code` says how other keys
+    hash) put in the order given, made by
     `new HashMap<>(initial_capacity)` (or `new HashMap<>()` when None): by bucket (String.hashCode
     with its high half folded in, modulo the table size), those of one bucket as first put. The
     table starts at the power of two at or above the initial capacity (16 by default) and doubles
@@ -40,15 +45,22 @@ def java_hash_map_order(keys: Iterable[str], initial_capacity: int | None = None
     while len(distinct) > int(buckets * 0.75):
         buckets *= 2
 
-    def bucket(key: str) -> int:
-        hash_code = java_string_hash(key) & 0xFFFFFFFF
-        return (hash_code ^ (hash_code >> 16)) & (buckets - 1)
+    def bucket(key: K) -> int:
+        hashed = hash_code(key) & 0xFFFFFFFF
+        return (hashed ^ (hashed >> 16)) & (buckets - 1)
     return sorted(distinct, key=bucket)  # stable: a bucket's keys stay in the order put
 
 
 def _table_size_for(capacity: int) -> int:
     """HashMap.tableSizeFor: the power of two at or above `capacity`, at least 1."""
     return 1 if capacity <= 1 else 1 << (capacity - 1).bit_length()
+
+
+def java_topic_partition_hash(topic_partition: tuple[str, int]) -> int:
+    """TopicPartition.hashCode: 31 * (31 + partition) + topic.hashCode(), as a signed int32."""
+    topic, partition = topic_partition
+    value = (31 * (31 + partition) + java_string_hash(topic)) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def kafka_abs(value: int) -> int:

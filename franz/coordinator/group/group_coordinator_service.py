@@ -31,6 +31,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from franz.common.utils import java_hash_map_order, java_topic_partition_hash
 from franz.coordinator.group import consumer_protocol, group_migration
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.coordinator_loader import (
@@ -605,12 +606,15 @@ class GroupCoordinatorService:
         group whose topology names a topic the principal may not DESCRIBE is answered
         TOPIC_AUTHORIZATION_FAILED."""
         group_ids, refused = self._described_groups(request, body["group_ids"])
-        answers = []
-        for group_id in group_ids:
-            if not group_id:
-                answers.append(described_group_error("", Errors.INVALID_GROUP_ID, None))
-            else:
-                answers.extend(self.streams_groups.describe([group_id], self._is_other_group))
+        # GroupCoordinatorService.streamsGroupDescribe: the empty ids first, then the others by
+        # __consumer_offsets partition, in the order of its HashMap of partitions (filled by
+        # computeIfAbsent, which puts a new key at the head of its bucket), each in request order
+        answers = [described_group_error("", Errors.INVALID_GROUP_ID, None) for group_id in group_ids if not group_id]
+        by_partition: dict[tuple[str, int], list[str]] = {}
+        for group_id in filter(None, group_ids):
+            by_partition.setdefault((OFFSETS_TOPIC, self.partition_for(group_id)), []).append(group_id)
+        for partition in java_hash_map_order(reversed(by_partition), hash_code=java_topic_partition_hash):
+            answers.extend(self.streams_groups.describe(by_partition[partition], self._is_other_group))
         if body["include_authorized_operations"]:
             self._add_authorized_operations(request, answers)
         answers = _refused_described(request, refused) + self._resigned_described(request, answers)

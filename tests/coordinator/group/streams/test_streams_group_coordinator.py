@@ -301,12 +301,13 @@ def test_describe_and_list_groups_show_the_streams_group(tmp_path):
             _Request(), {"group_ids": [APP], "include_authorized_operations": False})
         return described["groups"], listed["groups"], classic["groups"][0]["error_message"]
     groups, listed, classic = run(tmp_path, scenario, **OVERRIDES)
-    ours = groups[0]
+    by_id = {group["group_id"]: group for group in groups}
+    ours = by_id[APP]
     member = ours["members"][0]
     assert (ours["group_state"], ours["error_code"], member["member_id"], member["process_id"]) == (
         "Stable", Errors.NONE, "m1", "p1")
     assert ours["topology"]["subtopologies"][0]["state_changelog_topics"][0]["partitions"] == 1
-    assert [(g["error_code"], g["error_message"]) for g in groups[1:]] == [
+    assert [(by_id[g]["error_code"], by_id[g]["error_message"]) for g in ("nope", "")] == [
         (Errors.GROUP_ID_NOT_FOUND, "Group nope not found."), (Errors.INVALID_GROUP_ID, None)]
     assert listed == [{"group_id": APP, "protocol_type": "streams", "group_state": "Stable", "group_type": "streams"}]
     assert classic == f"Group {APP} is not a consumer group."
@@ -514,3 +515,17 @@ def test_the_targets_of_one_assignment_are_written_in_kafkas_hash_map_order(tmp_
         (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "a", False),
         (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "b", False),
         (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA, None, False)]
+
+
+def test_describe_answers_empty_ids_first_then_by_coordinator_partition_in_kafkas_hash_map_order(tmp_path):
+    """GroupCoordinatorService.streamsGroupDescribe: the invalid ids at once, then one read per
+    __consumer_offsets partition, combined in its HashMap's order (partitions 47, 0, 48, 19, 20,
+    4, 1, 49 of 50 for these ids, as a JVM orders them)."""
+    ids = ["a", "b", "c", "", "d", "e", "app", "nope", "x1", "x2"]
+
+    async def scenario(server):
+        described = await server.group_coordinator.handle_streams_group_describe(
+            _Request(), {"group_ids": ids, "include_authorized_operations": False})
+        return [group["group_id"] for group in described["groups"]]
+    assert run(tmp_path, scenario, offsets_topic_num_partitions="50", **OVERRIDES) == [
+        "", "a", "d", "b", "x1", "x2", "nope", "e", "app", "c"]
