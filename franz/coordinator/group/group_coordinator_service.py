@@ -927,6 +927,12 @@ class GroupCoordinatorService:
                 for topic in topics for partition in topic["partitions"]
                 if _java_length(partition["committed_metadata"] or "") <= self.config.offset_metadata_max_bytes]
 
+    def _partitions_by_topic(self, topics: list[dict]) -> dict[str, list[int]]:
+        """The partitions of a commit a streams group checks, by topic name: as _topic_partitions,
+        those whose metadata is too large are not checked."""
+        return {topic["name"]: [p["partition_index"] for p in topic["partitions"] if _java_length(
+            p["committed_metadata"] or "") <= self.config.offset_metadata_max_bytes] for topic in topics}
+
     def _with_topic_ids(self, answer_topics: list[dict]) -> list[dict]:
         """Answer topics with their ids, as v10 answers them; one without an id (its topic was
         deleted) cannot be written in a v10 answer and is left out."""
@@ -971,7 +977,7 @@ class GroupCoordinatorService:
                                                           version >= 9, False, self._topic_partitions(body["topics"]))
         elif streams_group is not None:
             error = streams_group.validate_offset_commit(body["member_id"], body["group_instance_id"], generation_id,
-                                                         version >= 9, False, _partitions_by_topic(body["topics"]))
+                                                         version >= 9, False, self._partitions_by_topic(body["topics"]))
         else:
             group = self.coordinator.group(group_id)
             if group is None:
@@ -1087,7 +1093,7 @@ class GroupCoordinatorService:
                                                               self._topic_partitions(body["topics"]))
             else:
                 error = streams_group.validate_offset_commit(member_id, instance_id, generation_id, True, True,
-                                                             _partitions_by_topic(body["topics"]))
+                                                             self._partitions_by_topic(body["topics"]))
             if error == Errors.STALE_MEMBER_EPOCH:  # what a transactional producer recovers from
                 error = Errors.ILLEGAL_GENERATION  # (OffsetMetadataManager.validateTransactionalOffsetCommit)
         else:
@@ -1399,10 +1405,6 @@ class GroupCoordinatorService:
         if removed:
             logger.info("Removed %d expired offsets", removed)
         return removed
-
-
-def _partitions_by_topic(topics: list[dict]) -> dict[str, list[int]]:
-    return {topic["name"]: [p["partition_index"] for p in topic["partitions"]] for topic in topics}
 
 
 def _valid_topic_name(name: str) -> bool:

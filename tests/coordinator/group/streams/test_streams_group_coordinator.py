@@ -529,3 +529,22 @@ def test_describe_answers_empty_ids_first_then_by_coordinator_partition_in_kafka
         return [group["group_id"] for group in described["groups"]]
     assert run(tmp_path, scenario, offsets_topic_num_partitions="50", **OVERRIDES) == [
         "", "a", "d", "b", "x1", "x2", "nope", "e", "app", "c"]
+
+
+def test_a_commit_at_an_older_epoch_checks_only_the_partitions_it_would_write(tmp_path):
+    """OffsetMetadataManager.commitOffset answers a partition whose metadata is too large so,
+    before the streams group's per-partition validator sees it."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        stable = await _stable_member(server)
+
+        class Commit(_Request):
+            api_version = 9
+        answer = await server.group_coordinator.handle_offset_commit(Commit(), {
+            "group_id": APP, "generation_id_or_member_epoch": stable["member_epoch"] - 1, "member_id": "m1",
+            "group_instance_id": None, "retention_time_ms": -1,
+            "topics": [{"name": "in", "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                      "committed_leader_epoch": -1,
+                                                      "committed_metadata": "x" * 5000}]}]})
+        return answer["topics"][0]["partitions"][0]["error_code"]
+    assert run(tmp_path, scenario, **OVERRIDES) == Errors.OFFSET_METADATA_TOO_LARGE
