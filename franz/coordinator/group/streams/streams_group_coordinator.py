@@ -279,10 +279,10 @@ class StreamsGroupCoordinator:
                                                      member.rebalance_timeout_ms)
         return len(self.groups)
 
-    async def delete_group(self, group_id: str) -> None:
-        """Forget an empty group (DeleteGroups) and tombstone its records. Raises GroupError
-        when the write fails."""
-        await delete_group(self.groups, group_id, self._writer.persist)
+    async def delete_group(self, group_id: str, before: list[tuple[bytes, bytes | None]] = ()) -> None:
+        """Forget an empty group (DeleteGroups) and tombstone its records, in one write after
+        `before` (DeleteGroups' offset tombstones). Raises GroupError when the write fails."""
+        await delete_group(self.groups, group_id, lambda group: self._writer.persist(group, before))
 
     # -- StreamsGroupHeartbeat -------------------------------------------------------------
 

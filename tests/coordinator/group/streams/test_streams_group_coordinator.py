@@ -11,7 +11,9 @@ from franz.coordinator.group.streams import streams_group_coordinator
 from franz.coordinator.group.streams.assignor.task_assignor import TaskAssignorException
 from franz.coordinator.group.streams.topics.topic_configuration_exception import Status
 from franz.protocol.errors import Errors
-from tests.coordinator.group.test_group_coordinator import join_body, run, stable_single_member_group, wait_until
+from tests.coordinator.group.test_group_coordinator import (
+    group_records, join_body, run, stable_single_member_group, wait_until,
+)
 from tests.coordinator.group.test_group_coordinator_metrics import GROUP, _values
 
 # the first members are assigned at once (Kafka's default waits 3 s for more to join), and every
@@ -548,3 +550,27 @@ def test_a_commit_at_an_older_epoch_checks_only_the_partitions_it_would_write(tm
                                                       "committed_metadata": "x" * 5000}]}]})
         return answer["topics"][0]["partitions"][0]["error_code"]
     assert run(tmp_path, scenario, **OVERRIDES) == Errors.OFFSET_METADATA_TOO_LARGE
+
+
+def test_deleting_a_group_writes_its_offsets_tombstones_then_the_groups(tmp_path):
+    """GroupCoordinatorShard.deleteGroups: deleteAllOffsets, then StreamsGroup.createGroupTombstoneRecords
+    (the target assignment epoch, the group epoch, the topology), in one write."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        stable = await _stable_member(server)
+
+        class Commit(_Request):
+            api_version = 9
+        await server.group_coordinator.handle_offset_commit(Commit(), {
+            "group_id": APP, "generation_id_or_member_epoch": stable["member_epoch"], "member_id": "m1",
+            "group_instance_id": None, "retention_time_ms": -1,
+            "topics": [{"name": "in", "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                      "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        await beat(server, "m1", -1, **owned(stable))
+        deleted = await server.group_coordinator.handle_delete_groups(_Request(), {"groups_names": [APP]})
+        tail = group_records(server, APP)[-4:]
+        return (deleted["results"][0]["error_code"],
+                [(getattr(key, "record_type", "offset"), value is None) for key, value in tail])
+    assert run(tmp_path, scenario, **OVERRIDES) == (Errors.NONE, [
+        ("offset", True), (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA, True), (serde.STREAMS_GROUP_METADATA, True),
+        (serde.STREAMS_GROUP_TOPOLOGY, True)])
