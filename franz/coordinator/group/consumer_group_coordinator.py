@@ -146,9 +146,12 @@ WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 class ConsumerGroupCoordinator:
     def __init__(self, config: ConsumerGroupConfig, topics: TopicsView, claim_group_id: ClaimGroupId,
                  write: WriteRecords, group_configs=None, hand_back_group_id: HandBackGroupId | None = None,
-                 metrics: GroupCoordinatorMetrics | None = None, clock_ms: Callable[[], int] = now_ms) -> None:
+                 metrics: GroupCoordinatorMetrics | None = None, clock_ms: Callable[[], int] = now_ms,
+                 other_group_exists: Callable[[str], bool] = lambda _id: False) -> None:
         self.config = config
         self.metrics = metrics if metrics is not None else GroupCoordinatorMetrics()
+        # whether a group of another kind holds an id: Kafka tells "not a consumer group" then
+        self._other_group_exists = other_group_exists
         # A group's own session timeout and heartbeat interval (GroupConfigManager), read on
         # every heartbeat; without one, the broker's.
         self._group_configs = group_configs
@@ -312,8 +315,8 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         if group is not None:
             return self._heartbeat_in(group, version, client_id, client_host, body, describable), group
-        if body["member_epoch"] != 0:
-            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        if body["member_epoch"] != 0:  # getOrMaybeCreateConsumerGroup, not to create
+            raise self._not_found(group_id, "Consumer group {} not found.")
         # The group is made (or converted from the classic group of the id) for this heartbeat:
         # refused, it is dropped and the classic group keeps the id, as Kafka drops the records.
         group, take_over = self._claim_group_id(group_id)
@@ -825,13 +828,19 @@ class ConsumerGroupCoordinator:
             return Errors(exc.code), []
         return Errors.NONE, answers
 
+    def _not_found(self, group_id: str, message: str) -> GroupError:
+        """No consumer group of the id: `message`, or "not a consumer group" when another kind holds it."""
+        if self._other_group_exists(group_id):
+            message = "Group {} is not a consumer group."
+        return GroupError(Errors.GROUP_ID_NOT_FOUND, message.format(group_id))
+
     # -- leaving and fencing -----------------------------------------------------------
 
     def _leave(self, group_id: str, instance_id: str | None, member_id: str,
                epoch: int) -> tuple[dict, ConsumerGroup]:
         group = self.groups.get(group_id)
-        if group is None:
-            raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        if group is None:  # GroupMetadataManager.consumerGroup
+            raise self._not_found(group_id, "Group {} not found.")
         answer = {"throttle_time_ms": 0, "error_code": Errors.NONE, "error_message": None, "member_id": member_id,
                   "member_epoch": epoch, "heartbeat_interval_ms": 0, "assignment": None}
         if instance_id is None:

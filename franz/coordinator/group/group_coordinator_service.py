@@ -113,7 +113,8 @@ class GroupCoordinatorService:
             self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_kafka_config(config),
                                                             self._topics_view, self._claim_for_consumer_group,
                                                             self._append, group_configs,
-                                                            self._hand_back_to_classic_group, self.metrics, clock_ms)
+                                                            self._hand_back_to_classic_group, self.metrics, clock_ms,
+                                                            self._is_not_consumer_group)
         # KIP-932 share groups, with the share coordinator that keeps their partitions' state
         self.share_groups: ShareGroupCoordinator | None = None
         if share_coordinator is not None:
@@ -640,6 +641,12 @@ class GroupCoordinatorService:
         """A group of the id exists, of another kind than streams."""
         classic = self.coordinator.group(group_id)
         return (self._consumer_group(group_id) is not None or self._share_group(group_id) is not None
+                or (classic is not None and not classic.is_in_state(GroupState.DEAD)))
+
+    def _is_not_consumer_group(self, group_id: str) -> bool:
+        """A group of the id exists, of another kind than consumer."""
+        classic = self.coordinator.group(group_id)
+        return (self._share_group(group_id) is not None or self._streams_group(group_id) is not None
                 or (classic is not None and not classic.is_in_state(GroupState.DEAD)))
 
     def _has_modern_or_classic_group(self, group_id: str) -> bool:

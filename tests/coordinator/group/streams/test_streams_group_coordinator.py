@@ -574,3 +574,23 @@ def test_deleting_a_group_writes_its_offsets_tombstones_then_the_groups(tmp_path
     assert run(tmp_path, scenario, **OVERRIDES) == (Errors.NONE, [
         ("offset", True), (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA, True), (serde.STREAMS_GROUP_METADATA, True),
         (serde.STREAMS_GROUP_TOPOLOGY, True)])
+
+
+def test_a_consumer_heartbeat_or_leave_for_a_streams_groups_id_hears_it_is_not_a_consumer_group(tmp_path):
+    """getOrMaybeCreateConsumerGroup (any epoch) and consumerGroup (a leave): a streams group's id,
+    even an empty group's, is "not a consumer group"; an unknown id for a leave is "not found"."""
+    from tests.coordinator.group import test_consumer_group_coordinator as consumer
+
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        stable = await _stable_member(server)
+        answers = [await consumer.beat(server, "x", 3, group_id=APP)]
+        await beat(server, "m1", -1, **owned(stable))  # the streams group is empty now
+        answers += [await consumer.beat(server, "x", 0, group_id=APP), await consumer.beat(server, "x", -1, group_id=APP),
+                    await consumer.beat(server, "x", -1, group_id="nope")]
+        return [(answer["error_code"], answer["error_message"]) for answer in answers]
+    assert run(tmp_path, scenario, **OVERRIDES) == [
+        (Errors.GROUP_ID_NOT_FOUND, f"Group {APP} is not a consumer group."),
+        (Errors.GROUP_ID_NOT_FOUND, f"Group {APP} is not a consumer group."),
+        (Errors.GROUP_ID_NOT_FOUND, f"Group {APP} is not a consumer group."),
+        (Errors.GROUP_ID_NOT_FOUND, "Group nope not found.")]
