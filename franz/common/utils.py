@@ -56,6 +56,30 @@ def _table_size_for(capacity: int) -> int:
     return 1 if capacity <= 1 else 1 << (capacity - 1).bit_length()
 
 
+# Knuth's multiplicative constant of Kafka's BaseHashTable.findSlot, as a Java long
+_FIBONACCI_MULTIPLIER = -7046029254386353131
+TIMELINE_HASH_TABLE_MIN_CAPACITY = 2
+
+
+def timeline_hash_map_capacity_after_add(size: int, capacity: int) -> int:
+    """BaseHashTable.baseAddOrReplace: the table doubles before a new key would load it past
+    three quarters (it never shrinks)."""
+    return capacity * 2 if (size + 1) * 0.75 > capacity and capacity < 1 << 30 else capacity
+
+
+def timeline_hash_map_order(keys: Iterable[str], capacity: int) -> list[str]:
+    """The iteration order of a Kafka TimelineHashMap of string keys (BaseHashTable with
+    `capacity` slots) holding `keys`, given in the order they were put since each was last
+    removed: by slot (the top bits of the key's String.hashCode times Knuth's multiplicative
+    constant), the keys of one slot last put first."""
+    shift = 65 - capacity.bit_length()
+
+    def slot(key: str) -> int:
+        return ((java_string_hash(key) * _FIBONACCI_MULTIPLIER) & 0xFFFFFFFFFFFFFFFF) >> shift
+    put = list(keys)
+    return [key for _, key in sorted(enumerate(put), key=lambda entry: (slot(entry[1]), -entry[0]))]
+
+
 def java_topic_partition_hash(topic_partition: tuple[str, int]) -> int:
     """TopicPartition.hashCode: 31 * (31 + partition) + topic.hashCode(), as a signed int32."""
     topic, partition = topic_partition

@@ -26,6 +26,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
+from franz.common.utils import (
+    TIMELINE_HASH_TABLE_MIN_CAPACITY, timeline_hash_map_capacity_after_add, timeline_hash_map_order,
+)
 from franz.coordinator.group.group_metadata import GroupError
 from franz.coordinator.group.metadata_hash import metadata_hash
 from franz.coordinator.group.streams.streams_group_member import StreamsGroupMember
@@ -57,7 +60,10 @@ class StreamsGroup:
         self.group_epoch = 1  # 4.3 starts a group at 1: its first member's join takes it to 2
         self.assignment_epoch = 0
         self.assignment_timestamp_ms = 0  # when the target was computed; 0: unknown
-        self.members: dict[str, StreamsGroupMember] = {}
+        self.members: dict[str, StreamsGroupMember] = {}  # in the order they joined
+        # the slots of Kafka's TimelineHashMap of the members, which decide the order Kafka walks
+        # them in (describe, the endpoints told): it grows with the members, never shrinks
+        self.members_capacity = TIMELINE_HASH_TABLE_MIN_CAPACITY
         self.target_assignment: dict[str, TasksTuple] = {}  # member id -> its target
         # the topology the first member brought (StreamsGroupTopology record), and what it makes
         # of the cluster's topics now (not persisted: computed again after a load)
@@ -120,11 +126,17 @@ class StreamsGroup:
         old = self.members.get(member.member_id)
         if old is not None:
             self._release(old)
+        else:
+            self.members_capacity = timeline_hash_map_capacity_after_add(len(self.members), self.members_capacity)
         self.members[member.member_id] = member
         for tasks in (member.assigned_tasks, member.tasks_pending_revocation):
             self._hold(tasks, member.process_id)
         if not self.members:
             self.shutdown_request_member_id = None
+
+    def members_in_kafka_order(self) -> list[StreamsGroupMember]:
+        """The members in the order Kafka's TimelineHashMap iterates them."""
+        return [self.members[member_id] for member_id in timeline_hash_map_order(self.members, self.members_capacity)]
 
     def remove_member(self, member_id: str) -> StreamsGroupMember | None:
         member = self.members.pop(member_id, None)
@@ -231,8 +243,8 @@ class StreamsGroup:
             topology = self.topology.as_streams_group_describe_topology()
         return {"error_code": 0, "error_message": None, "group_id": self.group_id, "group_state": self.state.value,
                 "group_epoch": self.group_epoch, "assignment_epoch": self.assignment_epoch, "topology": topology,
-                "members": [member.as_streams_group_describe_member(self.target_assignment.get(member_id))
-                            for member_id, member in self.members.items()]}
+                "members": [member.as_streams_group_describe_member(self.target_assignment.get(member.member_id))
+                            for member in self.members_in_kafka_order()]}
 
 
 def _active_task_epoch(member: StreamsGroupMember, subtopology_id: str, partition: int) -> int | None:

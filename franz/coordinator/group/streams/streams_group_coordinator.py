@@ -552,7 +552,8 @@ class StreamsGroupCoordinator:
             return last
         try:
             result = (TargetAssignmentBuilder(group_id, group.group_epoch, ASSIGNOR, configs)
-                      .with_members(group.members).with_topology(group.configured_topology)
+                      .with_members({member.member_id: member for member in group.members_in_kafka_order()})
+                      .with_topology(group.configured_topology)
                       .with_static_members({}).with_metadata_image(self._topics())
                       .with_target_assignment(group.target_assignment).build())
         except TaskAssignorException as exc:
@@ -616,7 +617,8 @@ class StreamsGroupCoordinator:
                    topics: dict[str, tuple[bytes, int]]) -> list[dict]:
         """maybeBuildEndpointToPartitions: every other member's endpoint, then the member's own."""
         answers = []
-        for member in [*(m for m_id, m in group.members.items() if m_id != updated.member_id), updated]:
+        others = (member for member in group.members_in_kafka_order() if member.member_id != updated.member_id)
+        for member in [*others, updated]:
             endpoint = member.user_endpoint
             entry = maybe_endpoint_to_partitions(
                 None if endpoint is None else {"host": endpoint.host, "port": endpoint.port},

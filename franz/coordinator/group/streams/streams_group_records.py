@@ -90,6 +90,8 @@ def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> Streams
         else:
             members.setdefault(key.member_id, {}).update(
                 helpers.member_fields_from_current_assignment_record(group_id, data))
+    # Kafka puts the members in its map as their records replay; the last records alone do
+    # not tell that order (nor the most members the map held), so the ids' order stands in
     for member_id, fields in sorted(members.items()):
         group.update_member(StreamsGroupMember(member_id, **fields))
     return group

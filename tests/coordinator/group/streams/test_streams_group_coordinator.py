@@ -594,3 +594,21 @@ def test_a_consumer_heartbeat_or_leave_for_a_streams_groups_id_hears_it_is_not_a
         (Errors.GROUP_ID_NOT_FOUND, f"Group {APP} is not a consumer group."),
         (Errors.GROUP_ID_NOT_FOUND, f"Group {APP} is not a consumer group."),
         (Errors.GROUP_ID_NOT_FOUND, "Group nope not found.")]
+
+
+def test_describe_and_the_endpoints_walk_the_members_in_the_order_of_kafkas_timeline_hash_map(tmp_path):
+    """StreamsGroup.asDescribedGroup and buildEndpointToPartitions walk the members' TimelineHashMap:
+    for m1, m2 and m3 joined in that order, m2, m1, m3 (as Kafka's BaseHashTable orders them on a JVM)."""
+    async def scenario(server):
+        await _topic(server, "in", 3)
+        await server.controller.create_topic(CHANGELOG, 3, {})
+        for number in (1, 2, 3):
+            await beat(server, f"m{number}", 0, process=f"p{number}",
+                       user_endpoint={"host": f"h{number}", "port": 9000 + number})
+        described = await server.group_coordinator.handle_streams_group_describe(
+            _Request(), {"group_ids": [APP], "include_authorized_operations": False})
+        told = await beat(server, "m3", 0, process="p3", user_endpoint={"host": "h3", "port": 9003},
+                          endpoint_information_epoch=-1)
+        return ([member["member_id"] for member in described["groups"][0]["members"]],
+                [entry["user_endpoint"]["host"] for entry in told["partitions_by_user_endpoint"]])
+    assert run(tmp_path, scenario, **OVERRIDES) == (["m2", "m1", "m3"], ["h2", "h1", "h3"])
