@@ -282,6 +282,8 @@ class StreamsGroupCoordinator:
     async def delete_group(self, group_id: str, before: list[tuple[bytes, bytes | None]] = ()) -> None:
         """Forget an empty group (DeleteGroups) and tombstone its records, in one write after
         `before` (DeleteGroups' offset tombstones). Raises GroupError when the write fails."""
+        # createGroupTombstoneRecordsAndCancelTimers: a later group of the id gets its own delay
+        self._timers.cancel(_initial_rebalance_key(group_id))
         await delete_group(self.groups, group_id, lambda group: self._writer.persist(group, before))
 
     # -- StreamsGroupHeartbeat -------------------------------------------------------------

@@ -612,3 +612,17 @@ def test_describe_and_the_endpoints_walk_the_members_in_the_order_of_kafkas_time
         return ([member["member_id"] for member in described["groups"][0]["members"]],
                 [entry["user_endpoint"]["host"] for entry in told["partitions_by_user_endpoint"]])
     assert run(tmp_path, scenario, **OVERRIDES) == (["m2", "m1", "m3"], ["h2", "h1", "h3"])
+
+
+def test_deleting_a_group_cancels_its_initial_rebalance_delay(tmp_path):
+    """GroupMetadataManagerTest.testStreamsGroupDeleteCancelsInitialRebalanceTimer: a group made
+    again under the id starts a delay of its own."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        first = await beat(server, "m1", 0)
+        timers = server.group_coordinator.streams_groups._timers
+        scheduled = timers.is_scheduled("initial-rebalance-timeout-" + APP)
+        await beat(server, "m1", -1, **owned(first))
+        deleted = await server.group_coordinator.handle_delete_groups(_Request(), {"groups_names": [APP]})
+        return scheduled, deleted["results"][0]["error_code"], timers.is_scheduled("initial-rebalance-timeout-" + APP)
+    assert run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="60000") == (True, Errors.NONE, False)
