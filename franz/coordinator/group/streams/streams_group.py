@@ -38,6 +38,9 @@ from franz.coordinator.group.streams.tasks_tuple_with_epochs import TasksTupleWi
 from franz.protocol.errors import Errors
 
 PROTOCOL_TYPE: Final = "streams"
+# TargetAssignmentMetadata.INITIAL: a group's target before one was ever computed (epoch 1, no
+# timestamp), of which no record is written
+INITIAL_ASSIGNMENT_EPOCH: Final = 1
 
 
 class StreamsGroupState(enum.Enum):
@@ -58,7 +61,7 @@ class StreamsGroup:
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
         self.group_epoch = 1  # 4.3 starts a group at 1: its first member's join takes it to 2
-        self.assignment_epoch = 0
+        self.assignment_epoch = INITIAL_ASSIGNMENT_EPOCH
         self.assignment_timestamp_ms = 0  # when the target was computed; 0: unknown
         self.members: dict[str, StreamsGroupMember] = {}  # in the order they joined
         # the slots of Kafka's TimelineHashMap of the members, which decide the order Kafka walks
@@ -103,6 +106,11 @@ class StreamsGroup:
         if any(not m.is_reconciled_to(self.assignment_epoch) for m in list(self.members.values())):
             return StreamsGroupState.RECONCILING
         return StreamsGroupState.STABLE
+
+    @property
+    def has_target_assignment_metadata(self) -> bool:
+        """A target was computed (or loaded): its epoch has a record."""
+        return (self.assignment_epoch, self.assignment_timestamp_ms) != (INITIAL_ASSIGNMENT_EPOCH, 0)
 
     @property
     def is_empty(self) -> bool:

@@ -282,8 +282,13 @@ class StreamsGroupCoordinator:
     async def delete_group(self, group_id: str, before: list[tuple[bytes, bytes | None]] = ()) -> None:
         """Forget an empty group (DeleteGroups) and tombstone its records, in one write after
         `before` (DeleteGroups' offset tombstones). Raises GroupError when the write fails."""
-        # createGroupTombstoneRecordsAndCancelTimers: a later group of the id gets its own delay
+        # createGroupTombstoneRecordsAndCancelTimers: a later group of the id gets its own delay,
+        # and the group's own records are tombstoned, written or not
         self._timers.cancel(_initial_rebalance_key(group_id))
+        group = self.groups.get(group_id)
+        if group is not None:
+            for key in streams_group_records.group_keys(group_id):
+                group.persisted.setdefault(key, b"")
         await delete_group(self.groups, group_id, lambda group: self._writer.persist(group, before))
 
     # -- StreamsGroupHeartbeat -------------------------------------------------------------
@@ -645,6 +650,8 @@ class StreamsGroupCoordinator:
         """streamsGroupFenceMember: the member and its target go, and the group epoch moves up."""
         group.remove_member(member_id)
         group.target_assignment.pop(member_id, None)
+        for key in streams_group_records.member_keys(group.group_id, member_id):
+            group.persisted.setdefault(key, b"")  # tombstoned, written or not
         group.group_epoch += 1
         self._cancel_all(group.group_id, member_id)
 

@@ -42,9 +42,10 @@ def records_of(group: StreamsGroup) -> Records:
     entries = [
         helpers.new_streams_group_metadata_record(group_id, group.group_epoch, group.metadata_hash,
                                                   group.validated_topology_epoch, group.last_assignment_configs),
-        helpers.new_streams_group_target_assignment_metadata_record(group_id, group.assignment_epoch,
-                                                                    group.assignment_timestamp_ms),
     ]
+    if group.has_target_assignment_metadata:
+        entries.append(helpers.new_streams_group_target_assignment_metadata_record(
+            group_id, group.assignment_epoch, group.assignment_timestamp_ms))
     if group.topology is not None:
         entries.append(helpers.new_streams_group_topology_record(group_id, group.topology))
     for member in group.members.values():
@@ -55,6 +56,22 @@ def records_of(group: StreamsGroup) -> Records:
         entries.append(helpers.new_streams_group_target_assignment_record(group_id, member_id,
                                                                           group.target_assignment[member_id]))
     return dict(entries)
+
+
+def group_keys(group_id: str) -> list[bytes]:
+    """The keys of a group's own records, which StreamsGroup.createGroupTombstoneRecords tombstones
+    whether or not they were ever written."""
+    return [helpers.new_streams_group_epoch_tombstone_record(group_id)[0],
+            helpers.new_streams_group_target_assignment_metadata_tombstone_record(group_id)[0],
+            helpers.new_streams_group_topology_record_tombstone(group_id)[0]]
+
+
+def member_keys(group_id: str, member_id: str) -> list[bytes]:
+    """The keys of a member's records, which removeStreamsMember tombstones whether or not they
+    were ever written (a member's target, during the initial rebalance delay)."""
+    return [helpers.new_streams_group_current_assignment_tombstone_record(group_id, member_id)[0],
+            helpers.new_streams_group_target_assignment_tombstone_record(group_id, member_id)[0],
+            helpers.new_streams_group_member_tombstone_record(group_id, member_id)[0]]
 
 
 def changes(persisted: Records, current: Records) -> list[tuple[bytes, bytes | None]]:

@@ -344,7 +344,7 @@ def test_the_initial_rebalance_delay_gathers_the_first_members_before_assigning(
         await server.controller.create_topic(CHANGELOG, 2, {})
         one = await beat(server, "m1", 0)
         two = await beat(server, "m2", 0, process="p2")
-        # during the delay both stay at the assignment epoch (0) with nothing, and hear why
+        # during the delay both move to the initial assignment epoch (1) with nothing, and hear why
         early = (one["member_epoch"], tasks(one), two["member_epoch"], tasks(two),
                  [s["status_detail"] for s in two["status"]])
         group = server.group_coordinator.streams_groups.group(APP)
@@ -354,7 +354,7 @@ def test_the_initial_rebalance_delay_gathers_the_first_members_before_assigning(
         return early, sorted(tasks(one)["0"] + tasks(two)["0"]), len(tasks(one)["0"])
     early, all_tasks, first_share = run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="200",
                                         group_streams_assignment_interval_ms="0")
-    assert early == (0, {}, 0, {}, ["Assignment delayed due to the configured initial rebalance delay."])
+    assert early == (1, {}, 1, {}, ["Assignment delayed due to the configured initial rebalance delay."])
     assert (all_tasks, first_share) == ([0, 1], 1)
 
 
@@ -467,7 +467,7 @@ def test_the_delayed_assignment_of_a_new_group_waits_for_a_heartbeat_to_configur
         second = await beat(server, "m1", first["member_epoch"], **owned(first))
         return after_delay, tasks(second), group.assignment_epoch == group.group_epoch
     assert run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="100",
-               group_streams_assignment_interval_ms="0") == (0, {"0": [0]}, True)
+               group_streams_assignment_interval_ms="0") == (1, {"0": [0]}, True)
 
 
 def test_a_failing_assignor_is_an_unknown_server_error_without_its_message(tmp_path, monkeypatch):
@@ -626,3 +626,28 @@ def test_deleting_a_group_cancels_its_initial_rebalance_delay(tmp_path):
         deleted = await server.group_coordinator.handle_delete_groups(_Request(), {"groups_names": [APP]})
         return scheduled, deleted["results"][0]["error_code"], timers.is_scheduled("initial-rebalance-timeout-" + APP)
     assert run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="60000") == (True, Errors.NONE, False)
+
+
+def test_during_the_initial_delay_a_member_reconciles_to_the_initial_target_epoch_and_no_target_is_written(tmp_path):
+    """GroupMetadataManagerTest.testStreamsInitialRebalanceDelayEmptyDuringDelayAssignsAfterTimer: the
+    first member is at epoch 1 (TargetAssignmentMetadata.INITIAL) with nothing; the write holds its
+    metadata, the topology, the group epoch and its current assignment, no target. Its leave
+    tombstones its target all the same (removeStreamsMember), and deleting the group the target
+    epoch, the group epoch and the topology (StreamsGroup.createGroupTombstoneRecords)."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        writes = record_writes(server)
+        first = await beat(server, "m1", 0)
+        await beat(server, "m1", -1, **owned(first))
+        await server.group_coordinator.handle_delete_groups(_Request(), {"groups_names": [APP]})
+        return first["member_epoch"], tasks(first), writes
+    epoch, assigned, writes = run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="60000")
+    assert (epoch, assigned) == (1, {})
+    assert writes[0] == [(serde.STREAMS_GROUP_MEMBER_METADATA, "m1", False), (serde.STREAMS_GROUP_TOPOLOGY, None, False),
+                         (serde.STREAMS_GROUP_METADATA, None, False),
+                         (serde.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, "m1", False)]
+    assert writes[1] == [(serde.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, "m1", True),
+                         (serde.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "m1", True),
+                         (serde.STREAMS_GROUP_MEMBER_METADATA, "m1", True), (serde.STREAMS_GROUP_METADATA, None, False)]
+    assert writes[2] == [(serde.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA, None, True),
+                         (serde.STREAMS_GROUP_METADATA, None, True), (serde.STREAMS_GROUP_TOPOLOGY, None, True)]
