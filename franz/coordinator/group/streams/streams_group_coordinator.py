@@ -51,6 +51,9 @@ from franz.coordinator.group.streams.assignor.sticky_task_assignor import Sticky
 from franz.coordinator.group.streams.assignor.task_assignor import TaskAssignorException
 from franz.coordinator.group.streams.current_assignment_builder import CurrentAssignmentBuilder
 from franz.coordinator.group.streams.member_state import MemberState
+from franz.coordinator.group.streams.streams_coordinator_record_helpers import (
+    convert_to_streams_group_topology_record,
+)
 from franz.coordinator.group.streams.streams_group import StreamsGroup
 from franz.coordinator.group.streams.streams_group_member import Endpoint, StreamsGroupMember
 from franz.coordinator.group.streams.streams_topology import StreamsTopology
@@ -530,7 +533,7 @@ class StreamsGroupCoordinator:
             logger.info("[GroupId %s][MemberId %s] Member joined with stale topology epoch %d", group.group_id,
                         member_id, topology["epoch"])
             return group.topology
-        if group.topology != from_request:
+        if not _same_topology(group.topology, from_request):
             raise _invalid("Topology updates are not supported yet.")
         return group.topology
 
@@ -695,6 +698,15 @@ class StreamsGroupCoordinator:
                 continue
             answers.append({**group.as_described_group(), "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})
         return answers
+
+
+def _same_topology(one: StreamsTopology, other: StreamsTopology) -> bool:
+    """Kafka's StreamsTopology equality: the same epoch and subtopologies by id, each the same
+    record data, whose lists (topic configs too) are equal only in the same order."""
+    def by_id(topology: StreamsTopology) -> dict[str, dict]:
+        record = convert_to_streams_group_topology_record(topology)
+        return {subtopology["subtopology_id"]: subtopology for subtopology in record["subtopologies"]}
+    return one.topology_epoch == other.topology_epoch and by_id(one) == by_id(other)
 
 
 def _initial_rebalance_key(group_id: str) -> str:

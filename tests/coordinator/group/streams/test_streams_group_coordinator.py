@@ -651,3 +651,22 @@ def test_during_the_initial_delay_a_member_reconciles_to_the_initial_target_epoc
                          (serde.STREAMS_GROUP_MEMBER_METADATA, "m1", True), (serde.STREAMS_GROUP_METADATA, None, False)]
     assert writes[2] == [(serde.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA, None, True),
                          (serde.STREAMS_GROUP_METADATA, None, True), (serde.STREAMS_GROUP_TOPOLOGY, None, True)]
+
+
+def test_a_topology_with_its_topic_configs_in_another_order_is_another_topology(tmp_path):
+    """maybeUpdateTopology compares StreamsTopology records: their topic config lists are equal only
+    in the same order, so the same configs listed otherwise at the same epoch are an update."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+
+        def with_configs(*configs: tuple[str, str]) -> dict:
+            topology_ = topology()
+            topology_["subtopologies"][0]["state_changelog_topics"] = [_topic_info(CHANGELOG, configs=dict(configs))]
+            return topology_
+        first = await beat(server, "m1", 0, topology=with_configs(("cleanup.policy", "compact"), ("retention.ms", "1")))
+        same = await beat(server, "m2", 0, topology=with_configs(("cleanup.policy", "compact"), ("retention.ms", "1")))
+        reordered = await beat(server, "m3", 0,
+                               topology=with_configs(("retention.ms", "1"), ("cleanup.policy", "compact")))
+        return [(answer["error_code"], answer["error_message"]) for answer in (first, same, reordered)]
+    assert run(tmp_path, scenario, **OVERRIDES) == [
+        (Errors.NONE, None), (Errors.NONE, None), (Errors.INVALID_REQUEST, "Topology updates are not supported yet.")]
