@@ -102,6 +102,10 @@ ClaimGroupId = Callable[[str], tuple[Callable[[], None], list[tuple[bytes, bytes
 WriteRecords = Callable[[str, list[tuple[bytes, bytes | None]]], Awaitable[Any]]
 
 
+# what Java's String.trim() strips: every char up to ' ' (throwIfEmptyString trims so)
+_JAVA_TRIMMED: Final = "".join(map(chr, range(33)))
+
+
 def _invalid(message: str) -> GroupError:
     return GroupError(Errors.INVALID_REQUEST, message)
 
@@ -124,7 +128,7 @@ def validate_heartbeat(body: dict) -> None:
                 raise _invalid("Regular expressions for source topics are not supported yet.")
     for field, name in (("member_id", "MemberId"), ("group_id", "GroupId"), ("instance_id", "InstanceId"),
                         ("rack_id", "RackId")):
-        if body[field] is not None and not body[field].strip():
+        if body[field] is not None and not body[field].strip(_JAVA_TRIMMED):
             raise _invalid(f"{name} can't be empty.")
     epoch = body["member_epoch"]
     if epoch == 0:

@@ -670,3 +670,14 @@ def test_a_topology_with_its_topic_configs_in_another_order_is_another_topology(
         return [(answer["error_code"], answer["error_message"]) for answer in (first, same, reordered)]
     assert run(tmp_path, scenario, **OVERRIDES) == [
         (Errors.NONE, None), (Errors.NONE, None), (Errors.INVALID_REQUEST, "Topology updates are not supported yet.")]
+
+
+def test_an_id_is_empty_when_javas_trim_leaves_nothing_of_it(tmp_path):
+    """GroupCoordinatorService.throwIfEmptyString trims as String.trim(): control characters go,
+    an ideographic space stays (a member id of its own)."""
+    async def scenario(server):
+        await _topic(server, "in", 1)
+        answers = [await beat(server, "\x01", 0), await beat(server, "\u3000", 0)]
+        return [(answer["error_code"], answer["error_message"]) for answer in answers]
+    assert run(tmp_path, scenario, **OVERRIDES) == [
+        (Errors.INVALID_REQUEST, "MemberId can't be empty."), (Errors.NONE, None)]
