@@ -182,22 +182,23 @@ class ConsumerGroupCoordinator:
         if self._background:  # writes of timer changes: let them land
             await asyncio.gather(*self._background, return_exceptions=True)
 
-    async def delete_group(self, group_id: str) -> None:
+    async def delete_group(self, group_id: str, before: list[tuple[bytes, bytes | None]] = ()) -> None:
         """Forget an empty group (DeleteGroups, or a classic group taking the id over) and
-        tombstone its records. Raises GroupError when the write fails."""
-        await delete_group(self.groups, group_id, self.persist)
+        tombstone its records, in one write after `before` (DeleteGroups' offset tombstones).
+        Raises GroupError when the write fails."""
+        await delete_group(self.groups, group_id, lambda group: self.persist(group, before))
 
     # -- records -------------------------------------------------------------------------
 
-    async def persist(self, group: ConsumerGroup) -> None:
+    async def persist(self, group: ConsumerGroup, before: list[tuple[bytes, bytes | None]] = ()) -> None:
         """Write what changed in the group since its last write. The difference is taken and
         handed to the (single, ordered) append thread in one step of the loop, so writes
         land in the order the changes were made."""
         current = consumer_group_records.records_of(group)
         if group.dead:  # Kafka tombstones the 4.0 subscription metadata of every deleted group
             group.persisted.setdefault(consumer_group_records.subscription_metadata_key(group.group_id), b"")
-        before, after = group.classic_records_before, group.classic_records_after
-        entries = [*before, *consumer_group_records.changes(group.persisted, current), *after]
+        classic_before, after = group.classic_records_before, group.classic_records_after
+        entries = [*before, *classic_before, *consumer_group_records.changes(group.persisted, current), *after]
         if not entries:
             return
         previous, group.persisted = group.persisted, current
@@ -208,7 +209,7 @@ class ConsumerGroupCoordinator:
             # What the log holds is unknown now: keep every key it may hold, with no value
             # matching, so the next write puts every record again and tombstones the rest.
             group.persisted = dict.fromkeys(previous.keys() | current.keys() | group.persisted.keys(), b"")
-            group.classic_records_before = before + group.classic_records_before
+            group.classic_records_before = classic_before + group.classic_records_before
             group.classic_records_after = after + group.classic_records_after
             raise
 

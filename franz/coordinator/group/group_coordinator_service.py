@@ -1309,29 +1309,22 @@ class GroupCoordinatorService:
             except GroupError as exc:
                 return exc.code
             return Errors.NONE
-        streams_group = self._streams_group(group_id)
-        if streams_group is not None:
-            if streams_group.members:
+        consumer_group = self._consumer_group(group_id)
+        modern = consumer_group if consumer_group is not None else self._streams_group(group_id)
+        if modern is not None:
+            if modern.members:
                 return Errors.NON_EMPTY_GROUP
             # GroupCoordinatorShard.deleteGroups: the offsets' tombstones, then the group's, in one write
             offsets = self._all_offsets(group_id)
+            coordinator = self.consumer_groups if consumer_group is not None else self.streams_groups
             try:
-                await self.streams_groups.delete_group(
-                    group_id, [(serde.offset_commit_key(group_id, t, p), None) for t, p in offsets])
+                await coordinator.delete_group(group_id, [(serde.offset_commit_key(group_id, t, p), None)
+                                                          for t, p in offsets])
             except GroupError as exc:
                 return exc.code
             for topic, partition in offsets:
                 self.offsets.replay(group_id, topic, partition, None)
             return Errors.NONE
-        consumer_group = self._consumer_group(group_id)
-        if consumer_group is not None:
-            if consumer_group.members:
-                return Errors.NON_EMPTY_GROUP
-            try:
-                await self.consumer_groups.delete_group(group_id)
-            except GroupError as exc:
-                return exc.code
-            return await self._tombstone_offsets(group_id, self._all_offsets(group_id))
         if group is None or group.is_in_state(GroupState.DEAD):
             return Errors.GROUP_ID_NOT_FOUND
         if not group.is_in_state(GroupState.EMPTY):

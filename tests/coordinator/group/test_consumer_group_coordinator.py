@@ -12,6 +12,7 @@ import pytest
 
 from franz.protocol.codec import decode_response, encode_response
 from franz.protocol.errors import Errors
+from franz.storage.unified_log import FetchIsolation
 from tests.coordinator.group.test_group_coordinator import group_records, run, wait_until
 
 
@@ -386,6 +387,32 @@ def test_a_deleted_group_stays_deleted_after_a_restart_and_a_fenced_member_stays
 
     assert run(tmp_path, before) == Errors.NONE
     assert run(tmp_path, after) == (False, ["b"], Errors.UNKNOWN_MEMBER_ID)
+
+
+def test_deleting_a_group_writes_its_offsets_tombstones_then_the_groups_in_one_write(tmp_path):
+    """GroupCoordinatorShard.deleteGroups: deleteAllOffsets, then ConsumerGroup.createGroupTombstoneRecords,
+    as one batch of __consumer_offsets."""
+    async def scenario(server):
+        await _topic(server, "t", 1)
+        joined = await beat(server, "m", 0)
+        service = server.group_coordinator
+        await service.handle_offset_commit(_Request(9), {
+            "group_id": "g", "generation_id_or_member_epoch": joined["member_epoch"], "member_id": "m",
+            "group_instance_id": None, "retention_time_ms": -1,
+            "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                     "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+        await beat(server, "m", -1)
+        log = server.replica_manager.log_of(("__consumer_offsets", service.partition_for("g")))
+        end_before, records_before = log.log_end_offset, len(group_records(server, "g"))
+        deleted = await service.handle_delete_groups(_Request(2), {"groups_names": ["g"]})
+        batches = list(log.read(end_before, 1 << 20, FetchIsolation.LOG_END, True).records.batches())
+        written = group_records(server, "g")[records_before:]
+        return (deleted["results"][0]["error_code"], len(batches),
+                [(getattr(key, "record_type", "offset"), value is None) for key, value in written])
+    code, batches, written = run(tmp_path, scenario)
+    assert (code, batches) == (Errors.NONE, 1)
+    assert written[0] == ("offset", True) and len(written) > 1, written
+    assert all(kind != "offset" and tombstone for kind, tombstone in written[1:]), written
 
 
 def test_offset_delete_keeps_the_offsets_of_topics_the_members_subscribe_to(tmp_path):
