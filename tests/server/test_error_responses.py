@@ -136,7 +136,8 @@ def test_admin_requests_are_answered_per_entry_as_their_get_error_response_does(
     assert [error_response(key, 1, {}, said)["error_message"] for key in (68, 76, 78, 79, 88)] == [None] * 5
     # StreamsGroupDescribeRequest.getErrorResponse: each group named, with the code alone
     assert error_response(89, 0, {"group_ids": ["a", "b"]}, said) == {"groups": [
-        {"group_id": "a", "error_code": Errors.INVALID_REQUEST}, {"group_id": "b", "error_code": Errors.INVALID_REQUEST}]}
+        {"group_id": "a", "error_code": Errors.INVALID_REQUEST},
+        {"group_id": "b", "error_code": Errors.INVALID_REQUEST}]}
     assert error_response(29, 3, {}, said)["error_message"] == "custom text"
 
 

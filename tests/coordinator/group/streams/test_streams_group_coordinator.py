@@ -586,7 +586,8 @@ def test_a_consumer_heartbeat_or_leave_for_a_streams_groups_id_hears_it_is_not_a
         stable = await _stable_member(server)
         answers = [await consumer.beat(server, "x", 3, group_id=APP)]
         await beat(server, "m1", -1, **owned(stable))  # the streams group is empty now
-        answers += [await consumer.beat(server, "x", 0, group_id=APP), await consumer.beat(server, "x", -1, group_id=APP),
+        answers += [await consumer.beat(server, "x", 0, group_id=APP),
+                    await consumer.beat(server, "x", -1, group_id=APP),
                     await consumer.beat(server, "x", -1, group_id="nope")]
         return [(answer["error_code"], answer["error_message"]) for answer in answers]
     assert run(tmp_path, scenario, **OVERRIDES) == [
@@ -643,7 +644,8 @@ def test_during_the_initial_delay_a_member_reconciles_to_the_initial_target_epoc
         return first["member_epoch"], tasks(first), writes
     epoch, assigned, writes = run(tmp_path, scenario, group_streams_initial_rebalance_delay_ms="60000")
     assert (epoch, assigned) == (1, {})
-    assert writes[0] == [(serde.STREAMS_GROUP_MEMBER_METADATA, "m1", False), (serde.STREAMS_GROUP_TOPOLOGY, None, False),
+    assert writes[0] == [(serde.STREAMS_GROUP_MEMBER_METADATA, "m1", False),
+                         (serde.STREAMS_GROUP_TOPOLOGY, None, False),
                          (serde.STREAMS_GROUP_METADATA, None, False),
                          (serde.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, "m1", False)]
     assert writes[1] == [(serde.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, "m1", True),
