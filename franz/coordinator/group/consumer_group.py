@@ -1,6 +1,9 @@
 """A consumer group of the KIP-848 protocol and its members (ConsumerGroup, ConsumerGroupMember, MemberState).
 
 Epochs (Kafka's modern group model):
+- a new group is at group epoch 1 with an empty target assignment at epoch 1
+  (ModernGroup and TargetAssignmentMetadata.INITIAL, 4.3): epoch 0 is a joining
+  member's, so a member can reconcile to epoch 1 before the first target, at 2;
 - the group epoch moves up whenever what the assignor sees changes (a member
   joins, leaves or changes its subscription; a subscribed topic appears or
   grows);
@@ -43,6 +46,7 @@ from franz.protocol.errors import Errors
 # topic id (16 bytes) -> partitions
 Assignment = Mapping[bytes, frozenset[int]]
 
+INITIAL_GROUP_EPOCH: Final = 1  # the group epoch and the target assignment epoch of a new group
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 NO_PARTITION_EPOCH = -1
@@ -140,8 +144,8 @@ def owned_partitions(assignment: Assignment) -> set[tuple[bytes, int]]:
 class ConsumerGroup:
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        self.group_epoch = INITIAL_GROUP_EPOCH
+        self.assignment_epoch = INITIAL_GROUP_EPOCH
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}  # instance id -> member id
         self.target_assignment: dict[str, Assignment] = {}  # member id -> its target
@@ -150,6 +154,9 @@ class ConsumerGroup:
         self.metadata_hash = 0
         self.resolved_regexes: dict[str, ResolvedRegularExpression] = {}
         self.assignment_timestamp_ms = 0  # when the target was computed (KIP-1263); 0: unknown
+        # a group converted from a classic one writes its epoch records even at the initial epochs
+        # (createConsumerGroupRecords); other groups write them once an epoch moves
+        self.epoch_records_required = False
         # read a 4.0 subscription metadata record: its next write tombstones it, as 4.1+ does
         self.has_subscription_metadata_record = False
         self.dead = False

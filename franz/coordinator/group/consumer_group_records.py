@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.consumer_group import (
+    INITIAL_GROUP_EPOCH,
     Assignment,
     ClassicMemberMetadata,
     ConsumerGroup,
@@ -81,14 +82,19 @@ def records_of(group: ConsumerGroup) -> Records:
     if group.dead:
         return {}
     group_id = group.group_id
-    records: Records = {
-        serde.consumer_group_key(serde.CONSUMER_GROUP_METADATA, group_id):
-            serde.consumer_group_value(serde.CONSUMER_GROUP_METADATA, {"epoch": group.group_epoch,
-                                                                       "metadata_hash": group.metadata_hash}),
-        serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group_id):
-            serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {
-                "assignment_epoch": group.assignment_epoch, "assignment_timestamp": group.assignment_timestamp_ms}),
-    }
+    records: Records = {}
+    # Kafka writes the epoch record when it bumps the group epoch and the target epoch record when
+    # it computes a target: a group still at its initial epochs (a first member subscribing to
+    # nothing yet) has neither, and a load without them gives the initial epochs back.
+    epoch_key = serde.consumer_group_key(serde.CONSUMER_GROUP_METADATA, group_id)
+    if group.group_epoch != INITIAL_GROUP_EPOCH or group.epoch_records_required or epoch_key in group.persisted:
+        records[epoch_key] = serde.consumer_group_value(serde.CONSUMER_GROUP_METADATA, {
+            "epoch": group.group_epoch, "metadata_hash": group.metadata_hash})
+    target_key = serde.consumer_group_key(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group_id)
+    if ((group.assignment_epoch, group.assignment_timestamp_ms) != (INITIAL_GROUP_EPOCH, 0)
+            or group.epoch_records_required or target_key in group.persisted):
+        records[target_key] = serde.consumer_group_value(serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {
+            "assignment_epoch": group.assignment_epoch, "assignment_timestamp": group.assignment_timestamp_ms})
     # A heartbeat changes one member: the records of the others are reused, encoded once per
     # value of their (immutable) member or target object, so a heartbeat costs O(1) encodings.
     cache, group.encoded_records = group.encoded_records, {}
@@ -191,6 +197,10 @@ def load(group_id: str, records: dict[ConsumerGroupRecordKey, bytes]) -> Consume
             _assignment(data.get("assigned_partitions", [])),
             _assignment(data.get("partitions_pending_revocation", [])), _assignment_epochs(held, member_epoch),
             _classic_metadata(data.get("classic_member_metadata"))))
+    # what the log holds: records_of keeps epoch records the log has even at the initial epochs
+    group.persisted = {serde.consumer_group_key(key.record_type, group_id, key.member_id,
+                                                regular_expression=key.regular_expression): value
+                       for key, value in records.items()}
     return group
 
 

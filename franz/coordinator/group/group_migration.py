@@ -64,6 +64,7 @@ def consumer_group_from_classic(classic: ClassicGroup, topics: Mapping[str, tupl
     generation = classic.generation_id
     group = ConsumerGroup(group_id)
     group.group_epoch = group.assignment_epoch = generation
+    group.epoch_records_required = True
     members: list[ConsumerGroupMember] = []
     for classic_member in classic.members.values():
         try:
