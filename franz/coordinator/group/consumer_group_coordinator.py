@@ -394,10 +394,11 @@ class ConsumerGroupCoordinator:
         """Put the updated member in; bump the group epoch when what the assignor sees changed.
         A regex taken up bumps it only when the group has it resolved already (`regex_resolved`);
         one given up always does, as franz's reconciliation has no step that drops the regex's
-        partitions from the member's assignment without a new target."""
+        partitions from the member's assignment without a new target. A new member bumps it
+        only through its subscription: one subscribing to nothing, or to a regex not resolved
+        yet, leaves a new group at its initial epoch (4.3 dropped the bump of a group at epoch 0)."""
         regex_left = regex_of(member) is not None and regex_of(member) != regex_of(updated)
-        bump = (updated.member_id not in group.members or _subscription(member) != _subscription(updated)
-                or regex_left or regex_resolved)
+        bump = _subscription(member) != _subscription(updated) or regex_left or regex_resolved
         group.update_member(updated)
         group.forget_unsubscribed_regexes()
         metadata_hash = group.metadata_hash_of(self._topics())
