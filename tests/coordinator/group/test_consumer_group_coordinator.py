@@ -48,11 +48,11 @@ def _partitions(answer: dict) -> dict[bytes, list[int]]:
 def test_a_member_joins_gets_every_partition_and_stays_stable(tmp_path):
     async def scenario(server):
         topic = await _topic(server, "t", 4)
-        first = await beat(server, "m1", 0)
-        assert first["error_code"] == Errors.NONE and first["member_epoch"] == 1
+        first = await beat(server, "m1", 0)  # a new group is at epoch 1: the first join makes it 2
+        assert first["error_code"] == Errors.NONE and first["member_epoch"] == 2
         assert _partitions(first) == {topic: [0, 1, 2, 3]} and first["heartbeat_interval_ms"] == 5000
-        again = await beat(server, "m1", 1, topics=None, owned=None, rebalance_timeout_ms=-1)
-        assert (again["error_code"], again["member_epoch"], again["assignment"]) == (Errors.NONE, 1, None)
+        again = await beat(server, "m1", 2, topics=None, owned=None, rebalance_timeout_ms=-1)
+        assert (again["error_code"], again["member_epoch"], again["assignment"]) == (Errors.NONE, 2, None)
         return server.group_coordinator.consumer_groups.group("g").state.value
     assert run(tmp_path, scenario) == "Stable"
 
@@ -62,14 +62,14 @@ def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(tmp_p
         topic = await _topic(server, "t", 4)
         await beat(server, "m1", 0)
         joined = await beat(server, "m2", 0)
-        assert joined["member_epoch"] == 2 and _partitions(joined) == {}  # all still held by m1
-        revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])])
+        assert joined["member_epoch"] == 3 and _partitions(joined) == {}  # all still held by m1
+        revoke = await beat(server, "m1", 2, owned=[(topic, [0, 1, 2, 3])])
         kept = _partitions(revoke)[topic]
-        assert revoke["member_epoch"] == 1 and len(kept) == 2  # revoke two, epoch unchanged
+        assert revoke["member_epoch"] == 2 and len(kept) == 2  # revoke two, epoch unchanged
         assert server.group_coordinator.consumer_groups.group("g").state.value == "Reconciling"
-        done = await beat(server, "m1", 1, owned=[(topic, kept)])
-        assert done["member_epoch"] == 2
-        taken = await beat(server, "m2", 2, owned=[])
+        done = await beat(server, "m1", 2, owned=[(topic, kept)])
+        assert done["member_epoch"] == 3
+        taken = await beat(server, "m2", 3, owned=[])
         assert sorted(_partitions(taken)[topic] + kept) == [0, 1, 2, 3]
         return server.group_coordinator.consumer_groups.group("g").state.value
     assert run(tmp_path, scenario) == "Stable"
@@ -104,17 +104,17 @@ def test_v0_gives_a_member_id_and_the_previous_epoch_is_accepted_with_a_subset_o
         topic = await _topic(server, "t", 2)
         first = await beat(server, "", 0, version=0)
         member_id = first["member_id"]
-        assert member_id and first["member_epoch"] == 1
-        await beat(server, "other", 0)  # epoch 2; member_id must give up a partition
-        step = await beat(server, member_id, 1, owned=[(topic, [0, 1])], version=0)
+        assert member_id and first["member_epoch"] == 2
+        await beat(server, "other", 0)  # epoch 3; member_id must give up a partition
+        step = await beat(server, member_id, 2, owned=[(topic, [0, 1])], version=0)
         kept = _partitions(step)[topic]
-        moved = await beat(server, member_id, 1, owned=[(topic, kept)], version=0)
-        assert moved["member_epoch"] == 2
-        # The answer with epoch 2 was lost: epoch 1 with a subset of the assignment is accepted.
-        lost = await beat(server, member_id, 1, owned=[(topic, kept)], version=0)
-        wrong = await beat(server, member_id, 1, owned=[(topic, [0, 1])], version=0)
+        moved = await beat(server, member_id, 2, owned=[(topic, kept)], version=0)
+        assert moved["member_epoch"] == 3
+        # The answer with epoch 3 was lost: epoch 2 with a subset of the assignment is accepted.
+        lost = await beat(server, member_id, 2, owned=[(topic, kept)], version=0)
+        wrong = await beat(server, member_id, 2, owned=[(topic, [0, 1])], version=0)
         return lost["error_code"], lost["member_epoch"], wrong["error_code"]
-    assert run(tmp_path, scenario) == (Errors.NONE, 2, Errors.FENCED_MEMBER_EPOCH)
+    assert run(tmp_path, scenario) == (Errors.NONE, 3, Errors.FENCED_MEMBER_EPOCH)
 
 
 def test_a_member_that_stops_heartbeating_is_fenced_and_its_partitions_move(tmp_path):
@@ -125,7 +125,7 @@ def test_a_member_that_stops_heartbeating_is_fenced_and_its_partitions_move(tmp_
         group = server.group_coordinator.consumer_groups.group("g")
         # m2 keeps heartbeating; m1 goes silent and its session (300 ms here) expires.
         deadline = asyncio.get_running_loop().time() + 10
-        epoch = 2
+        epoch = 3
         while "m1" in group.members:
             assert asyncio.get_running_loop().time() < deadline, "m1 was never fenced"
             answer = await beat(server, "m2", epoch, owned=None, topics=None, rebalance_timeout_ms=-1)
@@ -137,7 +137,7 @@ def test_a_member_that_stops_heartbeating_is_fenced_and_its_partitions_move(tmp_
     partitions, epoch = run(tmp_path, scenario, group_consumer_session_timeout_ms="300",
                             group_consumer_min_session_timeout_ms="300", group_consumer_heartbeat_interval_ms="100",
                             group_consumer_min_heartbeat_interval_ms="100")
-    assert sorted(next(iter(partitions.values()))) == [0, 1] and epoch == 3
+    assert sorted(next(iter(partitions.values()))) == [0, 1] and epoch == 4
 
 
 def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced(tmp_path):
@@ -145,11 +145,11 @@ def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced(tm
         topic = await _topic(server, "t", 2)
         await beat(server, "m1", 0, rebalance_timeout_ms=200)
         await beat(server, "m2", 0)
-        revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1])])
+        revoke = await beat(server, "m1", 2, owned=[(topic, [0, 1])])
         assert len(_partitions(revoke)[topic]) == 1
         group = server.group_coordinator.consumer_groups.group("g")
         await wait_until(lambda: "m1" not in group.members, "the rebalance timeout")
-        late = await beat(server, "m1", 1, owned=[(topic, [0, 1])])
+        late = await beat(server, "m1", 2, owned=[(topic, [0, 1])])
         return late["error_code"]
     assert run(tmp_path, scenario) == Errors.UNKNOWN_MEMBER_ID
 
@@ -159,15 +159,15 @@ def test_a_static_member_that_leaves_temporarily_comes_back_to_its_partitions(tm
         topic = await _topic(server, "t", 2)
         first = await beat(server, "a1", 0, instance_id="i-a")
         await beat(server, "b", 0)
-        step = await beat(server, "a1", 1, owned=[(topic, [0, 1])], instance_id="i-a")
+        step = await beat(server, "a1", 2, owned=[(topic, [0, 1])], instance_id="i-a")
         mine = _partitions(step)[topic]
-        await beat(server, "a1", 1, owned=[(topic, mine)], instance_id="i-a")
+        await beat(server, "a1", 2, owned=[(topic, mine)], instance_id="i-a")
         left = await beat(server, "a1", -2, instance_id="i-a")
         assert (left["error_code"], left["member_epoch"]) == (Errors.NONE, -2)
         taken = await beat(server, "x", 0, instance_id="i-b")
         unreleased = await beat(server, "a2", 0, instance_id="i-b")  # i-b is held by x
         back = await beat(server, "a2", 0, instance_id="i-a")  # a new member id for instance i-a
-        fenced = await beat(server, "a1", 2, instance_id="i-a", owned=None)
+        fenced = await beat(server, "a1", 3, instance_id="i-a", owned=None)
         return first["error_code"], taken["error_code"], unreleased["error_code"], _partitions(back)[topic] == mine, \
             fenced["error_code"]
     assert run(tmp_path, scenario) == (Errors.NONE, Errors.NONE, Errors.UNRELEASED_INSTANCE_ID, True,
@@ -223,7 +223,7 @@ def test_a_member_taking_up_a_resolved_regex_is_assigned_at_once(tmp_path):
         await beat(server, "m1", 0, topics=(), regex="orders-.*")
         await wait_until(lambda: _resolved(server, "orders-.*") == {"orders-eu"}, "the regex resolved")
         joined = await beat(server, "m2", 0, topics=(), regex="orders-.*")
-        assert joined["member_epoch"] == 3  # 1: m1 joined, 2: resolved, 3: m2 joined
+        assert joined["member_epoch"] == 3  # 1: new (m1's regex unresolved: no bump), 2: resolved, 3: m2 joined
         group = server.group_coordinator.consumer_groups.group("g")
         assert [len(partitions) for partitions in group.target_assignment["m2"].values()] == [1]
         await beat(server, "m1", -1)
@@ -296,8 +296,8 @@ def test_offset_commit_and_fetch_are_checked_against_the_member_epoch(tmp_path):
             group = answer["groups"][0]
             return group["error_code"], [p["committed_offset"] for t in group["topics"] for p in t["partitions"]]
 
-        return [await commit("m", 0), await commit("x", 1), await commit("m", 1, version=8), await commit("m", -1),
-                await commit("m", 1), await fetch("m", 0), await fetch("x", 1), await fetch("m", 1),
+        return [await commit("m", 0), await commit("x", 2), await commit("m", 2, version=8), await commit("m", -1),
+                await commit("m", 2), await fetch("m", 0), await fetch("x", 2), await fetch("m", 2),
                 await fetch(None, -1)]
     # No epoch (-1) is taken only while the group is empty: a member's commit without it is stale.
     assert run(tmp_path, scenario) == [Errors.STALE_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID, Errors.UNSUPPORTED_VERSION,
@@ -327,7 +327,7 @@ def test_list_describe_and_delete_see_consumer_groups(tmp_path):
                 deleted["results"][0]["error_code"], service.consumer_groups.group("g"))
     assert run(tmp_path, scenario) == (
         [{"group_id": "g", "protocol_type": "consumer", "group_state": "Stable", "group_type": "consumer"}],
-        "Stable", 1, True, Errors.GROUP_ID_NOT_FOUND, Errors.NON_EMPTY_GROUP, Errors.NONE, None)
+        "Stable", 2, True, Errors.GROUP_ID_NOT_FOUND, Errors.NON_EMPTY_GROUP, Errors.NONE, None)
 
 
 def test_with_migration_disabled_classic_and_consumer_groups_do_not_share_a_group_id_with_members(tmp_path):
@@ -349,10 +349,10 @@ def test_a_restarted_broker_loads_the_group_and_its_members_carry_on_at_their_ep
         topic = await _topic(server, "t", 4)
         await beat(server, "m1", 0, instance_id="i-1", assignor="range")
         await beat(server, "m2", 0)
-        revoke = await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])], instance_id="i-1")
+        revoke = await beat(server, "m1", 2, owned=[(topic, [0, 1, 2, 3])], instance_id="i-1")
         kept = _partitions(revoke)[topic]
-        await beat(server, "m1", 1, owned=[(topic, kept)], instance_id="i-1")
-        await beat(server, "m2", 2, owned=[])
+        await beat(server, "m1", 2, owned=[(topic, kept)], instance_id="i-1")
+        await beat(server, "m2", 3, owned=[])
         group = server.group_coordinator.consumer_groups.group("g")
         return topic, {m.member_id: (m.member_epoch, dict(m.assigned), m.instance_id, m.server_assignor)
                        for m in group.members.values()}, group.group_epoch, group.assignment_epoch
@@ -361,11 +361,11 @@ def test_a_restarted_broker_loads_the_group_and_its_members_carry_on_at_their_ep
         group = server.group_coordinator.consumer_groups.group("g")
         loaded = {m.member_id: (m.member_epoch, dict(m.assigned), m.instance_id, m.server_assignor)
                   for m in group.members.values()}
-        answer = await beat(server, "m2", 2, topics=None, owned=None, rebalance_timeout_ms=-1)
+        answer = await beat(server, "m2", 3, topics=None, owned=None, rebalance_timeout_ms=-1)
         return loaded, group.group_epoch, group.assignment_epoch, group.state.value, answer["error_code"]
 
     topic, members, group_epoch, assignment_epoch = run(tmp_path, before)
-    assert members["m1"][0] == members["m2"][0] == 2 and members["m1"][2:] == ("i-1", "range")
+    assert members["m1"][0] == members["m2"][0] == 3 and members["m1"][2:] == ("i-1", "range")
     assert run(tmp_path, after) == (members, group_epoch, assignment_epoch, "Stable", Errors.NONE)
 
 
@@ -382,7 +382,7 @@ def test_a_deleted_group_stays_deleted_after_a_restart_and_a_fenced_member_stays
 
     async def after(server):
         groups = server.group_coordinator.consumer_groups.groups
-        return "gone" in groups, sorted(groups["kept"].members), (await beat(server, "a", 1, group_id="kept"))[
+        return "gone" in groups, sorted(groups["kept"].members), (await beat(server, "a", 2, group_id="kept"))[
             "error_code"]
 
     assert run(tmp_path, before) == Errors.NONE
@@ -481,15 +481,15 @@ def test_a_commit_from_an_older_member_epoch_counts_for_partitions_held_since_th
             answer = await service.handle_offset_commit(_Request(9), body)
             return {p["error_code"] for t in answer["topics"] for p in t["partitions"]}
 
-        await beat(server, "m1", 0)  # all four partitions, at epoch 1
-        await beat(server, "m2", 0)  # group epoch 2
-        kept = _partitions(await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])]))[topic]
+        await beat(server, "m1", 0)  # all four partitions, at epoch 2
+        await beat(server, "m2", 0)  # group epoch 3
+        kept = _partitions(await beat(server, "m1", 2, owned=[(topic, [0, 1, 2, 3])]))[topic]
         revoked = sorted(set(range(4)) - set(kept))
-        assert (await beat(server, "m1", 1, owned=[(topic, kept)]))["member_epoch"] == 2
-        assert sorted(_partitions(await beat(server, "m2", 2, owned=[]))[topic]) == revoked  # at epoch 2
-        return [await commit("m1", 1, kept), await commit("m1", 1, revoked[:1]), await commit("m1", 1, kept + revoked),
-                await commit("m2", 1, revoked), await commit("m1", 3, kept), await commit("m1", 2, kept),
-                await commit("m2", 2, revoked)]
+        assert (await beat(server, "m1", 2, owned=[(topic, kept)]))["member_epoch"] == 3
+        assert sorted(_partitions(await beat(server, "m2", 3, owned=[]))[topic]) == revoked  # at epoch 3
+        return [await commit("m1", 2, kept), await commit("m1", 2, revoked[:1]), await commit("m1", 2, kept + revoked),
+                await commit("m2", 2, revoked), await commit("m1", 4, kept), await commit("m1", 3, kept),
+                await commit("m2", 3, revoked)]
     stale = {Errors.STALE_MEMBER_EPOCH}
     assert run(tmp_path, scenario) == [{Errors.NONE}, stale, stale, stale, stale, {Errors.NONE}, {Errors.NONE}]
 
@@ -501,7 +501,7 @@ def test_describe_shows_the_partitions_a_member_is_still_revoking(tmp_path):
         topic = await _topic(server, "t", 4)
         await beat(server, "m1", 0)
         await beat(server, "m2", 0)
-        kept = _partitions(await beat(server, "m1", 1, owned=[(topic, [0, 1, 2, 3])]))[topic]
+        kept = _partitions(await beat(server, "m1", 2, owned=[(topic, [0, 1, 2, 3])]))[topic]
         described = await server.group_coordinator.handle_consumer_group_describe(
             _Request(1), {"group_ids": ["g"], "include_authorized_operations": False})
         member = next(m for m in described["groups"][0]["members"] if m["member_id"] == "m1")
@@ -524,10 +524,10 @@ def test_a_member_rejoining_under_its_own_id_is_taken_back_as_it_is(tmp_path):
         again = await beat(server, "s1", 0, group_id="h", instance_id="i")
         member = server.group_coordinator.consumer_groups.group("g").members["m1"]
         return (first["member_epoch"], back["error_code"], back["member_epoch"], _partitions(back),
-                member.assignment_epochs == {(topic, 0): 1, (topic, 1): 1}, static["error_code"],
+                member.assignment_epochs == {(topic, 0): 2, (topic, 1): 2}, static["error_code"],
                 again["error_code"], topic)
     first, error, epoch, partitions, epochs_kept, static, again, topic = run(tmp_path, scenario)
-    assert (first, error, epoch, partitions, epochs_kept) == (1, Errors.NONE, 1, {topic: [0, 1]}, True)
+    assert (first, error, epoch, partitions, epochs_kept) == (2, Errors.NONE, 2, {topic: [0, 1]}, True)
     assert (static, again) == (Errors.NONE, Errors.UNRELEASED_INSTANCE_ID)
 
 
@@ -549,8 +549,8 @@ def test_txn_offset_commits_of_a_member_are_checked_as_kafka_checks_them(tmp_pat
             answer = await server.group_coordinator.handle_txn_offset_commit(_Request(5), body)
             return answer["topics"][0]["partitions"][0]["error_code"]
 
-        return [await txn_commit("m1", 2), await txn_commit("m1", -1), await txn_commit("stranger", -1),
-                await txn_commit("", -1), await txn_commit("m1", 1)]
+        return [await txn_commit("m1", 3), await txn_commit("m1", -1), await txn_commit("stranger", -1),
+                await txn_commit("", -1), await txn_commit("m1", 2)]
     assert run(tmp_path, scenario) == [Errors.ILLEGAL_GENERATION, Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID,
                                        Errors.NONE, Errors.NONE]
 
@@ -563,10 +563,10 @@ def test_a_partition_whose_metadata_is_too_large_is_not_checked_against_the_memb
         topic = await _topic(server, "t", 2)
         await beat(server, "m1", 0)
         await beat(server, "m2", 0)
-        kept = _partitions(await beat(server, "m1", 1, owned=[(topic, [0, 1])]))[topic]
-        await beat(server, "m1", 1, owned=[(topic, kept)])  # now at epoch 2
+        kept = _partitions(await beat(server, "m1", 2, owned=[(topic, [0, 1])]))[topic]
+        await beat(server, "m1", 2, owned=[(topic, kept)])  # now at epoch 3
         gone = 1 - kept[0]
-        body = {"group_id": "g", "generation_id_or_member_epoch": 1, "member_id": "m1", "group_instance_id": None,
+        body = {"group_id": "g", "generation_id_or_member_epoch": 2, "member_id": "m1", "group_instance_id": None,
                 "topics": [{"name": "t", "partitions": [
                     {"partition_index": kept[0], "committed_offset": 3, "committed_leader_epoch": -1,
                      "committed_metadata": ""},
@@ -618,13 +618,13 @@ def test_a_subscribed_topic_growing_bumps_the_group_epoch_and_a_restart_does_not
         return topic, grown["member_epoch"], _partitions(grown), group.metadata_hash
 
     topic, epoch, partitions, metadata_hash = run(tmp_path, before)
-    assert epoch == 2 and partitions == {topic: [0, 1]} and metadata_hash != 0
+    assert epoch == 3 and partitions == {topic: [0, 1]} and metadata_hash != 0
 
     async def after(server):
-        again = await beat(server, "m", 2, topics=None, owned=[(topic, [0, 1])])
+        again = await beat(server, "m", 3, topics=None, owned=[(topic, [0, 1])])
         group = server.group_coordinator.consumer_groups.group("g")
         return again["member_epoch"], group.group_epoch, group.metadata_hash
-    assert run(tmp_path, after) == (2, 2, metadata_hash)
+    assert run(tmp_path, after) == (3, 3, metadata_hash)
 
 
 def test_a_consumer_groups_commits_make_no_classic_group_of_its_id(tmp_path):
@@ -636,7 +636,7 @@ def test_a_consumer_groups_commits_make_no_classic_group_of_its_id(tmp_path):
         await beat(server, "m", 0)
         service = server.group_coordinator
         committed = await service.handle_offset_commit(_Request(9), {
-            "group_id": "g", "generation_id_or_member_epoch": 1, "member_id": "m", "group_instance_id": None,
+            "group_id": "g", "generation_id_or_member_epoch": 2, "member_id": "m", "group_instance_id": None,
             "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 7,
                                                       "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
         listed = await service.handle_list_groups(_Request(5), {"states_filter": [], "types_filter": []})
