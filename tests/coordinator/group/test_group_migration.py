@@ -160,9 +160,9 @@ def test_a_classic_member_joins_a_consumer_group_and_commits_at_its_generation(t
             ("range", _subscription(version=1)), ("roundrobin", _subscription(version=1))])
         member_id, generation = joined["member_id"], joined["generation_id"]
         # modern gives one partition up; the classic member gets it once it joins again.
-        revoke = await beat(server, "modern", 1, owned=[(topic, [0, 1])])
+        revoke = await beat(server, "modern", 2, owned=[(topic, [0, 1])])
         kept = _partitions(revoke)[topic]
-        await beat(server, "modern", 1, owned=[(topic, kept)])
+        await beat(server, "modern", 2, owned=[(topic, kept)])
         behind = await classic_heartbeat(server, member_id, generation)
         again = await classic_join(server, member_id=member_id, protocols=[
             ("range", _subscription(version=1)), ("roundrobin", _subscription(version=1))])
@@ -187,9 +187,9 @@ def test_a_classic_member_joins_a_consumer_group_and_commits_at_its_generation(t
      unsupported) = run(tmp_path, scenario)
     # It joins at the new epoch, waiting for a partition modern still holds; once modern has
     # released it, its heartbeat says to join again to collect it.
-    assert (first, joined, generation, behind) == (Errors.MEMBER_ID_REQUIRED, Errors.NONE, 2,
+    assert (first, joined, generation, behind) == (Errors.MEMBER_ID_REQUIRED, Errors.NONE, 3,
                                                    Errors.REBALANCE_IN_PROGRESS)
-    assert epoch == 2 and partitions == (("t", tuple(p for p in range(2) if p not in kept)),) and version == 1
+    assert epoch == 3 and partitions == (("t", tuple(p for p in range(2) if p not in kept)),) and version == 1
     assert (committed, ahead) == (Errors.NONE, Errors.ILLEGAL_GENERATION)
     assert unsupported == Errors.INCONSISTENT_GROUP_PROTOCOL  # no protocol every classic member has
 
@@ -200,7 +200,7 @@ def test_the_last_consumer_member_leaving_downgrades_the_group_and_a_restart_loa
         await beat(server, "modern", 0)
         joined = await classic_join(server)
         member_id = joined["member_id"]
-        await beat(server, "modern", 1, owned=[(topic, [0, 1])])
+        await beat(server, "modern", 2, owned=[(topic, [0, 1])])
         left = await beat(server, "modern", -1)
         classic = server.group_coordinator.coordinator.group("g")
         assignment = consumer_protocol.deserialize_assignment(classic.members[member_id].assignment)
@@ -210,9 +210,9 @@ def test_the_last_consumer_member_leaving_downgrades_the_group_and_a_restart_loa
 
     left, consumer_group, state, generation, protocol, partitions, member_id, records = run(tmp_path, scenario)
     assert (left, consumer_group, state, protocol) == (Errors.NONE, None, GroupState.PREPARING_REBALANCE, "range")
-    # The generation is the group epoch (modern joined: 1, the classic member: 2), and the member
+    # The generation is the group epoch (modern joined: 2, the classic member: 3), and the member
     # holds its target of that epoch, half; the rebalance the downgrade starts gives it the rest.
-    assert generation == 2 and len(partitions) == 1 and len(partitions[0][1]) == 1
+    assert generation == 3 and len(partitions) == 1 and len(partitions[0][1]) == 1
     # The last batch: a tombstone for every record of the consumer group (3 of the group, 3 per
     # member), then the classic group's record.
     *rest, (last_key, last_value) = records
@@ -226,7 +226,7 @@ def test_the_last_consumer_member_leaving_downgrades_the_group_and_a_restart_loa
         classic = server.group_coordinator.coordinator.group("g")
         return classic.state, classic.generation_id, list(classic.members), server.group_coordinator.consumer_groups.group(
             "g")
-    assert run(tmp_path, after) == (GroupState.STABLE, 2, [member_id], None)
+    assert run(tmp_path, after) == (GroupState.STABLE, 3, [member_id], None)
 
 
 def test_a_classic_member_leaving_a_mixed_group_keeps_it_a_consumer_group(tmp_path):
@@ -237,7 +237,7 @@ def test_a_classic_member_leaving_a_mixed_group_keeps_it_a_consumer_group(tmp_pa
         left = await classic_leave(server, joined["member_id"], "nobody")
         group = server.group_coordinator.consumer_groups.group("g")
         return [m["error_code"] for m in left["members"]], sorted(group.members), group.group_epoch
-    assert run(tmp_path, scenario) == ([Errors.NONE, Errors.UNKNOWN_MEMBER_ID], ["modern"], 3)
+    assert run(tmp_path, scenario) == ([Errors.NONE, Errors.UNKNOWN_MEMBER_ID], ["modern"], 4)
 
 
 def test_a_classic_member_that_goes_silent_is_fenced_after_its_own_session_timeout(tmp_path):
@@ -297,7 +297,7 @@ def test_a_static_classic_member_replacing_the_last_consumer_member_downgrades_t
         topic = await _topic(server, "t", 2)
         await beat(server, "modern", 0, instance_id="i-1")
         joined = await classic_join(server)
-        await beat(server, "modern", 1, owned=[(topic, [0, 1])], instance_id="i-1")
+        await beat(server, "modern", 2, owned=[(topic, [0, 1])], instance_id="i-1")
         await beat(server, "modern", -2, instance_id="i-1")  # a restart: it comes back as a classic consumer
         back = await classic_join(server, instance_id="i-1")
         classic = server.group_coordinator.coordinator.group("g")
@@ -321,7 +321,7 @@ def test_a_bad_subscription_from_a_static_classic_member_leaves_the_member_it_na
         await classic_join(server)
         refused = await classic_join(server, instance_id="i-1", protocols=[("range", b"\x00\x03\xff")])
         group = server.group_coordinator.consumer_groups.group("g")
-        still = await beat(server, "modern", 1, topics=None, owned=None, rebalance_timeout_ms=-1, instance_id="i-1")
+        still = await beat(server, "modern", 2, topics=None, owned=None, rebalance_timeout_ms=-1, instance_id="i-1")
         return refused["error_code"], refused["member_id"], group.static_member("i-1").member_id, still["error_code"]
     assert run(tmp_path, scenario) == (Errors.INCONSISTENT_GROUP_PROTOCOL, "", "modern", Errors.NONE)
 
@@ -393,7 +393,7 @@ def test_a_log_with_live_records_of_both_kinds_loads_the_kind_written_last(tmp_p
             await service._append("g", [classic_record])
         else:
             await service._append("g", [classic_record])
-            await beat(server, "modern", 1, topics=("t", "u"), owned=None)  # a later consumer group record
+            await beat(server, "modern", 2, topics=("t", "u"), owned=None)  # a later consumer group record
 
     run(tmp_path, before)
 
