@@ -313,7 +313,7 @@ def test_consumer_group_heartbeat_needs_describe_on_every_topic_it_names(acl_bro
         assert _consumer_heartbeat(client, "cg", 0, names=["visible", "hidden"]) == refusal
         assert _consumer_heartbeat(client, "cg", 0, names=["visible", "nonexistent"]) == refusal
         joined = _consumer_heartbeat(client, "cg", 0, names=["visible"])
-        assert (joined["error_code"], joined["member_epoch"]) == (Errors.NONE, 1)  # the first member of cg
+        assert (joined["error_code"], joined["member_epoch"]) == (Errors.NONE, 2)  # the first member of cg
 
 
 def test_a_regex_subscription_is_assigned_only_topics_the_principal_may_describe(acl_broker):

@@ -105,8 +105,8 @@ def test_a_group_batches_target_assignments_by_its_assignment_interval(tmp_path)
     # 60 s: nothing here comes after it; the group's 0 lets the next heartbeat compute.
     first, second, waiting, after, assigned = run(tmp_path, scenario, group_consumer_assignment_interval_ms="60000",
                                                   group_consumer_max_assignment_interval_ms="60000")
-    assert (first, second, waiting) == (1, {"topic_partitions": []}, ("Assigning", 2, 1))
-    assert after == (2, 2) and assigned  # computed: m2's target is one of the two partitions
+    assert (first, second, waiting) == (2, {"topic_partitions": []}, ("Assigning", 3, 2))
+    assert after == (3, 3) and assigned  # computed: m2's target is one of the two partitions
 
 
 def test_the_assignment_interval_of_a_group_is_checked_only_when_it_sets_one(broker):
@@ -168,7 +168,7 @@ def test_the_brokers_assignment_interval_changes_at_run_time_within_its_bounds(t
         return waiting, refused, (group.group_epoch, group.assignment_epoch)
     waiting, refused, epochs = run(tmp_path, scenario, group_consumer_assignment_interval_ms="60000",
                                    group_consumer_max_assignment_interval_ms="60000")
-    assert waiting == "Assigning" and epochs == (2, 2)
+    assert waiting == "Assigning" and epochs == (3, 3)
     # a broker config refused: INVALID_REQUEST (ConfigAdminManager.validateBrokerConfigChange)
     assert refused == (Errors.INVALID_REQUEST, "group.consumer.assignment.interval.ms must be less than or equal to "
                                                "group.consumer.max.assignment.interval.ms")

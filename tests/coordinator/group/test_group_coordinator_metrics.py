@@ -64,8 +64,8 @@ def test_groups_offsets_and_rebalances_are_counted_as_kafka_counts_them(tmp_path
         assert expired == 1 and values[GROUP + "offset_expiration_count"] == 1
         assert values[MANAGER + "NumOffsets"] == 1  # g's, kept while g is Stable
 
-        assert (await consumer_beat(server, "m1", 0, group_id="c"))["member_epoch"] == 1
-        await consumer_beat(server, "m1", 1, group_id="c", topics=None, owned=None, rebalance_timeout_ms=-1)
+        assert (await consumer_beat(server, "m1", 0, group_id="c"))["member_epoch"] == 2
+        await consumer_beat(server, "m1", 2, group_id="c", topics=None, owned=None, rebalance_timeout_ms=-1)
         assert (await consumer_beat(server, "m2", 0, group_id="c"))["error_code"] == Errors.NONE
         left = await consumer_beat(server, "m2", -1, group_id="c", topics=None, owned=None)  # a leave: uncounted
         assert left["error_code"] == Errors.NONE
