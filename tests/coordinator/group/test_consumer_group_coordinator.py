@@ -57,6 +57,28 @@ def test_a_member_joins_gets_every_partition_and_stays_stable(tmp_path):
     assert run(tmp_path, scenario) == "Stable"
 
 
+def test_a_new_group_is_at_epoch_1_and_a_first_join_takes_it_to_2(tmp_path):
+    """KAFKA-20268 (4.3; ConsumerGroupHeartbeatRequestTest answers a first join epoch 2): a member
+    subscribing to nothing bumps nothing, now that a group at epoch 0 is no more: it reconciles
+    to the initial target at epoch 1, the group writes no epoch record, and a restart loads it at
+    epochs 1/1."""
+    async def before(server):
+        await _topic(server, "t", 1)
+        joined = await beat(server, "m", 0)
+        quiet = await beat(server, "q", 0, group_id="quiet", topics=())
+        described = (await server.group_coordinator.handle_consumer_group_describe(
+            _Request(1), {"group_ids": ["quiet"], "include_authorized_operations": False}))["groups"][0]
+        return (joined["member_epoch"], quiet["member_epoch"], described["group_epoch"],
+                described["assignment_epoch"], {key.record_type for key, _ in group_records(server, "quiet")})
+    assert run(tmp_path, before) == (2, 1, 1, 1, {5, 8})
+
+    async def after(server):
+        group = server.group_coordinator.consumer_groups.group("quiet")
+        again = await beat(server, "q", 1, group_id="quiet", topics=None, owned=None, rebalance_timeout_ms=-1)
+        return group.group_epoch, group.assignment_epoch, group.state.value, again["error_code"], again["member_epoch"]
+    assert run(tmp_path, after) == (1, 1, "Stable", Errors.NONE, 1)
+
+
 def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(tmp_path):
     async def scenario(server):
         topic = await _topic(server, "t", 4)

@@ -182,3 +182,32 @@ def test_a_resolved_regex_is_a_record_of_its_own_and_tombstoned_once_nobody_subs
     assert group.resolved_regexes == {}
     assert _types(consumer_group_records.changes(records, consumer_group_records.records_of(group))) == [
         (5, False), (16, True)]
+
+
+def test_a_group_at_its_initial_epochs_writes_no_epoch_records_and_loads_back_at_them():
+    """KAFKA-20268 (4.3; ConsumerGroupTest's group epoch starting at 1): a new group is at epoch 1
+    with the initial target (epoch 1, timestamp 0). Until an epoch moves Kafka writes neither
+    epoch record, so a load of the member records alone gives the initial epochs back."""
+    group = ConsumerGroup("g")
+    assert (group.group_epoch, group.assignment_epoch, group.assignment_timestamp_ms) == (1, 1, 0)
+    group.update_member(ConsumerGroupMember("a", member_epoch=1, previous_member_epoch=0))
+    records = consumer_group_records.records_of(group)
+    assert {serde.read_key(key).record_type for key in records} == {
+        serde.CONSUMER_GROUP_MEMBER_METADATA, serde.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT}
+    loaded = consumer_group_records.load("g", {serde.read_key(k): v for k, v in records.items()})
+    assert (loaded.group_epoch, loaded.assignment_epoch, loaded.state.value) == (1, 1, "Stable")
+    assert consumer_group_records.records_of(loaded) == records
+
+
+def test_epoch_records_written_at_the_initial_epochs_stay_after_a_load():
+    """A classic group of generation 1 converts to a consumer group at epochs 1/1 and writes both
+    epoch records (ConsumerGroup.createConsumerGroupRecords): loaded back, the group keeps them
+    rather than tombstoning them at its next write."""
+    group = ConsumerGroup("g")
+    group.epoch_records_required = True
+    records = consumer_group_records.records_of(group)
+    assert {serde.read_key(key).record_type for key in records} == {
+        serde.CONSUMER_GROUP_METADATA, serde.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA}
+    loaded = consumer_group_records.load("g", {serde.read_key(k): v for k, v in records.items()})
+    assert not loaded.epoch_records_required and (loaded.group_epoch, loaded.assignment_epoch) == (1, 1)
+    assert consumer_group_records.changes(records, consumer_group_records.records_of(loaded)) == []
