@@ -683,3 +683,22 @@ def test_an_id_is_empty_when_javas_trim_leaves_nothing_of_it(tmp_path):
         return [(answer["error_code"], answer["error_message"]) for answer in answers]
     assert run(tmp_path, scenario, **OVERRIDES) == [
         (Errors.INVALID_REQUEST, "MemberId can't be empty."), (Errors.NONE, None)]
+
+
+def test_a_repartition_topic_is_created_with_its_upstream_partition_count_and_both_subtopologies_run(tmp_path):
+    """InternalTopicManager: a repartition topic without a partition count takes the count of the
+    subtopology that writes it (RepartitionTopics), so subtopology 1 has as many tasks as the source."""
+    async def scenario(server):
+        await _topic(server, "in", 3)
+        first = await beat(server, "m1", 0, topology=topology(repartition=True))
+        await _created(server, CHANGELOG)
+        await _created(server, REPARTITION)
+        second = await beat(server, "m1", first["member_epoch"], **owned(first))
+        repartition = server.metadata.get(REPARTITION)
+        return ([s["status_detail"] for s in first["status"]], repartition.num_partitions,
+                server.metadata.get(CHANGELOG).num_partitions, tasks(second))
+    missing, repartition_partitions, changelog_partitions, assigned = run(tmp_path, scenario, **OVERRIDES)
+    assert len(missing) == 1 and missing[0].startswith("Internal topics are missing: "), missing
+    assert {CHANGELOG, REPARTITION} == set(missing[0].removeprefix("Internal topics are missing: ").split(", "))
+    assert (repartition_partitions, changelog_partitions) == (3, 3)
+    assert assigned == {"0": [0, 1, 2], "1": [0, 1, 2]}
