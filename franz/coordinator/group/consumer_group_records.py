@@ -18,8 +18,6 @@ group.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.consumer_group import (
     INITIAL_GROUP_EPOCH,
@@ -31,6 +29,7 @@ from franz.coordinator.group.consumer_group import (
     ResolvedRegularExpression,
 )
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
+from franz.coordinator.group.group_record_writer import cached_records
 
 Records = dict[bytes, bytes]  # key bytes -> value bytes
 
@@ -99,23 +98,15 @@ def records_of(group: ConsumerGroup) -> Records:
     # value of their (immutable) member or target object, so a heartbeat costs O(1) encodings.
     cache, group.encoded_records = group.encoded_records, {}
     for member in group.members.values():
-        records.update(_cached(cache, group.encoded_records, ("member", member.member_id), member,
+        records.update(cached_records(cache, group.encoded_records, ("member", member.member_id), member,
                                lambda m=member: _member_records(group_id, m)))
     for member_id, target in group.target_assignment.items():
-        records.update(_cached(cache, group.encoded_records, ("target", member_id), target,
+        records.update(cached_records(cache, group.encoded_records, ("target", member_id), target,
                                lambda m=member_id, t=target: _target_records(group_id, m, t)))
     for regex, resolved in group.resolved_regexes.items():
-        records.update(_cached(cache, group.encoded_records, ("regex", regex), resolved,
+        records.update(cached_records(cache, group.encoded_records, ("regex", regex), resolved,
                                lambda r=regex, v=resolved: _regex_records(group_id, r, v)))
     return records
-
-
-def _cached(old: dict, new: dict, key: tuple[str, str], source: object, encode: Callable[[], Records]) -> Records:
-    """The records of `source`, encoded again only when the object is not the one encoded last."""
-    hit = old.get(key)
-    entry = hit if hit is not None and hit[0] is source else (source, encode())
-    new[key] = entry
-    return entry[1]
 
 
 def _target_records(group_id: str, member_id: str, target: Assignment) -> Records:

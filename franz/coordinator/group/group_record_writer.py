@@ -70,6 +70,17 @@ class GroupRecordWriter:
             await asyncio.gather(*self._background, return_exceptions=True)
 
 
+def cached_records(old: dict, new: dict, key: tuple[str, str], source: object,
+                   encode: Callable[[], Records]) -> Records:
+    """The records of `source` (an immutable member or target), encoded again only when the object
+    is not the one encoded last: `old` is the group's cache of its previous records_of, `new` the
+    one being made, so that a heartbeat, which changes one member, costs O(1) encodings."""
+    hit = old.get(key)
+    entry = hit if hit is not None and hit[0] is source else (source, encode())
+    new[key] = entry
+    return entry[1]
+
+
 async def delete_group(groups: dict, group_id: str, persist: Callable[[Any], Awaitable[None]]) -> None:
     """Forget an empty modern group (DeleteGroups, expiration, another kind of group taking the
     id) and tombstone its records by persisting it dead. Raises GroupError when the write fails:

@@ -37,7 +37,6 @@ from franz.coordinator.group.streams.tasks_tuple import TasksTuple
 from franz.coordinator.group.streams.tasks_tuple_with_epochs import TasksTupleWithEpochs
 from franz.protocol.errors import Errors
 
-PROTOCOL_TYPE: Final = "streams"
 # TargetAssignmentMetadata.INITIAL: a group's target before one was ever computed (epoch 1, no
 # timestamp), of which no record is written
 INITIAL_ASSIGNMENT_EPOCH: Final = 1
@@ -88,6 +87,8 @@ class StreamsGroup:
         # the group's records as `__consumer_offsets` holds them (key -> value): what a write
         # must change (streams_group_records.py)
         self.persisted: dict[bytes, bytes] = {}
+        # (kind, member id) -> (the member or target object, its encoded records): see records_of
+        self.encoded_records: dict[tuple[str, str], tuple[object, dict[bytes, bytes]]] = {}
 
     # -- state -------------------------------------------------------------------------
 
@@ -112,10 +113,6 @@ class StreamsGroup:
         """A target was computed (or loaded): its epoch has a record."""
         return (self.assignment_epoch, self.assignment_timestamp_ms) != (INITIAL_ASSIGNMENT_EPOCH, 0)
 
-    @property
-    def is_empty(self) -> bool:
-        return self.state is StreamsGroupState.EMPTY
-
     def compute_metadata_hash(self, topics: Mapping[str, tuple[bytes, int]], topology: StreamsTopology) -> int:
         """The hash of every topic the topology needs that exists (StreamsGroup.computeMetadataHash)."""
         return metadata_hash(topology.required_topics(), topics)
@@ -139,8 +136,6 @@ class StreamsGroup:
         self.members[member.member_id] = member
         for tasks in (member.assigned_tasks, member.tasks_pending_revocation):
             self._hold(tasks, member.process_id)
-        if not self.members:
-            self.shutdown_request_member_id = None
 
     def members_in_kafka_order(self) -> list[StreamsGroupMember]:
         """The members in the order Kafka's TimelineHashMap iterates them."""

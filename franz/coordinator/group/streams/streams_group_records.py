@@ -20,6 +20,7 @@ from typing import Any
 from franz.common.utils import java_hash_map_order
 from franz.coordinator.group import group_coordinator_record_serde as serde
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
+from franz.coordinator.group.group_record_writer import cached_records
 from franz.coordinator.group.streams import streams_coordinator_record_helpers as helpers
 from franz.coordinator.group.streams.streams_group import StreamsGroup
 from franz.coordinator.group.streams.streams_group_member import StreamsGroupMember
@@ -48,14 +49,22 @@ def records_of(group: StreamsGroup) -> Records:
             group_id, group.assignment_epoch, group.assignment_timestamp_ms))
     if group.topology is not None:
         entries.append(helpers.new_streams_group_topology_record(group_id, group.topology))
+    records = dict(entries)
+    # A heartbeat changes one member: the others' records are reused, encoded once per member or
+    # target object (they are immutable), as consumer_group_records does.
+    cache, group.encoded_records = group.encoded_records, {}
     for member in group.members.values():
-        entries.append(helpers.new_streams_group_member_record(group_id, member))
-        entries.append(helpers.new_streams_group_current_assignment_record(group_id, member))
+        records.update(cached_records(cache, group.encoded_records, ("member", member.member_id), member,
+                                      lambda m=member: dict((helpers.new_streams_group_member_record(group_id, m),
+                                                             helpers.new_streams_group_current_assignment_record(
+                                                                 group_id, m)))))
     # Kafka's TargetAssignmentBuilder writes the targets in its HashMap order of the member ids
     for member_id in java_hash_map_order(group.target_assignment):
-        entries.append(helpers.new_streams_group_target_assignment_record(group_id, member_id,
-                                                                          group.target_assignment[member_id]))
-    return dict(entries)
+        target = group.target_assignment[member_id]
+        records.update(cached_records(cache, group.encoded_records, ("target", member_id), target,
+                                      lambda m=member_id, t=target: dict(
+                                          (helpers.new_streams_group_target_assignment_record(group_id, m, t),))))
+    return records
 
 
 def group_keys(group_id: str) -> list[bytes]:
