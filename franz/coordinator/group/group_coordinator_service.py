@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -51,8 +52,9 @@ from franz.coordinator.group.offset_metadata_manager import OffsetMetadataManage
 from franz.coordinator.group.share_group_coordinator import ShareGroupConfig, ShareGroupCoordinator
 from franz.coordinator.group.streams.streams_group import StreamsGroup
 from franz.coordinator.group.streams.streams_group_coordinator import (
-    MISSING_INTERNAL_TOPICS, StreamsGroupConfig, StreamsGroupCoordinator, described_group_error, error_answer,
+    StreamsGroupConfig, StreamsGroupCoordinator, described_group_error, error_answer,
 )
+from franz.coordinator.group.streams.topics.topic_configuration_exception import Status
 from franz.protocol.api_keys import AUTHORIZED_OPERATIONS_OMITTED, SCHEMAS_BY_NAME
 from franz.protocol.errors import Errors, default_message
 from franz.records import CompressionType
@@ -114,13 +116,16 @@ class GroupCoordinatorService:
                                                             self._topics_view, self._claim_for_consumer_group,
                                                             self._append, group_configs,
                                                             self._hand_back_to_classic_group, self.metrics, clock_ms,
-                                                            self._is_not_consumer_group)
+                                                            functools.partial(self._held_by_another_kind,
+                                                                              kind=GROUP_TYPE_CONSUMER))
         # KIP-932 share groups, with the share coordinator that keeps their partitions' state
         self.share_groups: ShareGroupCoordinator | None = None
         if share_coordinator is not None:
             self.share_groups = ShareGroupCoordinator(ShareGroupConfig.from_kafka_config(config), self._topics_view,
                                                       self._append, share_coordinator,
-                                                      self._is_classic_or_consumer_group, group_configs, clock_ms,
+                                                      functools.partial(self._held_by_another_kind,
+                                                                        kind=GROUP_TYPE_SHARE),
+                                                      group_configs, clock_ms,
                                                       self.metrics)
         # KIP-1071 streams groups. Their APIs are always there, as Kafka 4.3 advertises them, and
         # answer UNSUPPORTED_VERSION unless group.coordinator.rebalance.protocols has "streams"
@@ -128,7 +133,8 @@ class GroupCoordinatorService:
         self.streams_groups = StreamsGroupCoordinator(StreamsGroupConfig.from_kafka_config(config),
                                                       self._topics_view, self._claim_for_streams_group,
                                                       self._append, group_configs, self.metrics, clock_ms,
-                                                      self._is_other_group)
+                                                      functools.partial(self._held_by_another_kind,
+                                                                        kind=GROUP_TYPE_STREAMS))
         self._streams_enabled = GROUP_TYPE_STREAMS in config["group.coordinator.rebalance.protocols"]
         self.topic_creation = AutoTopicCreationManager(controller, clock_ms)
         self._clock_ms = clock_ms
@@ -553,11 +559,7 @@ class GroupCoordinatorService:
         create."""
         topology = body["topology"]
         if topology is not None:
-            required = list(dict.fromkeys(
-                name for subtopology in topology["subtopologies"] for name in (
-                    *subtopology["source_topics"], *subtopology["repartition_sink_topics"],
-                    *(t["name"] for t in subtopology["repartition_source_topics"]),
-                    *(t["name"] for t in subtopology["state_changelog_topics"]))))
+            required = _topology_topics(topology)
             prohibited = [name for name in required if name in INTERNAL_TOPICS]
             if prohibited:
                 return error_answer(Errors.STREAMS_INVALID_TOPOLOGY, f"Use of Kafka internal topics "
@@ -577,8 +579,8 @@ class GroupCoordinatorService:
         return answer
 
     def _create_streams_internal_topics(self, request, group_id: str, answer: dict, to_create: dict[str, dict]) -> None:
-        statuses = answer["status"] if answer["status"] is not None else []
-        missing = next((s for s in statuses if s["status_code"] == MISSING_INTERNAL_TOPICS), None)
+        statuses = answer["status"]
+        missing = next((s for s in statuses if s["status_code"] == Status.MISSING_INTERNAL_TOPICS), None)
         unauthorized: list[str] = []
         if not self.auth.authorize(request, CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_if_denied=False):
             allowed = self.auth.filter_by_authorized(request, CREATE, ResourceType.TOPIC, list(to_create))
@@ -588,8 +590,7 @@ class GroupCoordinatorService:
             if missing is not None:
                 missing["status_detail"] += "; " + detail
             else:
-                statuses.append({"status_code": MISSING_INTERNAL_TOPICS, "status_detail": detail})
-            answer["status"] = statuses
+                statuses.append({"status_code": Status.MISSING_INTERNAL_TOPICS, "status_detail": detail})
             return
         # Errors are kept for two heartbeat intervals of the group, so its members hear of them.
         interval_ms = self.streams_groups.heartbeat_interval_ms(group_id)
@@ -615,7 +616,7 @@ class GroupCoordinatorService:
         for group_id in filter(None, group_ids):
             by_partition.setdefault((OFFSETS_TOPIC, self.partition_for(group_id)), []).append(group_id)
         for partition in java_hash_map_order(reversed(by_partition), hash_code=java_topic_partition_hash):
-            answers.extend(self.streams_groups.describe(by_partition[partition], self._is_other_group))
+            answers.extend(self.streams_groups.describe(by_partition[partition]))
         if body["include_authorized_operations"]:
             self._add_authorized_operations(request, answers)
         answers = _refused_described(request, refused) + self._resigned_described(request, answers)
@@ -627,27 +628,22 @@ class GroupCoordinatorService:
         topology = answer.get("topology")
         if topology is None:
             return answer
-        names = {name for subtopology in topology["subtopologies"] for name in (
-            *subtopology["source_topics"], *subtopology["repartition_sink_topics"],
-            *(t["name"] for t in subtopology["repartition_source_topics"]),
-            *(t["name"] for t in subtopology["state_changelog_topics"]))}
-        if len(self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC, sorted(names))) == len(names):
+        names = _topology_topics(topology)
+        if len(self.auth.filter_by_authorized(request, DESCRIBE, ResourceType.TOPIC, names)) == len(names):
             return answer
         # a new DescribedGroup: nothing of the group but its id is told
         return described_group_error(answer["group_id"], Errors.TOPIC_AUTHORIZATION_FAILED,
                                      "The described group uses topics that the client is not authorized to describe.")
 
-    def _is_other_group(self, group_id: str) -> bool:
-        """A group of the id exists, of another kind than streams."""
+    def _held_by_another_kind(self, group_id: str, kind: str) -> bool:
+        """A live group of the id exists, of another kind than `kind` (a group id is one kind of
+        group at a time: Kafka then answers "Group X is not a <kind> group.")."""
         classic = self.coordinator.group(group_id)
-        return (self._consumer_group(group_id) is not None or self._share_group(group_id) is not None
-                or (classic is not None and not classic.is_in_state(GroupState.DEAD)))
-
-    def _is_not_consumer_group(self, group_id: str) -> bool:
-        """A group of the id exists, of another kind than consumer."""
-        classic = self.coordinator.group(group_id)
-        return (self._share_group(group_id) is not None or self._streams_group(group_id) is not None
-                or (classic is not None and not classic.is_in_state(GroupState.DEAD)))
+        holders = {GROUP_TYPE_CLASSIC: classic is not None and not classic.is_in_state(GroupState.DEAD),
+                   GROUP_TYPE_CONSUMER: self._consumer_group(group_id) is not None,
+                   GROUP_TYPE_SHARE: self._share_group(group_id) is not None,
+                   GROUP_TYPE_STREAMS: self._streams_group(group_id) is not None}
+        return any(held for holder, held in holders.items() if holder != kind)
 
     def _has_modern_or_classic_group(self, group_id: str) -> bool:
         return (self.coordinator.group(group_id) is not None or self._consumer_group(group_id) is not None
@@ -763,12 +759,6 @@ class GroupCoordinatorService:
             {"topic_name": t["topic_name"], "topic_id": bytes(16), "error_code": refused,
              "error_message": default_message(refused)} for t in body["topics"] if t["topic_name"] not in readable]
         return {"throttle_time_ms": 0, **answer}
-
-    def _is_classic_or_consumer_group(self, group_id: str) -> bool:
-        """A group of the id exists that a share group may not take it from (streams groups too)."""
-        classic = self.coordinator.group(group_id)
-        return self._consumer_group(group_id) is not None or self._streams_group(group_id) is not None or (
-            classic is not None and not classic.is_in_state(GroupState.DEAD))
 
     def _share_group(self, group_id: str):
         return None if self.share_groups is None else self.share_groups.groups.get(group_id)
@@ -931,14 +921,17 @@ class GroupCoordinatorService:
         partition whose metadata is too large is answered so and not checked against the member
         (OffsetMetadataManager.commitOffset validates only the partitions it would write)."""
         return [(self._topic_id(topic["name"]), partition["partition_index"])
-                for topic in topics for partition in topic["partitions"]
-                if _java_length(partition["committed_metadata"] or "") <= self.config.offset_metadata_max_bytes]
+                for topic in topics for partition in topic["partitions"] if self._metadata_fits(partition)]
 
     def _partitions_by_topic(self, topics: list[dict]) -> dict[str, list[int]]:
         """The partitions of a commit a streams group checks, by topic name: as _topic_partitions,
         those whose metadata is too large are not checked."""
-        return {topic["name"]: [p["partition_index"] for p in topic["partitions"] if _java_length(
-            p["committed_metadata"] or "") <= self.config.offset_metadata_max_bytes] for topic in topics}
+        return {topic["name"]: [p["partition_index"] for p in topic["partitions"] if self._metadata_fits(p)]
+                for topic in topics}
+
+    def _metadata_fits(self, partition: dict) -> bool:
+        """The commit's metadata is within offset.metadata.max.bytes (in Java chars, as Kafka counts)."""
+        return _java_length(partition["committed_metadata"] or "") <= self.config.offset_metadata_max_bytes
 
     def _with_topic_ids(self, answer_topics: list[dict]) -> list[dict]:
         """Answer topics with their ids, as v10 answers them; one without an id (its topic was
@@ -1416,6 +1409,15 @@ class GroupCoordinatorService:
         if removed:
             logger.info("Removed %d expired offsets", removed)
         return removed
+
+
+def _topology_topics(topology: dict) -> list[str]:
+    """Every topic a heartbeat's or a description's topology names, each once, in its order
+    (KafkaApis' requiredTopics)."""
+    return list(dict.fromkeys(name for subtopology in topology["subtopologies"] for name in (
+        *subtopology["source_topics"], *subtopology["repartition_sink_topics"],
+        *(t["name"] for t in subtopology["repartition_source_topics"]),
+        *(t["name"] for t in subtopology["state_changelog_topics"]))))
 
 
 def _valid_topic_name(name: str) -> bool:

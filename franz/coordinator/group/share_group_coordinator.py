@@ -92,7 +92,7 @@ class ShareGroupCoordinator:
         self._topics = topics
         self._writer = GroupRecordWriter("share", share_group_records.records_of, share_group_records.changes, write)
         self._share_coordinator = share_coordinator
-        self._is_other_group = is_other_group  # a classic or consumer group holds this id
+        self._is_other_group = is_other_group  # a group of another kind holds this id
         self._group_configs = group_configs
         self._clock_ms = clock_ms
         self.groups: dict[str, ShareGroup] = {}

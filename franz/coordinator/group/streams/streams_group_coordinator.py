@@ -71,7 +71,6 @@ logger = logging.getLogger(__name__)
 
 LEAVE_GROUP_MEMBER_EPOCH: Final = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH: Final = -2
-MISSING_INTERNAL_TOPICS: Final = Status.MISSING_INTERNAL_TOPICS
 # The one assignor Kafka's streams groups use (GroupMetadataManager.streamsGroupAssignor).
 ASSIGNOR: Final = StickyTaskAssignor()
 
@@ -691,12 +690,12 @@ class StreamsGroupCoordinator:
 
     # -- StreamsGroupDescribe ------------------------------------------------------------
 
-    def describe(self, group_ids: list[str], other_group_exists: Callable[[str], bool]) -> list[dict]:
+    def describe(self, group_ids: list[str]) -> list[dict]:
         answers = []
         for group_id in group_ids:
             group = self.groups.get(group_id)
             if group is None:
-                message = (f"Group {group_id} is not a streams group." if other_group_exists(group_id)
+                message = (f"Group {group_id} is not a streams group." if self._other_group_exists(group_id)
                            else f"Group {group_id} not found.")
                 answers.append(described_group_error(group_id, Errors.GROUP_ID_NOT_FOUND, message))
                 continue
