@@ -154,8 +154,9 @@ class GssapiSaslServer:
         self._peer = ""
         self.authorization_id: str | None = None
 
-    def evaluate(self, token: bytes) -> bytes:
-        """GssKrb5Server.evaluateResponse: the challenge for the client's response."""
+    def evaluate(self, token: bytes) -> bytes | None:
+        """GssKrb5Server.evaluateResponse: the challenge for the client's response, None where
+        Java's is null (no context token, and the last step)."""
         if self.authorization_id is not None:
             raise SaslError("SASL authentication already complete")
         if self._stage == 1:
@@ -175,7 +176,7 @@ class GssapiSaslServer:
         except self._gssapi.exceptions.GSSError as exc:
             self._raise(exc, "GSS initiate failed")
         if not complete:
-            return answer or b""
+            return answer
         self._stage = 1
         self._peer = str(self._context.initiator_name)
         target = str(self._context.target_name)
@@ -188,7 +189,7 @@ class GssapiSaslServer:
             return self._offer_protection(b"")
         return answer
 
-    async def evaluate_in_thread(self, token: bytes) -> bytes:
+    async def evaluate_in_thread(self, token: bytes) -> bytes | None:
         """evaluate on an acceptor thread, the event loop free while MIT's calls wait (module doc).
         The steps of one exchange come one at a time, so its context is never used by two threads
         at once."""
@@ -205,7 +206,7 @@ class GssapiSaslServer:
         except self._gssapi.exceptions.GSSError as exc:
             self._raise(exc, "Problem wrapping handshake1")
 
-    def _take_client_choice(self, token: bytes) -> bytes:
+    def _take_client_choice(self, token: bytes) -> None:
         """doHandshake2: the client's protection, buffer size and authorization id; then complete,
         the authorization id being the authenticated name (SaslServerCallbackHandler)."""
         try:
@@ -226,7 +227,7 @@ class GssapiSaslServer:
         logger.info("Successfully authenticated client: authenticationID=%s; authorizationID=%s.",
                     self._peer, requested)
         self.authorization_id = self._peer
-        return b""
+        return None
 
     def _raise(self, exc: Exception, message: str) -> NoReturn:
         """A GSS failure as the JDK and Kafka's authenticator take it (see the module doc)."""

@@ -84,8 +84,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from franz.server.allocator import new_request_buffer
 from franz.server.kafka_config import Endpoint
-from franz.server.request_channel import (UNKNOWN_CLIENT_INFORMATION, FileRegion, InvalidRequestError, Request,
-                                         Response, Session)
+from franz.server.request_channel import (CLOSE_CONNECTION, NO_RESPONSE, UNKNOWN_CLIENT_INFORMATION, FileRegion,
+                                         InvalidRequestError, Request, Response, Session)
+from franz.server.sasl_server_authenticator import BareTokenFailure
 from franz.server.ssl_channel_builder import peer_principal_name
 
 if TYPE_CHECKING:
@@ -652,6 +653,13 @@ class KafkaChannel(asyncio.BufferedProtocol):
         done-callback would take. A handler that does wait goes on in a task, in the
         context its first step ran in."""
         server = self._server
+        authenticator = self.session.authenticator
+        if authenticator is not None and authenticator.reads_bare_tokens:
+            # Kafka's authenticator reads these itself, so its Selector never counts them as requests
+            request = Request.bare_sasl_token(self.connection_id, self._endpoint.listener_name, self.client_address,
+                                              frame, self._read_time_ns)
+            self._start_handler(request, self._answer_bare_token(request, authenticator))
+            return
         self._metrics.requests_received += 1
         try:
             request = Request(self.connection_id, self._endpoint.listener_name, self.client_address,
@@ -661,7 +669,6 @@ class KafkaChannel(asyncio.BufferedProtocol):
             logger.warning("Closing connection %s: invalid request header: %s", self.connection_id, exc)
             self._close_when_answered()
             return
-        authenticator = self.session.authenticator
         if authenticator is not None and authenticator.complete and self._session_expired(request, authenticator):
             server._release_slot()
             self._close_when_answered()
@@ -673,18 +680,27 @@ class KafkaChannel(asyncio.BufferedProtocol):
             server._release_slot()
             self._close_when_answered()
             return
+        try:
+            handling = server._handle(request)
+        except Exception as exc:  # a handler that is not a coroutine function raised at once
+            self._request_ended(request)
+            self._handler_failed(request, exc)
+            return
+        self._start_handler(request, handling)
+
+    def _start_handler(self, request: Request, handling: Any) -> None:
+        """Run the request's handler (its first step now, see _dispatch) and queue its answer."""
         request.client_information = self.client_information
         request.session = self.session
         request.dequeue_time_ns = time.monotonic_ns()
         try:
-            handling = server._handle(request)
             if not asyncio.iscoroutine(handling):
                 task = self._loop.create_task(handling)
             else:
                 task = self._start_eagerly(handling)
             if request.api_key == _API_VERSIONS_KEY:  # answered in its first step: later frames see it
                 self.client_information = request.client_information
-        except Exception as exc:  # a handler that is not a coroutine function raised at once
+        except Exception as exc:  # noqa: BLE001 - closed as a failed handler is
             self._request_ended(request)
             self._handler_failed(request, exc)
             return
@@ -705,6 +721,27 @@ class KafkaChannel(asyncio.BufferedProtocol):
                 # A Produce keeps its slot while its append waits for the append thread, where
                 # Kafka's handler thread appends: that bounds a producer's pipelined bytes.
                 self._leave_queue(request)
+
+    async def _answer_bare_token(self, request: Request, authenticator: Any) -> Response:
+        """A bare SASL token (sasl_server_authenticator's module doc): the challenge goes back
+        bare, the answer's size prefix being the token's; a failure closes the connection
+        unanswered, logged as Kafka's Selector logs it."""
+        try:
+            challenge = await authenticator.authenticate_bare(request.body)
+        except BareTokenFailure as exc:
+            client = f"/{self.client_address[0]} (channelId={self.connection_id})"
+            if exc.failed_authentication:
+                logger.info("Failed %sauthentication with %s (%s)",
+                            "re-" if authenticator.successful_authentications else "", client, exc)
+            elif exc.unexpected:
+                logger.warning("Unexpected error from %s; closing connection: %s", client, exc)
+            else:
+                logger.debug("Connection with %s disconnected: %s", client, exc)
+            return CLOSE_CONNECTION
+        if authenticator.complete:
+            logger.debug("Successfully %sauthenticated with /%s", "re-" if authenticator.successful_authentications > 1
+                         else "", self.client_address[0])
+        return NO_RESPONSE if challenge is None else Response((challenge,))
 
     def _close_when_answered(self) -> None:
         """Close without reading the frame just read. Kafka reads it only once the answers before

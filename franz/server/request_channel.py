@@ -4,7 +4,9 @@ Owns the two message shapes of kafka.network.RequestChannel:
 
 - `Request`: one received frame of one connection, with the request header's
   routing fields (api_key, api_version, correlation_id, client_id) read from the
-  frame's first bytes, and the body as a memoryview over the frame (no copy).
+  frame's first bytes, and the body as a memoryview over the frame (no copy). A
+  frame that is a bare SASL token (after a SaslHandshake v0) has no header:
+  `Request.bare_sasl_token` makes it with api_key BARE_SASL_TOKEN.
 - `Response`: what a handler gives back. Either a list of chunks to send (bytes,
   bytearray, memoryview, or a file region: anything with `fileno()`, `position`
   and `size`, sent with os.sendfile where the transport allows), or one of the
@@ -58,6 +60,7 @@ HeaderVersionOf = Callable[[int, int], int]
 # set a level for, kafka-configs.sh --entity-type broker-loggers).
 REQUEST_LOGGER: Final = logging.getLogger("kafka.request.logger")
 UNKNOWN_CLIENT_INFORMATION: Final = ("unknown", "unknown")  # ClientInformation.EMPTY
+BARE_SASL_TOKEN: Final = -1  # the api_key of a frame that is no request (Request.bare_sasl_token)
 
 
 class InvalidRequestError(ValueError):
@@ -171,6 +174,46 @@ class Request:
     def __init__(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
                  frame: bytes | bytearray, receive_time_ns: int,
                  header_version_of: HeaderVersionOf | None = None) -> None:
+        self._start(connection_id, listener_name, client_address, frame, receive_time_ns)
+        view = self.frame
+        if len(view) < HEADER_V1_FIXED_SIZE_BYTES:
+            raise InvalidRequestError(
+                f"Request frame of {len(view)} bytes is shorter than a request header")
+        self.api_key, self.api_version, self.correlation_id, client_id_size = \
+            _HEADER_V1_FIXED.unpack_from(view, 0)
+        pos = HEADER_V1_FIXED_SIZE_BYTES
+        if client_id_size < 0:  # RequestHeaderData: any negative length is a null client id
+            self.client_id = None
+        else:
+            end = pos + client_id_size
+            if end > len(view):
+                raise InvalidRequestError(
+                    f"Client id of {client_id_size} bytes runs past the end of the frame")
+            # Java's new String(bytes, UTF_8): malformed bytes become U+FFFD, never an error.
+            self.client_id = str(view[pos:end], "utf-8", "replace")
+            pos = end
+        self.header_version = 1
+        self.header_tagged_fields: dict[int, memoryview] | None = None
+        if header_version_of is not None:
+            self.header_version = header_version_of(self.api_key, self.api_version)
+            if self.header_version >= 2:
+                self.header_tagged_fields, pos = _read_tagged_fields(view, pos)
+        self.body = view[pos:]
+
+    @classmethod
+    def bare_sasl_token(cls, connection_id: str, listener_name: str, client_address: tuple[str, int],
+                        frame: bytes | bytearray, receive_time_ns: int) -> Request:
+        """A frame that is a SASL token alone, after a SaslHandshake v0: no header, no API. Its
+        api_key is BARE_SASL_TOKEN and its body the whole frame."""
+        request = cls.__new__(cls)
+        request._start(connection_id, listener_name, client_address, frame, receive_time_ns)
+        request.api_key, request.api_version, request.correlation_id, request.client_id = BARE_SASL_TOKEN, 0, -1, None
+        request.header_version, request.header_tagged_fields = 0, None
+        request.body = request.frame
+        return request
+
+    def _start(self, connection_id: str, listener_name: str, client_address: tuple[str, int],
+               frame: bytes | bytearray, receive_time_ns: int) -> None:
         self.connection_id = connection_id
         self.listener_name = listener_name
         self.client_address = client_address
@@ -197,31 +240,7 @@ class Request:
         # What validating a produce's batches cost (RecordValidationStats), for RequestMetrics.
         self.message_conversions_time_ns = 0
         self.temporary_memory_bytes = 0
-        view = memoryview(frame)
-        self.frame = view
-        if len(view) < HEADER_V1_FIXED_SIZE_BYTES:
-            raise InvalidRequestError(
-                f"Request frame of {len(view)} bytes is shorter than a request header")
-        self.api_key, self.api_version, self.correlation_id, client_id_size = \
-            _HEADER_V1_FIXED.unpack_from(view, 0)
-        pos = HEADER_V1_FIXED_SIZE_BYTES
-        if client_id_size < 0:  # RequestHeaderData: any negative length is a null client id
-            self.client_id = None
-        else:
-            end = pos + client_id_size
-            if end > len(view):
-                raise InvalidRequestError(
-                    f"Client id of {client_id_size} bytes runs past the end of the frame")
-            # Java's new String(bytes, UTF_8): malformed bytes become U+FFFD, never an error.
-            self.client_id = str(view[pos:end], "utf-8", "replace")
-            pos = end
-        self.header_version = 1
-        self.header_tagged_fields: dict[int, memoryview] | None = None
-        if header_version_of is not None:
-            self.header_version = header_version_of(self.api_key, self.api_version)
-            if self.header_version >= 2:
-                self.header_tagged_fields, pos = _read_tagged_fields(view, pos)
-        self.body = view[pos:]
+        self.frame = memoryview(frame)
 
     @property
     def size_bytes(self) -> int:

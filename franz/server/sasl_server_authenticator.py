@@ -35,7 +35,15 @@ A SCRAM exchange with tokenauth=true authenticates with a delegation token: the 
 User:<the token's owner's name>, token-authenticated (SaslServerAuthenticator.principal), and the
 token's expiry bounds the session as a credential's lifetime.
 
-Not here: SaslHandshake v0's raw tokens (clients before Kafka 1.0).
+A SaslHandshake v0 (clients before Kafka 1.0, and later ones that take a broker for an older
+one) is followed by bare tokens rather than SaslAuthenticate requests, as Kafka's authenticator
+reads them without enableKafkaSaslAuthenticateHeaders: until the exchange completes, each frame is
+the mechanism's token alone and each challenge goes back the same way (a 4-byte size, the bytes),
+or not at all where the Java mechanism answers null (GSSAPI's last step). No error can be told
+there: a SaslAuthenticationException closes the connection unanswered after the failed
+authentication delay, counted; a SaslException closes it at once, uncounted (Kafka's Selector
+takes it as an IOException). Such a client cannot re-authenticate (its session, if it expires,
+ends the connection at its next request).
 """
 
 from __future__ import annotations
@@ -95,6 +103,17 @@ class SaslListenerConfig:
     oauth_bearer_validator: OAuthBearerUnsecuredValidator | OAuthBearerValidator | None = None
     max_reauth_ms: Mapping[str, int] = dataclasses.field(default_factory=dict)
     kerberos: KerberosService | None = None
+
+
+class BareTokenFailure(Exception):
+    """A bare token's exchange failed and the connection closes unanswered: a failed
+    authentication (its delay already waited), an `unexpected` error, or else what Kafka's
+    Selector takes as an IOException, closed at once."""
+
+    def __init__(self, message: str, *, failed_authentication: bool, unexpected: bool = False) -> None:
+        super().__init__(message)
+        self.failed_authentication = failed_authentication
+        self.unexpected = unexpected
 
 
 class _State(enum.Enum):
@@ -167,6 +186,7 @@ class SaslServerAuthenticator:
         self._reauthentication_begin_ns = 0
         self._authentication_end_ns = 0
         self._previous_mechanism: str | None = None  # set while re-authenticating
+        self._bare_tokens = False  # the last handshake was v0 (not enableKafkaSaslAuthenticateHeaders)
         self._bad_mechanism_message = ""
 
     @property
@@ -177,6 +197,11 @@ class SaslServerAuthenticator:
     def handshaken(self) -> bool:
         """In the AUTHENTICATE state: past a successful SaslHandshake."""
         return self._state is _State.AUTHENTICATE
+
+    @property
+    def reads_bare_tokens(self) -> bool:
+        """Past a SaslHandshake v0 and not yet complete: the next frame is a bare token."""
+        return self._bare_tokens and self._state is _State.AUTHENTICATE
 
     @property
     def reauthenticating(self) -> bool:
@@ -239,14 +264,11 @@ class SaslServerAuthenticator:
         enabled mechanism is answered NONE, and fails at its next request (REAUTH_BAD_MECHANISM:
         Kafka so counts it as a failed re-authentication)."""
         enabled = list(self.config.mechanisms)
+        self._bare_tokens = version == 0
         if mechanism not in enabled:
             logger.debug("SASL mechanism '%s' requested by client is not supported", mechanism)
             await self.fail()
             return {"error_code": Errors.UNSUPPORTED_SASL_MECHANISM, "mechanisms": enabled}
-        if version == 0:  # raw tokens without Kafka headers follow: not served here
-            logger.info("Refusing SaslHandshake v0: franz reads SASL tokens only in SaslAuthenticate requests")
-            await self.fail()
-            return {"error_code": Errors.UNSUPPORTED_VERSION, "mechanisms": enabled}
         if self.reauthenticating and mechanism != self._previous_mechanism:  # ReauthInfo.saslMechanismUnchanged
             self._bad_mechanism_message = (f"SASL mechanism '{mechanism}' requested by client is not supported for "
                                            f"re-authentication of mechanism '{self._previous_mechanism}'")
@@ -274,23 +296,12 @@ class SaslServerAuthenticator:
         None for a SaslServerFault, which closes the connection unanswered. A client that sends
         SaslAuthenticate v1+ can re-authenticate (KIP-368); a re-authentication must end with
         the principal it began with."""
-        assert self._server is not None
         if version > 0:
             self._client_supports_reauthentication = True
         try:
-            if isinstance(self._server, GssapiSaslServer):  # MIT's calls may block: off the event loop
-                challenge = await self._server.evaluate_in_thread(bytes(token))
-            else:
-                challenge = self._server.evaluate(bytes(token))
-            name = self._principal_of(self._server.authorization_id)
-            if name is not None and self.reauthenticating and name != self.principal_name:
-                # ReauthInfo.ensurePrincipalUnchanged (KafkaPrincipal's type.name)
-                raise SaslAuthenticationError(f"Cannot change principals during re-authentication from "
-                                              f"User.{self.principal_name}: User.{name}")
-        except SaslServerFault as exc:  # SaslServerAuthenticator.authenticate: "fail immediately"
-            logger.debug("Failed during %s: %s", self.authentication_or_reauthentication_text, exc)
-            self._state = _State.FAILED
-            self.fault = str(exc)
+            challenge, name = await self._evaluate(token)
+        except SaslServerFault as exc:
+            self._fault(exc)
             return None
         except (SaslAuthenticationError, SaslError) as exc:
             logger.debug("SASL %s failed: %s", self.authentication_or_reauthentication_text, exc)
@@ -304,8 +315,53 @@ class SaslServerAuthenticator:
         if name is not None:
             session_lifetime_ms = self.calc_completion_times_and_return_session_lifetime_ms()
             self._completed(name)
-        return {"error_code": Errors.NONE, "error_message": None, "auth_bytes": challenge,
+        # a SaslAuthenticate is answered even where the mechanism's challenge is null
+        return {"error_code": Errors.NONE, "error_message": None, "auth_bytes": challenge or b"",
                 "session_lifetime_ms": session_lifetime_ms}
+
+    async def authenticate_bare(self, token: bytes) -> bytes | None:
+        """A bare token after a SaslHandshake v0 (handleSaslToken without Kafka headers): the
+        challenge to send bare, None to send nothing. Raises BareTokenFailure once the connection
+        must close (see the module doc)."""
+        try:
+            challenge, name = await self._evaluate(token)
+        except SaslServerFault as exc:
+            self._fault(exc)
+            raise BareTokenFailure(str(exc), failed_authentication=False, unexpected=True) from exc
+        except SaslAuthenticationError as exc:
+            logger.debug("SASL %s failed: %s", self.authentication_or_reauthentication_text, exc)
+            await self.fail()
+            raise BareTokenFailure(str(exc), failed_authentication=True) from exc
+        except SaslError as exc:  # an IOException to Kafka's Selector: closed now, not counted as a failure
+            logger.debug("Failed during %s: %s", self.authentication_or_reauthentication_text, exc)
+            self._state = _State.FAILED
+            raise BareTokenFailure(str(exc), failed_authentication=False) from exc
+        if name is not None:
+            self.calc_completion_times_and_return_session_lifetime_ms()  # the client is not told it
+            self._completed(name)
+        return challenge
+
+    async def _evaluate(self, token: bytes) -> tuple[bytes | None, str | None]:
+        """The mechanism's challenge for the client's token (None where Java's is null) and, once
+        the exchange is complete, the principal's name; a re-authentication must end with the
+        principal it began with."""
+        assert self._server is not None
+        if isinstance(self._server, GssapiSaslServer):  # MIT's calls may block: off the event loop
+            challenge = await self._server.evaluate_in_thread(bytes(token))
+        else:
+            challenge = self._server.evaluate(bytes(token))
+        name = self._principal_of(self._server.authorization_id)
+        if name is not None and self.reauthenticating and name != self.principal_name:
+            # ReauthInfo.ensurePrincipalUnchanged (KafkaPrincipal's type.name)
+            raise SaslAuthenticationError(f"Cannot change principals during re-authentication from "
+                                          f"User.{self.principal_name}: User.{name}")
+        return challenge, name
+
+    def _fault(self, exc: SaslServerFault) -> None:
+        """SaslServerAuthenticator.authenticate on an unexpected exception: "fail immediately"."""
+        logger.debug("Failed during %s: %s", self.authentication_or_reauthentication_text, exc)
+        self._state = _State.FAILED
+        self.fault = str(exc)
 
     def _principal_of(self, authorization_id: str | None) -> str | None:
         """The principal name of a completed exchange (DefaultKafkaPrincipalBuilder): the

@@ -295,6 +295,38 @@ def test_an_authenticated_connection_is_served_and_a_second_handshake_is_illegal
                                                                             "mechanisms": []}
 
 
+def test_a_saslhandshake_v0_is_followed_by_bare_tokens_and_challenges(sasl_broker):
+    """Clients before Kafka 1.0: after SaslHandshake v0 each token goes bare (a 4-byte size, the
+    token), and so does each challenge: PLAIN's empty one (a zero size), SCRAM's messages."""
+    from scramp import ScramClient
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"}) == {
+            "error_code": 0, "mechanisms": ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256"]}
+        client.send_frame(b"\0alice\0alice-secret")
+        assert client.receive_frame() == b""
+        assert client.request(METADATA, 12, METADATA_ALL)["brokers"]
+    scram = ScramClient(["SCRAM-SHA-256"], "bob", "bob-secret")
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(SASL_HANDSHAKE, 0, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
+        client.send_frame(scram.get_client_first().encode())
+        scram.set_server_first(client.receive_frame().decode())
+        client.send_frame(scram.get_client_final().encode())
+        scram.set_server_final(client.receive_frame().decode())  # checks the server's signature
+        assert client.request(METADATA, 12, METADATA_ALL)["brokers"]
+
+
+def test_a_bare_token_that_fails_closes_the_connection_unanswered(sasl_broker):
+    """No error can be told without Kafka headers: a failed authentication is closed after
+    connection.failed.authentication.delay.ms, nothing sent, and logged as Kafka's Selector logs it."""
+    with RawClient(sasl_broker.sasl) as client:
+        assert client.request(SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+        started = time.monotonic()
+        client.send_frame(b"\0alice\0wrong")
+        assert client.is_closed_by_peer()  # not one byte came first
+        assert time.monotonic() - started >= 0.09
+    assert sasl_broker.process.wait_for_line(") (Authentication failed: Invalid username or password)")
+
+
 def test_a_frame_over_sasl_server_max_receive_size_before_authenticating_closes_the_connection(sasl_broker):
     with RawClient(sasl_broker.sasl) as client:
         client.sock.sendall(struct.pack(">i", 524289) + bytes(64))
@@ -363,3 +395,26 @@ def test_the_example_config_runs_a_broker_clients_authenticate_with(tmp_path):
         assert process.wait_for_line("Created topic example")
     finally:
         process.stop()
+
+
+@pytest.mark.parametrize("mechanism, user, password", [
+    ("PLAIN", "alice", "alice-secret"), ("SCRAM-SHA-256", "bob", "bob-secret")])
+def test_kafka_python_as_a_client_before_kafka_1_0_authenticates_with_bare_tokens(sasl_broker, mechanism, user,
+                                                                                    password):
+    """api_version=(0, 11): kafka-python takes the broker for a 0.11 one, whose SaslHandshake is
+    v0, and sends its tokens bare; its Produce v3, Fetch v5 and group APIs are all still served."""
+    settings = {"bootstrap_servers": sasl_broker.sasl, "security_protocol": "SASL_PLAINTEXT", "api_version": (0, 11),
+                "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password}
+    assert kafka_python_round_trip(settings, f"bare-{mechanism.lower()}") == values(50)
+    # a wrong password: closed unanswered (a bare exchange has no error to tell); PLAIN's is a
+    # failed authentication, SCRAM's a SaslException that Kafka's Selector takes as a disconnection
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaError
+    producer = KafkaProducer(**{**settings, "sasl_plain_password": "wrong", "max_block_ms": 2000})
+    try:
+        with pytest.raises(KafkaError):
+            producer.send(f"bare-{mechanism.lower()}", b"refused").get(timeout=DEADLINE_S)
+    finally:
+        producer.close(timeout=0)
+    if mechanism == "PLAIN":
+        assert sasl_broker.process.wait_for_line("Failed authentication with /127.0.0.1 (channelId=")

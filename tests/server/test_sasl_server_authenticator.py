@@ -13,6 +13,7 @@ from scramp import ScramClient
 from franz.protocol.errors import Errors
 from franz.server.oauth_bearer_unsecured_validator import OAuthBearerUnsecuredValidator
 from franz.server.sasl_server_authenticator import (
+    BareTokenFailure,
     SaslAuthenticationError,
     PlainSaslServer,
     SaslListenerConfig,
@@ -103,6 +104,38 @@ def test_the_listener_counts_each_connections_authentication_once():
     asyncio.run(refused.fail())  # a request after the failure fails it again: counted once
     assert (metrics.successful_authentications, metrics.successful_authentications_no_reauth,
             metrics.failed_authentications) == (3, 1, 1)
+
+
+def test_a_saslhandshake_v0_makes_the_next_frames_bare_tokens_until_the_exchange_completes():
+    metrics = SelectorMetrics("SASL_PLAINTEXT", 0)
+    authenticator = SaslServerAuthenticator(CONFIG, lambda user, kind: None, metrics)
+    assert asyncio.run(authenticator.handshake(0, "PLAIN"))["error_code"] == Errors.NONE
+    assert authenticator.reads_bare_tokens
+    assert asyncio.run(authenticator.authenticate_bare(b"\0alice\0alice-secret")) == b""  # Java's byte[0], sent
+    assert authenticator.complete and not authenticator.reads_bare_tokens and authenticator.principal_name == "alice"
+    # the client cannot re-authenticate: it never sent SaslAuthenticate v1+
+    assert (metrics.successful_authentications, metrics.successful_authentications_no_reauth) == (1, 1)
+    versioned = SaslServerAuthenticator(CONFIG, lambda user, kind: None)
+    asyncio.run(versioned.handshake(1, "PLAIN"))
+    assert not versioned.reads_bare_tokens
+
+
+def test_a_failed_bare_token_is_a_failed_authentication_only_for_a_saslauthenticationexception():
+    """Kafka's Selector counts and logs an AuthenticationException; a SaslException (SCRAM's
+    unknown user, say) is an IOException to it, closed at once and not counted."""
+    metrics = SelectorMetrics("SASL_PLAINTEXT", 0)
+    refused = SaslServerAuthenticator(CONFIG, lambda user, kind: None, metrics)
+    asyncio.run(refused.handshake(0, "PLAIN"))
+    with pytest.raises(BareTokenFailure, match="^Authentication failed: Invalid username or password$") as failure:
+        asyncio.run(refused.authenticate_bare(b"\0alice\0wrong"))
+    assert failure.value.failed_authentication and not failure.value.unexpected
+    assert refused.refusal(METADATA, "Metadata") is not None
+    unknown = SaslServerAuthenticator(CONFIG, lambda user, kind: None, metrics)
+    asyncio.run(unknown.handshake(0, "SCRAM-SHA-256"))
+    with pytest.raises(BareTokenFailure) as failure:
+        asyncio.run(unknown.authenticate_bare(b"n,,n=bob,r=abc"))
+    assert not failure.value.failed_authentication and not failure.value.unexpected
+    assert metrics.failed_authentications == 1
 
 
 # -- re-authentication (KIP-368) ------------------------------------------------------------------
