@@ -391,14 +391,16 @@ class ConsumerGroupCoordinator:
 
     def _update_subscription(self, group: ConsumerGroup, member: ConsumerGroupMember,
                              updated: ConsumerGroupMember, regex_resolved: bool = False) -> None:
-        """Put the updated member in; bump the group epoch when what the assignor sees changed.
+        """Put the updated member in; bump the group epoch when its subscription changed.
         A regex taken up bumps it only when the group has it resolved already (`regex_resolved`);
         one given up always does, as franz's reconciliation has no step that drops the regex's
         partitions from the member's assignment without a new target. A new member bumps it
         only through its subscription: one subscribing to nothing, or to a regex not resolved
         yet, leaves a new group at its initial epoch (4.3 dropped the bump of a group at epoch 0)."""
         regex_left = regex_of(member) is not None and regex_of(member) != regex_of(updated)
-        bump = _subscription(member) != _subscription(updated) or regex_left or regex_resolved
+        # hasMemberSubscriptionChanged: the topic names alone. A new server assignor is only
+        # written; it counts at the next target the group computes for another reason (4.3).
+        bump = member.subscribed_topic_names != updated.subscribed_topic_names or regex_left or regex_resolved
         group.update_member(updated)
         group.forget_unsubscribed_regexes()
         metadata_hash = group.metadata_hash_of(self._topics())
@@ -1046,9 +1048,6 @@ def _can_compute_next_target_assignment(assignment_timestamp_ms: int, interval_m
     return assignment_timestamp_ms == 0 or interval_ms == 0 or now_ms >= assignment_timestamp_ms + interval_ms
 
 
-def _subscription(member: ConsumerGroupMember) -> tuple:
-    """What the assignor sees of a member besides its regex (whose change _update_subscription weighs)."""
-    return member.subscribed_topic_names, member.server_assignor
 
 
 def _is_subset(owned: OwnedPartitions, assigned) -> bool:

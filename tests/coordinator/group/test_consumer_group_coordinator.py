@@ -79,6 +79,21 @@ def test_a_new_group_is_at_epoch_1_and_a_first_join_takes_it_to_2(tmp_path):
     assert run(tmp_path, after) == (1, 1, "Stable", Errors.NONE, 1)
 
 
+def test_a_member_changing_its_server_assignor_is_written_and_bumps_no_epoch(tmp_path):
+    """4.3's hasMemberSubscriptionChanged: the member's record is written anew, but only a change
+    of its subscribed topic names bumps the group epoch; the assignor it asks for counts at the
+    next target the group computes for another reason."""
+    async def scenario(server):
+        await _topic(server, "t", 4)
+        joined = await beat(server, "m1", 0, assignor="uniform")
+        changed = await beat(server, "m1", 2, topics=None, owned=None, assignor="range")
+        group = server.group_coordinator.consumer_groups.group("g")
+        member_records = [value for key, value in group_records(server, "g") if key.record_type == 5]
+        return (joined["member_epoch"], changed["member_epoch"], group.group_epoch, group.assignment_epoch,
+                group.members["m1"].server_assignor, b"range" in member_records[-1])
+    assert run(tmp_path, scenario) == (2, 2, 2, 2, "range", True)
+
+
 def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(tmp_path):
     async def scenario(server):
         topic = await _topic(server, "t", 4)
