@@ -14,7 +14,7 @@ A heartbeat does three things, as Kafka's does:
 Timers: a member is fenced (removed, group epoch bumped) when no heartbeat
 comes within group.consumer.session.timeout.ms, or when it has not revoked
 its partitions within its rebalance timeout. They run on the broker's event
-loop (loop.call_later), where every request of this coordinator runs, so
+loop (CoordinatorTimer), where every request of this coordinator runs, so
 group state needs no lock.
 
 Durability: every change is written to the group's partition of
@@ -78,6 +78,7 @@ from franz.coordinator.group.consumer_group import (
     regex_of,
 )
 from franz.coordinator.group.consumer_protocol import ConsumerProtocolError
+from franz.coordinator.group.coordinator_timer import CoordinatorTimer
 from franz.coordinator.group.current_assignment_builder import OwnedPartitions, reconcile
 from franz.coordinator.group.group_coordinator import UNKNOWN_MEMBER_ID, join_error, sync_answer
 from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
@@ -162,7 +163,8 @@ class ConsumerGroupCoordinator:
         self._topics = topics
         self._claim_group_id = claim_group_id
         self._hand_back_group_id = hand_back_group_id
-        self._timers: dict[tuple[str, str, str], asyncio.TimerHandle] = {}
+        # keyed (group id, member id, kind): a member's session, rebalance, and a classic member's join and sync
+        self._timers = CoordinatorTimer()
         self._clock_ms = clock_ms
         self._regex_refreshes: dict[str, asyncio.Task] = {}  # group id -> its resolution under way
         # The ids of the topics last seen, and the version of the topics view: raised when a
@@ -174,9 +176,7 @@ class ConsumerGroupCoordinator:
         return self.groups.get(group_id)
 
     async def shutdown(self) -> None:
-        for handle in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
+        self._timers.cancel_all()
         for task in self._regex_refreshes.values():
             task.cancel()
         if self._background:  # writes of timer changes: let them land
@@ -935,18 +935,10 @@ class ConsumerGroupCoordinator:
     # -- timers --------------------------------------------------------------------------
 
     def _schedule(self, group_id: str, member_id: str, kind: str, delay_ms: int, action: Callable[[], None]) -> None:
-        self._cancel(group_id, member_id, kind)
-        key = (group_id, member_id, kind)
-
-        def fire() -> None:
-            self._timers.pop(key, None)
-            action()
-        self._timers[key] = asyncio.get_running_loop().call_later(delay_ms / 1000, fire)
+        self._timers.schedule((group_id, member_id, kind), delay_ms, action)
 
     def _cancel(self, group_id: str, member_id: str, kind: str) -> None:
-        handle = self._timers.pop((group_id, member_id, kind), None)
-        if handle is not None:
-            handle.cancel()
+        self._timers.cancel((group_id, member_id, kind))
 
     def _cancel_all(self, group_id: str, member_id: str) -> None:
         for kind in ("session", "rebalance", "join", "sync"):
@@ -978,12 +970,11 @@ class ConsumerGroupCoordinator:
 
     def _schedule_join_timeout_if_absent(self, group_id: str, member_id: str, timeout_ms: int) -> None:
         """A classic member told to rejoin must within its rebalance timeout."""
-        if (group_id, member_id, "join") not in self._timers:
-            self._schedule(group_id, member_id, "join", max(timeout_ms, 0), lambda: self._fence_on_timer(
-                group_id, member_id, "the classic member failed to join within the rebalance timeout"))
+        self._timers.schedule_if_absent((group_id, member_id, "join"), timeout_ms, lambda: self._fence_on_timer(
+            group_id, member_id, "the classic member failed to join within the rebalance timeout"))
 
     def _schedule_sync_timeout(self, group_id: str, member_id: str, timeout_ms: int) -> None:
-        self._schedule(group_id, member_id, "sync", max(timeout_ms, 0), lambda: self._fence_on_timer(
+        self._schedule(group_id, member_id, "sync", timeout_ms, lambda: self._fence_on_timer(
             group_id, member_id, "the member failed to sync within timeout"))
 
     def _session_timeout_ms(self, group_id: str) -> int:
@@ -1009,7 +1000,7 @@ class ConsumerGroupCoordinator:
                 logger.info("[GroupId %s] Member %s fenced from the group because it failed to transition from "
                             "epoch %d within %dms.", group_id, member_id, epoch, timeout_ms)
                 self._fence_in_background(group, {member_id})
-        self._schedule(group_id, member_id, "rebalance", max(timeout_ms, 0), expire)
+        self._schedule(group_id, member_id, "rebalance", timeout_ms, expire)
 
     # -- ConsumerGroupDescribe ------------------------------------------------------------
 

@@ -31,6 +31,11 @@ class CoordinatorTimer:
     def is_scheduled(self, key: Hashable) -> bool:
         return key in self._handles
 
+    def deadline(self, key: Hashable) -> float | None:
+        """The event loop time the key's timer fires at (MockCoordinatorTimer's deadline), if any."""
+        handle = self._handles.get(key)
+        return None if handle is None else handle.when()
+
     def cancel(self, key: Hashable) -> None:
         handle = self._handles.pop(key, None)
         if handle is not None:

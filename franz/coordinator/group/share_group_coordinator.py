@@ -37,6 +37,7 @@ from typing import Final
 
 from franz.coordinator.group import group_config, share_group_records, simple_assignor
 from franz.coordinator.group import group_coordinator_record_serde as serde
+from franz.coordinator.group.coordinator_timer import CoordinatorTimer
 from franz.coordinator.group.group_coordinator_metrics import GroupCoordinatorMetrics
 from franz.coordinator.group.group_coordinator_record_serde import ConsumerGroupRecordKey
 from franz.coordinator.group.group_metadata import GroupError
@@ -96,12 +97,10 @@ class ShareGroupCoordinator:
         self._group_configs = group_configs
         self._clock_ms = clock_ms
         self.groups: dict[str, ShareGroup] = {}
-        self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        self._timers = CoordinatorTimer()  # keyed (group id, member id): the member's session
 
     async def shutdown(self) -> None:
-        for handle in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
+        self._timers.cancel_all()
         await self._writer.drain()
 
     def _group_value(self, group_id: str, name: str) -> int:
@@ -359,23 +358,19 @@ class ShareGroupCoordinator:
         group.metadata_hash = metadata_hash(group.subscribed_topic_names(), self._topics())
 
     def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
-        self._cancel(group_id, member_id)
         timeout_ms = self._group_value(group_id, group_config.SHARE_SESSION_TIMEOUT_MS)
 
         def expire() -> None:
-            self._timers.pop((group_id, member_id), None)
             group = self.groups.get(group_id)
             if group is not None and member_id in group.members:
                 logger.info("[GroupId %s] Member %s fenced from the share group because the member session "
                             "expired.", group_id, member_id)
                 self._fence(group, member_id)
                 self._writer.persist_in_background(group)
-        self._timers[(group_id, member_id)] = asyncio.get_running_loop().call_later(timeout_ms / 1000, expire)
+        self._timers.schedule((group_id, member_id), timeout_ms, expire)
 
     def _cancel(self, group_id: str, member_id: str) -> None:
-        handle = self._timers.pop((group_id, member_id), None)
-        if handle is not None:
-            handle.cancel()
+        self._timers.cancel((group_id, member_id))
 
     def forget_deleted_topics(self) -> None:
         """Topics deleted since: gone from every group's share-partition bookkeeping (record 15),

@@ -55,3 +55,14 @@ def test_cancelled_timers_never_fire():
         await asyncio.sleep(0.02)
         return fired
     assert _run(scenario) == ["d"]
+
+
+def test_a_deadline_is_the_loop_time_the_timer_fires_at_and_none_once_gone():
+    async def scenario():
+        timer, loop = CoordinatorTimer(), asyncio.get_running_loop()
+        before = loop.time()
+        timer.schedule("k", 60_000, lambda: None)
+        deadline = timer.deadline("k")
+        timer.cancel("k")
+        return before + 60 <= deadline <= loop.time() + 60, timer.deadline("k")
+    assert _run(scenario) == (True, None)

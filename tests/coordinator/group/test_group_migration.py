@@ -468,7 +468,7 @@ def test_after_a_restart_classic_members_get_the_groups_session_until_they_heart
         loop = asyncio.get_running_loop()
 
         def remaining_s() -> float:
-            return coordinator._timers[("g", leader, "session")].when() - loop.time()
+            return coordinator._timers.deadline(("g", leader, "session")) - loop.time()
         loaded = remaining_s()
         await classic_heartbeat(server, leader, generation)
         return loaded, remaining_s()
