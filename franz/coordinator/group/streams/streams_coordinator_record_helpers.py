@@ -232,7 +232,7 @@ def convert_to_streams_group_topology_record(topology: Any) -> dict[str, Any]:
 
 def _topic_info(topic: Any) -> dict[str, Any]:
     return {"name": topic.name, "partitions": topic.partitions, "replication_factor": topic.replication_factor,
-            "topic_configs": [{"key": key, "value": value} for key, value in topic.topic_configs.items()]}
+            "topic_configs": [{"key": key, "value": value} for key, value in topic.topic_configs]}
 
 
 def streams_topology_from_record(value: Mapping[str, Any]) -> Any:

@@ -22,13 +22,21 @@ class TopicInfo:
     """An internal topic of a subtopology (StreamsGroupTopologyValue.TopicInfo).
 
     partitions 0 leaves the count to the coordinator (always so for changelog topics);
-    replication_factor 0 leaves it to the broker's default.
+    replication_factor 0 leaves it to the broker's default. topic_configs are the (key, value)
+    pairs in the order the client listed them, as Kafka keeps its list (a mapping is taken as its
+    items): a key listed twice is kept twice, and fails the topic's configuration
+    (ConfiguredInternalTopic's map).
     """
 
     name: str
     partitions: int = 0
     replication_factor: int = 0
-    topic_configs: dict[str, str] = dataclasses.field(default_factory=dict)
+    topic_configs: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        configs = self.topic_configs
+        pairs = configs.items() if isinstance(configs, Mapping) else configs
+        object.__setattr__(self, "topic_configs", tuple((key, value) for key, value in pairs))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +147,7 @@ def _topic_infos(topics: Iterable[Mapping[str, Any]]) -> tuple[TopicInfo, ...]:
             name=topic["name"],
             partitions=topic["partitions"],
             replication_factor=topic["replication_factor"],
-            topic_configs={config["key"]: config["value"] for config in topic["topic_configs"] or ()},
+            topic_configs=tuple((config["key"], config["value"]) for config in topic["topic_configs"] or ()),
         )
         for topic in topics
     )
@@ -157,5 +165,5 @@ def _described_subtopology(subtopology_id: str, subtopology: Subtopology) -> dic
 
 def _described_topic_infos(topics: Iterable[TopicInfo]) -> list[dict[str, Any]]:
     return [{"name": topic.name, "partitions": topic.partitions, "replication_factor": topic.replication_factor,
-             "topic_configs": [{"key": key, "value": value} for key, value in topic.topic_configs.items()]}
+             "topic_configs": [{"key": key, "value": value} for key, value in topic.topic_configs]}
             for topic in sorted(topics, key=lambda topic: topic.name)]

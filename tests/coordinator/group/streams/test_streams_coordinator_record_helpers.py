@@ -192,7 +192,7 @@ def test_current_assignment_record_with_empty_assignment():
 
 def _topic(name, partitions, replication_factor, configs):
     return SimpleNamespace(name=name, partitions=partitions, replication_factor=replication_factor,
-                           topic_configs=configs)
+                           topic_configs=tuple(configs.items()))
 
 
 def _subtopology(subtopology_id, source_topics=(), source_topic_regex=(), state_changelog_topics=(),

@@ -193,23 +193,26 @@ def test_the_request_checks_of_the_coordinator_and_of_kafka_apis(tmp_path):
 
 def test_what_kafka_does_not_expect_of_a_topology_is_an_unknown_server_error_that_leaves_no_group(tmp_path):
     """Kafka's StreamsTopology refuses a negative epoch, Collectors.toMap two subtopologies of one
-    id, ConfiguredInternalTopic a repartition topic of fewer than 1 partition: each an exception
-    that handleOperationException answers UNKNOWN_SERVER_ERROR without a message, the group the
-    heartbeat made reverted with it."""
+    id or a topic config key listed twice, ConfiguredInternalTopic a repartition topic of fewer
+    than 1 partition: each an exception that handleOperationException answers UNKNOWN_SERVER_ERROR
+    without a message, the group the heartbeat made reverted with it."""
     async def scenario(server):
         await _topic(server, "in", 1)
         twice = topology()
         twice["subtopologies"].append(dict(twice["subtopologies"][0]))
         negative = topology(repartition=True)
         negative["subtopologies"][1]["repartition_source_topics"] = [_topic_info(REPARTITION, partitions=-1)]
+        repeated_key = topology()
+        repeated_key["subtopologies"][0]["state_changelog_topics"][0]["topic_configs"] = [
+            {"key": "retention.ms", "value": "1"}, {"key": "retention.ms", "value": "2"}]
         answers = []
-        for odd in (topology(epoch=-1), twice, negative):
+        for odd in (topology(epoch=-1), twice, negative, repeated_key):
             answer = await beat(server, "m1", 0, topology=odd)
             answers.append((answer["error_code"], answer["error_message"]))
         described = await server.group_coordinator.handle_streams_group_describe(
             _Request(), {"group_ids": [APP], "include_authorized_operations": False})
         return answers, described["groups"][0]["error_code"]
-    assert run(tmp_path, scenario, **OVERRIDES) == ([(Errors.UNKNOWN_SERVER_ERROR, None)] * 3,
+    assert run(tmp_path, scenario, **OVERRIDES) == ([(Errors.UNKNOWN_SERVER_ERROR, None)] * 4,
                                                     Errors.GROUP_ID_NOT_FOUND)
 
 

@@ -183,8 +183,19 @@ def _configured_internal_topic(topic: TopicInfo, decided: dict[str, int]) -> Con
         name=topic.name,
         number_of_partitions=topic.partitions if topic.partitions != 0 else decided[topic.name],
         replication_factor=topic.replication_factor if topic.replication_factor != 0 else None,
-        topic_configs=topic.topic_configs,
+        topic_configs=_config_map(topic.topic_configs),
     )
+
+
+def _config_map(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Collectors.toMap of the persisted list: a key listed twice is an IllegalStateException,
+    which no caller catches (the heartbeat fails as on any unexpected error)."""
+    configs: dict[str, str] = {}
+    for key, value in pairs:
+        if key in configs:
+            raise RuntimeError(f"Duplicate key {key} (attempted merging values {configs[key]} and {value})")
+        configs[key] = value
+    return configs
 
 
 def _copartition_groups(subtopology: Subtopology) -> list[set[str]]:
