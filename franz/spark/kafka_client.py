@@ -10,7 +10,8 @@ offset and drop the records of aborted transactions, as Kafka's consumer does
 its records are skipped until that producer's ABORT marker).
 
 It speaks to the bootstrap broker only: franz runs one node, and the broker
-answers for every partition it leads.
+answers for every partition it leads. A secured listener's connection is
+TLS-wrapped and authenticated first (client_security).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, Final
 from franz.protocol.codec import decode_response, encode_request
 from franz.protocol.errors import Errors, error_name
 from franz.records import ControlRecordType, MemoryRecords, Record
+from franz.spark.client_security import AuthenticationError, ClientSecurity
 
 METADATA, LIST_OFFSETS, FETCH = 3, 2, 1
 METADATA_VERSION, LIST_OFFSETS_VERSION, FETCH_VERSION = 12, 7, 12
@@ -38,9 +40,11 @@ class KafkaSourceError(RuntimeError):
 
 
 class KafkaClient:
-    def __init__(self, bootstrap_servers: str, client_id: str = "franz-spark") -> None:
+    def __init__(self, bootstrap_servers: str, client_id: str = "franz-spark",
+                 security: ClientSecurity = ClientSecurity()) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.client_id = client_id
+        self.security = security
         self._sock: socket.socket | None = None
         self._correlation_id = 0
 
@@ -62,10 +66,18 @@ class KafkaClient:
         for server in self.bootstrap_servers.split(","):
             host, _, port = server.strip().rpartition(":")
             try:
-                self._sock = socket.create_connection((host or "localhost", int(port)), timeout=TIMEOUT_S)
-                return self._sock
+                sock = socket.create_connection((host or "localhost", int(port)), timeout=TIMEOUT_S)
             except (OSError, ValueError) as exc:
                 errors.append(f"{server}: {exc}")
+                continue
+            try:
+                self._sock = self.security.secure(sock, host or "localhost")
+                self.security.authenticate(self.request)
+            except AuthenticationError as exc:
+                self.close()
+                raise KafkaSourceError(f"Authentication with {server.strip()} "
+                                       f"({self.security.protocol}) failed: {exc}") from None
+            return self._sock
         raise KafkaSourceError(f"Cannot reach any of kafka.bootstrap.servers={self.bootstrap_servers!r}: "
                                + "; ".join(errors))
 

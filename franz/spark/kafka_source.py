@@ -17,6 +17,8 @@ built on Spark 4's Python Data Source API instead of a JVM jar:
   (DataSourceArrowWriter: no Spark Row object per record) and sent by an
   idempotent librdkafka producer per task; the job commit logs the records
   written per partition.
+- both connect to SASL and TLS listeners with Spark's `kafka.security.protocol`,
+  `kafka.sasl.*` and `kafka.ssl.*` options (client_security).
 - failOnDataLoss: a starting offset below a partition's log start (retention
   or DeleteRecords removed it) fails the query with the partition named, or,
   with failOnDataLoss=false, logs a warning and starts at the log start.
@@ -51,9 +53,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from franz.spark.client_security import ClientSecurity
 from franz.spark.columnar import HEADERS_ARROW_TYPE, Segment, decode
 from franz.spark.kafka_client import EARLIEST, LATEST, KafkaClient, KafkaSourceError
-from franz.spark.options import OptionError, SourceOptions, _Options
+from franz.spark.options import OptionError, SourceOptions, _Options, parse_security
 
 logger = logging.getLogger(__name__)
 
@@ -162,16 +165,16 @@ def split_ranges(ranges: list[KafkaInputPartition], min_partitions: int | None) 
 
 # -- task side: rows as Arrow --------------------------------------------------------
 
-def read_partition(bootstrap: str, partition: KafkaInputPartition, include_headers: bool,
-                   isolation: int) -> Iterator[Any]:
+def read_partition(options: SourceOptions, partition: KafkaInputPartition) -> Iterator[Any]:
     """Arrow record batches of the partition's range: the data batches fetched are decoded a
     group at a time, a group being at least ROWS_PER_BATCH records (or what is left)."""
+    include_headers = options.include_headers
     schema = _arrow_schema(include_headers)
     segments: list[Segment] = []
     rows = 0
-    with KafkaClient(bootstrap) as client:
+    with _client(options) as client:
         for batch in client.read_batches(partition.topic, partition.partition, partition.start, partition.end,
-                                         isolation):
+                                         options.isolation_level):
             header = batch.header()
             timestamp_type = int(batch.timestamp_type)
             data, _ = batch.records_data()
@@ -187,6 +190,10 @@ def read_partition(bootstrap: str, partition: KafkaInputPartition, include_heade
         found = _batch(schema, decode(segments, partition.start, partition.end, include_headers), partition)
         if found.num_rows:
             yield found
+
+
+def _client(options: SourceOptions) -> KafkaClient:
+    return KafkaClient(options.bootstrap_servers, security=options.security)
 
 
 def _arrow_schema(include_headers: bool):
@@ -210,7 +217,7 @@ def _batch(schema, columns: dict[str, Any], partition: KafkaInputPartition):
 class FranzBatchReader(DataSourceReader):
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
-        with KafkaClient(options.bootstrap_servers) as client:
+        with _client(options) as client:
             partitions = topic_partitions(client, options)
             starts = check_data_loss(client, starting_offsets(client, partitions, options, EARLIEST), options)
             ends = _resolve(client, partitions, options.ending, LATEST, options.isolation_level)
@@ -223,8 +230,7 @@ class FranzBatchReader(DataSourceReader):
     def read(self, partition: KafkaInputPartition) -> Iterator[Any]:
         if partition.end <= partition.start:
             return iter(())
-        return read_partition(self.options.bootstrap_servers, partition, self.options.include_headers,
-                              self.options.isolation_level)
+        return read_partition(self.options, partition)
 
 
 # -- streaming -----------------------------------------------------------------------
@@ -245,7 +251,7 @@ class FranzStreamReader(DataSourceStreamReader):
         self.options = options
 
     def initialOffset(self) -> dict:
-        with KafkaClient(self.options.bootstrap_servers) as client:
+        with _client(self.options) as client:
             partitions = topic_partitions(client, self.options)
             starts = starting_offsets(client, partitions, self.options, LATEST)
             return _to_json(check_data_loss(client, starts, self.options))
@@ -259,7 +265,7 @@ class FranzStreamReader(DataSourceStreamReader):
         """The end of the next micro-batch: every partition's end, or, under a row limit
         (maxOffsetsPerTrigger), the limit spread over partitions by their backlog."""
         cap = getattr(limit, "max_rows", None)
-        with KafkaClient(self.options.bootstrap_servers) as client:
+        with _client(self.options) as client:
             partitions = topic_partitions(client, self.options)
             latest = client.list_offsets(partitions, LATEST, self.options.isolation_level)
             if start is None or cap is None:
@@ -278,16 +284,15 @@ class FranzStreamReader(DataSourceStreamReader):
         begin, finish = _from_json(start), _from_json(end)
         new = [tp for tp in finish if tp not in begin]
         if new:
-            with KafkaClient(self.options.bootstrap_servers) as client:
+            with _client(self.options) as client:
                 begin.update(client.list_offsets(new, EARLIEST))  # new partitions: from their start
-        with KafkaClient(self.options.bootstrap_servers) as client:
+        with _client(self.options) as client:
             begin = check_data_loss(client, {tp: begin[tp] for tp in finish}, self.options)
         ranges = [KafkaInputPartition(t, p, begin[(t, p)], o) for (t, p), o in sorted(finish.items())]
         return split_ranges(ranges, self.options.min_partitions)
 
     def read(self, partition: KafkaInputPartition) -> Iterator[Any]:
-        return read_partition(self.options.bootstrap_servers, partition, self.options.include_headers,
-                              self.options.isolation_level)
+        return read_partition(self.options, partition)
 
     def commit(self, end: dict) -> None:
         pass  # Spark checkpoints the offsets; the broker keeps no state for this reader
@@ -300,7 +305,8 @@ class WriteCounts(WriterCommitMessage):
     counts: dict[str, int]
 
 
-def _check_write_schema(schema: StructType, options: dict) -> None:
+def _check_write_schema(schema: StructType, options: dict) -> ClientSecurity:
+    """The sink's checks before a job starts; its security settings (read on the driver)."""
     options = _Options(options)
     names = set(schema.fieldNames())
     if "value" not in names:
@@ -310,6 +316,7 @@ def _check_write_schema(schema: StructType, options: dict) -> None:
         raise OptionError("The franz sink needs a 'topic' column or the 'topic' option")
     if not options.get("kafka.bootstrap.servers"):
         raise OptionError("Option 'kafka.bootstrap.servers' must be specified for the franz sink")
+    return parse_security(options)
 
 
 def _encode(value: Any) -> bytes | None:
@@ -330,7 +337,7 @@ def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None]:
     return column.to_pylist()
 
 
-def write_batches(options: dict, batches: Iterator[pa.RecordBatch]) -> WriteCounts:
+def write_batches(options: dict, security: ClientSecurity, batches: Iterator[pa.RecordBatch]) -> WriteCounts:
     """Produce every row of the Arrow batches (columns key, value, topic, partition, headers)
     with an idempotent librdkafka producer; the acknowledged counts per topic-partition."""
     options = _Options(options)
@@ -339,7 +346,8 @@ def write_batches(options: dict, batches: Iterator[pa.RecordBatch]) -> WriteCoun
     # it, murmur2(key) mod partitions; librdkafka's default (CRC32) would put it elsewhere.
     producer = Producer({"bootstrap.servers": options["kafka.bootstrap.servers"], "enable.idempotence": True,
                          "linger.ms": 5, "partitioner": "murmur2_random",
-                         "compression.type": options.get("kafka.compression.type", "none")})
+                         "compression.type": options.get("kafka.compression.type", "none"),
+                         **security.producer_config()})
     default_topic = options.get("topic")
     counts: dict[str, int] = {}
     failures: list[str] = []
@@ -393,23 +401,25 @@ def _log_counts(messages: list[WriteCounts]) -> dict[str, int]:
 
 
 class FranzBatchWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict) -> None:
+    def __init__(self, options: dict, security: ClientSecurity) -> None:
         self.options = options
+        self.security = security
         self.counts: dict[str, int] = {}
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
-        return write_batches(self.options, iterator)
+        return write_batches(self.options, self.security, iterator)
 
     def commit(self, messages: list[WriteCounts]) -> None:
         self.counts = _log_counts(messages)
 
 
 class FranzStreamWriter(DataSourceStreamArrowWriter):
-    def __init__(self, options: dict) -> None:
+    def __init__(self, options: dict, security: ClientSecurity) -> None:
         self.options = options
+        self.security = security
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
-        return write_batches(self.options, iterator)
+        return write_batches(self.options, self.security, iterator)
 
     def commit(self, messages: list[WriteCounts], batchId: int) -> None:
         _log_counts(messages)
@@ -438,9 +448,7 @@ class FranzDataSource(DataSource):
         return FranzStreamReader(SourceOptions.parse(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
-        _check_write_schema(schema, dict(self.options))
-        return FranzBatchWriter(dict(self.options))
+        return FranzBatchWriter(dict(self.options), _check_write_schema(schema, dict(self.options)))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamArrowWriter:
-        _check_write_schema(schema, dict(self.options))
-        return FranzStreamWriter(dict(self.options))
+        return FranzStreamWriter(dict(self.options), _check_write_schema(schema, dict(self.options)))

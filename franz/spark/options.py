@@ -7,7 +7,9 @@ one of `subscribe`, `subscribePattern`, `assign` (JSON {"topic":[0,1]});
 {"topic":{"0":23,"1":-2}} with -2 earliest and -1 latest); `startingTimestamp`
 and `startingOffsetsByTimestamp` (JSON {"topic":{"0":ms}}), which win over
 startingOffsets as in Spark; `minPartitions`; `maxOffsetsPerTrigger`;
-`failOnDataLoss`; `includeHeaders`; `kafka.isolation.level`.
+`failOnDataLoss`; `includeHeaders`; `kafka.isolation.level`; and the security
+options `kafka.security.protocol`, `kafka.sasl.*` and `kafka.ssl.*`
+(client_security), for the sink too.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from franz.cli.command_config import CommandConfigError, librdkafka_config
+from franz.spark.client_security import MECHANISMS, PROTOCOLS, ClientSecurity
 
 EARLIEST, LATEST = -2, -1
 
@@ -109,6 +114,7 @@ class SourceOptions:
     fail_on_data_loss: bool
     include_headers: bool
     isolation_level: int
+    security: ClientSecurity
 
     @classmethod
     def parse(cls, options: Mapping[str, str], streaming: bool) -> SourceOptions:
@@ -161,4 +167,41 @@ class SourceOptions:
         return cls(bootstrap, subscribe, pattern, assign, starting, ending, starting_timestamp, by_timestamp,
                    _positive_int(options, "minPartitions"), _positive_int(options, "maxOffsetsPerTrigger"),
                    _bool(options, "failOnDataLoss", True), _bool(options, "includeHeaders", False),
-                   1 if isolation == "read_committed" else 0)
+                   1 if isolation == "read_committed" else 0, parse_security(options))
+
+
+def parse_security(options: Mapping[str, str]) -> ClientSecurity:
+    """The Java client's security settings among the options (client_security's module doc)."""
+    properties = {}
+    for key, value in _Options(options).items():
+        name = key[len("kafka."):] if key.startswith("kafka.") else None
+        if name is not None and (name == "security.protocol" or name.startswith(("sasl.", "ssl."))):
+            properties[name] = value
+    protocol = properties.get("security.protocol", "PLAINTEXT").upper()
+    if protocol not in PROTOCOLS:
+        raise OptionError(f"Option 'kafka.security.protocol' must be one of {', '.join(PROTOCOLS)}, "
+                          f"got {properties['security.protocol']!r}")
+    try:
+        config = librdkafka_config(properties, "consumer")
+    except CommandConfigError as exc:  # the JAAS entry or the TLS stores
+        if '"sasl.jaas.config"' in str(exc):
+            raise OptionError("Option 'kafka.sasl.jaas.config' must be a PlainLoginModule or ScramLoginModule entry "
+                              f"with username and password ({exc})") from None
+        raise OptionError(f"Options 'kafka.ssl.*': {exc}") from None
+    mechanism = None
+    if protocol.startswith("SASL_"):
+        mechanism = properties.get("sasl.mechanism", "GSSAPI").upper()
+        if mechanism not in MECHANISMS:
+            default = "" if "sasl.mechanism" in properties else " (the Java client's default)"
+            raise OptionError(f"Option 'kafka.sasl.mechanism' must be one of {', '.join(MECHANISMS)} for the franz "
+                              f"data source, got {mechanism!r}{default}")
+        if "sasl.username" not in config:
+            raise OptionError(f"Option 'kafka.sasl.jaas.config' must give the username and password of the "
+                              f"{mechanism} login module")
+    algorithm = properties.get("ssl.endpoint.identification.algorithm", "https")
+    if algorithm not in ("https", ""):
+        raise OptionError(f"Option 'kafka.ssl.endpoint.identification.algorithm' must be https or empty, "
+                          f"got {algorithm!r}")
+    return ClientSecurity(protocol, mechanism, config.get("sasl.username"), config.get("sasl.password"),
+                          config.get("ssl.ca.pem"), config.get("ssl.certificate.pem"), config.get("ssl.key.pem"),
+                          algorithm == "https")

@@ -12,7 +12,6 @@ pyspark = pytest.importorskip("pyspark")
 from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-import franz.spark  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -27,13 +26,6 @@ def broker(tmp_path_factory) -> BrokerProcess:
     process.start()
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = franz.spark.session()
-    yield session
-    session.stop()
 
 
 def _create(broker: BrokerProcess, topic: str, partitions: int) -> None:
