@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import math
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -119,14 +120,55 @@ def _resolve(client: KafkaClient, partitions: list[tuple[str, int]], spec: str |
 
 def starting_offsets(client: KafkaClient, partitions: list[tuple[str, int]], options: SourceOptions,
                      default: int) -> dict[tuple[str, int], int]:
-    if options.starting_by_timestamp is not None or options.starting_timestamp is not None:
-        stamps = {tp: options.starting_by_timestamp.get(tp, LATEST) if options.starting_by_timestamp is not None
-                  else options.starting_timestamp for tp in partitions}
-        found = client.list_offsets(partitions, stamps, options.isolation_level)
-        latest = client.list_offsets(partitions, LATEST, options.isolation_level)
-        # No record that late: start at the end (Spark's startingOffsetsByTimestampStrategy=latest).
-        return {tp: offset if offset >= 0 else latest[tp] for tp, offset in found.items()}
-    return _resolve(client, partitions, options.starting, default, options.isolation_level)
+    """startingTimestamp, startingOffsetsByTimestamp or startingOffsets, in that order (Spark's
+    getKafkaOffsetRangeLimit). No record at or after a partition's timestamp: an error, or with
+    startingOffsetsByTimestampStrategy=latest the partition's end."""
+    stamps = _timestamps(partitions, options.starting_timestamp, options.starting_by_timestamp)
+    if stamps is None:
+        return _resolve(client, partitions, options.starting, default, options.isolation_level)
+    return _offsets_at(client, stamps, options.isolation_level, fail_unmatched=options.no_match_strategy == "error")
+
+
+def ending_offsets(client: KafkaClient, partitions: list[tuple[str, int]],
+                   options: SourceOptions) -> dict[tuple[str, int], int]:
+    """endingTimestamp, endingOffsetsByTimestamp or endingOffsets: a timestamp no record
+    reaches ends the partition at its end, as Spark's readTimestampOffsets does."""
+    stamps = _timestamps(partitions, options.ending_timestamp, options.ending_by_timestamp)
+    if stamps is None:
+        return _resolve(client, partitions, options.ending, LATEST, options.isolation_level)
+    return _offsets_at(client, stamps, options.isolation_level, fail_unmatched=False)
+
+
+def _offsets_at(client: KafkaClient, stamps: dict[tuple[str, int], int], isolation: int,
+                fail_unmatched: bool) -> dict[tuple[str, int], int]:
+    """Each partition's first offset at or after its timestamp; where no record is that late,
+    Spark's error (fail_unmatched) or the partition's end."""
+    found = client.list_offsets(list(stamps), stamps, isolation)
+    missing = [tp for tp, offset in found.items() if offset < 0]
+    if missing and fail_unmatched:
+        topic, partition = missing[0]
+        raise KafkaSourceError(f"No offset matched from request of topic-partition {topic}-{partition} and "
+                               f"timestamp {stamps[(topic, partition)]}.")
+    latest = client.list_offsets(missing, LATEST, isolation) if missing else {}
+    return {tp: latest.get(tp, offset) for tp, offset in found.items()}
+
+
+def _timestamps(partitions: list[tuple[str, int]], every: int | None,
+                by_partition: dict | None) -> dict[tuple[str, int], int] | None:
+    """The timestamp to look up for each partition, None when no timestamp option is set. By
+    partition, the option must name every partition read (Spark's fetchSpecificTimestampBasedOffsets)."""
+    if every is not None:
+        return {tp: every for tp in partitions}
+    if by_partition is None:
+        return None
+    if set(by_partition) != set(partitions):
+        raise KafkaSourceError("If starting/endingOffsetsByTimestamp contains specific offsets, you must specify "
+                               f"all topics. Specified: {_names(by_partition)} Assigned: {_names(partitions)}")
+    return dict(by_partition)
+
+
+def _names(partitions) -> str:
+    return "{" + ", ".join(f"{topic}-{partition}" for topic, partition in sorted(partitions)) + "}"
 
 
 def check_data_loss(client: KafkaClient, starts: dict[tuple[str, int], int],
@@ -148,19 +190,31 @@ def check_data_loss(client: KafkaClient, starts: dict[tuple[str, int], int],
 
 
 def split_ranges(ranges: list[KafkaInputPartition], min_partitions: int | None) -> list[KafkaInputPartition]:
-    """Split the largest ranges until there are at least min_partitions (Spark's KafkaOffsetRangeCalculator)."""
+    """Spark's KafkaOffsetRangeCalculator.getRanges: with fewer ranges than min_partitions, each
+    range is divided in proportion to its share of the records, ranges too small to divide kept
+    whole and left out of the proportions; empty ranges are dropped."""
     ranges = [r for r in ranges if r.end > r.start]
     if not min_partitions or len(ranges) >= min_partitions:
         return ranges
     total = sum(r.end - r.start for r in ranges)
+    whole = {(r.topic, r.partition) for r in ranges if _part_count(r.end - r.start, total, min_partitions) == 1}
+    divided_total = total - sum(r.end - r.start for r in ranges if (r.topic, r.partition) in whole)
+    divided_min = max(min_partitions - len(whole), 1)
     split = []
     for r in ranges:
-        size = r.end - r.start
-        parts = max(1, round(size * min_partitions / total))
-        step = -(-size // parts)
-        split.extend(KafkaInputPartition(r.topic, r.partition, s, min(s + step, r.end))
-                     for s in range(r.start, r.end, step))
-    return split
+        parts = 1 if (r.topic, r.partition) in whole else _part_count(r.end - r.start, divided_total, divided_min)
+        remaining, start = r.end - r.start, r.start
+        for part in range(parts):  # getDividedPartition: the later parts take the remainder
+            size = remaining // (parts - part)
+            remaining -= size
+            end = min(start + size, r.end)
+            split.append(KafkaInputPartition(r.topic, r.partition, start, end))
+            start = end
+    return [r for r in split if r.end > r.start]
+
+
+def _part_count(size: int, total: int, parts: int) -> int:
+    return max(math.floor(size / total * parts + 0.5), 1)  # Java's Math.round
 
 
 # -- task side: rows as Arrow --------------------------------------------------------
@@ -220,7 +274,7 @@ class FranzBatchReader(DataSourceReader):
         with _client(options) as client:
             partitions = topic_partitions(client, options)
             starts = check_data_loss(client, starting_offsets(client, partitions, options, EARLIEST), options)
-            ends = _resolve(client, partitions, options.ending, LATEST, options.isolation_level)
+            ends = ending_offsets(client, partitions, options)
         self.ranges = split_ranges([KafkaInputPartition(t, p, starts[(t, p)], ends[(t, p)])
                                     for t, p in partitions], options.min_partitions)
 

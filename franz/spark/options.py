@@ -6,7 +6,10 @@ one of `subscribe`, `subscribePattern`, `assign` (JSON {"topic":[0,1]});
 `startingOffsets` / `endingOffsets` ("earliest", "latest" or JSON
 {"topic":{"0":23,"1":-2}} with -2 earliest and -1 latest); `startingTimestamp`
 and `startingOffsetsByTimestamp` (JSON {"topic":{"0":ms}}), which win over
-startingOffsets as in Spark; `minPartitions`; `maxOffsetsPerTrigger`;
+startingOffsets as in Spark, with `startingOffsetsByTimestampStrategy` (error,
+the default, or latest) for a partition with no record that late;
+`endingTimestamp` and `endingOffsetsByTimestamp` likewise for a batch query's end
+(no record that late: the partition's end); `minPartitions`; `maxOffsetsPerTrigger`;
 `failOnDataLoss`; `includeHeaders`; `kafka.isolation.level`; and the security
 options `kafka.security.protocol`, `kafka.sasl.*` and `kafka.ssl.*`
 (client_security), for the sink too.
@@ -109,6 +112,9 @@ class SourceOptions:
     ending: str | dict
     starting_timestamp: int | None
     starting_by_timestamp: dict | None
+    ending_timestamp: int | None
+    ending_by_timestamp: dict | None
+    no_match_strategy: str  # startingOffsetsByTimestampStrategy: "error" or "latest"
     min_partitions: int | None
     max_offsets_per_trigger: int | None
     fail_on_data_loss: bool
@@ -150,24 +156,58 @@ class SourceOptions:
             raise OptionError("Option 'startingOffsets' may not use -1 (latest) for a partition in a batch query")
         if isinstance(ending, dict) and any(o == EARLIEST for o in ending.values()):
             raise OptionError("Option 'endingOffsets' may not use -2 (earliest) for a partition")
-        starting_timestamp = None
-        if options.get("startingTimestamp") is not None:
-            try:
-                starting_timestamp = int(options["startingTimestamp"])
-            except ValueError:
-                raise OptionError(f"Option 'startingTimestamp' must be milliseconds, got "
-                                  f"{options['startingTimestamp']!r}") from None
+        starting_timestamp = _timestamp(options, "startingTimestamp")
         by_timestamp = None
         if options.get("startingOffsetsByTimestamp") is not None:
             by_timestamp = parse_offsets_spec(options, "startingOffsetsByTimestamp", ())
+        ending_timestamp = _timestamp(options, "endingTimestamp")
+        ending_by_timestamp = None
+        if options.get("endingOffsetsByTimestamp") is not None:
+            ending_by_timestamp = parse_offsets_spec(options, "endingOffsetsByTimestamp", ())
+        for key in ("endingTimestamp", "endingOffsetsByTimestamp"):
+            if streaming and key in options:
+                raise OptionError(f"Option {key!r} is for batch queries only")
+        if isinstance(by_timestamp, dict) and isinstance(ending_by_timestamp, dict):
+            _check_timestamp_ranges(by_timestamp, ending_by_timestamp)
+        strategy = str(options.get("startingOffsetsByTimestampStrategy", "error")).strip().lower()
+        if strategy not in ("error", "latest"):
+            raise OptionError(f"Option 'startingOffsetsByTimestampStrategy' must be error or latest, got "
+                              f"{options['startingOffsetsByTimestampStrategy']!r}")
         isolation = options.get("kafka.isolation.level", "read_uncommitted")
         if isolation not in ("read_uncommitted", "read_committed"):
             raise OptionError(f"Option 'kafka.isolation.level' must be read_uncommitted or read_committed, "
                               f"got {isolation!r}")
         return cls(bootstrap, subscribe, pattern, assign, starting, ending, starting_timestamp, by_timestamp,
-                   _positive_int(options, "minPartitions"), _positive_int(options, "maxOffsetsPerTrigger"),
+                   ending_timestamp, ending_by_timestamp, strategy, _positive_int(options, "minPartitions"),
+                   _positive_int(options, "maxOffsetsPerTrigger"),
                    _bool(options, "failOnDataLoss", True), _bool(options, "includeHeaders", False),
                    1 if isolation == "read_committed" else 0, parse_security(options))
+
+
+def _timestamp(options: Mapping[str, str], key: str) -> int | None:
+    raw = options.get(key)
+    if raw is None:
+        return None
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        raise OptionError(f"Option {key!r} must be milliseconds, got {raw!r}") from None
+
+
+def _check_timestamp_ranges(starting: dict, ending: dict) -> None:
+    """KafkaSourceProvider.checkOffsetLimitValidity for timestamps by partition: the same
+    partitions at both ends, none starting after it ends."""
+    if set(starting) != set(ending):
+        raise OptionError("Options 'startingOffsetsByTimestamp' and 'endingOffsetsByTimestamp' must name the same "
+                          f"partitions, got {_names(starting)} and {_names(ending)}")
+    for (topic, partition), start in sorted(starting.items()):
+        if start > ending[(topic, partition)]:
+            raise OptionError(f"The starting timestamp {start} of {topic}-{partition} is after its ending timestamp "
+                              f"{ending[(topic, partition)]}")
+
+
+def _names(offsets: dict) -> list[str]:
+    return [f"{topic}-{partition}" for topic, partition in sorted(offsets)]
 
 
 def parse_security(options: Mapping[str, str]) -> ClientSecurity:

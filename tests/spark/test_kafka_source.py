@@ -276,3 +276,64 @@ def test_a_compacted_topic_reads_with_its_gaps_through_both_sources(spark, tmp_p
                                                                                for r in rows)
     finally:
         compacting.stop()
+
+
+def test_a_time_window_reads_the_records_stamped_in_it(spark, broker):
+    """startingTimestamp / endingTimestamp: from the first record at or after the start to the
+    first at or after the end, in every partition; by partition, the same with JSON."""
+    _create(broker, "stamped", 2)
+    _produce(broker, "stamped", 100, 2)  # record i at BASE_TIMESTAMP_MS + i, in partition i % 2
+    window = _reader(spark, broker, subscribe="stamped", startingTimestamp=str(BASE_TIMESTAMP_MS + 20),
+                     endingTimestamp=str(BASE_TIMESTAMP_MS + 60)).load().collect()
+    assert sorted(int(row.value[1:]) for row in window) == list(range(20, 60))
+    by_partition = _reader(spark, broker, subscribe="stamped",
+                           startingOffsetsByTimestamp=f'{{"stamped":{{"0":{BASE_TIMESTAMP_MS + 90},'
+                                                      f'"1":{BASE_TIMESTAMP_MS}}}}}',
+                           endingOffsetsByTimestamp=f'{{"stamped":{{"0":{BASE_TIMESTAMP_MS + 10**9},'
+                                                    f'"1":{BASE_TIMESTAMP_MS + 9}}}}}').load().collect()
+    # an end no record reaches is the partition's end
+    assert sorted(int(row.value[1:]) for row in by_partition) == [1, 3, 5, 7, 90, 92, 94, 96, 98]
+
+
+def test_a_starting_timestamp_no_record_reaches_fails_unless_the_strategy_is_latest(spark, broker):
+    _create(broker, "early", 1)
+    _produce(broker, "early", 10, 1)
+    late = str(BASE_TIMESTAMP_MS + 10**9)
+    with pytest.raises(Exception, match=f"No offset matched from request of topic-partition early-0 and "
+                                        f"timestamp {late}"):
+        _reader(spark, broker, subscribe="early", startingTimestamp=late).load().collect()
+    assert _reader(spark, broker, subscribe="early", startingTimestamp=late,
+                   startingOffsetsByTimestampStrategy="latest").load().collect() == []
+    _create(broker, "two-parts", 2)
+    with pytest.raises(Exception, match="you must specify all topics"):
+        _reader(spark, broker, subscribe="two-parts",
+                startingOffsetsByTimestamp=f'{{"two-parts":{{"0":{BASE_TIMESTAMP_MS}}}}}').load().collect()
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"startingOffsetsByTimestampStrategy": "earliest"}, "must be error or latest"),
+    ({"endingTimestamp": "soon"}, "'endingTimestamp' must be milliseconds"),
+    ({"startingOffsetsByTimestamp": '{"t":{"0":5}}', "endingOffsetsByTimestamp": '{"t":{"1":9}}'},
+     "must name the same partitions"),
+    ({"startingOffsetsByTimestamp": '{"t":{"0":9}}', "endingOffsetsByTimestamp": '{"t":{"0":5}}'},
+     "The starting timestamp 9 of t-0 is after its ending timestamp 5"),
+])
+def test_bad_timestamp_options_are_refused_naming_them(options, message):
+    from franz.spark.options import OptionError, SourceOptions
+    with pytest.raises(OptionError, match=message):
+        SourceOptions.parse({"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", **options}, streaming=False)
+    with pytest.raises(OptionError, match="'endingTimestamp' is for batch queries only"):
+        SourceOptions.parse({"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", "endingTimestamp": "5"},
+                            streaming=True)
+
+
+def test_min_partitions_divides_ranges_as_sparks_range_calculator_does():
+    """Ranges too small for a part of their own stay whole and out of the proportions; a divided
+    range's later parts take the remainder."""
+    from franz.spark.kafka_source import KafkaInputPartition, split_ranges
+    ranges = [KafkaInputPartition("t", 0, 1, 5), KafkaInputPartition("t", 1, 1, 21), KafkaInputPartition("t", 2, 7, 7)]
+    assert [(r.partition, r.start, r.end) for r in split_ranges(ranges, 3)] == [(0, 1, 5), (1, 1, 11), (1, 11, 21)]
+    ranges = [KafkaInputPartition("t", 0, 0, 10), KafkaInputPartition("t", 1, 0, 20)]
+    assert [(r.partition, r.start, r.end) for r in split_ranges(ranges, 5)] == [
+        (0, 0, 5), (0, 5, 10), (1, 0, 6), (1, 6, 13), (1, 13, 20)]
+    assert split_ranges(ranges, 2) == ranges
