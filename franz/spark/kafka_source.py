@@ -43,6 +43,7 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -300,9 +301,18 @@ def _from_json(offsets: dict) -> dict[tuple[str, int], int]:
     return {(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
 
 
-class FranzStreamReader(DataSourceStreamReader):
+class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
+        # Trigger.AvailableNow: the partitions' ends when the query started, where it stops
+        self.available_now_end: dict[tuple[str, int], int] | None = None
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """KafkaMicroBatchStream's allDataForTriggerAvailableNow: what is there now is read,
+        a micro-batch at a time within maxOffsetsPerTrigger; what comes later is not."""
+        with _client(self.options) as client:
+            partitions = topic_partitions(client, self.options)
+            self.available_now_end = client.list_offsets(partitions, LATEST, self.options.isolation_level)
 
     def initialOffset(self) -> dict:
         with _client(self.options) as client:
@@ -311,7 +321,6 @@ class FranzStreamReader(DataSourceStreamReader):
             return _to_json(check_data_loss(client, starts, self.options))
 
     def getDefaultReadLimit(self) -> Any:
-        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # noqa: PLC0415
         cap = self.options.max_offsets_per_trigger
         return ReadMaxRows(cap) if cap is not None else ReadAllAvailable()
 
@@ -320,8 +329,12 @@ class FranzStreamReader(DataSourceStreamReader):
         (maxOffsetsPerTrigger), the limit spread over partitions by their backlog."""
         cap = getattr(limit, "max_rows", None)
         with _client(self.options) as client:
-            partitions = topic_partitions(client, self.options)
-            latest = client.list_offsets(partitions, LATEST, self.options.isolation_level)
+            if self.available_now_end is not None:
+                latest = self.available_now_end
+                partitions = sorted(latest)
+            else:
+                partitions = topic_partitions(client, self.options)
+                latest = client.list_offsets(partitions, LATEST, self.options.isolation_level)
             if start is None or cap is None:
                 return _to_json(latest)
             begin = _from_json(start)
@@ -331,8 +344,7 @@ class FranzStreamReader(DataSourceStreamReader):
         total = sum(backlog.values())
         if total <= cap:
             return _to_json(latest)
-        # Spread the cap over partitions by backlog, as Spark's rateLimit does.
-        return _to_json({tp: begin[tp] + min(backlog[tp], int(cap * backlog[tp] / total)) for tp in partitions})
+        return _to_json({tp: begin[tp] + min(backlog[tp], _prorated(cap, backlog[tp], total)) for tp in partitions})
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         begin, finish = _from_json(start), _from_json(end)
@@ -350,6 +362,13 @@ class FranzStreamReader(DataSourceStreamReader):
 
     def commit(self, end: dict) -> None:
         pass  # Spark checkpoints the offsets; the broker keeps no state for this reader
+
+
+def _prorated(cap: int, backlog: int, total: int) -> int:
+    """KafkaMicroBatchStream.rateLimit: a partition's share of the cap by its backlog, rounded
+    down, but up when below one record, so that no partition with a backlog starves."""
+    share = cap * (backlog / total)
+    return math.ceil(share) if share < 1 else math.floor(share)
 
 
 # -- writing -------------------------------------------------------------------------

@@ -337,3 +337,25 @@ def test_min_partitions_divides_ranges_as_sparks_range_calculator_does():
     assert [(r.partition, r.start, r.end) for r in split_ranges(ranges, 5)] == [
         (0, 0, 5), (0, 5, 10), (1, 0, 6), (1, 6, 13), (1, 13, 20)]
     assert split_ranges(ranges, 2) == ranges
+
+
+def test_available_now_reads_what_was_there_in_micro_batches_of_max_offsets_per_trigger(spark, broker, tmp_path):
+    """Trigger.AvailableNow with maxOffsetsPerTrigger, as Spark's Kafka source runs it: every
+    record there at the start, at most the cap a micro-batch, then the query stops."""
+    _create(broker, "available", 2)
+    _produce(broker, "available", 50, 2)
+    query = spark.readStream.format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+        .option("subscribe", "available").option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "10") \
+        .load().writeStream.format("memory").queryName("available_rows") \
+        .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start()
+    assert query.awaitTermination(TIMEOUT_S * 2)
+    batches = [progress["numInputRows"] for progress in query.recentProgress if progress["numInputRows"]]
+    assert batches == [10] * 5
+    assert spark.sql("SELECT count(*) AS n FROM available_rows").collect()[0].n == 50
+
+
+def test_max_offsets_per_trigger_is_shared_by_backlog_and_starves_no_partition():
+    """KafkaMicroBatchStream.rateLimit: shares rounded down, but a share below one record is one."""
+    from franz.spark.kafka_source import _prorated
+    assert [_prorated(10, backlog, 1003) for backlog in (1000, 2, 1)] == [9, 1, 1]
+    assert [_prorated(10, backlog, 50) for backlog in (25, 25)] == [5, 5]
