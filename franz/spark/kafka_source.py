@@ -30,6 +30,7 @@ import dataclasses
 import itertools
 import logging
 import math
+import time
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -306,6 +307,7 @@ class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         # Trigger.AvailableNow: the partitions' ends when the query started, where it stops
         self.available_now_end: dict[tuple[str, int], int] | None = None
+        self.last_trigger_ms = 0  # when a micro-batch last went ahead (minOffsetsPerTrigger)
 
     def prepareForTriggerAvailableNow(self) -> None:
         """KafkaMicroBatchStream's allDataForTriggerAvailableNow: what is there now is read,
@@ -326,8 +328,19 @@ class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         """The end of the next micro-batch: every partition's end, or, under a row limit
-        (maxOffsetsPerTrigger), the limit spread over partitions by their backlog."""
+        (maxOffsetsPerTrigger), the limit spread over partitions by their backlog; with
+        minOffsetsPerTrigger, `start` again (no batch) while fewer records wait and
+        maxTriggerDelay has not passed since the last batch went ahead (KafkaMicroBatchStream's
+        delayBatch). Python sources get no composite limit, so the minimum is taken from the
+        options here, as Spark's Kafka source takes its ReadMinRows; never under AvailableNow."""
         cap = getattr(limit, "max_rows", None)
+        minimum = self.options.min_offsets_per_trigger
+        if minimum is not None and start is not None and self.available_now_end is None:
+            with _client(self.options) as client:
+                partitions = topic_partitions(client, self.options)
+                latest = client.list_offsets(partitions, LATEST, self.options.isolation_level)
+            if self._delay_batch(minimum, latest, _from_json(start)):
+                return start
         with _client(self.options) as client:
             if self.available_now_end is not None:
                 latest = self.available_now_end
@@ -345,6 +358,17 @@ class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if total <= cap:
             return _to_json(latest)
         return _to_json({tp: begin[tp] + min(backlog[tp], _prorated(cap, backlog[tp], total)) for tp in partitions})
+
+    def _delay_batch(self, minimum: int, latest: dict[tuple[str, int], int],
+                     current: dict[tuple[str, int], int]) -> bool:
+        now_ms = int(time.time() * 1000)
+        if now_ms - self.last_trigger_ms >= self.options.max_trigger_delay_ms:
+            self.last_trigger_ms = now_ms
+            return False
+        if sum(offset - current.get(tp, 0) for tp, offset in latest.items()) < minimum:
+            return True
+        self.last_trigger_ms = now_ms
+        return False
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         begin, finish = _from_json(start), _from_json(end)

@@ -10,6 +10,7 @@ startingOffsets as in Spark, with `startingOffsetsByTimestampStrategy` (error,
 the default, or latest) for a partition with no record that late;
 `endingTimestamp` and `endingOffsetsByTimestamp` likewise for a batch query's end
 (no record that late: the partition's end); `minPartitions`; `maxOffsetsPerTrigger`;
+`minOffsetsPerTrigger` with `maxTriggerDelay` (a duration as Spark writes one, 15m by default);
 `failOnDataLoss`; `includeHeaders`; `kafka.isolation.level`; and the security
 options `kafka.security.protocol`, `kafka.sasl.*` and `kafka.ssl.*`
 (client_security), for the sink too.
@@ -117,6 +118,8 @@ class SourceOptions:
     no_match_strategy: str  # startingOffsetsByTimestampStrategy: "error" or "latest"
     min_partitions: int | None
     max_offsets_per_trigger: int | None
+    min_offsets_per_trigger: int | None
+    max_trigger_delay_ms: int
     fail_on_data_loss: bool
     include_headers: bool
     isolation_level: int
@@ -173,15 +176,34 @@ class SourceOptions:
         if strategy not in ("error", "latest"):
             raise OptionError(f"Option 'startingOffsetsByTimestampStrategy' must be error or latest, got "
                               f"{options['startingOffsetsByTimestampStrategy']!r}")
+        max_offsets = _positive_int(options, "maxOffsetsPerTrigger")
+        min_offsets = _positive_int(options, "minOffsetsPerTrigger")
+        if max_offsets is not None and min_offsets is not None and min_offsets > max_offsets:
+            raise OptionError(f"The value of minOffsetPerTrigger({min_offsets}) is higher than the "
+                              f"maxOffsetsPerTrigger({max_offsets}).")
         isolation = options.get("kafka.isolation.level", "read_uncommitted")
         if isolation not in ("read_uncommitted", "read_committed"):
             raise OptionError(f"Option 'kafka.isolation.level' must be read_uncommitted or read_committed, "
                               f"got {isolation!r}")
         return cls(bootstrap, subscribe, pattern, assign, starting, ending, starting_timestamp, by_timestamp,
                    ending_timestamp, ending_by_timestamp, strategy, _positive_int(options, "minPartitions"),
-                   _positive_int(options, "maxOffsetsPerTrigger"),
+                   max_offsets, min_offsets, _duration_ms(options, "maxTriggerDelay", "15m"),
                    _bool(options, "failOnDataLoss", True), _bool(options, "includeHeaders", False),
                    1 if isolation == "read_committed" else 0, parse_security(options))
+
+
+# JavaUtils.timeStringAsMs: a number with a unit (ms when none)
+_DURATION = re.compile(r"(-?[0-9]+)([a-z]+)?")
+_DURATION_UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
+                      "d": 86_400_000}
+
+
+def _duration_ms(options: Mapping[str, str], key: str, default: str) -> int:
+    raw = str(options.get(key, default))
+    match = _DURATION.fullmatch(raw.strip().lower())
+    if match is None or (match.group(2) or "ms") not in _DURATION_UNITS_MS:
+        raise OptionError(f"Option {key!r} must be a duration such as 500ms, 30s, 15m or 1h, got {raw!r}")
+    return int(int(match.group(1)) * _DURATION_UNITS_MS[match.group(2) or "ms"])
 
 
 def _timestamp(options: Mapping[str, str], key: str) -> int | None:

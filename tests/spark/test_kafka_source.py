@@ -359,3 +359,52 @@ def test_max_offsets_per_trigger_is_shared_by_backlog_and_starves_no_partition()
     from franz.spark.kafka_source import _prorated
     assert [_prorated(10, backlog, 1003) for backlog in (1000, 2, 1)] == [9, 1, 1]
     assert [_prorated(10, backlog, 50) for backlog in (25, 25)] == [5, 5]
+
+
+def test_min_offsets_per_trigger_holds_a_micro_batch_until_enough_records_wait(spark, broker, tmp_path):
+    """minOffsetsPerTrigger with an hour's maxTriggerDelay: the first batch goes ahead (no batch
+    yet), then none until 100 records wait; 50 are too few, 110 are enough. Each produce is one
+    batch of one partition, so the offsets move in one step."""
+    _create(broker, "held", 1)
+
+    def produce(count: int, start: int) -> None:
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 200})
+        for index in range(start, start + count):
+            producer.produce("held", value=b"v%d" % index, partition=0)
+        assert producer.flush(TIMEOUT_S) == 0
+
+    produce(30, 0)
+    spark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "0")
+    query = spark.readStream.format("franz").option("kafka.bootstrap.servers", broker.bootstrap) \
+        .option("subscribe", "held").option("startingOffsets", "earliest").option("minOffsetsPerTrigger", "100") \
+        .option("maxTriggerDelay", "1h").load().writeStream.format("memory").queryName("held_rows") \
+        .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(processingTime="200 milliseconds").start()
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline and spark.table("held_rows").count() < 30:
+            time.sleep(0.2)
+        produce(50, 30)
+        # three more triggers, each answered with no batch (an empty one still reports progress)
+        seen = len(query.recentProgress)
+        while time.monotonic() < deadline and len(query.recentProgress) < seen + 3:
+            time.sleep(0.2)
+        assert spark.table("held_rows").count() == 30
+        produce(60, 80)
+        while time.monotonic() < deadline and spark.table("held_rows").count() < 140:
+            time.sleep(0.2)
+        batches = [progress["numInputRows"] for progress in query.recentProgress if progress["numInputRows"]]
+        assert batches == [30, 110]
+    finally:
+        query.stop()
+        spark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"minOffsetsPerTrigger": "20", "maxOffsetsPerTrigger": "10"},
+     r"The value of minOffsetPerTrigger\(20\) is higher than the maxOffsetsPerTrigger\(10\)"),
+    ({"minOffsetsPerTrigger": "20", "maxTriggerDelay": "soon"}, "'maxTriggerDelay' must be a duration"),
+])
+def test_bad_trigger_options_are_refused_naming_them(options, message):
+    from franz.spark.options import OptionError, SourceOptions
+    with pytest.raises(OptionError, match=message):
+        SourceOptions.parse({"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", **options}, streaming=True)
