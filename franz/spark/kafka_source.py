@@ -334,23 +334,21 @@ class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         delayBatch). Python sources get no composite limit, so the minimum is taken from the
         options here, as Spark's Kafka source takes its ReadMinRows; never under AvailableNow."""
         cap = getattr(limit, "max_rows", None)
-        minimum = self.options.min_offsets_per_trigger
-        if minimum is not None and start is not None and self.available_now_end is None:
-            with _client(self.options) as client:
-                partitions = topic_partitions(client, self.options)
-                latest = client.list_offsets(partitions, LATEST, self.options.isolation_level)
-            if self._delay_batch(minimum, latest, _from_json(start)):
-                return start
         with _client(self.options) as client:
             if self.available_now_end is not None:
                 latest = self.available_now_end
-                partitions = sorted(latest)
             else:
-                partitions = topic_partitions(client, self.options)
-                latest = client.list_offsets(partitions, LATEST, self.options.isolation_level)
-            if start is None or cap is None:
+                latest = client.list_offsets(topic_partitions(client, self.options), LATEST,
+                                             self.options.isolation_level)
+            if start is None:
                 return _to_json(latest)
             begin = _from_json(start)
+            minimum = self.options.min_offsets_per_trigger
+            if minimum is not None and self.available_now_end is None and self._delay_batch(minimum, latest, begin):
+                return start
+            if cap is None:
+                return _to_json(latest)
+            partitions = sorted(latest)
             earliest = client.list_offsets(partitions, EARLIEST)
         begin = {tp: begin.get(tp, earliest[tp]) for tp in partitions}
         backlog = {tp: max(0, latest[tp] - begin[tp]) for tp in partitions}
@@ -361,6 +359,8 @@ class FranzStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _delay_batch(self, minimum: int, latest: dict[tuple[str, int], int],
                      current: dict[tuple[str, int], int]) -> bool:
+        """KafkaMicroBatchStream.delayBatch: no batch while fewer than `minimum` records wait,
+        unless maxTriggerDelay has passed since the last batch went ahead (the first always goes)."""
         now_ms = int(time.time() * 1000)
         if now_ms - self.last_trigger_ms >= self.options.max_trigger_delay_ms:
             self.last_trigger_ms = now_ms
