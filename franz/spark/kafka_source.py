@@ -56,10 +56,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from franz.spark.client_security import ClientSecurity
 from franz.spark.columnar import HEADERS_ARROW_TYPE, Segment, decode
 from franz.spark.kafka_client import EARLIEST, LATEST, KafkaClient, KafkaSourceError
-from franz.spark.options import OptionError, SourceOptions, _Options, parse_security
+from franz.spark.options import OptionError, SourceOptions, _Options, producer_settings
 
 logger = logging.getLogger(__name__)
 
@@ -402,8 +401,8 @@ class WriteCounts(WriterCommitMessage):
     counts: dict[str, int]
 
 
-def _check_write_schema(schema: StructType, options: dict) -> ClientSecurity:
-    """The sink's checks before a job starts; its security settings (read on the driver)."""
+def _check_write_schema(schema: StructType, options: dict) -> dict[str, str]:
+    """The sink's checks before a job starts; its producer's settings (read on the driver)."""
     options = _Options(options)
     names = set(schema.fieldNames())
     if "value" not in names:
@@ -413,7 +412,7 @@ def _check_write_schema(schema: StructType, options: dict) -> ClientSecurity:
         raise OptionError("The franz sink needs a 'topic' column or the 'topic' option")
     if not options.get("kafka.bootstrap.servers"):
         raise OptionError("Option 'kafka.bootstrap.servers' must be specified for the franz sink")
-    return parse_security(options)
+    return producer_settings(options)
 
 
 def _encode(value: Any) -> bytes | None:
@@ -434,17 +433,17 @@ def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None]:
     return column.to_pylist()
 
 
-def write_batches(options: dict, security: ClientSecurity, batches: Iterator[pa.RecordBatch]) -> WriteCounts:
+def write_batches(options: dict, settings: dict[str, str], batches: Iterator[pa.RecordBatch]) -> WriteCounts:
     """Produce every row of the Arrow batches (columns key, value, topic, partition, headers)
-    with an idempotent librdkafka producer; the acknowledged counts per topic-partition."""
+    with an idempotent librdkafka producer, the Java producer's defaults under the query's own
+    kafka.* `settings`; the acknowledged counts per topic-partition."""
     options = _Options(options)
     from confluent_kafka import Producer  # noqa: PLC0415 - executors import it when they write
     # murmur2_random: a keyed row lands where Kafka's Java producer (Spark's own Kafka sink) puts
     # it, murmur2(key) mod partitions; librdkafka's default (CRC32) would put it elsewhere.
-    producer = Producer({"bootstrap.servers": options["kafka.bootstrap.servers"], "enable.idempotence": True,
-                         "linger.ms": 5, "partitioner": "murmur2_random",
-                         "compression.type": options.get("kafka.compression.type", "none"),
-                         **security.producer_config()})
+    producer = Producer({"enable.idempotence": True, "linger.ms": 5, "partitioner": "murmur2_random",
+                         "compression.type": "none", **settings,
+                         "bootstrap.servers": options["kafka.bootstrap.servers"]})
     default_topic = options.get("topic")
     counts: dict[str, int] = {}
     failures: list[str] = []
@@ -498,25 +497,25 @@ def _log_counts(messages: list[WriteCounts]) -> dict[str, int]:
 
 
 class FranzBatchWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict, security: ClientSecurity) -> None:
+    def __init__(self, options: dict, settings: dict[str, str]) -> None:
         self.options = options
-        self.security = security
+        self.settings = settings
         self.counts: dict[str, int] = {}
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
-        return write_batches(self.options, self.security, iterator)
+        return write_batches(self.options, self.settings, iterator)
 
     def commit(self, messages: list[WriteCounts]) -> None:
         self.counts = _log_counts(messages)
 
 
 class FranzStreamWriter(DataSourceStreamArrowWriter):
-    def __init__(self, options: dict, security: ClientSecurity) -> None:
+    def __init__(self, options: dict, settings: dict[str, str]) -> None:
         self.options = options
-        self.security = security
+        self.settings = settings
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
-        return write_batches(self.options, self.security, iterator)
+        return write_batches(self.options, self.settings, iterator)
 
     def commit(self, messages: list[WriteCounts], batchId: int) -> None:
         _log_counts(messages)

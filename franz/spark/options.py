@@ -22,9 +22,9 @@ import dataclasses
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-from franz.cli.command_config import CommandConfigError, librdkafka_config
+from franz.cli.command_config import UNKNOWN_PROPERTY, CommandConfigError, librdkafka_config
 from franz.spark.client_security import MECHANISMS, PROTOCOLS, ClientSecurity
 
 EARLIEST, LATEST = -2, -1
@@ -181,6 +181,9 @@ class SourceOptions:
         if max_offsets is not None and min_offsets is not None and min_offsets > max_offsets:
             raise OptionError(f"The value of minOffsetPerTrigger({min_offsets}) is higher than the "
                               f"maxOffsetsPerTrigger({max_offsets}).")
+        for name, message in SOURCE_REFUSED.items():
+            if f"kafka.{name}" in options:
+                raise OptionError(message)
         isolation = options.get("kafka.isolation.level", "read_uncommitted")
         if isolation not in ("read_uncommitted", "read_committed"):
             raise OptionError(f"Option 'kafka.isolation.level' must be read_uncommitted or read_committed, "
@@ -232,13 +235,62 @@ def _names(offsets: dict) -> list[str]:
     return [f"{topic}-{partition}" for topic, partition in sorted(offsets)]
 
 
+# KafkaSourceProvider refuses these: the source reads bytes and keeps its own offsets
+SOURCE_REFUSED: Final = {
+    "auto.offset.reset": "Kafka option 'auto.offset.reset' is not supported. Instead set the source option "
+                         "'startingOffsets' to 'earliest' or 'latest' to specify where to start.",
+    "key.deserializer": "Kafka option 'key.deserializer' is not supported as keys are deserialized as byte "
+                        "arrays with ByteArrayDeserializer. Use DataFrame operations to explicitly deserialize the "
+                        "keys.",
+    "value.deserializer": "Kafka option 'value.deserializer' is not supported as values are deserialized as byte "
+                          "arrays with ByteArrayDeserializer. Use DataFrame operations to explicitly deserialize the "
+                          "values.",
+    "enable.auto.commit": "Kafka option 'enable.auto.commit' is not supported",
+    "interceptor.classes": "Kafka option 'interceptor.classes' is not supported",
+}
+SINK_REFUSED: Final = {
+    "key.serializer": "Kafka option 'key.serializer' is not supported as keys are serialized with "
+                      "ByteArraySerializer.",
+    "value.serializer": "Kafka option 'value.serializer' is not supported as values are serialized with "
+                        "ByteArraySerializer.",
+}
+
+
+def producer_settings(options: Mapping[str, str]) -> dict[str, str]:
+    """The sink's `kafka.*` options, which Spark hands its producer, as librdkafka settings (the
+    security ones as parse_security reads them); a setting librdkafka lacks is refused, naming it."""
+    options = _Options(options)
+    for name, message in SINK_REFUSED.items():
+        if f"kafka.{name}" in options:
+            raise OptionError(message)
+    properties = {key[len("kafka."):]: value for key, value in options.items()
+                  if key.startswith("kafka.") and key != "kafka.bootstrap.servers"
+                  and not _is_security_setting(key[len("kafka."):])}
+    try:
+        config = librdkafka_config(properties, "producer")
+    except CommandConfigError as exc:
+        raise OptionError(f"Option 'kafka.*': {exc}") from None
+    config.update(parse_security(options).producer_config())
+    from confluent_kafka import KafkaException, Producer  # noqa: PLC0415 - the sink's client
+    try:
+        Producer({**config, "bootstrap.servers": options["kafka.bootstrap.servers"]})  # checks every setting
+    except KafkaException as exc:
+        unknown = UNKNOWN_PROPERTY.search(str(exc.args[0].str() if exc.args else exc))
+        if unknown is not None:
+            raise OptionError(f"Option 'kafka.{unknown.group(1)}' is a Java client setting that the franz sink's "
+                              "producer (librdkafka) does not have") from None
+        raise OptionError(f"The franz sink's producer refused its kafka.* options: {exc}") from None
+    return config
+
+
+def _is_security_setting(name: str) -> bool:
+    return name == "security.protocol" or name.startswith(("sasl.", "ssl."))
+
+
 def parse_security(options: Mapping[str, str]) -> ClientSecurity:
     """The Java client's security settings among the options (client_security's module doc)."""
-    properties = {}
-    for key, value in _Options(options).items():
-        name = key[len("kafka."):] if key.startswith("kafka.") else None
-        if name is not None and (name == "security.protocol" or name.startswith(("sasl.", "ssl."))):
-            properties[name] = value
+    properties = {key[len("kafka."):]: value for key, value in _Options(options).items()
+                  if key.startswith("kafka.") and _is_security_setting(key[len("kafka."):])}
     protocol = properties.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in PROTOCOLS:
         raise OptionError(f"Option 'kafka.security.protocol' must be one of {', '.join(PROTOCOLS)}, "

@@ -408,3 +408,33 @@ def test_bad_trigger_options_are_refused_naming_them(options, message):
     from franz.spark.options import OptionError, SourceOptions
     with pytest.raises(OptionError, match=message):
         SourceOptions.parse({"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", **options}, streaming=True)
+
+
+def test_the_sinks_kafka_options_reach_its_producer_in_the_java_clients_names(spark, broker):
+    """Spark hands every kafka.* option to its producer: max.request.size (librdkafka's
+    message.max.bytes) refuses a record over it; a setting librdkafka lacks, or a serializer
+    (Spark's own refusal), fails the query before it writes, naming the option."""
+    def write(value: bytes, **options: str):
+        writer = spark.createDataFrame([(value,)], "value binary").write.mode("append").format("franz") \
+            .option("kafka.bootstrap.servers", broker.bootstrap).option("topic", "sized")
+        for key, setting in options.items():
+            writer = writer.option(key, setting)
+        writer.save()
+    _create(broker, "sized", 1)
+    write(bytes(2000), **{"kafka.max.request.size": "100000"})
+    with pytest.raises(Exception, match="Message size too large"):
+        write(bytes(2000), **{"kafka.max.request.size": "1000"})
+    with pytest.raises(Exception, match="Option 'kafka.max.block.ms' is a Java client setting"):
+        write(b"x", **{"kafka.max.block.ms": "1000"})
+    with pytest.raises(Exception, match="Kafka option 'key.serializer' is not supported"):
+        write(b"x", **{"kafka.key.serializer": "org.apache.kafka.common.serialization.StringSerializer"})
+    assert len(_reader(spark, broker, subscribe="sized").load().collect()) == 1
+
+
+def test_the_source_refuses_the_kafka_options_spark_refuses():
+    from franz.spark.options import OptionError, SourceOptions
+    for name in ("auto.offset.reset", "key.deserializer", "value.deserializer", "enable.auto.commit",
+                 "interceptor.classes"):
+        with pytest.raises(OptionError, match=f"Kafka option '{name}' is not supported"):
+            SourceOptions.parse({"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", f"kafka.{name}": "x"},
+                                streaming=False)
