@@ -13,10 +13,10 @@ writes to a secured listener with the Java client's settings:
 
 options.py reads them on the driver, so a bad one fails the query before a job starts, naming
 the option, into a ClientSecurity: what a task needs to connect (credentials, PEM certificates
-and key), shipped with its reader. The sink's librdkafka producer takes it as librdkafka
-settings; the source's own client (kafka_client) wraps its socket in TLS and authenticates with
-SaslHandshake v1 and SaslAuthenticate v2 (SCRAM through scramp's client) before its first
-request.
+and key), shipped with its reader. The sink's librdkafka producer takes the same options through
+the same translation (options.producer_settings); the source's own client (kafka_client) wraps
+its socket in TLS and authenticates with SaslHandshake v1 and SaslAuthenticate v2 (SCRAM through
+scramp's client) before its first request.
 """
 
 from __future__ import annotations
@@ -52,18 +52,6 @@ class ClientSecurity:
     certificate_pem: str | None = None
     key_pem: str | None = None
     check_hostname: bool = True
-
-    def producer_config(self) -> dict[str, str]:
-        """The same settings as librdkafka's (the sink's producer)."""
-        config = {"security.protocol": self.protocol}
-        if self.mechanism is not None:
-            config.update({"sasl.mechanism": self.mechanism, "sasl.username": self.username or "",
-                           "sasl.password": self.password or ""})
-        pems = {"ssl.ca.pem": self.ca_pem, "ssl.certificate.pem": self.certificate_pem, "ssl.key.pem": self.key_pem}
-        config.update({key: value for key, value in pems.items() if value is not None})
-        if self.protocol in ("SSL", "SASL_SSL") and not self.check_hostname:
-            config["ssl.endpoint.identification.algorithm"] = "none"
-        return config
 
     def secure(self, sock: socket.socket, host: str) -> socket.socket:
         """The connection TLS-wrapped (SSL, SASL_SSL), or as it is."""

@@ -258,19 +258,19 @@ SINK_REFUSED: Final = {
 
 def producer_settings(options: Mapping[str, str]) -> dict[str, str]:
     """The sink's `kafka.*` options, which Spark hands its producer, as librdkafka settings (the
-    security ones as parse_security reads them); a setting librdkafka lacks is refused, naming it."""
+    security ones refused as parse_security refuses them for the source); a setting librdkafka
+    lacks is refused, naming it."""
     options = _Options(options)
     for name, message in SINK_REFUSED.items():
         if f"kafka.{name}" in options:
             raise OptionError(message)
+    parse_security(options)
     properties = {key[len("kafka."):]: value for key, value in options.items()
-                  if key.startswith("kafka.") and key != "kafka.bootstrap.servers"
-                  and not _is_security_setting(key[len("kafka."):])}
+                  if key.startswith("kafka.") and key != "kafka.bootstrap.servers"}
     try:
         config = librdkafka_config(properties, "producer")
-    except CommandConfigError as exc:
+    except CommandConfigError as exc:  # parse_security read the JAAS entry and stores already
         raise OptionError(f"Option 'kafka.*': {exc}") from None
-    config.update(parse_security(options).producer_config())
     from confluent_kafka import KafkaException, Producer  # noqa: PLC0415 - the sink's client
     try:
         Producer({**config, "bootstrap.servers": options["kafka.bootstrap.servers"]})  # checks every setting
