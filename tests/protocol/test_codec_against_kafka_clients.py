@@ -12,22 +12,18 @@ from __future__ import annotations
 import base64
 import json
 import random
-import subprocess
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from franz.protocol import api_keys
 from franz.protocol.codec import decode_request
 from franz.protocol.schema import ApiSchema, Field
-from tests.support.java_client import JSON_JARS, compile_driver_or_skip
+from tests.support.message_oracle import Oracle
 from tests.support.random_messages import random_message
 
 pytestmark = pytest.mark.interop
 
-ORACLE = Path(__file__).parent / "java" / "MessageOracle.java"
 CHECKED_APIS = ("StreamsGroupHeartbeat", "StreamsGroupDescribe")
 CASES = [(api_keys.SCHEMAS_BY_NAME[name], version, kind)
          for name in CHECKED_APIS
@@ -35,34 +31,6 @@ CASES = [(api_keys.SCHEMAS_BY_NAME[name], version, kind)
          for version in range(api_keys.SCHEMAS_BY_NAME[name].min_version,
                               api_keys.SCHEMAS_BY_NAME[name].max_version + 1)]
 IDS = [f"{s.name}-{k}-v{v}" for s, v, k in CASES]
-
-
-class Oracle:
-    """One JVM answering MessageOracle's commands, a line each."""
-
-    def __init__(self, command: list[str]) -> None:
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        encoding="utf-8")
-
-    def ask(self, *words: str) -> dict:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(" ".join(words) + "\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
-        assert "error" not in answer, answer["error"]
-        return answer
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
-
-
-@pytest.fixture(scope="module")
-def oracle() -> Iterator[Oracle]:
-    running = Oracle(compile_driver_or_skip(ORACLE, JSON_JARS))
-    yield running
-    running.close()
 
 
 def _class_name(schema: ApiSchema, kind: str) -> str:

@@ -4,40 +4,31 @@ from __future__ import annotations
 
 import json
 
-from franz.protocol import api_keys
 from franz.records import MemoryRecords
 from franz.protocol.codec import encode_request
 from franz.server.request_channel import Request
-from franz.server.request_convert_to_json import (api_key_name, camel_case, loggable_value, message_json,
-                                                  request_desc_metrics)
+from franz.server.request_convert_to_json import api_key_name, loggable_value, request_desc_metrics, request_json
 from tests.support.raw_client import RawClient, batch, create_topic, produce
 
 INCREMENTAL_ALTER_CONFIGS, BROKER_LOGGER = 44, 8
 
 
-def test_names_are_kafkas():
-    assert camel_case("topic_id") == "topicId" and camel_case("v3_and_below_topics") == "v3AndBelowTopics"
+def test_api_key_names_are_kafkas():
     assert api_key_name("ApiVersions") == "API_VERSIONS"
     assert api_key_name("DescribeUserScramCredentials") == "DESCRIBE_USER_SCRAM_CREDENTIALS"
 
 
-def test_a_message_is_its_fields_of_the_version_with_records_as_their_size():
-    schema = api_keys.SCHEMAS_BY_NAME["Produce"]
+def test_a_produces_records_are_logged_as_their_size():
+    """KIP-673: a Produce request's records as `recordsSizeInBytes`, not as their bytes."""
     records = MemoryRecords(bytearray(batch(b"value")))
     body = {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
         {"name": "t", "partition_data": [{"index": 0, "records": records}, {"index": 1, "records": None}]}]}
-    assert message_json(schema.request, 9, body, serialize_records=False) == {
+    frame = encode_request(0, 9, 3, "c", {"acks": -1, "timeout_ms": 30000, "topic_data": []})
+    request = Request("conn", "PLAINTEXT", ("127.0.0.1", 1), frame, 0)
+    assert request_json(request, body) == {
         "transactionalId": None, "acks": -1, "timeoutMs": 30000, "topicData": [
             {"name": "t", "partitionData": [{"index": 0, "recordsSizeInBytes": records.size_in_bytes},
                                             {"index": 1, "records": None}]}]}
-
-
-def test_records_other_than_a_produces_or_a_fetchs_are_written_as_an_empty_byte_array():
-    schema = api_keys.SCHEMAS_BY_NAME["ShareFetch"]
-    body = {"responses": [{"topic_id": bytes(16), "partitions": [{"partition_index": 0,
-                                                                   "records": MemoryRecords(bytearray(batch(b"v")))}]}]}
-    partition = message_json(schema.response, 1, body)["responses"][0]["partitions"][0]
-    assert partition["records"] == "" and "recordsSizeInBytes" not in partition
 
 
 def test_config_values_that_may_be_secret_are_hidden():
@@ -59,25 +50,6 @@ def test_a_requests_validation_costs_join_its_log_line_only_when_there_are_some(
     logged = json.loads(request_desc_metrics(request, times))
     assert (logged["temporaryMemoryBytes"], logged["messageConversionsTime"]) == (350, 1.234)
     assert list(logged)[-2:] == ["temporaryMemoryBytes", "messageConversionsTime"]
-
-
-def test_uuids_bytes_and_tagged_fields_as_kafkas_json_converters_write_them():
-    schema = api_keys.SCHEMAS_BY_NAME["Metadata"]
-    topic_id = bytes(range(16))
-    answer = message_json(schema.response, 12, {"throttle_time_ms": 0, "brokers": [], "cluster_id": "c",
-                                                "controller_id": 1, "topics": [{
-                                                    "error_code": 0, "name": "t", "topic_id": topic_id,
-                                                    "is_internal": False, "partitions": [],
-                                                    "topic_authorized_operations": -2147483648}]})
-    assert answer["topics"][0]["topicId"] == "AAECAwQFBgcICQoLDA0ODw"  # Uuid.toString: URL-safe base64
-    api_versions = api_keys.SCHEMAS_BY_NAME["ApiVersions"]
-    body = {"error_code": 0, "api_keys": [], "throttle_time_ms": 0, "supported_features": [],
-            "finalized_features_epoch": -1, "finalized_features": [], "zk_migration_ready": False}
-    assert "finalizedFeaturesEpoch" not in message_json(api_versions.response, 3, body)  # tagged, at its default
-    body["finalized_features_epoch"] = 7
-    assert message_json(api_versions.response, 3, body)["finalizedFeaturesEpoch"] == 7
-    sasl = api_keys.SCHEMAS_BY_NAME["SaslAuthenticate"]
-    assert message_json(sasl.request, 2, {"auth_bytes": b"\x00user\x00pw"}) == {"authBytes": "AHVzZXIAcHc="}
 
 
 def test_a_broker_logs_each_request_done_once_its_request_logger_is_at_debug(broker):

@@ -24,8 +24,10 @@ import org.apache.kafka.common.protocol.types.Schema;
  * default CLASS VERSION         CLASS as its no-argument constructor makes it, written: {"bytes": HEX}
  * build-tagged CLASS VERSION TAG HEX JSON   as build, with an unknown tagged field TAG (data HEX) added to the
  *                                top-level struct
+ * json-text CLASS VERSION HEX    the bytes read by CLASS, written by its JsonConverter and that node's toString():
+ *                                {"text": the JSON as Kafka's tools and request log print it}
  *
- * CLASS is a simple name such as StreamsGroupHeartbeatRequestData. An error answers {"error": "..."}.
+ * CLASS is a simple name such as StreamsGroupHeartbeatRequestData or ConsumerProtocolSubscription. An error answers {"error": "..."}.
  */
 public class MessageOracle {
     static final ObjectMapper MAPPER = new ObjectMapper();
@@ -68,6 +70,13 @@ public class MessageOracle {
                 answer.set("json", (JsonNode) converter.getMethod("write", data, short.class)
                     .invoke(null, message, version));
                 answer.put("bytes", hex(message, version));
+                return answer;
+            }
+            case "json-text": {
+                ApiMessage message = (ApiMessage) data.getConstructor(Readable.class, short.class)
+                    .newInstance(new ByteBufferAccessor(ByteBuffer.wrap(HEX.parseHex(words[3]))), version);
+                answer.put("text", converter.getMethod("write", data, short.class)
+                    .invoke(null, message, version).toString());
                 return answer;
             }
             case "build": {
