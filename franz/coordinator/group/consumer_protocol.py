@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from franz.protocol.codegen import MessageCodec, MessageDecodeError
-from franz.protocol.schema import parse_schemas
+from franz.protocol.schema import Field, parse_schemas
 
 PROTOCOL_TYPE: Final = "consumer"
 HIGHEST_SUPPORTED_VERSION: Final = 3
@@ -49,6 +49,8 @@ ConsumerProtocolAssignment key=-1 versions=0-3
 """
 
 _CODECS: Final = {schema.name: MessageCodec(schema) for schema in parse_schemas(_SCHEMAS)}
+SUBSCRIPTION: Final = "ConsumerProtocolSubscription"
+ASSIGNMENT: Final = "ConsumerProtocolAssignment"
 _VERSION: Final = struct.Struct(">h")
 
 
@@ -88,6 +90,16 @@ def _decode(name: str, buffer: bytes) -> dict:
     except (MessageDecodeError, UnicodeDecodeError) as exc:
         raise ConsumerProtocolError(f"Malformed consumer protocol {name}: {exc}") from None
     return data
+
+
+def read_message(name: str, buffer: bytes) -> tuple[tuple[Field, ...], int, dict]:
+    """SUBSCRIPTION or ASSIGNMENT read as Kafka's generated class reads it: (its fields, the version
+    whose fields were read, the data). A version above 3 reads as 3; a negative one reads no field."""
+    version = deserialize_version(buffer)
+    fields = _CODECS[name].schema.request
+    if version < 0:
+        return fields, version, {}
+    return fields, min(version, HIGHEST_SUPPORTED_VERSION), _decode(name, buffer)
 
 
 def _encode(name: str, version: int, data: dict) -> bytes:

@@ -43,6 +43,7 @@ import struct
 from typing import Any, Final
 
 from franz.common.utils import java_string_hash, partition_for_key  # noqa: F401 - re-exported
+from franz.coordinator.coordinator_record_serde import CoordinatorRecordSerde, record_schemas
 from franz.protocol.codegen import MessageCodec, MessageDecodeError
 from franz.protocol.schema import parse_schemas
 
@@ -472,6 +473,14 @@ StreamsGroupTopologyValue key=23 versions=0 flex=0+
 
 _CODECS: Final = {schema.name: MessageCodec(schema) for schema in parse_schemas(_SCHEMAS + "\n" + _STREAMS_SCHEMAS)}
 _VERSION: Final = struct.Struct(">h")
+LEGACY_OFFSET_COMMIT: Final = 0  # a key of version 0: LegacyOffsetCommitKey, whose value is version 0 alone
+# Every record type as GroupCoordinatorRecordSerde reads it, for tools (dump-log's offsets decoder).
+RECORD_SERDE: Final = CoordinatorRecordSerde({
+    LEGACY_OFFSET_COMMIT: record_schemas(_CODECS["OffsetCommitKey"], _CODECS["OffsetCommitValue"], (0, 0)),
+    OFFSET_COMMIT_KEY_VERSION: record_schemas(_CODECS["OffsetCommitKey"], _CODECS["OffsetCommitValue"]),
+    GROUP_METADATA_KEY_VERSION: record_schemas(_CODECS["GroupMetadataKey"], _CODECS["GroupMetadataValue"]),
+    **{record_type: record_schemas(_CODECS[name + "Key"], _CODECS[name + "Value"])
+       for record_type, name in _CONSUMER_GROUP_RECORDS.items()}})
 
 
 class RecordFormatError(ValueError):

@@ -16,6 +16,7 @@ import dataclasses
 import struct
 from typing import Final
 
+from franz.coordinator.coordinator_record_serde import CoordinatorRecordSerde, record_schemas
 from franz.protocol.codegen import MessageCodec, MessageDecodeError
 from franz.protocol.schema import parse_schemas
 
@@ -71,6 +72,10 @@ ShareUpdateValue key=1 versions=0 flex=0+
 _CODECS: Final = {schema.name: MessageCodec(schema) for schema in parse_schemas(_SCHEMAS)}
 _NAMES: Final = {SHARE_SNAPSHOT: "ShareSnapshot", SHARE_UPDATE: "ShareUpdate"}
 _VERSION: Final = struct.Struct(">h")
+# Both record types as ShareCoordinatorRecordSerde reads them, for tools (dump-log's share group state decoder).
+RECORD_SERDE: Final = CoordinatorRecordSerde({
+    record_type: record_schemas(_CODECS[name + "Key"], _CODECS[name + "Value"])
+    for record_type, name in _NAMES.items()})
 
 
 class ShareRecordFormatError(ValueError):
