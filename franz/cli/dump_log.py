@@ -2,8 +2,9 @@
 Kafka's kafka-dump-log (DumpLogSegments) prints them. The files may also be given as
 plain arguments (`franz dump-log FILE...`).
 
-Handles `.log` (batches; records with --deep-iteration / --print-data-log),
-`.index` and `.timeindex` (entries, cross-checked against the `.log` beside
+Handles `.log` (batches; records with --deep-iteration / --print-data-log, their keys
+and values through Kafka's decoders or a coordinator's record schemas: see
+franz.cli.dump_log_parsers), `.index` and `.timeindex` (entries, cross-checked against the `.log` beside
 them; --index-sanity-check / --verify-index-only), `.txnindex`, producer
 `.snapshot` files and, beyond Kafka's tool, `leader-epoch-checkpoint` and the
 offset checkpoint files (`cleaner-offset-checkpoint` too). `--json` prints one
@@ -20,10 +21,13 @@ import json
 import sys
 from pathlib import Path
 
+from franz.cli import dump_log_parsers
+from franz.cli.dump_log_parsers import DECODERS, STRING_DECODER, DecoderMessageParser, DumpStopped
 from franz.cli.usage_errors import exit_1_on_usage_errors
 from franz.records import CompressionType, ControlRecordType, EndTransactionMarker, FileRecords, RecordsError
 
 INT32_MAX = 2**31 - 1
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 _TIMESTAMP_TYPES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
 
 
@@ -33,11 +37,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--files", dest="listed", action="append", default=[], metavar="FILE[,FILE...]",
                         help="comma separated data and index log files to be dumped (Kafka's option)")
     parser.add_argument("files", nargs="*", metavar="FILE", help="more files, as plain arguments")
-    parser.add_argument("--print-data-log", action="store_true", help="print record keys and payloads")
-    parser.add_argument("--deep-iteration", action="store_true", help="print every record, not only batches")
+    parser.add_argument("--print-data-log", action="store_true",
+                        help="print record keys and payloads (set by any decoder option)")
+    parser.add_argument("--deep-iteration", action="store_true",
+                        help="print every record, not only batches (set by --print-data-log)")
     parser.add_argument("--index-sanity-check", action="store_true", help="only check index sanity")
     parser.add_argument("--verify-index-only", action="store_true", help="verify indexes without printing them")
     parser.add_argument("--max-bytes", type=int, default=INT32_MAX, help="limit on bytes read from a .log")
+    parser.add_argument("--max-message-size", type=int, default=DEFAULT_MAX_MESSAGE_SIZE,
+                        help="size of the largest batch an index entry may point at")
+    parser.add_argument("--key-decoder-class", nargs="?", const=STRING_DECODER, metavar="CLASS",
+                        help=f"Kafka's decoder of keys: one of {', '.join(sorted(DECODERS))}")
+    parser.add_argument("--value-decoder-class", nargs="?", const=STRING_DECODER, metavar="CLASS",
+                        help="Kafka's decoder of values (as --key-decoder-class)")
+    parser.add_argument("--offsets-decoder", action="store_true",
+                        help="print records as the __consumer_offsets topic's")
+    parser.add_argument("--transaction-log-decoder", action="store_true",
+                        help="print records as the __transaction_state topic's")
+    parser.add_argument("--share-group-state-decoder", action="store_true",
+                        help="print records as the __share_group_state topic's")
+    parser.add_argument("--cluster-metadata-decoder", action="store_true",
+                        help="refused: franz keeps no __cluster_metadata log")
+    parser.add_argument("--remote-log-metadata-decoder", action="store_true",
+                        help="refused: franz has no tiered storage")
+    parser.add_argument("--skip-record-metadata", action="store_true",
+                        help="print only the keys and payloads of records, no control records")
     parser.add_argument("--json", action="store_true", help="one JSON object per file")
     parser.set_defaults(func=run)
 
@@ -49,6 +73,7 @@ class Dumper:
         self.err = err
         self.problems = 0
         self.doc: dict | None = None
+        self.message_parser = message_parser(args)
 
     def line(self, text: str) -> None:
         if not self.args.json:
@@ -62,7 +87,7 @@ class Dumper:
 
     # -- .log ----------------------------------------------------------------------------
     def dump_log(self, path: Path) -> None:
-        print_data = self.args.print_data_log
+        print_data = should_print_data_log(self.args)
         deep = self.args.deep_iteration or print_data
         start_offset = int(path.name.split(".")[0])
         self.line(f"Log starting offset: {start_offset}")
@@ -118,36 +143,33 @@ class Dumper:
 
     def _dump_records(self, path: Path, batch, ts_type: str, print_data: bool, last_offset: int) -> list[dict]:
         docs = []
+        skip_metadata = self.args.skip_record_metadata
         for record in batch.records():
             if last_offset != -1 and record.offset != last_offset + 1:
                 self.problem(f"Non-consecutive offsets in {path}\n  {last_offset} is followed by {record.offset}")
             last_offset = record.offset
             key_size = -1 if record.key is None else len(record.key)
             value_size = -1 if record.value is None else len(record.value)
-            text = (f"| offset: {record.offset} {ts_type}: {record.timestamp} keySize: {key_size} "
-                    f"valueSize: {value_size} sequence: {record.sequence} "
-                    f"headerKeys: [{','.join(k for k, _ in record.headers)}]")
             doc = {"offset": record.offset, "timestamp": record.timestamp, "keySize": key_size,
                    "valueSize": value_size, "sequence": record.sequence,
                    "headerKeys": [k for k, _ in record.headers]}
-            if batch.is_control_batch:
-                try:
-                    marker = EndTransactionMarker.deserialize(record)
-                    text += f" endTxnMarker: {ControlRecordType(marker.control_type).name} " \
-                            f"coordinatorEpoch: {marker.coordinator_epoch}"
-                    doc["endTxnMarker"] = ControlRecordType(marker.control_type).name
-                    doc["coordinatorEpoch"] = marker.coordinator_epoch
-                except (RecordsError, ValueError) as exc:
-                    text += f" controlType: unknown ({exc})"
-            elif print_data:
-                if record.key is not None:
-                    key = record.key.decode("utf-8", "replace")
-                    text += f" key: {key}"
-                    doc["key"] = key
-                if record.value is not None:
-                    payload = record.value.decode("utf-8", "replace")
-                    text += f" payload: {payload}"
-                    doc["payload"] = payload
+            text = ""
+            if not skip_metadata:
+                text = (f"| offset: {record.offset} {ts_type}: {record.timestamp} keySize: {key_size} "
+                        f"valueSize: {value_size} sequence: {record.sequence} "
+                        f"headerKeys: [{','.join(k for k, _ in record.headers)}]")
+                if batch.is_control_batch:
+                    text += _control_record_text(record, doc)
+            if print_data and not batch.is_control_batch:
+                prefix = "| " if skip_metadata else " "
+                parsed = self.message_parser.parse(record.offset, record.key, record.value)
+                if parsed.key is not None:
+                    text += f"{prefix}key: {parsed.key}"
+                    doc["key"] = parsed.key
+                    prefix = " "
+                if parsed.value is not None:
+                    text += f"{prefix}payload: {parsed.value}"
+                    doc["payload"] = parsed.value
             self.line(text)
             docs.append(doc)
         return docs
@@ -182,6 +204,10 @@ class Dumper:
                 if records is not None:
                     found = next(records.batches(entry.position), None) if entry.position < records.size_in_bytes \
                         else None
+                    if found is not None and found.size_in_bytes > self.args.max_message_size:
+                        raise DumpStopped(f"The batch at position {entry.position} of {log_path} has "
+                                          f"{found.size_in_bytes} bytes, more than --max-message-size "
+                                          f"({self.args.max_message_size}): Kafka's tool stops there too")
                     if found is None or found.last_offset != entry.offset:
                         self.problem(f"Mismatches in :{path}\n  Index offset: {entry.offset}, log offset: "
                                      f"{-1 if found is None else found.last_offset}")
@@ -321,11 +347,56 @@ class Dumper:
             print(json.dumps(self.doc), file=self.out)
 
 
+def _control_record_text(record, doc: dict) -> str:
+    try:
+        marker = EndTransactionMarker.deserialize(record)
+    except (RecordsError, ValueError) as exc:
+        return f" controlType: unknown ({exc})"
+    doc["endTxnMarker"] = ControlRecordType(marker.control_type).name
+    doc["coordinatorEpoch"] = marker.coordinator_epoch
+    return f" endTxnMarker: {doc['endTxnMarker']} coordinatorEpoch: {marker.coordinator_epoch}"
+
+
+def should_print_data_log(args: argparse.Namespace) -> bool:
+    """DumpLogSegmentsOptions.shouldPrintDataLog: any decoder option prints the records' data."""
+    return (args.print_data_log or args.offsets_decoder or args.transaction_log_decoder
+            or args.share_group_state_decoder or args.key_decoder_class is not None
+            or args.value_decoder_class is not None)
+
+
+def message_parser(args: argparse.Namespace):
+    """DumpLogSegmentsOptions.messageParser: the first decoder option in Kafka's order."""
+    if args.offsets_decoder:
+        return dump_log_parsers.OFFSETS_PARSER
+    if args.transaction_log_decoder:
+        return dump_log_parsers.TRANSACTION_LOG_PARSER
+    if args.share_group_state_decoder:
+        return dump_log_parsers.SHARE_GROUP_STATE_PARSER
+    return DecoderMessageParser(DECODERS[args.key_decoder_class or STRING_DECODER],
+                                DECODERS[args.value_decoder_class or STRING_DECODER])
+
+
 def run(args: argparse.Namespace) -> int:
     names = [name for listed in args.listed for name in listed.split(",") if name] + args.files
     if not names:
         args.command_parser.error('Missing required argument "[files]"')
+    if args.cluster_metadata_decoder:
+        args.command_parser.error("--cluster-metadata-decoder: franz keeps no __cluster_metadata log to decode")
+    if args.remote_log_metadata_decoder:
+        args.command_parser.error("--remote-log-metadata-decoder: franz has no tiered storage metadata to decode")
+    for option in ("key_decoder_class", "value_decoder_class"):
+        decoder = getattr(args, option)
+        if decoder is not None and decoder not in DECODERS:
+            args.command_parser.error(f"--{option.replace('_', '-')}: Failed to load decoder class {decoder}: "
+                                      f"franz has {', '.join(sorted(DECODERS))}")
+    # DefaultDecoder's bytes go out as they are.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="surrogateescape")
     dumper = Dumper(args)
-    for name in names:
-        dumper.dump(Path(name))
+    try:
+        for name in names:
+            dumper.dump(Path(name))
+    except DumpStopped as exc:
+        print(exc, file=sys.stderr)
+        return 1
     return 1 if dumper.problems else 0
