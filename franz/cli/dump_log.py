@@ -240,11 +240,19 @@ class Dumper:
             records.close_handlers()
 
     def dump_time_index(self, path: Path) -> None:
-        from franz.storage.index import CorruptIndexError, TimeIndex  # noqa: PLC0415
+        """Each entry checked against the `.log` beside it, as dumpTimeIndex checks it: the batch
+        found through the offset index must end at the entry's offset, its records' largest
+        timestamp must be the entry's, and timestamps must rise."""
+        from franz.storage.index import CorruptIndexError, OffsetIndex, TimeIndex  # noqa: PLC0415
 
         base = int(path.name.split(".")[0])
         index = TimeIndex(path, base, -1, writable=False)
         entries = []
+        log_path = path.with_name(path.name.split(".")[0] + ".log")
+        offset_index_path = path.with_name(path.name.split(".")[0] + ".index")
+        records = FileRecords.open(log_path, mutable=False) if log_path.exists() else None
+        offset_index = OffsetIndex(offset_index_path, base, -1, writable=False) \
+            if records is not None and offset_index_path.exists() else None
         try:
             if self.args.index_sanity_check:
                 try:
@@ -259,7 +267,9 @@ class Dumper:
                 entry = index.entry(n)
                 if entry.offset == base and n > 0:
                     break
-                if previous >= entry.timestamp:
+                if offset_index is not None:
+                    self._check_time_index_entry(path, entry, previous, records, offset_index)
+                elif previous >= entry.timestamp:
                     self.problem(f"Found out of order timestamp in :{path}\n  Index timestamp: {entry.timestamp}, "
                                  f"Previously indexed timestamp: {previous}")
                 previous = entry.timestamp
@@ -269,6 +279,26 @@ class Dumper:
         finally:
             self.doc["entries"] = entries
             index.close_handler()
+            if offset_index is not None:
+                offset_index.close_handler()
+            if records is not None:
+                records.close_handlers()
+
+    def _check_time_index_entry(self, path: Path, entry, previous: int, records: FileRecords, offset_index) -> None:
+        position = offset_index.lookup(entry.offset).position
+        batch = next((b for b in records.batches(position) if b.last_offset >= entry.offset), None) \
+            if position < records.size_in_bytes else None
+        if batch is None or batch.last_offset != entry.offset:
+            self.problem(f"The following indexed offsets are not found in :{path}\nIndexed offset: {entry.offset}, "
+                         f"found log offset: {-1 if batch is None else batch.last_offset}")
+            return
+        largest = max((record.timestamp for record in batch.records()), default=-1)
+        if largest != entry.timestamp:
+            self.problem(f"Found timestamp mismatch in :{path}\n  Index timestamp: {entry.timestamp}, "
+                         f"log timestamp: {largest}")
+        if previous >= entry.timestamp:
+            self.problem(f"Found out of order timestamp in :{path}\n  Index timestamp: {entry.timestamp}, "
+                         f"Previously indexed timestamp: {previous}")
 
     def dump_txn_index(self, path: Path) -> None:
         from franz.storage.txn_index import TransactionIndex  # noqa: PLC0415

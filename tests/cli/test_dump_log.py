@@ -2,6 +2,7 @@
 
 import json
 import re
+import struct
 import subprocess
 import sys
 import time
@@ -78,6 +79,24 @@ def test_indexes_txnindex_snapshot_and_epoch_checkpoint(partition_dir):
     assert "version: 0 producerId: 7 firstOffset: 2 lastOffset: 3 lastStableOffset: 4" in out
     assert "epoch: 0 startOffset: 0" in out
     assert "producerId: 7 producerEpoch: 0 coordinatorEpoch: 3" in out
+
+
+def test_time_index_entries_are_checked_against_the_log_as_kafka_checks_them(partition_dir):
+    time_index = partition_dir / "00000000000000000000.timeindex"
+    code, out, err = dump(time_index)
+    assert code == 0 and err == "", err
+    timestamp, offset = struct.unpack(">qi", time_index.read_bytes()[:12])
+    assert offset == 2  # the transactional batch's (the first batch is never indexed: Kafka's interval rule)
+    time_index.write_bytes(struct.pack(">qi", timestamp - 5, 2))
+    code, out, err = dump("--verify-index-only", time_index)
+    assert code == 1 and out.splitlines() == [f"Dumping {time_index}"]
+    mismatch = f"Found timestamp mismatch in :{time_index}\n  Index timestamp: {timestamp - 5}, log timestamp: {timestamp}"
+    assert mismatch in err
+    time_index.write_bytes(struct.pack(">qi", timestamp, 0))  # offset 0 ends no batch: the first is 0-1
+    code, out, err = dump(time_index)
+    assert code == 1 and f"timestamp: {timestamp} offset: 0" in out
+    not_found = f"The following indexed offsets are not found in :{time_index}\nIndexed offset: 0, found log offset: 1"
+    assert not_found in err
 
 
 def test_index_sanity_check_passes_and_catches_an_entry_past_the_log(partition_dir):
