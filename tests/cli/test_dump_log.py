@@ -90,8 +90,8 @@ def test_time_index_entries_are_checked_against_the_log_as_kafka_checks_them(par
     time_index.write_bytes(struct.pack(">qi", timestamp - 5, 2))
     code, out, err = dump("--verify-index-only", time_index)
     assert code == 1 and out.splitlines() == [f"Dumping {time_index}"]
-    mismatch = f"Found timestamp mismatch in :{time_index}\n  Index timestamp: {timestamp - 5}, log timestamp: {timestamp}"
-    assert mismatch in err
+    assert (f"Found timestamp mismatch in :{time_index}\n"
+            f"  Index timestamp: {timestamp - 5}, log timestamp: {timestamp}") in err
     time_index.write_bytes(struct.pack(">qi", timestamp, 0))  # offset 0 ends no batch: the first is 0-1
     code, out, err = dump(time_index)
     assert code == 1 and f"timestamp: {timestamp} offset: 0" in out
