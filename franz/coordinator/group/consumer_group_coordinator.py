@@ -385,22 +385,24 @@ class ConsumerGroupCoordinator:
         """Put the updated member in, bump the group epoch when what the assignor sees changed,
         compute the target when it is behind, and move the member one step towards its own;
         the member after."""
-        self._update_subscription(group, member, updated, regex_resolved)
+        subscription_changed = self._update_subscription(group, member, updated, regex_resolved)
         self._update_target_assignment_if_behind(group)
-        return self._reconcile(group, updated.member_id, owned)
+        return self._reconcile(group, updated.member_id, owned, subscription_changed)
 
     def _update_subscription(self, group: ConsumerGroup, member: ConsumerGroupMember,
-                             updated: ConsumerGroupMember, regex_resolved: bool = False) -> None:
-        """Put the updated member in; bump the group epoch when its subscription changed.
+                             updated: ConsumerGroupMember, regex_resolved: bool = False) -> bool:
+        """Put the updated member in; bump the group epoch when its subscription changed; whether
+        its topic names or its regex changed (4.3's hasSubscriptionChanged).
         A regex taken up bumps it only when the group has it resolved already (`regex_resolved`);
-        one given up always does, as franz's reconciliation has no step that drops the regex's
-        partitions from the member's assignment without a new target. A new member bumps it
+        one given up always does (REGEX_UPDATED_AND_RESOLVED in 4.3). A new member bumps it
         only through its subscription: one subscribing to nothing, or to a regex not resolved
         yet, leaves a new group at its initial epoch (4.3 dropped the bump of a group at epoch 0)."""
-        regex_left = regex_of(member) is not None and regex_of(member) != regex_of(updated)
+        regex_changed = regex_of(member) != regex_of(updated)
+        regex_left = regex_changed and regex_of(updated) is None
+        names_changed = member.subscribed_topic_names != updated.subscribed_topic_names
         # hasMemberSubscriptionChanged: the topic names alone. A new server assignor is only
         # written; it counts at the next target the group computes for another reason (4.3).
-        bump = member.subscribed_topic_names != updated.subscribed_topic_names or regex_left or regex_resolved
+        bump = names_changed or regex_left or regex_resolved
         group.update_member(updated)
         group.forget_unsubscribed_regexes()
         metadata_hash = group.metadata_hash_of(self._topics())
@@ -412,6 +414,7 @@ class ConsumerGroupCoordinator:
             self.metrics.consumer_group_rebalances += 1
             logger.info("[GroupId %s] Bumped group epoch to %d with metadata hash %d.", group.group_id,
                         group.group_epoch, group.metadata_hash)
+        return names_changed or regex_changed
 
     def _update_target_assignment_if_behind(self, group: ConsumerGroup) -> None:
         """maybeUpdateTargetAssignment: when the group epoch is ahead, and the last target is at
@@ -421,12 +424,16 @@ class ConsumerGroupCoordinator:
                 group.assignment_timestamp_ms, self._assignment_interval_ms(group.group_id), self._clock_ms()):
             self._update_target_assignment(group, self._topics())
 
-    def _reconcile(self, group: ConsumerGroup, member_id: str, owned: OwnedPartitions) -> ConsumerGroupMember:
-        """Move the member one step towards its target (CurrentAssignmentBuilder); the member after."""
+    def _reconcile(self, group: ConsumerGroup, member_id: str, owned: OwnedPartitions,
+                   subscription_changed: bool = False) -> ConsumerGroupMember:
+        """Move the member one step towards its target (CurrentAssignmentBuilder), within the
+        topics it subscribes to; the member after."""
         group_id = group.group_id
         before = group.members[member_id]
+        topics = self._topics()
+        subscribed = frozenset(topics[name][0] for name in group.member_topics(before, set(topics)))
         after = reconcile(before, group.assignment_epoch, group.target_assignment.get(member_id, {}),
-                          group.current_partition_epoch, owned)
+                          group.current_partition_epoch, owned, subscribed, subscription_changed)
         if after != before:
             group.update_member(after)
             # A classic member has no rebalance timer: its join and sync timers bound it.
@@ -685,9 +692,10 @@ class ConsumerGroupCoordinator:
         the group turns classic at once. With the target still current the member takes the
         replaced one's assignment and the classic group stays Stable; a changed subscription
         makes the classic group rebalance instead. The member after."""
-        self._update_subscription(group, member, updated)
+        subscription_changed = self._update_subscription(group, member, updated)
         rebalance = group.assignment_epoch < group.group_epoch
-        after = group.members[updated.member_id] if rebalance else self._reconcile(group, updated.member_id, owned)
+        after = group.members[updated.member_id] if rebalance else \
+            self._reconcile(group, updated.member_id, owned, subscription_changed)
         try:
             group.classic_records_after = self._hand_back_group_id(group, set(), rebalance)
         except GroupError as exc:

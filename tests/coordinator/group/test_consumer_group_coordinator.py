@@ -94,6 +94,25 @@ def test_a_member_changing_its_server_assignor_is_written_and_bumps_no_epoch(tmp
     assert run(tmp_path, scenario) == (2, 2, 2, 2, "range", True)
 
 
+def test_a_member_leaving_a_topic_revokes_its_partitions_before_any_new_target(tmp_path):
+    """4.3's hasSubscriptionChanged (CurrentAssignmentBuilder.updateCurrentAssignment): with the
+    next target held back by the assignment interval (KIP-1263), a member that unsubscribes from
+    a topic is asked to revoke that topic's partitions in the same heartbeat, at its epoch."""
+    async def scenario(server):
+        t = await _topic(server, "t", 1)
+        u = await _topic(server, "u", 1)
+        joined = await beat(server, "m", 0, topics=("t", "u"))
+        left = await beat(server, "m", joined["member_epoch"], topics=("t",), owned=[(t, [0]), (u, [0])])
+        group = server.group_coordinator.consumer_groups.group("g")
+        member = group.members["m"]
+        return (joined["member_epoch"], _partitions(joined) == {t: [0], u: [0]}, left["member_epoch"],
+                _partitions(left) == {t: [0]}, (group.group_epoch, group.assignment_epoch), member.state.value,
+                member.pending_revocation == {u: frozenset({0})})
+    assert run(tmp_path, scenario, group_consumer_assignment_interval_ms="60000",
+               group_consumer_max_assignment_interval_ms="60000") == (2, True, 2, True, (3, 2), "unrevoked_partitions",
+                                                                      True)
+
+
 def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(tmp_path):
     async def scenario(server):
         topic = await _topic(server, "t", 4)
