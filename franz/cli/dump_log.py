@@ -23,6 +23,7 @@ from pathlib import Path
 
 from franz.cli import dump_log_parsers
 from franz.cli.dump_log_parsers import DECODERS, STRING_DECODER, DecoderMessageParser, DumpStopped
+from franz.cli.standard_out import discard_stdout
 from franz.cli.usage_errors import exit_1_on_usage_errors
 from franz.records import CompressionType, ControlRecordType, EndTransactionMarker, FileRecords, RecordsError
 
@@ -77,7 +78,15 @@ class Dumper:
 
     def line(self, text: str) -> None:
         if not self.args.json:
+            self._print(text)
+
+    def _print(self, text: str) -> None:
+        try:
             print(text, file=self.out)
+        except BrokenPipeError:
+            # Nobody reads any more (`| head`): Kafka's System.out drops the rest and the dump goes
+            # on to its end, and so does this one, into /dev/null.
+            discard_stdout()
 
     def problem(self, text: str) -> None:
         self.problems += 1
@@ -374,7 +383,7 @@ class Dumper:
         except OSError as exc:
             self.problem(f"Cannot read {path}: {exc}")
         if self.args.json:
-            print(json.dumps(self.doc), file=self.out)
+            self._print(json.dumps(self.doc))
 
 
 def _control_record_text(record, doc: dict) -> str:

@@ -176,3 +176,16 @@ def test_files_come_as_kafkas_comma_separated_files_option_and_are_required(part
     code, _, err = dump()
     assert code == 1  # a usage error, as DumpLogSegments' CommandLineUtils exits
     assert 'Missing required argument "[files]"' in err
+
+
+def test_a_reader_that_stops_reading_ends_nothing_badly(tmp_path):
+    """`franz dump-log ... | head`: Kafka's System.out drops what nobody reads and the dump ends as
+    usual; franz's too, with no "Broken pipe" error blamed on the file."""
+    log_file = tmp_path / "00000000000000000000.log"
+    log_file.write_bytes(build_batch([SimpleRecord(b"v" * 100, timestamp=TS) for _ in range(3000)]))
+    process = subprocess.Popen([sys.executable, "-m", "franz", "dump-log", "--print-data-log", log_file],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.readline().startswith(b"Dumping ")
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and err == b"", err
