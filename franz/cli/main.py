@@ -19,6 +19,7 @@ from franz import __version__
 SUBCOMMAND_MODULES = (
     "franz.cli.server",
     "franz.cli.topics",
+    "franz.cli.consumer_groups",
     "franz.cli.console_producer",
     "franz.cli.console_consumer",
     "franz.cli.perf_test",

@@ -25,8 +25,8 @@ import binascii
 import re
 import sys
 
-from franz.cli.command_config import (CommandConfigError, describe_client_error, librdkafka_config,
-                                      load_properties)
+from franz.cli.admin_client import AdminClientError, create_admin_client, error_message
+from franz.cli.command_line import StartError, UsageError, check_invalid_args, given, java_split, refused_by_checks
 from franz.cli.usage_errors import exit_1_on_usage_errors
 from franz.common.java_regex import java_pattern
 
@@ -49,14 +49,6 @@ REPLICATION_REPORTS = ("under-replicated-partitions", "under-min-isr-partitions"
 
 class TopicCommandError(Exception):
     """A failed action: printed after ERROR_PREFIX on stdout, exit 1."""
-
-
-class StartError(Exception):
-    """Refused before the admin client exists (TopicCommand.mainNoExit): message on stderr, exit 1."""
-
-
-class UsageError(Exception):
-    """A bad command line (CommandLineUtils.printUsageAndExit): message and usage on stderr, exit 1."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -89,18 +81,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: _run(parser, args))
 
 
-def _given(args: argparse.Namespace, option: str) -> bool:
-    value = getattr(args, option.replace("-", "_"))
-    return value not in (None, False)
-
-
 def _actions_but(*kept: str) -> list[str]:
     return [action for action in ACTIONS if action not in kept]
 
 
 def _check_args(args: argparse.Namespace) -> None:
     """TopicCommandOptions.checkArgs: UsageError or StartError with Kafka's messages, in Kafka's order."""
-    if sum(_given(args, action) for action in ACTIONS) != 1:
+    if sum(given(args, action) for action in ACTIONS) != 1:
         raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
     if args.delete_config:
         print("delete-config option is no longer supported and deprecated since version 4.0. "
@@ -132,46 +119,24 @@ def _check_args(args: argparse.Namespace) -> None:
                 ("if-exists", all_but("alter", "delete", "describe")),
                 ("if-not-exists", all_but("create")),
                 ("exclude-internal", all_but("list", "describe"))]
-    for used, others in invalid:
-        if _given(args, used):
-            for other in others:
-                if _given(args, other):
-                    raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"')
+    check_invalid_args(args, invalid)
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    try:
-        _check_args(args)
-    except UsageError as exc:
-        print(exc, file=sys.stderr)
-        parser.print_help(sys.stderr)
+    if refused_by_checks(parser, _check_args, args):
         return 1
-    except StartError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    from confluent_kafka.admin import AdminClient  # noqa: PLC0415 - only this command needs it
     try:
-        properties = load_properties(args.command_config) if args.command_config else {}
-        admin = AdminClient({**librdkafka_config(properties, "admin"), "bootstrap.servers": args.bootstrap_server})
-    except CommandConfigError as exc:
+        admin = create_admin_client(args.command_config, args.bootstrap_server)
+    except AdminClientError as exc:
         print(f"franz topics: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # librdkafka refused a setting
-        print(f"franz topics: {describe_client_error(exc, 'admin')}", file=sys.stderr)
         return 1
     action = {"create": _create, "alter": _alter, "list": _list, "describe": _describe, "delete": _delete}
     try:
         action[next(name for name in action if getattr(args, name))](admin, args)
     except Exception as exc:  # TopicCommand.printException: on stdout
-        print(f"{ERROR_PREFIX}{_message(exc)}")
+        print(f"{ERROR_PREFIX}{error_message(exc)}")
         return 1
     return 0
-
-
-def _message(exc: Exception) -> str:
-    """Kafka's message: the admin client's KafkaException carries it in a KafkaError."""
-    error = exc.args[0] if exc.args else exc
-    return error.str() if hasattr(error, "str") else str(error)
 
 
 # --- topics by name or id ---
@@ -250,16 +215,8 @@ def _list(admin, args: argparse.Namespace) -> None:
     print("\n".join(_get_topics(admin, args)))  # one empty line when there is none, as Kafka
 
 
-def _java_split(text: str, regex: str) -> list[str]:
-    """String.split(regex): trailing empty strings dropped."""
-    parts = re.split(regex, text)
-    while len(parts) > 1 and parts[-1] == "":
-        parts.pop()
-    return [] if parts == [""] and text else parts
-
-
 def _parse_configs(items: list[str] | None) -> dict[str, str]:
-    pairs = [_java_split(item, r"\s*=\s*") for item in items or []]
+    pairs = [java_split(item, r"\s*=\s*") for item in items or []]
     if any(len(pair) != 2 for pair in pairs):
         raise TopicCommandError('requirement failed: Invalid topic config: all configs to be added must be in the '
                                 'format "key=val".')
@@ -278,8 +235,8 @@ def _parse_replica_assignment(text: str | None) -> list[list[int]]:
     if not text:
         return []
     assignment: list[list[int]] = []
-    for index, partition in enumerate(_java_split(text, ",")):
-        brokers = [_parse_int(broker.strip()) for broker in _java_split(partition, ":")]
+    for index, partition in enumerate(java_split(text, ",")):
+        brokers = [_parse_int(broker.strip()) for broker in java_split(partition, ":")]
         duplicates = sorted({broker for broker in brokers if brokers.count(broker) > 1})
         if duplicates:
             raise TopicCommandError("Partition replica lists may not contain duplicate entries: "
@@ -373,7 +330,7 @@ def _print_topic(args: argparse.Namespace, name: str, description, config: dict,
     for (and, with --topics-with-overrides, only when a config is not the default), then the
     partition lines that pass the asked reports, or none with --topics-with-overrides."""
     partitions = sorted(description.partitions, key=lambda partition: partition.id)
-    reports = [report for report in REPLICATION_REPORTS if _given(args, report)]
+    reports = [report for report in REPLICATION_REPORTS if given(args, report)]
     if not reports:
         non_default = ",".join(f"{key}={entry.value}" for key, entry in config.items() if not entry.is_default)
         if not args.topics_with_overrides or non_default:
