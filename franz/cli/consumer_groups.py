@@ -19,8 +19,11 @@ Kafka refuses while it runs (a state or type list, a --topic of partitions), pri
 the usage on stderr with exit 1; a command config that cannot be used prints its message on stderr
 with exit 1 (as for franz topics).
 
+--export prints the plan as Kafka's CSV (topic,partition,offset for one --group; group first for
+more), which --from-file reads back.
+
 Not done: --delete-offsets, as librdkafka's Python admin client has no DeleteConsumerGroupOffsets;
---export, --from-file and --validate-regex (an RE2 syntax check), refused with a message. librdkafka
+--validate-regex (an RE2 syntax check), refused with a message. librdkafka
 describes neither member nor group epochs, nor whether a member was upgraded from the classic
 protocol: --verbose prints "-" for CURRENT-EPOCH, TARGET-EPOCH, GROUP-EPOCH and
 TARGET-ASSIGNMENT-EPOCH, and no UPGRADED column. It knows no Assigning or Reconciling state either:
@@ -32,6 +35,8 @@ exception class where the broker gave an error code.
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import sys
 
 from franz.cli.admin_client import AdminClientError, create_admin_client, error_code, exception_text
@@ -59,8 +64,6 @@ DESCRIBE_VIEWS = ("members", "offsets", "state")
 AVAILABLE_IF = {"members": ("describe",), "verbose": ("describe",), "offsets": ("describe",),
                 "state": ("describe", "list"), "type": ("list",)}
 NOT_DONE = {"delete-offsets": "librdkafka's admin client has no DeleteConsumerGroupOffsets",
-            "export": "the CSV export of a reset plan is not implemented",
-            "from-file": "a reset plan from a CSV file is not implemented",
             "validate-regex": "RE2's syntax is not checked here"}
 # GroupState's names of librdkafka's ConsumerGroupState members; the consumer protocol's Assigning and
 # Reconciling reach us as UNKNOWN.
@@ -454,7 +457,21 @@ class ConsumerGroupService:
                 print_error(f"Assignments can only be reset if the group '{group_id}' is inactive, but the current "
                             f"state is {state}.")
                 plans[group_id] = {}
-        _print_offsets_to_reset(plans)
+        if self.args.export:
+            print(export_offsets_to_csv(plans, single_group=len(self.args.group or ()) == 1))
+        else:
+            _print_offsets_to_reset(plans)
+
+
+def export_offsets_to_csv(plans: dict[str, dict[tuple[str, int], int]], single_group: bool) -> str:
+    """exportOffsetsToCsv: a row a partition, "topic,partition,offset" when one --group was named,
+    "group,topic,partition,offset" otherwise (what --from-file reads)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for group_id, plan in plans.items():
+        for (topic, partition), offset in sorted(plan.items()):
+            writer.writerow([topic, partition, offset] if single_group else [group_id, topic, partition, offset])
+    return out.getvalue()
 
 
 def _print_offsets_to_reset(plans: dict[str, dict[tuple[str, int], int]]) -> None:

@@ -8,7 +8,8 @@ a leader. The scenario then gives each partition its offset: the log start (--to
 [log start, log end] with a WARN log line on stderr as Kafka's log4j prints it, the first offset at
 or after a time (--to-datetime, --by-duration; the log end for a partition with no such record,
 after a "Warn: ... is empty" line on stdout), or the committed offset (--to-current; the log end
-where there is none). With --execute the offsets are committed for the group.
+where there is none), or what the --from-file CSV gives the group (moved into the log's range, as
+--to-offset). With --execute the offsets are committed for the group.
 
 What Kafka refuses through the usage (an IllegalArgumentException, printUsageAndExit) is a
 UsageError; any other failure is a CommandFailed whose text is what Kafka prints after
@@ -18,6 +19,7 @@ UsageError; any other failure is a CommandFailed whose text is what Kafka prints
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime
 import re
 import sys
@@ -174,6 +176,8 @@ class OffsetReset:
             partitions = list(self.committed_offsets(group_id))
         elif self.args.topic:
             partitions = self._parse_topic_partitions(self.args.topic)
+        elif self.args.from_file is not None:
+            partitions = []  # the file names them
         else:
             raise UsageError("One of the reset scopes should be defined: --all-topics, --topic.")
         plan = self._prepare(group_id, partitions)
@@ -231,6 +235,8 @@ class OffsetReset:
             if duration_ms is None:
                 raise CommandFailed("Text cannot be parsed to a Duration")
             return self._offsets_at(partitions, int(time.time() * 1000) - duration_ms)
+        if args.from_file is not None:
+            return self._reset_from_file(group_id)
         if args.to_current:
             committed = self.committed_offsets(group_id)
             plan = {partition: committed[partition][0] for partition in partitions if partition in committed}
@@ -238,6 +244,14 @@ class OffsetReset:
             return {**plan, **self._known_offsets(self.log_offsets(uncommitted, "latest"), uncommitted, "ending")}
         raise UsageError("Option '[reset-offsets]' requires one of the following scenarios: "
                          f"[{', '.join(f'[{scenario}]' for scenario in SCENARIOS)}]")
+
+    def _reset_from_file(self, group_id: str) -> dict[Partition, int]:
+        """resetFromFile: the file's offsets for the group, within the log's range."""
+        plan = read_reset_plan(self.args.from_file, self.args.group or [])
+        if group_id not in plan:
+            print(f"\nError: No reset plan for group {group_id} found")  # printError, on stdout
+            return {}
+        return self._check_offsets_range(plan[group_id])
 
     @staticmethod
     def _known_offsets(offsets: dict[Partition, int], partitions: list[Partition], which: str) -> dict[Partition, int]:
@@ -277,3 +291,26 @@ class OffsetReset:
             if partition not in offsets:
                 raise UsageError(f"Error getting offset by timestamp of topic partition: {partition_name(partition)}")
         return {partition: offsets[partition] for partition in partitions}
+
+
+def read_reset_plan(path: str, groups: list[str]) -> dict[str, dict[Partition, int]]:
+    """OffsetsUtils.parseResetPlan: "topic,partition,offset" rows for the one --group named, or
+    "group,topic,partition,offset" rows (always when more groups, or --all-groups, are asked for)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            rows = [row for row in csv.reader(file.read().split("\n")) if row]
+    except OSError as exc:
+        raise CommandFailed(f"java.io.IOException: {exc}") from None
+    by_group = not (len(groups) == 1 and rows and len(rows[0]) == 3)
+    plan: dict[str, dict[Partition, int]] = {}
+    for number, row in enumerate(rows, 1):
+        try:
+            if by_group:
+                group_id, topic, partition, offset = row
+            else:
+                (topic, partition, offset), group_id = row, groups[0]
+            plan.setdefault(group_id, {})[(topic, int(partition))] = int(offset)
+        except ValueError:
+            form = "group,topic,partition,offset" if by_group else "topic,partition,offset"
+            raise CommandFailed(f"Line {number} of {path} is not {form}: {','.join(row)}") from None
+    return plan

@@ -369,6 +369,36 @@ def test_reset_offsets_plans_by_default_and_commits_with_execute(cg_broker):
     assert _committed(b, "kip848")[("audit", 0)] == 0
 
 
+def test_reset_offsets_exports_a_plan_as_csv_and_executes_one_from_a_file(cg_broker, tmp_path):
+    """--export prints Kafka's CSV (topic,partition,offset for one group, the group first for more);
+    --from-file takes such a file back, each offset moved into the log's range as --to-offset's."""
+    b = cg_broker.bootstrap
+    _orders_and_audit(b, 10, 4)
+    single = groups(b, "--reset-offsets", "--group", "g1", "--topic", "orders", "--to-offset", "3", "--export",
+                    "--dry-run")
+    assert (single.returncode, single.stdout) == (0, "orders,0,3\norders,1,3\n\n")
+    both = groups(b, "--reset-offsets", "--group", "g1", "--group", "g2", "--topic", "audit", "--to-latest",
+                  "--export", "--dry-run")
+    assert both.stdout == "g1,audit,0,4\ng2,audit,0,4\n\n"
+    plan = tmp_path / "plan.csv"
+    plan.write_text("orders,0,2\norders,1,99\n")
+    executed = groups(b, "--reset-offsets", "--group", "g1", "--from-file", str(plan), "--execute")
+    assert executed.returncode == 0
+    assert executed.stdout == (f"\n{RESET_HEADER}\ng1              orders          0          2\n"
+                               "g1              orders          1          10\n")
+    assert "WARN New offset (99) is higher than latest offset for topic partition orders-1" in executed.stderr
+    assert _committed(b, "g1") == {("orders", 0): 2, ("orders", 1): 10}
+    plan.write_text(both.stdout)
+    from_export = groups(b, "--reset-offsets", "--group", "g1", "--group", "g3", "--from-file", str(plan),
+                         "--execute")
+    assert from_export.stdout == (f"\nError: No reset plan for group g3 found\n\n{RESET_HEADER}\n"
+                                  "g1              audit           0          4\n")
+    assert _committed(b, "g1") == {("orders", 0): 2, ("orders", 1): 10, ("audit", 0): 4}
+    plan.write_text("orders,zero,1\n")
+    bad = groups(b, "--reset-offsets", "--group", "g1", "--from-file", str(plan), "--dry-run")
+    assert bad.stdout == f"{FAILED}Line 1 of {plan} is not topic,partition,offset: orders,zero,1\n"
+
+
 def test_reset_offsets_to_a_datetime_or_a_duration_ago(cg_broker):
     b = cg_broker.bootstrap
     _create(b, "events", 2, **{"retention.ms": "-1"})  # records of 2020 are kept
@@ -444,11 +474,8 @@ def test_other_refusals_and_the_command_config(cg_broker, tmp_path):
     unavailable = groups(NO_BROKER, "--list", "--members", "--verbose")
     assert (unavailable.returncode, unavailable.stderr) == (
         1, "Option(s) [members, verbose] are unavailable given other options on the command line\n")
-    for args, option in ((("--delete-offsets", "--group", "g", "--topic", "t"), "--delete-offsets"),
-                         (("--reset-offsets", "--group", "g", "--all-topics", "--to-earliest", "--dry-run", "--export"),
-                          "--export")):
-        refused = groups(NO_BROKER, *args)
-        assert refused.returncode == 1 and f"franz consumer-groups: {option} is not supported" in refused.stderr
+    refused = groups(NO_BROKER, "--delete-offsets", "--group", "g", "--topic", "t")
+    assert refused.returncode == 1 and "franz consumer-groups: --delete-offsets is not supported" in refused.stderr
     config = tmp_path / "admin.properties"
     config.write_text("# admin client settings, as a Java .properties file\nclient.id = franz-groups-test\n")
     listed = groups(cg_broker.bootstrap, "--command-config", str(config), "--list", "--timeout", "10000")
