@@ -3,7 +3,8 @@
     record_key   = int16 record_type, key_message
     record_value = int16 value_version, value_message   |  null (a tombstone)
 
-The record type is the key's version prefix, and it names both schemas. The group, share and
+The record type is the key's version prefix, and it names both schemas. Every coordinator
+writes its keys and values through `version_prefixed_bytes` (MessageUtil.toVersionPrefixedBytes). The group, share and
 transaction coordinators each have a table of them (their serde modules' RECORD_SERDE); the
 coordinators themselves read their records through their own typed functions, and this reads
 any record for tools (`franz dump-log --offsets-decoder` and the like), failing as Kafka's
@@ -51,6 +52,13 @@ class CoordinatorRecord:
     value: dict | None  # None: a tombstone
 
 
+def version_prefixed_bytes(codec: MessageCodec, version: int, data: dict) -> bytes:
+    """MessageUtil.toVersionPrefixedBytes: int16 version, then the message in that version."""
+    chunks: list = [bytearray(_VERSION.pack(version))]
+    codec.encode("request", version, data, chunks)
+    return b"".join(bytes(chunk) for chunk in chunks)
+
+
 def record_schemas(key: MessageCodec, value: MessageCodec, value_versions: tuple[int, int] | None = None
                    ) -> RecordSchemas:
     return RecordSchemas(key, value, value_versions or (value.schema.min_version, value.schema.max_version))
@@ -61,29 +69,30 @@ class CoordinatorRecordSerde:
         self.schemas = dict(schemas)
 
     def deserialize(self, key: bytes, value: bytes | None) -> CoordinatorRecord:
-        record_type = _read_version(key, "key")
+        record_type = read_version(key, "key")
         schemas = self.schemas.get(record_type)
         if schemas is None:
             raise UnknownRecordTypeError(record_type)
-        key_data = _read_message(schemas.key, key, record_type, "key")
+        key_data = read_message(schemas.key, key, record_type, "key")
         if value is None:
             return CoordinatorRecord(record_type, schemas, key_data, None, None)
-        value_version = _read_version(value, "value")
-        low, high = schemas.value_versions
-        if not low <= value_version <= high:
-            raise RecordDeserializationError(
-                f"Found an unknown record version {value_version} for {record_type} type")
+        value_version = read_version(value, "value", schemas.value_versions, record_type)
         return CoordinatorRecord(record_type, schemas, key_data, value_version,
-                                 _read_message(schemas.value, value, value_version, "value"))
+                                 read_message(schemas.value, value, value_version, "value"))
 
 
-def _read_version(buffer: bytes, name: str) -> int:
+def read_version(buffer: bytes, name: str, versions: tuple[int, int] | None = None, record_type: int = 0) -> int:
+    """The version prefix of a key or value; with `versions`, one of them (else a
+    RecordDeserializationError with Kafka's UnknownRecordVersionException text)."""
     if len(buffer) < 2:
         raise RecordDeserializationError(f"Could not read version from {name}'s buffer.")
-    return _VERSION.unpack_from(buffer, 0)[0]
+    version = _VERSION.unpack_from(buffer, 0)[0]
+    if versions is not None and not versions[0] <= version <= versions[1]:
+        raise RecordDeserializationError(f"Found an unknown record version {version} for {record_type} type")
+    return version
 
 
-def _read_message(codec: MessageCodec, buffer: bytes, version: int, name: str) -> dict:
+def read_message(codec: MessageCodec, buffer: bytes, version: int, name: str) -> dict:
     try:
         return codec.decode("request", version, memoryview(buffer)[2:])[0]
     except MessageDecodeError as exc:

@@ -430,6 +430,8 @@ class ConsumerGroupCoordinator:
         topics it subscribes to; the member after."""
         group_id = group.group_id
         before = group.members[member_id]
+        if not subscription_changed and before.is_reconciled_to(group.assignment_epoch):
+            return before  # maybeReconcile: nothing to do, and no topics view built for it
         topics = self._topics()
         subscribed = frozenset(topics[name][0] for name in group.member_topics(before, set(topics)))
         after = reconcile(before, group.assignment_epoch, group.target_assignment.get(member_id, {}),

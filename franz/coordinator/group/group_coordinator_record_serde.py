@@ -43,7 +43,7 @@ import struct
 from typing import Any, Final
 
 from franz.common.utils import java_string_hash, partition_for_key  # noqa: F401 - re-exported
-from franz.coordinator.coordinator_record_serde import CoordinatorRecordSerde, record_schemas
+from franz.coordinator.coordinator_record_serde import CoordinatorRecordSerde, record_schemas, version_prefixed_bytes
 from franz.protocol.codegen import MessageCodec, MessageDecodeError
 from franz.protocol.schema import parse_schemas
 
@@ -488,10 +488,7 @@ class RecordFormatError(ValueError):
 
 
 def _encode(name: str, version: int, data: dict) -> bytes:
-    chunks: list = [bytearray(_VERSION.pack(version))]
-    _CODECS[name].encode("request", version, data, chunks)
-    assert len(chunks) == 1
-    return bytes(chunks[0])
+    return version_prefixed_bytes(_CODECS[name], version, data)
 
 
 def _decode(name: str, buffer: bytes, low: int, high: int) -> tuple[int, dict]:

@@ -16,7 +16,7 @@ import dataclasses
 import struct
 from typing import Final
 
-from franz.coordinator.coordinator_record_serde import CoordinatorRecordSerde, record_schemas
+from franz.coordinator.coordinator_record_serde import CoordinatorRecordSerde, record_schemas, version_prefixed_bytes
 from franz.protocol.codegen import MessageCodec, MessageDecodeError
 from franz.protocol.schema import parse_schemas
 
@@ -90,9 +90,7 @@ class SharePartitionKey:
 
 
 def _encode(name: str, version: int, data: dict) -> bytes:
-    chunks: list = [bytearray(_VERSION.pack(version))]
-    _CODECS[name].encode("request", version, data, chunks)
-    return bytes(chunks[0])
+    return version_prefixed_bytes(_CODECS[name], version, data)
 
 
 def _decode(name: str, buffer: bytes, version: int) -> dict:

@@ -24,19 +24,18 @@ so ids land where Kafka puts them.
 from __future__ import annotations
 
 import dataclasses
-import struct
 from typing import Final
 
 from franz.common.utils import partition_for_key
-from franz.coordinator.coordinator_record_serde import CoordinatorRecordSerde, record_schemas
+from franz.coordinator.coordinator_record_serde import (CoordinatorRecordSerde, read_message, read_version,
+                                                        record_schemas, version_prefixed_bytes)
 from franz.coordinator.transaction.transaction_metadata import TransactionMetadata, TransactionState
-from franz.protocol.codegen import MessageCodec, MessageDecodeError
+from franz.protocol.codegen import MessageCodec
 from franz.protocol.schema import parse_schemas
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 TRANSACTION_LOG: Final = 0  # the one record type
 LOG_VALUE_VERSION: Final = 1  # TransactionVersion.transactionLogValueVersion at transaction.version 1 and 2
-_VERSION: Final = struct.Struct(">h")
 
 _SCHEMAS: Final = """\
 TransactionLogKey key=0 versions=0
@@ -71,24 +70,8 @@ def partition_for(transactional_id: str, partitions: int) -> int:
     return partition_for_key(transactional_id, partitions)
 
 
-def _encode(name: str, version: int, data: dict) -> bytes:
-    chunks: list = [bytearray(_VERSION.pack(version))]
-    _CODECS[name].encode("request", version, data, chunks)
-    return b"".join(bytes(chunk) for chunk in chunks)
-
-
-def _decode(name: str, data: bytes, versions: tuple[int, int]) -> dict:
-    version = _VERSION.unpack_from(data, 0)[0]
-    if not versions[0] <= version <= versions[1]:
-        raise ValueError(f"unknown {name} version {version}")
-    try:
-        return _CODECS[name].decode("request", version, memoryview(data)[2:])[0]
-    except MessageDecodeError as exc:
-        raise ValueError(str(exc)) from None
-
-
 def key_bytes(transactional_id: str) -> bytes:
-    return _encode("TransactionLogKey", TRANSACTION_LOG, {"transactional_id": transactional_id})
+    return version_prefixed_bytes(_CODECS["TransactionLogKey"], TRANSACTION_LOG, {"transactional_id": transactional_id})
 
 
 def log_value_version(transaction_version: int) -> int:
@@ -106,7 +89,7 @@ def value_bytes(metadata: TransactionMetadata, version: int = LOG_VALUE_VERSION)
         for topic, partition in sorted(metadata.partitions):
             by_topic.setdefault(topic, []).append(partition)
         partitions = [{"topic": topic, "partition_ids": ids} for topic, ids in by_topic.items()]
-    return _encode("TransactionLogValue", version, {
+    return version_prefixed_bytes(_CODECS["TransactionLogValue"], version, {
         "producer_id": metadata.producer_id, "previous_producer_id": metadata.prev_producer_id,
         "next_producer_id": metadata.next_producer_id, "producer_epoch": metadata.producer_epoch,
         "transaction_timeout_ms": metadata.txn_timeout_ms, "transaction_status": int(metadata.state),
@@ -117,11 +100,13 @@ def value_bytes(metadata: TransactionMetadata, version: int = LOG_VALUE_VERSION)
 
 
 def read_key(data: bytes) -> str:
-    return _decode("TransactionLogKey", data, (TRANSACTION_LOG, TRANSACTION_LOG))["transactional_id"]
+    version = read_version(data, "key", (TRANSACTION_LOG, TRANSACTION_LOG), TRANSACTION_LOG)
+    return read_message(_CODECS["TransactionLogKey"], data, version, "key")["transactional_id"]
 
 
 def read_value(transactional_id: str, data: bytes) -> TransactionMetadata:
-    value = _decode("TransactionLogValue", data, (0, LOG_VALUE_VERSION))
+    version = read_version(data, "value", (0, LOG_VALUE_VERSION), TRANSACTION_LOG)
+    value = read_message(_CODECS["TransactionLogValue"], data, version, "value")
     state = TransactionState(value["transaction_status"])
     partitions: set[tuple[str, int]] = set()
     if state != TransactionState.EMPTY:  # (TransactionLog.read: only a transaction past Empty has partitions)
