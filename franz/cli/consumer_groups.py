@@ -44,6 +44,7 @@ from franz.cli.command_line import (StartError, UsageError, check_invalid_args, 
                                     refused_by_checks)
 from franz.cli.offset_reset import CHECKED_ORDER, SCENARIOS, CommandFailed, OffsetReset, failed
 from franz.cli.usage_errors import exit_1_on_usage_errors
+from franz.protocol.errors import Errors
 
 DEFAULT_TIMEOUT_MS = 30_000
 MISSING = "-"  # MISSING_COLUMN_VALUE
@@ -75,7 +76,6 @@ CONSUMER_GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", 
 REBALANCING_STATES = frozenset({"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
 TYPE_NAMES = {"UNKNOWN": "Unknown", "CONSUMER": "Consumer", "CLASSIC": "Classic"}
 VALID_TYPES = ("Classic", "Consumer")
-GROUP_ID_NOT_FOUND = 69
 MEMBER_HEADERS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "CURRENT-EPOCH",
                   "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT")
 
@@ -448,7 +448,7 @@ class ConsumerGroupService:
             try:
                 state = state_name(self._result(futures[group_id]))
             except Exception as exc:
-                if error_code(exc) != GROUP_ID_NOT_FOUND:
+                if error_code(exc) != Errors.GROUP_ID_NOT_FOUND:
                     raise failed(exc, wrapped=True) from None
                 state = "Dead"
             if state in ("Empty", "Dead"):
